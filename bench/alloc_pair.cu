@@ -1,0 +1,86 @@
+// Allocate/free microbenchmark: the cost gpuleak adds to each pair.
+//   alloc_pair sync|async THREADS PAIRS [SIZE]
+// Prints one line: mode threads pairs ns_per_pair (wall time / pairs per thread).
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                            \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess) {                                                               \
+            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                 \
+            exit(99);                                                                          \
+        }                                                                                      \
+    } while (0)
+
+static int async_mode;
+static long pairs;
+static size_t size = 4096;
+static pthread_barrier_t barrier;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void run_pairs(long n, cudaStream_t s)
+{
+    for (long i = 0; i < n; i++) {
+        void *p;
+        if (async_mode) {
+            CHECK(cudaMallocAsync(&p, size, s));
+            CHECK(cudaFreeAsync(p, s));
+        } else {
+            CHECK(cudaMalloc(&p, size));
+            CHECK(cudaFree(p));
+        }
+    }
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    run_pairs(1000, s); /* warm up: first stacks, pool growth */
+    CHECK(cudaStreamSynchronize(s));
+    pthread_barrier_wait(&barrier);
+    run_pairs(pairs, s);
+    CHECK(cudaStreamSynchronize(s));
+    pthread_barrier_wait(&barrier);
+    CHECK(cudaStreamDestroy(s));
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: alloc_pair sync|async THREADS PAIRS [SIZE]\n");
+        return 2;
+    }
+    async_mode = strcmp(argv[1], "async") == 0;
+    int threads = atoi(argv[2]);
+    pairs = atol(argv[3]);
+    if (argc > 4)
+        size = (size_t)atol(argv[4]);
+    CHECK(cudaFree(0));
+    pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1);
+    pthread_t *t = (pthread_t *)calloc((size_t)threads, sizeof *t);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, worker, NULL);
+    pthread_barrier_wait(&barrier);
+    double t0 = now();
+    pthread_barrier_wait(&barrier);
+    double t1 = now();
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    printf("%s %d %ld %.1f\n", argv[1], threads, pairs, (t1 - t0) * 1e9 / (double)pairs);
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* The leak check: from a snapshot of outstanding blocks to sorted loss records.
+ *
+ * Blocks with the same allocation stack and the same leak kind form one loss
+ * record, as in Valgrind; records are sorted by total bytes, ascending, so the
+ * biggest leak is printed last, next to the summary.  Classification into leak
+ * kinds is a separate step (classify_fn): until reachability analysis exists,
+ * every outstanding block is definitely lost. */
+#ifndef GPULEAK_LEAK_CHECK_H
+#define GPULEAK_LEAK_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/leak_kind.h"
+#include "track/block_table.h"
+
+struct gl_loss_record {
+    enum gl_leak_kind kind;
+    uint32_t stack;
+    uint64_t bytes;
+    uint64_t blocks;
+    uint64_t seq_min, seq_max;
+    uint64_t devices;        /* bit d: a block on device d (d < 63); bit 63: host */
+    uint32_t kinds;          /* bit k: a block of enum gl_mem_kind k */
+    uint32_t size_unknown;   /* blocks whose size could not be resolved */
+    struct gl_block_info first; /* the block with the lowest allocation number */
+};
+
+struct gl_leak_totals {
+    uint64_t bytes, blocks;
+};
+
+struct gl_leak_result {
+    struct gl_loss_record *records; /* sorted; tool-mapped */
+    size_t nrecords;
+    size_t records_bytes;
+    struct gl_leak_totals kind[GL_LEAK_NKINDS];
+    struct gl_leak_totals suppressed;
+    struct gl_leak_totals in_use;
+};
+
+typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);
+
+/* Classify, group and sort.  blocks is reordered.  Returns 0, -1 if out of memory. */
+int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classify, void *arg,
+                  struct gl_leak_result *out);
+void gl_leak_result_free(struct gl_leak_result *r);
+
+/* The classifier used until reachability lands: everything is definitely lost. */
+enum gl_leak_kind gl_classify_all_definite(const struct gl_block_info *b, void *arg);
+
+#endif

@@ -1,0 +1,11 @@
+/* Environment variables through which the launcher talks to the runtime. */
+#ifndef GPULEAK_ENV_H
+#define GPULEAK_ENV_H
+
+/* The options, serialized (options.h). */
+#define GL_OPTIONS_ENV "GPULEAK_OPTIONS"
+/* Set in the child to the child's own pid, so the runtime knows which process is
+ * the one the user started (that one alone gets the "no CUDA" note). */
+#define GL_PID_ENV "GPULEAK_PID"
+
+#endif

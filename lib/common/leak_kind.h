@@ -1,0 +1,23 @@
+/* Leak kinds: how an outstanding block at a leak check is classified.
+ * Shared by option parsing (--show-leak-kinds), the leak check and the report. */
+#ifndef GPULEAK_LEAK_KIND_H
+#define GPULEAK_LEAK_KIND_H
+
+enum gl_leak_kind {
+    GL_LEAK_DEFINITE,  /* no pointer to the block anywhere the program can reach */
+    GL_LEAK_INDIRECT,  /* only pointed to from inside other lost blocks */
+    GL_LEAK_POSSIBLE,  /* only interior pointers */
+    GL_LEAK_REACHABLE, /* a pointer to its start is still held */
+    GL_LEAK_CACHED,    /* held by a pool or a framework's caching allocator */
+    GL_LEAK_NKINDS
+};
+
+#define GL_LEAK_KIND_BIT(k) (1u << (k))
+#define GL_LEAK_KINDS_ALL   ((1u << GL_LEAK_NKINDS) - 1)
+
+/* Option spelling: "definite", "indirect", "possible", "reachable", "cached". */
+const char *gl_leak_kind_option_name(enum gl_leak_kind k);
+/* Report phrase: "definitely lost", ..., "still reachable", "cached". */
+const char *gl_leak_kind_phrase(enum gl_leak_kind k);
+
+#endif

@@ -1,0 +1,378 @@
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "logfile.h"
+#include "out.h"
+
+enum gl_opt_type { GL_OPT_ENUM, GL_OPT_KINDSET, GL_OPT_INT, GL_OPT_PATH, GL_OPT_FLAG, GL_OPT_COUNT };
+
+struct opt_desc {
+    const char *long_name;
+    char short_char;
+    enum gl_opt_type type;
+    const char *def;
+    const char *values;
+    const char *help;
+    size_t offset;
+};
+
+static const struct opt_desc table[] = {
+#define GL_OPTION(field, lname, sc, type, def, values, help)                                   \
+    {lname, sc, type, def, values, help, offsetof(struct gl_options, field)},
+#include "options.def"
+#undef GL_OPTION
+};
+#define NOPTS (sizeof table / sizeof table[0])
+
+/* Values accepted beside those the table lists (Valgrind compatibility). */
+static const struct {
+    const char *option, *alias, *canonical;
+} aliases[] = {
+    {"leak-check", "yes", "full"},
+};
+
+const char *gl_options_long_name(unsigned i) { return i < NOPTS ? table[i].long_name : NULL; }
+
+/* Index of value in a '|'-separated list, or -1. */
+static int enum_index(const char *list, const char *value)
+{
+    size_t vlen = strlen(value);
+    int idx = 0;
+    for (const char *p = list;; idx++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == vlen && strncmp(p, value, len) == 0)
+            return idx;
+        if (!bar)
+            return -1;
+        p = bar + 1;
+    }
+}
+
+static int parse_kindset(const char *value, unsigned *out)
+{
+    if (strcmp(value, "all") == 0) {
+        *out = GL_LEAK_KINDS_ALL;
+        return 0;
+    }
+    if (strcmp(value, "none") == 0) {
+        *out = 0;
+        return 0;
+    }
+    unsigned set = 0;
+    const char *p = value;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int found = -1;
+        for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+            const char *name = gl_leak_kind_option_name((enum gl_leak_kind)k);
+            if (strlen(name) == len && strncmp(name, p, len) == 0)
+                found = k;
+        }
+        if (found < 0)
+            return -1;
+        set |= GL_LEAK_KIND_BIT(found);
+        if (!comma)
+            break;
+        p = comma + 1;
+        if (!*p)
+            return -1; /* trailing comma */
+    }
+    if (p == value && !*p)
+        return -1;
+    *out = set;
+    return 0;
+}
+
+static int parse_bool(const char *value, bool *out)
+{
+    if (strcmp(value, "yes") == 0) {
+        *out = true;
+        return 0;
+    }
+    if (strcmp(value, "no") == 0) {
+        *out = false;
+        return 0;
+    }
+    return -1;
+}
+
+/* Parse an integer in "lo..hi" (the table's values column). */
+static int parse_int_range(const char *value, const char *range, int *out)
+{
+    long lo = strtol(range, NULL, 10);
+    const char *dots = strstr(range, "..");
+    long hi = dots ? strtol(dots + 2, NULL, 10) : lo;
+    if (!*value)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int set_value(struct gl_options *o, const struct opt_desc *d, const char *value, char *err,
+                     size_t errlen)
+{
+    void *field = (char *)o + d->offset;
+    switch (d->type) {
+    case GL_OPT_ENUM: {
+        const char *v = value;
+        for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+            if (strcmp(aliases[i].option, d->long_name) == 0 && strcmp(aliases[i].alias, value) == 0)
+                v = aliases[i].canonical;
+        int idx = enum_index(d->values, v);
+        if (idx < 0)
+            goto bad;
+        *(int *)field = idx;
+        return 0;
+    }
+    case GL_OPT_KINDSET:
+        if (parse_kindset(value, (unsigned *)field) < 0)
+            goto bad;
+        return 0;
+    case GL_OPT_INT:
+    case GL_OPT_COUNT:
+        if (parse_int_range(value, d->values, (int *)field) < 0)
+            goto bad;
+        return 0;
+    case GL_OPT_FLAG:
+        if (parse_bool(value, (bool *)field) < 0)
+            goto bad;
+        return 0;
+    case GL_OPT_PATH: {
+        char *dst = field;
+        if (!*value) {
+            snprintf(err, errlen, "--%s: expects a file name", d->long_name);
+            return -1;
+        }
+        if (strlen(value) >= GL_PATH_MAX) {
+            snprintf(err, errlen, "--%s: file name is too long", d->long_name);
+            return -1;
+        }
+        /* Check the template's syntax now; %q{VAR} values are checked by the launcher. */
+        char scratch[GL_PATH_MAX];
+        if (gl_logfile_expand(value, 0, false, scratch, sizeof scratch, err, errlen) < 0)
+            return -1;
+        strcpy(dst, value);
+        return 0;
+    }
+    }
+bad:
+    snprintf(err, errlen, "--%s: invalid value '%s' (expected %s)", d->long_name, value, d->values);
+    return -1;
+}
+
+void gl_options_defaults(struct gl_options *o)
+{
+    char err[256];
+    memset(o, 0, sizeof *o);
+    for (size_t i = 0; i < NOPTS; i++)
+        if (table[i].type != GL_OPT_PATH || table[i].def[0])
+            set_value(o, &table[i], table[i].def, err, sizeof err);
+}
+
+enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, char *err,
+                                        size_t errlen)
+{
+    if (arg[0] != '-' || arg[1] == '\0')
+        return GL_ARG_NOT_OPTION;
+
+    if (arg[1] != '-') { /* short form: -q, -v */
+        for (size_t i = 0; i < NOPTS; i++) {
+            const struct opt_desc *d = &table[i];
+            if (d->short_char && arg[1] == d->short_char && arg[2] == '\0') {
+                if (d->type == GL_OPT_COUNT) {
+                    int *f = (int *)((char *)o + d->offset);
+                    if (*f < 9)
+                        (*f)++;
+                } else {
+                    *(bool *)((char *)o + d->offset) = true;
+                }
+                return GL_ARG_OPTION;
+            }
+        }
+        snprintf(err, errlen, "unknown option '%s' (try 'gpuleak --help')", arg);
+        return GL_ARG_ERROR;
+    }
+
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct opt_desc *d = &table[i];
+        if (strlen(d->long_name) != nlen || strncmp(d->long_name, name, nlen) != 0)
+            continue;
+        if (!eq) {
+            if (d->type == GL_OPT_FLAG) {
+                *(bool *)((char *)o + d->offset) = true;
+                return GL_ARG_OPTION;
+            }
+            if (d->type == GL_OPT_COUNT) {
+                int *f = (int *)((char *)o + d->offset);
+                if (*f < 9)
+                    (*f)++;
+                return GL_ARG_OPTION;
+            }
+            snprintf(err, errlen, "--%s: expects a value: --%s=%s", d->long_name, d->long_name,
+                     d->values);
+            return GL_ARG_ERROR;
+        }
+        return set_value(o, d, eq + 1, err, errlen) < 0 ? GL_ARG_ERROR : GL_ARG_OPTION;
+    }
+    snprintf(err, errlen, "unknown option '%.*s' (try 'gpuleak --help')", (int)(nlen + 2), arg);
+    return GL_ARG_ERROR;
+}
+
+int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size_t errlen)
+{
+    char arg[GL_PATH_MAX + 64];
+    const char *p = text;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            return 0;
+        size_t n = 0;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+            if (*p == '\\' && p[1])
+                p++;
+            if (n + 1 >= sizeof arg) {
+                snprintf(err, errlen, "%s: argument too long", GL_OPTIONS_ENV);
+                return -1;
+            }
+            arg[n++] = *p++;
+        }
+        arg[n] = '\0';
+        enum gl_arg_result r = gl_options_parse_arg(o, arg, err, errlen);
+        if (r == GL_ARG_ERROR)
+            return -1;
+        if (r == GL_ARG_NOT_OPTION) {
+            snprintf(err, errlen, "%s: '%s' is not an option", GL_OPTIONS_ENV, arg);
+            return -1;
+        }
+    }
+}
+
+static int emit(char *buf, size_t buflen, size_t *pos, const char *s, bool escape)
+{
+    for (; *s; s++) {
+        bool esc = escape && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\');
+        if (*pos + 2 + (esc ? 1 : 0) > buflen)
+            return -1;
+        if (esc)
+            buf[(*pos)++] = '\\';
+        buf[(*pos)++] = *s;
+    }
+    buf[*pos] = '\0';
+    return 0;
+}
+
+static void kindset_text(unsigned set, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (set == 0) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    if (set == GL_LEAK_KINDS_ALL) {
+        snprintf(buf, len, "all");
+        return;
+    }
+    for (int k = 0; k < GL_LEAK_NKINDS; k++)
+        if (set & GL_LEAK_KIND_BIT(k)) {
+            if (buf[0])
+                strncat(buf, ",", len - strlen(buf) - 1);
+            strncat(buf, gl_leak_kind_option_name((enum gl_leak_kind)k), len - strlen(buf) - 1);
+        }
+}
+
+/* The value of option d in o, as text parse_arg accepts. */
+static void value_text(const struct gl_options *o, const struct opt_desc *d, char *buf, size_t len)
+{
+    const void *field = (const char *)o + d->offset;
+    switch (d->type) {
+    case GL_OPT_ENUM: {
+        int idx = *(const int *)field;
+        const char *p = d->values;
+        for (int i = 0; i < idx && p; i++) {
+            p = strchr(p, '|');
+            if (p)
+                p++;
+        }
+        size_t n = p ? strcspn(p, "|") : 0;
+        snprintf(buf, len, "%.*s", (int)n, p ? p : "");
+        break;
+    }
+    case GL_OPT_KINDSET:
+        kindset_text(*(const unsigned *)field, buf, len);
+        break;
+    case GL_OPT_INT:
+    case GL_OPT_COUNT:
+        snprintf(buf, len, "%d", *(const int *)field);
+        break;
+    case GL_OPT_FLAG:
+        snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+        break;
+    case GL_OPT_PATH:
+        snprintf(buf, len, "%s", (const char *)field);
+        break;
+    }
+}
+
+int gl_options_serialize(const struct gl_options *o, char *buf, size_t buflen)
+{
+    struct gl_options def;
+    gl_options_defaults(&def);
+    size_t pos = 0;
+    if (buflen == 0)
+        return -1;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct opt_desc *d = &table[i];
+        char cur[GL_PATH_MAX], dflt[GL_PATH_MAX];
+        value_text(o, d, cur, sizeof cur);
+        value_text(&def, d, dflt, sizeof dflt);
+        if (strcmp(cur, dflt) == 0)
+            continue;
+        if ((pos > 0 && emit(buf, buflen, &pos, " ", false) < 0) ||
+            emit(buf, buflen, &pos, "--", false) < 0 ||
+            emit(buf, buflen, &pos, d->long_name, false) < 0 ||
+            emit(buf, buflen, &pos, "=", false) < 0 || emit(buf, buflen, &pos, cur, true) < 0)
+            return -1;
+    }
+    return (int)pos;
+}
+
+void gl_options_write_help(int fd)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct opt_desc *d = &table[i];
+        bool takes_value = d->type != GL_OPT_FLAG && d->type != GL_OPT_COUNT;
+        char head[160], def[128] = "", line[1024];
+        if (takes_value)
+            snprintf(head, sizeof head, "--%s=%s", d->long_name, d->values);
+        else if (d->short_char)
+            snprintf(head, sizeof head, "-%c, --%s", d->short_char, d->long_name);
+        else if (d->type == GL_OPT_FLAG)
+            snprintf(head, sizeof head, "--%s=%s", d->long_name, d->values);
+        else
+            snprintf(head, sizeof head, "--%s", d->long_name);
+        if ((takes_value || (d->type == GL_OPT_FLAG && !d->short_char)) && d->def[0])
+            snprintf(def, sizeof def, " [%s]", d->def);
+        /* A long option head gets a line of its own, as in GNU --help output. */
+        int n = strlen(head) > 36
+                    ? snprintf(line, sizeof line, "  %s\n  %-36s %s%s\n", head, "", d->help, def)
+                    : snprintf(line, sizeof line, "  %-36s %s%s\n", head, d->help, def);
+        if (n > 0)
+            gl_write_all(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    }
+}

@@ -1,0 +1,62 @@
+/* gpuleak options: one table (options.def), one parser, shared by the launcher and
+ * the runtime.  The launcher validates the command line and hands the options to
+ * the runtime serialized in GPULEAK_OPTIONS; the runtime parses them again with the
+ * same code, so the two can never disagree.
+ *
+ * Nothing here allocates memory: the runtime parses its options inside other
+ * people's processes, before their allocator may be usable. */
+#ifndef GPULEAK_OPTIONS_H
+#define GPULEAK_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "env.h"
+#include "leak_kind.h"
+
+#define GL_PATH_MAX 4096
+
+enum gl_leak_check_mode { GL_LEAK_CHECK_NO, GL_LEAK_CHECK_SUMMARY, GL_LEAK_CHECK_FULL };
+
+struct gl_options {
+    int leak_check;           /* enum gl_leak_check_mode */
+    unsigned show_leak_kinds; /* GL_LEAK_KIND_BIT set */
+    int num_callers;          /* 1..GL_MAX_CALLERS */
+    bool show_below_main;
+    char log_file[GL_PATH_MAX];
+    bool quiet;
+    int verbose;
+};
+
+#define GL_MAX_CALLERS 64
+
+enum gl_arg_result {
+    GL_ARG_ERROR = -1,      /* bad option or value: err holds one line */
+    GL_ARG_NOT_OPTION = 0,  /* does not start with '-': the program starts here */
+    GL_ARG_OPTION = 1,      /* consumed */
+};
+
+/* Fill *o with the defaults of options.def. */
+void gl_options_defaults(struct gl_options *o);
+
+/* Parse one command-line argument ("--num-callers=20", "-q").  "--" is not handled
+ * here (the launcher owns it), nor are --help and --version. */
+enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, char *err,
+                                        size_t errlen);
+
+/* Parse a GPULEAK_OPTIONS string: arguments separated by blanks, a backslash
+ * escapes the next character.  Returns 0, or -1 with one line in err. */
+int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size_t errlen);
+
+/* Write the options that differ from their defaults in the form parse_env reads.
+ * Returns the length written, or -1 if buf is too small. */
+int gl_options_serialize(const struct gl_options *o, char *buf, size_t buflen);
+
+/* Write the option part of --help to fd, one option per entry. */
+void gl_options_write_help(int fd);
+
+/* Iterate the table (for tests and documentation checks): returns the long name of
+ * option i, or NULL past the end. */
+const char *gl_options_long_name(unsigned i);
+
+#endif

@@ -1,0 +1,43 @@
+/* Buffered report output straight to a file descriptor.
+ *
+ * Reports are written with write(2), not stdio: at exit the program may have closed
+ * or redirected its FILE streams, and stdio's locks may be held by a thread that
+ * will never run again.  Every line of a report starts with "==PID== ". */
+#ifndef GPULEAK_OUT_H
+#define GPULEAK_OUT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gl_out {
+    int fd;
+    bool failed;    /* a write failed; later output is dropped */
+    size_t len;
+    char prefix[24]; /* "==4242== " */
+    char buf[8192];
+};
+
+void gl_out_init(struct gl_out *o, int fd, int pid);
+
+/* One report line: prefix, formatted text, newline.  An empty format gives the bare
+ * prefix line "==PID==" that Valgrind uses as a separator. */
+void gl_out_line(struct gl_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gl_out_vline(struct gl_out *o, const char *fmt, va_list ap);
+
+/* Unprefixed text, e.g. a generated suppression. */
+void gl_out_text(struct gl_out *o, const char *text, size_t len);
+
+/* Write out what is buffered; returns false if any write failed. */
+bool gl_out_flush(struct gl_out *o);
+
+/* write(2) the whole buffer, retrying on EINTR and short writes. */
+bool gl_write_all(int fd, const void *buf, size_t len);
+
+/* Decimal with thousands separators, as Valgrind prints sizes: "1,048,576".
+ * buf needs GL_U64_COMMAS_LEN bytes; returns buf. */
+#define GL_U64_COMMAS_LEN 27
+char *gl_fmt_u64_commas(char *buf, uint64_t v);
+
+#endif

@@ -1,0 +1,202 @@
+/* Entry points of the runtime inside the program.
+ *
+ * The launcher sets LD_PRELOAD and CUDA_INJECTION64_PATH to this library.  The
+ * preload makes its constructor, exported symbols and exit hooks exist before the
+ * program runs; the CUDA driver calls InitializeInjection() from cuInit(), which
+ * is when tracking starts.  The exit report runs from an atexit handler registered
+ * there: handlers run in reverse order of registration, so it runs before the
+ * CUDA runtime's own teardown (measured, DESIGN.md section 2) and sees the
+ * program's leaks still allocated. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/exit_report.h"
+#include "runtime.h"
+#include "track/api.h"
+#include "track/callback.h"
+#include "track/contexts.h"
+#include "track/cupti_decode.h"
+#include "track/cupti_loader.h"
+#include "track/modules.h"
+#include "track/stack_capture.h"
+#include "track/thread_state.h"
+#include "track/tool_alloc.h"
+#include "track/tracker.h"
+#include "track/unwind.h"
+
+#define GL_EXPORT __attribute__((visibility("default")))
+
+static struct gl_cupti cupti;
+static CUpti_SubscriberHandle subscriber;
+
+static int cupti_device_of(uint64_t ctx)
+{
+    uint32_t dev;
+    if (cupti.get_device_id && cupti.get_device_id((CUcontext)(uintptr_t)ctx, &dev) == CUPTI_SUCCESS)
+        return (int)dev;
+    return -1;
+}
+
+static void after_fork_child(void)
+{
+    /* A forked child cannot use its parent's CUDA contexts, and its copy of the
+     * parent's blocks is not its own: it must not report them. */
+    gl_thread_after_fork_child();
+    gl_tool_alloc_after_fork_child();
+    gl_tracker_after_fork_child();
+    atomic_store(&gl_rt.state, GL_RT_DISABLED);
+}
+
+__attribute__((constructor)) static void gl_runtime_load(void)
+{
+    gl_rt.pid = getpid();
+    gl_options_defaults(&gl_rt.opt);
+    gl_rt_save_stderr();
+    gl_rt_read_command();
+
+    const char *main_pid = getenv(GL_PID_ENV);
+    gl_rt.is_main_process = main_pid && atoi(main_pid) == (int)gl_rt.pid;
+
+    const char *env = getenv(GL_OPTIONS_ENV);
+    gl_rt.under_launcher = env != NULL;
+    if (env) {
+        char err[512];
+        if (gl_options_parse_env(&gl_rt.opt, env, err, sizeof err) < 0) {
+            gl_options_defaults(&gl_rt.opt);
+            gl_rt_message("gpuleak: %s; GPU memory is not tracked in this process", err);
+            atomic_store(&gl_rt.state, GL_RT_DISABLED);
+            return;
+        }
+    }
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+static bool driver_loaded(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
+/* A process the user started that never brought up CUDA gets one line instead of
+ * a report, so that "no leaks" is never mistaken for "nothing was watched". */
+__attribute__((destructor)) static void gl_runtime_unload(void)
+{
+    if (atomic_load(&gl_rt.state) != GL_RT_IDLE || !gl_rt.is_main_process || gl_rt.opt.quiet ||
+        getpid() != gl_rt.pid)
+        return;
+    if (driver_loaded())
+        gl_rt_message("gpuleak: the CUDA driver was loaded but never initialized (no GPU, or "
+                      "cuInit failed): no GPU memory was tracked");
+    else
+        gl_rt_message("gpuleak: the program did not initialize CUDA (or no CUDA driver is "
+                      "installed): no GPU memory was tracked");
+}
+
+static void at_exit(void) { gl_exit_report(); }
+
+static bool subscribe(void)
+{
+    CUptiResult rc;
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = "";
+    if (cupti.subscribe_v2) {
+        CUpti_SubscriberParams params = {
+            .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+            .subscriberName = "gpuleak",
+            .oldSubscriberName = other,
+            .oldSubscriberSize = sizeof other,
+        };
+        rc = cupti.subscribe_v2(&subscriber, gl_cupti_callback, NULL, &params);
+    } else {
+        rc = cupti.subscribe(&subscriber, gl_cupti_callback, NULL);
+    }
+    if (rc == CUPTI_SUCCESS)
+        return true;
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        /* CUPTI names the other client "CUPTI for <name>", or "<not provided>". */
+        bool named = other[0] && !strstr(other, "<not provided>");
+        gl_rt_message("gpuleak: CUPTI is already in use by %s; a process can have only one CUPTI "
+                      "client, so GPU memory is not tracked (the program runs normally)",
+                      named ? other
+                            : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
+                              "program itself)");
+    }
+    else
+        gl_rt_message("gpuleak: cannot subscribe to CUPTI: %s; GPU memory is not tracked",
+                      gl_cupti_result_string(&cupti, rc));
+    return false;
+}
+
+static bool enable_callbacks(void)
+{
+    for (unsigned api = 1; api < GL_API_COUNT; api++) {
+        CUptiResult rc = cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                               gl_decode_cbid_of_api(api));
+        if (rc != CUPTI_SUCCESS) {
+            gl_rt_message("gpuleak: cannot enable the CUPTI callback for %s: %s", gl_api_name(api),
+                          gl_cupti_result_string(&cupti, rc));
+            return false;
+        }
+    }
+    static const CUpti_CallbackId resource_cbids[] = {
+        CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+    };
+    for (size_t i = 0; i < sizeof resource_cbids / sizeof *resource_cbids; i++)
+        if (cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resource_cbids[i]) !=
+            CUPTI_SUCCESS)
+            return false;
+    return true;
+}
+
+GL_EXPORT int InitializeInjection(void)
+{
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&once);
+    if (atomic_load(&gl_rt.state) != GL_RT_IDLE) {
+        pthread_mutex_unlock(&once);
+        return 1;
+    }
+    char err[512];
+    if (!gl_cupti_load(&cupti, err, sizeof err)) {
+        gl_rt_message("gpuleak: %s; GPU memory is not tracked", err);
+        atomic_store(&gl_rt.state, GL_RT_FAILED);
+        pthread_mutex_unlock(&once);
+        return 1;
+    }
+    gl_contexts_set_query(cupti_device_of);
+    if (!gl_unwind_load(err, sizeof err))
+        gl_rt_message("gpuleak: %s; allocations are tracked without their stacks", err);
+    gl_tracker_init();
+    gl_modules_refresh();
+    gl_stack_init((unsigned)gl_rt.opt.num_callers);
+    gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
+    gl_rt.pid = getpid();
+
+    if (!subscribe()) {
+        atomic_store(&gl_rt.state, GL_RT_FAILED);
+        pthread_mutex_unlock(&once);
+        return 1;
+    }
+    /* Tracking is on before the first callback can fire: no context exists yet. */
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    if (!enable_callbacks()) {
+        atomic_store(&gl_rt.state, GL_RT_FAILED);
+        cupti.unsubscribe(subscriber);
+        pthread_mutex_unlock(&once);
+        return 1;
+    }
+    atexit(at_exit);
+    if (gl_rt.opt.verbose > 0)
+        gl_rt_message("gpuleak: tracking GPU memory with CUPTI from %s", cupti.path);
+    pthread_mutex_unlock(&once);
+    return 1;
+}
+
+/* For gpuleak.h: is this process's GPU memory being tracked? */
+GL_EXPORT int gpuleak_runtime_running(void) { return gl_rt_tracking(); }

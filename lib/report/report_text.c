@@ -1,0 +1,293 @@
+#include "report_text.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "track/api.h"
+#include "track/event.h"
+
+/* Leak kinds that count as errors (Valgrind's --errors-for-leak-kinds default). */
+#define ERROR_KINDS (GL_LEAK_KIND_BIT(GL_LEAK_DEFINITE) | GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE))
+
+static bool is_error_kind(enum gl_leak_kind k) { return (ERROR_KINDS & GL_LEAK_KIND_BIT(k)) != 0; }
+
+uint64_t gl_report_error_count(const struct gl_report_input *in)
+{
+    if (in->opt->leak_check != GL_LEAK_CHECK_FULL)
+        return 0;
+    uint64_t n = 0;
+    for (size_t i = 0; i < in->leaks->nrecords; i++)
+        if (is_error_kind(in->leaks->records[i].kind))
+            n++;
+    return n;
+}
+
+void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in)
+{
+    if (in->opt->quiet)
+        return;
+    gl_out_line(o, "gpuleak-%s, a GPU memory leak detector", in->tool_version);
+    gl_out_line(o, "Command: %s", in->command);
+    gl_out_line(o, "%s", "");
+}
+
+static const char *basename_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static void print_frame(struct gl_out *o, const struct gl_frame *f, bool first)
+{
+    const char *lead = first ? "   at" : "   by";
+    const char *fn = f->function ? f->function : "???";
+    if (f->file && f->line > 0)
+        gl_out_line(o, "%s 0x%" PRIXPTR ": %s (%s:%d)", lead, f->ip, fn, basename_of(f->file),
+                    f->line);
+    else if (f->object)
+        gl_out_line(o, "%s 0x%" PRIXPTR ": %s (in %s)", lead, f->ip, fn, f->object);
+    else
+        gl_out_line(o, "%s 0x%" PRIXPTR ": %s", lead, f->ip, fn);
+}
+
+/* The API the program called: the first frame shown, when it names a CUDA
+ * function; else the driver entry point gpuleak saw. */
+static const char *api_called(const struct gl_frame *first, unsigned nframes, unsigned api)
+{
+    if (nframes > 0 && first->function && strncmp(first->function, "cu", 2) == 0 &&
+        !strpbrk(first->function, " (:<"))
+        return first->function;
+    return gl_api_name(api);
+}
+
+/* "on device 0 (NVIDIA H200)" / "in host memory" / "on an unknown device" */
+static void where_text(const struct gl_report_input *in, int device, char *buf, size_t len)
+{
+    if (device < 0) {
+        snprintf(buf, len, "in host memory");
+        return;
+    }
+    const char *name = in->device_name ? in->device_name(device, in->arg) : NULL;
+    if (name)
+        snprintf(buf, len, "on device %d (%s)", device, name);
+    else
+        snprintf(buf, len, "on device %d", device);
+}
+
+static bool host_kind(unsigned kind)
+{
+    return kind == GL_MEM_HOST_PINNED || kind == GL_MEM_HOST_REGISTERED;
+}
+
+static const char *object_word(unsigned kind)
+{
+    switch (kind) {
+    case GL_MEM_VMM:
+        return "Handle";
+    case GL_MEM_ARRAY:
+    case GL_MEM_MIPMAPPED_ARRAY:
+        return "Array";
+    default:
+        return "Block";
+    }
+}
+
+static void stream_text(uint64_t stream, char *buf, size_t len)
+{
+    if (stream == 0)
+        snprintf(buf, len, " on the default stream");
+    else if (stream == 1)
+        snprintf(buf, len, " on the legacy default stream");
+    else if (stream == 2)
+        snprintf(buf, len, " on the per-thread default stream");
+    else
+        snprintf(buf, len, " on stream 0x%" PRIx64, stream);
+}
+
+/* Extra facts about a VMM handle: where it is mapped, whether it was released. */
+static void vmm_text(const struct gl_report_input *in, const struct gl_block_info *b, char *buf,
+                     size_t len)
+{
+    uint64_t addrs[2];
+    size_t n = in->vmm_mappings ? in->vmm_mappings(b->key, addrs, 2, in->arg) : 0;
+    const char *rel = (b->flags & GL_BLK_RELEASED) ? "released, " : "";
+    if (n == 0)
+        snprintf(buf, len, ", %snot mapped", rel);
+    else if (n == 1)
+        snprintf(buf, len, ", %sstill mapped at 0x%" PRIx64, rel, addrs[0]);
+    else
+        snprintf(buf, len, ", %sstill mapped at 0x%" PRIx64 " and %zu more", rel, addrs[0], n - 1);
+}
+
+static void block_line(struct gl_out *o, const struct gl_report_input *in,
+                       const struct gl_loss_record *r, const char *api)
+{
+    const struct gl_block_info *b = &r->first;
+    char where[256], extra[256] = "", thread[64] = "", what[128];
+    unsigned kind = b->kind;
+
+    /* Devices: one, or a list when the record spans several. */
+    uint64_t devs = r->devices;
+    if (__builtin_popcountll(devs) <= 1) {
+        where_text(in, host_kind(kind) ? -1 : b->device, where, sizeof where);
+    } else {
+        size_t pos = (size_t)snprintf(where, sizeof where, "on devices ");
+        for (int d = 0; d < 64 && pos < sizeof where; d++)
+            if (devs & (1ULL << d)) {
+                bool first_dev = pos == strlen("on devices ");
+                if (d == 63)
+                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%shost",
+                                            first_dev ? "" : " and ");
+                else
+                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%s%d",
+                                            first_dev ? "" : ", ", d);
+            }
+    }
+
+    /* Memory kinds: normally one per record. */
+    if (__builtin_popcount(r->kinds) <= 1) {
+        snprintf(what, sizeof what, "%s", gl_mem_kind_name(kind));
+    } else {
+        size_t pos = 0;
+        what[0] = '\0';
+        for (unsigned k = 0; k < GL_MEM_NKINDS && pos < sizeof what; k++)
+            if (r->kinds & (1u << k))
+                pos += (size_t)snprintf(what + pos, sizeof what - pos, "%s%s", pos ? "/" : "",
+                                        gl_mem_kind_name(k));
+    }
+
+    if (kind == GL_MEM_ASYNC && r->blocks == 1)
+        stream_text(b->aux, extra, sizeof extra);
+    if (b->tid != (uint32_t)in->main_tid && r->blocks == 1)
+        snprintf(thread, sizeof thread, ", thread %u", b->tid);
+
+    char facts[320] = "";
+    if (kind == GL_MEM_VMM && r->blocks == 1)
+        vmm_text(in, b, facts, sizeof facts);
+    if (r->size_unknown) {
+        size_t l = strlen(facts);
+        snprintf(facts + l, sizeof facts - l, ", size unknown");
+    }
+
+    if (r->blocks == 1) {
+        gl_out_line(o, " %s 0x%" PRIx64 " %s: %s from %s%s, allocation #%" PRIu64 "%s%s",
+                    object_word(kind), gl_key_value(b->key), where, what, api, extra, b->seq, thread,
+                    facts);
+    } else {
+        char more[32];
+        gl_fmt_u64_commas(more, r->blocks - 1);
+        gl_out_line(o,
+                    " %ss 0x%" PRIx64 " and %s more %s: %s from %s, allocations #%" PRIu64
+                    " to #%" PRIu64 "%s",
+                    object_word(kind), gl_key_value(b->key), more, where, what, api, r->seq_min,
+                    r->seq_max, facts);
+    }
+}
+
+static void print_record(struct gl_out *o, const struct gl_report_input *in,
+                         const struct gl_loss_record *r, size_t index, size_t total)
+{
+    char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
+        of[GL_U64_COMMAS_LEN];
+    gl_fmt_u64_commas(bytes, r->bytes);
+    gl_fmt_u64_commas(blocks, r->blocks);
+    gl_fmt_u64_commas(num, index);
+    gl_fmt_u64_commas(of, total);
+    gl_out_line(o, "%s bytes in %s blocks are %s in loss record %s of %s", bytes, blocks,
+                gl_leak_kind_phrase(r->kind), num, of);
+
+    struct gl_frame frames[GL_MAX_CALLERS];
+    unsigned n = in->stack_frames ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers,
+                                                     in->arg)
+                                  : 0;
+    for (unsigned i = 0; i < n; i++)
+        print_frame(o, &frames[i], i == 0);
+    if (n == 0)
+        gl_out_line(o, "   (no stack recorded)");
+    block_line(o, in, r, api_called(&frames[0], n, r->first.api));
+    gl_out_line(o, "%s", "");
+}
+
+static void totals_line(struct gl_out *o, const char *label, const struct gl_leak_totals *t)
+{
+    char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN];
+    gl_out_line(o, "%17s: %s bytes in %s blocks", label, gl_fmt_u64_commas(bytes, t->bytes),
+                gl_fmt_u64_commas(blocks, t->blocks));
+}
+
+static void hidden_kinds_hint(struct gl_out *o, const struct gl_report_input *in)
+{
+    char list[256] = "";
+    int count = 0;
+    for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+        if ((in->opt->show_leak_kinds & GL_LEAK_KIND_BIT(k)) || in->leaks->kind[k].blocks == 0)
+            continue;
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%s", count ? ", " : "",
+                 gl_leak_kind_phrase((enum gl_leak_kind)k));
+        count++;
+    }
+    if (!count)
+        return;
+    /* Capitalize the sentence. */
+    if (list[0] >= 'a' && list[0] <= 'z')
+        list[0] = (char)(list[0] - 'a' + 'A');
+    gl_out_line(o, "%s blocks are not shown.", list);
+    gl_out_line(o, "To see them, rerun with: --leak-check=full --show-leak-kinds=all");
+}
+
+void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_options *opt = in->opt;
+    const struct gl_leak_result *lr = in->leaks;
+    bool quiet = opt->quiet;
+
+    if (opt->leak_check == GL_LEAK_CHECK_FULL) {
+        for (size_t i = 0; i < lr->nrecords; i++) {
+            const struct gl_loss_record *r = &lr->records[i];
+            if (!(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)))
+                continue;
+            if (quiet && !is_error_kind(r->kind))
+                continue;
+            print_record(o, in, r, i + 1, lr->nrecords);
+        }
+    }
+    if (quiet)
+        return;
+
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN],
+        b4[GL_U64_COMMAS_LEN], b5[GL_U64_COMMAS_LEN], b6[GL_U64_COMMAS_LEN];
+    gl_out_line(o, "GPU MEMORY SUMMARY:");
+    gl_out_line(o, "    in use at exit: %s bytes in %s blocks",
+                gl_fmt_u64_commas(b1, lr->in_use.bytes), gl_fmt_u64_commas(b2, lr->in_use.blocks));
+    gl_out_line(o, "  total GPU usage: %s allocs, %s frees, %s bytes allocated, peak %s bytes",
+                gl_fmt_u64_commas(b3, in->stats->allocs), gl_fmt_u64_commas(b4, in->stats->frees),
+                gl_fmt_u64_commas(b5, in->stats->bytes_allocated),
+                gl_fmt_u64_commas(b6, in->stats->peak_bytes));
+    gl_out_line(o, "%s", "");
+
+    if (opt->leak_check != GL_LEAK_CHECK_NO) {
+        if (lr->in_use.blocks == 0) {
+            gl_out_line(o, "All GPU memory was freed -- no leaks are possible");
+        } else {
+            gl_out_line(o, "LEAK SUMMARY:");
+            totals_line(o, "definitely lost", &lr->kind[GL_LEAK_DEFINITE]);
+            totals_line(o, "indirectly lost", &lr->kind[GL_LEAK_INDIRECT]);
+            totals_line(o, "possibly lost", &lr->kind[GL_LEAK_POSSIBLE]);
+            totals_line(o, "still reachable", &lr->kind[GL_LEAK_REACHABLE]);
+            totals_line(o, "cached", &lr->kind[GL_LEAK_CACHED]);
+            totals_line(o, "suppressed", &lr->suppressed);
+            if (opt->leak_check == GL_LEAK_CHECK_SUMMARY)
+                gl_out_line(o, "Rerun with --leak-check=full to see details of leaked memory");
+            else
+                hidden_kinds_hint(o, in);
+        }
+        gl_out_line(o, "%s", "");
+    }
+
+    char e1[GL_U64_COMMAS_LEN], e2[GL_U64_COMMAS_LEN];
+    uint64_t errors = gl_report_error_count(in);
+    gl_out_line(o, "ERROR SUMMARY: %s errors from %s contexts (suppressed: 0 from 0)",
+                gl_fmt_u64_commas(e1, errors), gl_fmt_u64_commas(e2, errors));
+}

@@ -1,0 +1,35 @@
+/* Symbolization with libdw, at report time only and only for printed stacks.
+ *
+ * Maps an instruction address to function (C++ demangled), source file and line
+ * where debug information exists, else the object it lies in.  Results are cached
+ * per address; strings stay valid until gl_symbolizer_close(). */
+#ifndef GPULEAK_SYMBOLIZE_H
+#define GPULEAK_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct gl_frame {
+    uintptr_t ip;
+    const char *function; /* NULL when unknown */
+    const char *file;     /* source file as recorded in the debug info, NULL if none */
+    int line;             /* 0 if unknown */
+    const char *object;   /* path of the loaded object, NULL if none */
+};
+
+struct gl_symbolizer;
+
+/* Open over the current process's loaded objects; NULL if libdw fails. */
+struct gl_symbolizer *gl_symbolizer_open(void);
+void gl_symbolizer_close(struct gl_symbolizer *s);
+
+/* is_return_address: ip is a return address (every frame but a signal frame's),
+ * so the call instruction is looked up at ip - 1. */
+void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
+                  struct gl_frame *out);
+
+/* Demangle a C++ name into buf; returns buf, or name itself if not mangled. */
+const char *gl_demangle(const char *name, char *buf, size_t buflen);
+
+#endif

@@ -1,0 +1,49 @@
+/* State of the runtime inside the program: its options, its process, and whether
+ * CUDA tracking started.  One instance per process (gl_rt). */
+#ifndef GPULEAK_RUNTIME_H
+#define GPULEAK_RUNTIME_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "common/options.h"
+
+enum gl_rt_state {
+    GL_RT_IDLE = 0,   /* loaded; CUDA not initialized (yet) */
+    GL_RT_TRACKING,   /* CUPTI subscribed, callbacks enabled */
+    GL_RT_FAILED,     /* CUDA started but tracking could not (CUPTI missing or taken) */
+    GL_RT_REPORTED,   /* exit report written: callbacks are ignored from now on */
+    GL_RT_DISABLED,   /* bad GPULEAK_OPTIONS, or a fork child */
+};
+
+struct gl_runtime {
+    struct gl_options opt;
+    _Atomic int state;          /* enum gl_rt_state */
+    pid_t pid;                  /* process that started tracking */
+    bool is_main_process;       /* the process the launcher started (GPULEAK_PID) */
+    bool under_launcher;        /* GPULEAK_OPTIONS was set */
+    char command[2048];         /* the program's command line, for the report header */
+};
+
+extern struct gl_runtime gl_rt;
+
+static inline bool gl_rt_tracking(void)
+{
+    return atomic_load_explicit(&gl_rt.state, memory_order_acquire) == GL_RT_TRACKING;
+}
+
+/* One line for the user, prefixed "==PID== ", to the report's destination
+ * (stderr or --log-file).  For notes and tool errors outside the report. */
+void gl_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Open the report destination (stderr or the expanded --log-file); returns a file
+ * descriptor and whether the caller must close it. */
+int gl_rt_open_log(bool *must_close);
+
+/* Keep a private copy of the program's stderr (at load time) for reports. */
+void gl_rt_save_stderr(void);
+/* Fill gl_rt.command from /proc/self/cmdline. */
+void gl_rt_read_command(void);
+
+#endif

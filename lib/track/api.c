@@ -1,0 +1,29 @@
+#include "api.h"
+
+#include "event.h"
+
+static const char *const api_names[GL_API_COUNT] = {
+    [GL_API_NONE] = "?",
+#define GL_DRIVER_API(name, decoder) [GL_API_##name] = #name,
+#include "driver_api.def"
+#undef GL_DRIVER_API
+};
+
+const char *gl_api_name(unsigned api) { return api < GL_API_COUNT ? api_names[api] : "?"; }
+
+static const char *const kind_names[GL_MEM_NKINDS] = {
+    [GL_MEM_NONE] = "memory",
+    [GL_MEM_DEVICE] = "device memory",
+    [GL_MEM_PITCH] = "pitched device memory",
+    [GL_MEM_MANAGED] = "managed memory",
+    [GL_MEM_HOST_PINNED] = "pinned host memory",
+    [GL_MEM_HOST_REGISTERED] = "registered host memory",
+    [GL_MEM_ASYNC] = "stream-ordered memory",
+    [GL_MEM_VMM] = "VMM physical memory",
+    [GL_MEM_ARRAY] = "CUDA array",
+    [GL_MEM_MIPMAPPED_ARRAY] = "mipmapped CUDA array",
+    [GL_MEM_IPC] = "IPC-imported memory",
+    [GL_MEM_GRAPH] = "graph memory",
+};
+
+const char *gl_mem_kind_name(unsigned kind) { return kind < GL_MEM_NKINDS ? kind_names[kind] : "memory"; }

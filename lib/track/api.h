@@ -1,0 +1,19 @@
+/* Ids of the tracked driver entry points (driver_api.def) and their names. */
+#ifndef GPULEAK_API_H
+#define GPULEAK_API_H
+
+enum gl_api {
+    GL_API_NONE = 0,
+#define GL_DRIVER_API(name, decoder) GL_API_##name,
+#include "driver_api.def"
+#undef GL_DRIVER_API
+    GL_API_COUNT
+};
+
+/* "cuMemAlloc_v2"; "?" for an unknown id. */
+const char *gl_api_name(unsigned api);
+
+/* What a memory kind is called in a report: "device memory", "pinned host memory"... */
+const char *gl_mem_kind_name(unsigned kind);
+
+#endif

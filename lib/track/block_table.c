@@ -1,0 +1,265 @@
+#include "block_table.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "gl_uthash.h"
+
+struct gl_table_node {
+    struct gl_block_info info;
+    UT_hash_handle hh;
+};
+
+/* One lock per shard, each on its own cache line so that threads working in
+ * different shards do not bounce a shared line. */
+struct shard {
+    pthread_mutex_t lock;
+    struct gl_table_node *head;
+    struct gl_slab slab;
+    size_t count;
+} __attribute__((aligned(64)));
+
+struct gl_table {
+    unsigned shift; /* 64 - log2(shards) */
+    unsigned nshards;
+    size_t mapped;
+    struct shard shards[];
+};
+
+/* splitmix64's finalizer: device addresses are aligned to 512 bytes or more, so
+ * their low bits carry nothing; every bit of the hash must depend on the high ones. */
+static inline uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static inline struct shard *shard_of(struct gl_table *t, uint64_t h)
+{
+    return &t->shards[t->nshards == 1 ? 0 : h >> t->shift];
+}
+
+struct gl_table *gl_table_create(unsigned nshards_log2)
+{
+    unsigned n = 1u << nshards_log2;
+    size_t bytes = sizeof(struct gl_table) + n * sizeof(struct shard);
+    struct gl_table *t = gl_tool_map(bytes);
+    if (!t)
+        return NULL;
+    t->mapped = bytes;
+    t->nshards = n;
+    t->shift = 64 - nshards_log2;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+    /* Critical sections are a few dozen instructions: spin briefly before sleeping. */
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
+    for (unsigned i = 0; i < n; i++) {
+        pthread_mutex_init(&t->shards[i].lock, &attr);
+        gl_slab_init(&t->shards[i].slab, sizeof(struct gl_table_node));
+    }
+    pthread_mutexattr_destroy(&attr);
+    return t;
+}
+
+void gl_table_destroy(struct gl_table *t)
+{
+    if (!t)
+        return;
+    for (unsigned i = 0; i < t->nshards; i++) {
+        struct shard *s = &t->shards[i];
+        HASH_CLEAR(hh, s->head);
+        gl_slab_destroy(&s->slab);
+        pthread_mutex_destroy(&s->lock);
+    }
+    gl_tool_unmap(t, t->mapped);
+}
+
+static inline struct gl_table_node *find(struct shard *s, const uint64_t *key, uint64_t h)
+{
+    struct gl_table_node *n = NULL;
+    HASH_FIND_BYHASHVALUE(hh, s->head, key, sizeof *key, (unsigned)h, n);
+    return n;
+}
+
+/* Link n into s; false if uthash ran out of memory (n is then not linked). */
+static inline bool link_node(struct shard *s, struct gl_table_node *n, uint64_t h)
+{
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &n->info.key, sizeof n->info.key, (unsigned)h, n);
+    if (!n->hh.tbl)
+        return false;
+    s->count++;
+    return true;
+}
+
+static inline void unlink_node(struct shard *s, struct gl_table_node *n)
+{
+    HASH_DELETE(hh, s->head, n);
+    s->count--;
+}
+
+bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
+                     struct gl_block_info *replaced, struct gl_table_node **spare)
+{
+    uint64_t h = mix64(b->key);
+    struct shard *s = shard_of(t, h);
+    bool was_present = false;
+    pthread_mutex_lock(&s->lock);
+    struct gl_table_node *n = find(s, &b->key, h);
+    if (n) {
+        /* The old block was freed behind gpuleak's back; the new one takes its place. */
+        if (replaced)
+            *replaced = n->info;
+        n->info = *b;
+        was_present = true;
+    } else {
+        if (spare && *spare) {
+            n = *spare;
+            *spare = NULL;
+        } else {
+            n = gl_slab_get(&s->slab);
+        }
+        if (n) {
+            n->info = *b;
+            if (!link_node(s, n, h))
+                gl_slab_put(&s->slab, n);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return was_present;
+}
+
+struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key)
+{
+    uint64_t h = mix64(key);
+    struct shard *s = shard_of(t, h);
+    pthread_mutex_lock(&s->lock);
+    struct gl_table_node *n = find(s, &key, h);
+    if (n)
+        unlink_node(s, n);
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+const struct gl_block_info *gl_table_node_info(const struct gl_table_node *n) { return &n->info; }
+
+void gl_table_reattach(struct gl_table *t, struct gl_table_node *n)
+{
+    uint64_t h = mix64(n->info.key);
+    struct shard *s = shard_of(t, h);
+    pthread_mutex_lock(&s->lock);
+    struct gl_table_node *other = find(s, &n->info.key, h);
+    if (other || !link_node(s, n, h))
+        gl_slab_put(&s->slab, n); /* the key was taken meanwhile: the newer block wins */
+    pthread_mutex_unlock(&s->lock);
+}
+
+void gl_table_release(struct gl_table *t, struct gl_table_node *n)
+{
+    struct shard *s = shard_of(t, mix64(n->info.key));
+    pthread_mutex_lock(&s->lock);
+    gl_slab_put(&s->slab, n);
+    pthread_mutex_unlock(&s->lock);
+}
+
+bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out)
+{
+    uint64_t h = mix64(key);
+    struct shard *s = shard_of(t, h);
+    pthread_mutex_lock(&s->lock);
+    struct gl_table_node *n = find(s, &key, h);
+    if (n) {
+        if (out)
+            *out = n->info;
+        unlink_node(s, n);
+        gl_slab_put(&s->slab, n);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return n != NULL;
+}
+
+bool gl_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out)
+{
+    uint64_t h = mix64(key);
+    struct shard *s = shard_of(t, h);
+    pthread_mutex_lock(&s->lock);
+    struct gl_table_node *n = find(s, &key, h);
+    if (n && out)
+        *out = n->info;
+    pthread_mutex_unlock(&s->lock);
+    return n != NULL;
+}
+
+bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, void *arg,
+                     struct gl_block_info *removed, bool *was_removed)
+{
+    uint64_t h = mix64(key);
+    struct shard *s = shard_of(t, h);
+    bool rm = false;
+    pthread_mutex_lock(&s->lock);
+    struct gl_table_node *n = find(s, &key, h);
+    if (n && fn(&n->info, arg)) {
+        if (removed)
+            *removed = n->info;
+        unlink_node(s, n);
+        gl_slab_put(&s->slab, n);
+        rm = true;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (was_removed)
+        *was_removed = rm;
+    return n != NULL;
+}
+
+size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
+{
+    size_t removed = 0;
+    for (unsigned i = 0; i < t->nshards; i++) {
+        struct shard *s = &t->shards[i];
+        pthread_mutex_lock(&s->lock);
+        struct gl_table_node *n, *tmp;
+        HASH_ITER(hh, s->head, n, tmp) {
+            if (fn(&n->info, arg)) {
+                unlink_node(s, n);
+                gl_slab_put(&s->slab, n);
+                removed++;
+            }
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    return removed;
+}
+
+size_t gl_table_count(struct gl_table *t)
+{
+    size_t c = 0;
+    for (unsigned i = 0; i < t->nshards; i++) {
+        pthread_mutex_lock(&t->shards[i].lock);
+        c += t->shards[i].count;
+        pthread_mutex_unlock(&t->shards[i].lock);
+    }
+    return c;
+}
+
+size_t gl_table_memory_bytes(struct gl_table *t)
+{
+    size_t b = t->mapped;
+    for (unsigned i = 0; i < t->nshards; i++) {
+        struct shard *s = &t->shards[i];
+        pthread_mutex_lock(&s->lock);
+        b += s->slab.chunks_bytes;
+        if (s->head)
+            b += s->head->hh.tbl->num_buckets * sizeof(UT_hash_bucket) + sizeof(UT_hash_table);
+        pthread_mutex_unlock(&s->lock);
+    }
+    return b;
+}
+
+void gl_table_reset_locks_after_fork(struct gl_table *t)
+{
+    for (unsigned i = 0; i < t->nshards; i++)
+        pthread_mutex_init(&t->shards[i].lock, NULL);
+}

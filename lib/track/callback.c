@@ -1,0 +1,125 @@
+#include "callback.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "contexts.h"
+#include "cupti_decode.h"
+#include "profile.h"
+#include "runtime.h"
+#include "stack_capture.h"
+#include "thread_state.h"
+#include "tracker.h"
+
+static _Atomic int stacks_enabled = 1;
+static int null_callback;
+
+void gl_callback_set_stacks(int enabled) { atomic_store(&stacks_enabled, enabled); }
+
+void gl_callback_bench_mode(const char *mode)
+{
+    if (!mode)
+        return;
+    if (strcmp(mode, "null") == 0)
+        null_callback = 1;
+    else if (strcmp(mode, "nostack") == 0)
+        gl_callback_set_stacks(0);
+    else if (strcmp(mode, "profile") == 0)
+        gl_prof_init();
+}
+
+static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb)
+{
+    ev->tid = gl_thread_id();
+    ev->ctx = (uintptr_t)cb->context;
+}
+
+static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
+{
+    fill_common(ev, cb);
+    if (ev->device == GL_DEVICE_FROM_CONTEXT)
+        ev->device = (int16_t)gl_context_device(ev->ctx);
+    switch ((enum gl_event_type)ev->type) {
+    case GL_EV_ALLOC: {
+        uint64_t t0 = gl_prof_now();
+        if (atomic_load_explicit(&stacks_enabled, memory_order_relaxed))
+            ev->stack = gl_stack_capture();
+        uint64_t t1 = gl_prof_now();
+        gl_tracker_alloc(ev);
+        if (gl_profiling) {
+            uint64_t t2 = gl_prof_now();
+            gl_prof_add(GL_PROF_STACK, t0, t1);
+            gl_prof_add(GL_PROF_INSERT, t1, t2);
+            gl_prof_add(GL_PROF_ALLOC, t0, t2);
+        }
+        break;
+    }
+    case GL_EV_VMM_MAP:
+        gl_tracker_vmm_map(ev);
+        break;
+    case GL_EV_VMM_UNMAP:
+        gl_tracker_vmm_unmap(ev);
+        break;
+    case GL_EV_VMM_RETAIN:
+        gl_tracker_vmm_retain(ev);
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+    struct gl_event ev = {0};
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        uint64_t token = 0;
+        if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
+            uint64_t t0 = gl_prof_now();
+            fill_common(&ev, cb);
+            token = gl_tracker_release_begin(&ev);
+            gl_prof_add(GL_PROF_FREE_ENTER, t0, gl_prof_now());
+        }
+        if (cb->correlationData)
+            *cb->correlationData = token;
+        return;
+    }
+    CUresult rc = cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue
+                                          : CUDA_ERROR_UNKNOWN;
+    if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev)) {
+        if (rc == CUDA_SUCCESS)
+            on_exit_acquire(&ev, cb);
+        return;
+    }
+    /* A release: its entry took the block out; confirm or put it back. */
+    if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
+        uint64_t t0 = gl_prof_now();
+        fill_common(&ev, cb);
+        gl_tracker_release_end(cb->correlationData ? *cb->correlationData : 0, rc == CUDA_SUCCESS,
+                               &ev);
+        gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
+    }
+}
+
+static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
+{
+    uint64_t ctx = (uintptr_t)rd->context;
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+        gl_context_created(ctx);
+    } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+        struct gl_event ev = {.type = GL_EV_CTX_DESTROY, .ctx = ctx, .tid = gl_thread_id()};
+        gl_tracker_ctx_destroy(&ev);
+        gl_context_destroyed(ctx);
+    }
+}
+
+void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void *cbdata)
+{
+    (void)userdata;
+    if (!gl_rt_tracking() || !cbdata || null_callback)
+        return;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        on_driver_api(cbid, cbdata);
+    else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+        on_resource(cbid, cbdata);
+}

@@ -1,0 +1,22 @@
+/* The CUPTI callback: the only code that runs inside the program's driver calls.
+ *
+ * Rules it keeps: no CUDA call, no malloc, no lock held across anything but a
+ * table update, nothing that can block.  Allocations are recorded at the call's
+ * exit and only if it returned CUDA_SUCCESS; frees are taken out at entry and
+ * confirmed at exit (tracker.h). */
+#ifndef GPULEAK_CALLBACK_H
+#define GPULEAK_CALLBACK_H
+
+#include <cupti.h>
+
+void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
+                                CUpti_CallbackId cbid, const void *cbdata);
+
+/* Stack capture can be turned off for tests that drive the callback by hand. */
+void gl_callback_set_stacks(int enabled);
+
+/* Benchmark knob: GPULEAK_BENCH=null makes the callback return at once (CUPTI's own
+ * cost), GPULEAK_BENCH=nostack skips stack capture.  Read once at injection. */
+void gl_callback_bench_mode(const char *mode);
+
+#endif

@@ -1,0 +1,26 @@
+/* CUDA contexts seen by the tracker and the device each belongs to.
+ *
+ * A block's device ordinal comes from the context current at its allocation.
+ * The device is asked of CUPTI (cuptiGetDeviceId) once per context, when CUPTI
+ * reports the context created, never through the driver API inside a callback.
+ * Lookups are lock-free: contexts are few and entries only ever get published. */
+#ifndef GPULEAK_CONTEXTS_H
+#define GPULEAK_CONTEXTS_H
+
+#include <stdint.h>
+
+/* How the device of a context is found: cuptiGetDeviceId in the runtime, a fake
+ * in tests.  Returns the ordinal or -1. */
+typedef int (*gl_ctx_device_query_fn)(uint64_t ctx);
+void gl_contexts_set_query(gl_ctx_device_query_fn fn);
+
+/* A context was created (resource callback): learn its device. */
+void gl_context_created(uint64_t ctx);
+/* A context is being destroyed: forget it (its pointer value may be reused). */
+void gl_context_destroyed(uint64_t ctx);
+/* Device of ctx, asking once for contexts never announced; -1 if unknown. */
+int gl_context_device(uint64_t ctx);
+
+void gl_contexts_reset(void); /* tests */
+
+#endif

@@ -1,0 +1,512 @@
+#include "cupti_decode.h"
+
+#include <cupti.h>
+#include <string.h>
+
+#include "api.h"
+
+typedef bool (*decoder_fn)(enum gl_site site, const void *params, struct gl_event *ev);
+
+/* ---- helpers ---- */
+
+static bool alloc_at(struct gl_event *ev, enum gl_mem_kind kind, uint64_t key, uint64_t size,
+                     int device)
+{
+    if (key == 0)
+        return false; /* a successful call that returned no address: nothing to track */
+    ev->type = GL_EV_ALLOC;
+    ev->kind = (uint8_t)kind;
+    ev->key = key;
+    ev->size = size;
+    ev->device = (int16_t)device;
+    return true;
+}
+
+static bool free_at(struct gl_event *ev, uint64_t key)
+{
+    if (gl_key_value(key) == 0)
+        return false; /* cudaFree(0) and friends free nothing */
+    ev->type = GL_EV_FREE;
+    ev->key = key;
+    return true;
+}
+
+static int location_device(const CUmemLocation *loc)
+{
+    return loc->type == CU_MEM_LOCATION_TYPE_DEVICE ? loc->id : -1;
+}
+
+/* Bits per element of a CUarray_format, for all channels together when
+ * packed_channels is set on return (block-compressed and video formats). */
+static unsigned format_bits(unsigned format, int *packed_channels)
+{
+    *packed_channels = 0;
+    switch (format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8:
+    case CU_AD_FORMAT_SIGNED_INT8:
+        return 8;
+    case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16:
+    case CU_AD_FORMAT_HALF:
+        return 16;
+    case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32:
+    case CU_AD_FORMAT_FLOAT:
+        return 32;
+    }
+    *packed_channels = 1;
+    switch (format) {
+    case CU_AD_FORMAT_UNORM_INT8X1:
+    case CU_AD_FORMAT_SNORM_INT8X1:
+        return 8;
+    case CU_AD_FORMAT_UNORM_INT8X2:
+    case CU_AD_FORMAT_SNORM_INT8X2:
+    case CU_AD_FORMAT_UNORM_INT16X1:
+    case CU_AD_FORMAT_SNORM_INT16X1:
+        return 16;
+    case CU_AD_FORMAT_UNORM_INT8X4:
+    case CU_AD_FORMAT_SNORM_INT8X4:
+    case CU_AD_FORMAT_UNORM_INT16X2:
+    case CU_AD_FORMAT_SNORM_INT16X2:
+    case CU_AD_FORMAT_UNORM_INT_101010_2:
+        return 32;
+    case CU_AD_FORMAT_UNORM_INT16X4:
+    case CU_AD_FORMAT_SNORM_INT16X4:
+        return 64;
+    case CU_AD_FORMAT_BC1_UNORM:
+    case CU_AD_FORMAT_BC1_UNORM_SRGB:
+    case CU_AD_FORMAT_BC4_UNORM:
+    case CU_AD_FORMAT_BC4_SNORM:
+        return 4; /* 8 bytes per 4x4 block */
+    case CU_AD_FORMAT_BC2_UNORM:
+    case CU_AD_FORMAT_BC2_UNORM_SRGB:
+    case CU_AD_FORMAT_BC3_UNORM:
+    case CU_AD_FORMAT_BC3_UNORM_SRGB:
+    case CU_AD_FORMAT_BC5_UNORM:
+    case CU_AD_FORMAT_BC5_SNORM:
+    case CU_AD_FORMAT_BC6H_UF16:
+    case CU_AD_FORMAT_BC6H_SF16:
+    case CU_AD_FORMAT_BC7_UNORM:
+    case CU_AD_FORMAT_BC7_UNORM_SRGB:
+        return 8; /* 16 bytes per 4x4 block */
+    case CU_AD_FORMAT_NV12:
+        return 12;
+    }
+    return 0;
+}
+
+uint64_t gl_array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels, unsigned format)
+{
+    int packed;
+    unsigned bits = format_bits(format, &packed);
+    if (bits == 0)
+        return 0;
+    if (!packed)
+        bits *= channels ? channels : 1;
+    uint64_t texels = (w ? w : 1) * (h ? h : 1) * (d ? d : 1);
+    return (texels * bits + 7) / 8;
+}
+
+static bool array_alloc(struct gl_event *ev, enum gl_mem_kind kind, enum gl_key_ns ns,
+                        uint64_t handle, uint64_t bytes)
+{
+    if (!alloc_at(ev, kind, gl_key_make(ns, handle), bytes, GL_DEVICE_FROM_CONTEXT))
+        return false;
+    if (bytes == 0)
+        ev->flags |= GL_EVF_SIZE_UNKNOWN;
+    return true;
+}
+
+/* ---- decoders: one per tracked entry point (driver_api.def) ---- */
+
+#define EXIT_ONLY                                                                              \
+    if (site != GL_SITE_EXIT)                                                                  \
+    return false
+#define ENTER_ONLY                                                                             \
+    if (site != GL_SITE_ENTER)                                                                 \
+    return false
+
+static bool dec_mem_alloc_v1(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAlloc_params *p = params;
+    EXIT_ONLY;
+    return p->dptr && alloc_at(ev, GL_MEM_DEVICE, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
+}
+
+static bool dec_mem_alloc(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAlloc_v2_params *p = params;
+    EXIT_ONLY;
+    return p->dptr && alloc_at(ev, GL_MEM_DEVICE, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
+}
+
+static bool dec_mem_alloc_pitch_v1(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocPitch_params *p = params;
+    EXIT_ONLY;
+    if (!p->dptr || !p->pPitch)
+        return false;
+    return alloc_at(ev, GL_MEM_PITCH, *p->dptr, (uint64_t)*p->pPitch * p->Height,
+                    GL_DEVICE_FROM_CONTEXT);
+}
+
+static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocPitch_v2_params *p = params;
+    EXIT_ONLY;
+    if (!p->dptr || !p->pPitch)
+        return false;
+    return alloc_at(ev, GL_MEM_PITCH, *p->dptr, (uint64_t)*p->pPitch * p->Height,
+                    GL_DEVICE_FROM_CONTEXT);
+}
+
+static bool dec_mem_alloc_managed(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocManaged_params *p = params;
+    EXIT_ONLY;
+    return p->dptr && alloc_at(ev, GL_MEM_MANAGED, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
+}
+
+static bool dec_mem_alloc_host_v1(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocHost_params *p = params;
+    EXIT_ONLY;
+    return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
+}
+
+static bool dec_mem_alloc_host(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocHost_v2_params *p = params;
+    EXIT_ONLY;
+    return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
+}
+
+/* cuMemHostAlloc and cuMemHostAlloc_v2 share one parameter struct. */
+static bool dec_mem_host_alloc(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemHostAlloc_params *p = params;
+    EXIT_ONLY;
+    return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
+}
+
+/* cuMemHostRegister and _v2 share one layout. */
+static bool dec_mem_host_register(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemHostRegister_v2_params *p = params;
+    EXIT_ONLY;
+    return alloc_at(ev, GL_MEM_HOST_REGISTERED, (uintptr_t)p->p, p->bytesize, -1);
+}
+
+static bool dec_mem_alloc_async(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocAsync_params *p = params;
+    EXIT_ONLY;
+    if (!p->dptr || !alloc_at(ev, GL_MEM_ASYNC, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT))
+        return false;
+    ev->aux = (uintptr_t)p->hStream;
+    return true;
+}
+
+static bool dec_mem_alloc_from_pool(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemAllocFromPoolAsync_params *p = params;
+    EXIT_ONLY;
+    if (!p->dptr || !alloc_at(ev, GL_MEM_ASYNC, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT))
+        return false;
+    ev->aux = (uintptr_t)p->hStream;
+    return true;
+}
+
+static bool dec_mem_create(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemCreate_params *p = params;
+    EXIT_ONLY;
+    if (!p->handle)
+        return false;
+    int dev = p->prop ? location_device(&p->prop->location) : GL_DEVICE_FROM_CONTEXT;
+    return alloc_at(ev, GL_MEM_VMM, gl_key_make(GL_NS_VMM_HANDLE, *p->handle), p->size, dev);
+}
+
+static bool dec_mem_import_shareable(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemImportFromShareableHandle_params *p = params;
+    EXIT_ONLY;
+    if (!p->handle ||
+        !alloc_at(ev, GL_MEM_VMM, gl_key_make(GL_NS_VMM_HANDLE, *p->handle), 0,
+                  GL_DEVICE_FROM_CONTEXT))
+        return false;
+    ev->flags |= GL_EVF_SIZE_UNKNOWN;
+    return true;
+}
+
+static bool dec_mem_retain_handle(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemRetainAllocationHandle_params *p = params;
+    EXIT_ONLY;
+    if (!p->handle)
+        return false;
+    ev->type = GL_EV_VMM_RETAIN;
+    ev->key = gl_key_make(GL_NS_VMM_HANDLE, *p->handle);
+    return true;
+}
+
+static bool dec_mem_release(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemRelease_params *p = params;
+    ENTER_ONLY;
+    ev->type = GL_EV_VMM_RELEASE;
+    ev->key = gl_key_make(GL_NS_VMM_HANDLE, p->handle);
+    return true;
+}
+
+static bool dec_mem_map(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemMap_params *p = params;
+    EXIT_ONLY;
+    ev->type = GL_EV_VMM_MAP;
+    ev->key = p->ptr;
+    ev->size = p->size;
+    ev->aux = gl_key_make(GL_NS_VMM_HANDLE, p->handle);
+    return true;
+}
+
+static bool dec_mem_unmap(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemUnmap_params *p = params;
+    EXIT_ONLY;
+    ev->type = GL_EV_VMM_UNMAP;
+    ev->key = p->ptr;
+    ev->size = p->size;
+    return true;
+}
+
+/* The legacy (32-bit) array descriptors: cupti.h declares them as placeholders, so
+ * their layout (cuda.h, __CUDA_API_VERSION_INTERNAL) is spelled out here. */
+struct legacy_array_desc {
+    unsigned int Width, Height;
+    CUarray_format Format;
+    unsigned int NumChannels;
+};
+struct legacy_array3d_desc {
+    unsigned int Width, Height, Depth;
+    CUarray_format Format;
+    unsigned int NumChannels, Flags;
+};
+
+static bool dec_array_create_v1(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuArrayCreate_params *p = params;
+    EXIT_ONLY;
+    if (!p->pHandle || !p->pAllocateArray)
+        return false;
+    const struct legacy_array_desc *d = (const void *)p->pAllocateArray;
+    return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
+                       gl_array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format));
+}
+
+static bool dec_array_create(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuArrayCreate_v2_params *p = params;
+    EXIT_ONLY;
+    if (!p->pHandle || !p->pAllocateArray)
+        return false;
+    const CUDA_ARRAY_DESCRIPTOR *d = p->pAllocateArray;
+    return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
+                       gl_array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format));
+}
+
+static bool dec_array3d_create_v1(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuArray3DCreate_params *p = params;
+    EXIT_ONLY;
+    if (!p->pHandle || !p->pAllocateArray)
+        return false;
+    const struct legacy_array3d_desc *d = (const void *)p->pAllocateArray;
+    return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
+                       gl_array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format));
+}
+
+static bool dec_array3d_create(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuArray3DCreate_v2_params *p = params;
+    EXIT_ONLY;
+    if (!p->pHandle || !p->pAllocateArray)
+        return false;
+    const CUDA_ARRAY3D_DESCRIPTOR *d = p->pAllocateArray;
+    return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
+                       gl_array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format));
+}
+
+static bool dec_mipmapped_array_create(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMipmappedArrayCreate_params *p = params;
+    EXIT_ONLY;
+    if (!p->pHandle || !p->pMipmappedArrayDesc)
+        return false;
+    const CUDA_ARRAY3D_DESCRIPTOR *d = p->pMipmappedArrayDesc;
+    uint64_t total = 0;
+    for (unsigned l = 0; l < p->numMipmapLevels && l < 64; l++) {
+        uint64_t w = d->Width >> l, h = d->Height >> l, dp = d->Depth >> l;
+        uint64_t b = gl_array_bytes(w ? w : 1, d->Height ? (h ? h : 1) : 0,
+                                    d->Depth ? (dp ? dp : 1) : 0, d->NumChannels, d->Format);
+        if (b == 0) {
+            total = 0;
+            break;
+        }
+        total += b;
+    }
+    return array_alloc(ev, GL_MEM_MIPMAPPED_ARRAY, GL_NS_MIPMAP, (uintptr_t)*p->pHandle, total);
+}
+
+static bool dec_ipc_open(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuIpcOpenMemHandle_v2_params *p = params;
+    EXIT_ONLY;
+    if (!p->pdptr || !alloc_at(ev, GL_MEM_IPC, *p->pdptr, 0, GL_DEVICE_FROM_CONTEXT))
+        return false;
+    ev->flags |= GL_EVF_SIZE_UNKNOWN; /* cuMemGetAddressRange at report time */
+    return true;
+}
+
+static bool dec_pool_import_pointer(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemPoolImportPointer_params *p = params;
+    EXIT_ONLY;
+    if (!p->ptr_out || !alloc_at(ev, GL_MEM_IPC, *p->ptr_out, 0, GL_DEVICE_FROM_CONTEXT))
+        return false;
+    ev->flags |= GL_EVF_SIZE_UNKNOWN;
+    return true;
+}
+
+static bool graph_alloc(struct gl_event *ev, const CUmemPoolProps *props, CUdeviceptr dptr,
+                        size_t bytesize)
+{
+    return alloc_at(ev, GL_MEM_GRAPH, dptr, bytesize, location_device(&props->location));
+}
+
+static bool dec_graph_add_alloc_node(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuGraphAddMemAllocNode_params *p = params;
+    EXIT_ONLY;
+    if (!p->nodeParams)
+        return false;
+    return graph_alloc(ev, &p->nodeParams->poolProps, p->nodeParams->dptr,
+                       p->nodeParams->bytesize);
+}
+
+static bool dec_graph_add_free_node(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuGraphAddMemFreeNode_params *p = params;
+    ENTER_ONLY;
+    return free_at(ev, p->dptr);
+}
+
+static bool graph_node(enum gl_site site, const CUgraphNodeParams *np, struct gl_event *ev)
+{
+    if (!np)
+        return false;
+    if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && site == GL_SITE_EXIT)
+        return graph_alloc(ev, &np->alloc.poolProps, np->alloc.dptr, np->alloc.bytesize);
+    if (np->type == CU_GRAPH_NODE_TYPE_MEM_FREE && site == GL_SITE_ENTER)
+        return free_at(ev, np->free.dptr);
+    return false;
+}
+
+static bool dec_graph_add_node(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    return graph_node(site, ((const cuGraphAddNode_params *)params)->nodeParams, ev);
+}
+
+static bool dec_graph_add_node_v2(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    return graph_node(site, ((const cuGraphAddNode_v2_params *)params)->nodeParams, ev);
+}
+
+static bool dec_mem_free_v1(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, ((const cuMemFree_params *)params)->dptr);
+}
+
+static bool dec_mem_free(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, ((const cuMemFree_v2_params *)params)->dptr);
+}
+
+static bool dec_mem_free_host(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, (uintptr_t)((const cuMemFreeHost_params *)params)->p);
+}
+
+static bool dec_mem_host_unregister(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, (uintptr_t)((const cuMemHostUnregister_params *)params)->p);
+}
+
+static bool dec_mem_free_async(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemFreeAsync_params *p = params;
+    ENTER_ONLY;
+    ev->aux = (uintptr_t)p->hStream;
+    return free_at(ev, p->dptr);
+}
+
+static bool dec_array_destroy(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, gl_key_make(GL_NS_ARRAY,
+                                   (uintptr_t)((const cuArrayDestroy_params *)params)->hArray));
+}
+
+static bool dec_mipmapped_array_destroy(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, gl_key_make(GL_NS_MIPMAP,
+                                   (uintptr_t)((const cuMipmappedArrayDestroy_params *)params)
+                                       ->hMipmappedArray));
+}
+
+static bool dec_ipc_close(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return free_at(ev, ((const cuIpcCloseMemHandle_params *)params)->dptr);
+}
+
+/* ---- tables ---- */
+
+static const decoder_fn decoders[GL_API_COUNT] = {
+#define GL_DRIVER_API(name, decoder) [GL_API_##name] = dec_##decoder,
+#include "driver_api.def"
+#undef GL_DRIVER_API
+};
+
+static const uint32_t cbid_of_api[GL_API_COUNT] = {
+#define GL_DRIVER_API(name, decoder) [GL_API_##name] = CUPTI_DRIVER_TRACE_CBID_##name,
+#include "driver_api.def"
+#undef GL_DRIVER_API
+};
+
+static const uint16_t api_of_cbid[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
+#define GL_DRIVER_API(name, decoder) [CUPTI_DRIVER_TRACE_CBID_##name] = GL_API_##name,
+#include "driver_api.def"
+#undef GL_DRIVER_API
+};
+
+unsigned gl_decode_api_of_cbid(uint32_t cbid)
+{
+    return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE ? api_of_cbid[cbid] : GL_API_NONE;
+}
+
+uint32_t gl_decode_cbid_of_api(unsigned api) { return api < GL_API_COUNT ? cbid_of_api[api] : 0; }
+
+bool gl_decode(uint32_t cbid, enum gl_site site, const void *params, struct gl_event *ev)
+{
+    unsigned api = gl_decode_api_of_cbid(cbid);
+    if (api == GL_API_NONE || !params)
+        return false;
+    ev->api = (uint16_t)api;
+    return decoders[api](site, params, ev);
+}

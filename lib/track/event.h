@@ -1,0 +1,83 @@
+/* Events: the one seam between CUDA and gpuleak's core.
+ *
+ * The CUPTI callback decodes each driver call into plain, fixed-size events; the
+ * tracker applies them to the block table.  Events hold no pointers into the
+ * process (addresses and handles are plain integers), so they can be written to a
+ * file as they happen and replayed later (post-mortem reports, recorded GPU runs
+ * replayed in CI).  A second consumer hooks in through gl_event_sink: one
+ * predictable branch when unused.
+ *
+ * Memory kinds and API ids are part of the format: append, never renumber. */
+#ifndef GPULEAK_EVENT_H
+#define GPULEAK_EVENT_H
+
+#include <stdint.h>
+
+/* What kind of memory a block is. */
+enum gl_mem_kind {
+    GL_MEM_NONE = 0,
+    GL_MEM_DEVICE,          /* cuMemAlloc (cudaMalloc) */
+    GL_MEM_PITCH,           /* cuMemAllocPitch (cudaMallocPitch, cudaMalloc3D) */
+    GL_MEM_MANAGED,         /* cuMemAllocManaged */
+    GL_MEM_HOST_PINNED,     /* cuMemAllocHost, cuMemHostAlloc */
+    GL_MEM_HOST_REGISTERED, /* cuMemHostRegister */
+    GL_MEM_ASYNC,           /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
+    GL_MEM_VMM,             /* cuMemCreate, cuMemImportFromShareableHandle: a physical allocation handle */
+    GL_MEM_ARRAY,           /* cuArrayCreate, cuArray3DCreate */
+    GL_MEM_MIPMAPPED_ARRAY, /* cuMipmappedArrayCreate */
+    GL_MEM_IPC,             /* cuIpcOpenMemHandle, cuMemPoolImportPointer */
+    GL_MEM_GRAPH,           /* graph memory node (cuGraphAddMemAllocNode) */
+    GL_MEM_NKINDS
+};
+
+/* Keys: a block is keyed by its address, or for handle-identified objects by the
+ * handle tagged with a namespace in the top bits.  Device and host addresses share
+ * the unified address space below 2^57, so the tags cannot collide with them. */
+#define GL_KEY_NS_SHIFT 60
+#define GL_KEY_NS_MASK (0xfULL << GL_KEY_NS_SHIFT)
+enum gl_key_ns { GL_NS_ADDR = 0, GL_NS_VMM_HANDLE = 0x8, GL_NS_ARRAY = 0x9, GL_NS_MIPMAP = 0xa };
+static inline uint64_t gl_key_make(enum gl_key_ns ns, uint64_t v)
+{
+    return (v & ~GL_KEY_NS_MASK) | ((uint64_t)ns << GL_KEY_NS_SHIFT);
+}
+static inline uint64_t gl_key_value(uint64_t key) { return key & ~GL_KEY_NS_MASK; }
+static inline enum gl_key_ns gl_key_ns(uint64_t key) { return (enum gl_key_ns)(key >> GL_KEY_NS_SHIFT); }
+
+enum gl_event_type {
+    GL_EV_NONE = 0,
+    GL_EV_ALLOC,       /* key, size, kind, api, device, ctx, aux=stream, stack, seq, tid */
+    GL_EV_FREE,        /* key, api, tid; seq = allocation number of the freed block (0: unknown) */
+    GL_EV_CTX_DESTROY, /* ctx: every context-bound block of it is gone */
+    GL_EV_VMM_MAP,     /* key = mapped address, size, aux = handle key */
+    GL_EV_VMM_UNMAP,   /* key = address, size = length of the unmapped range */
+    GL_EV_VMM_RETAIN,  /* key = handle key (cuMemRetainAllocationHandle) */
+    GL_EV_VMM_RELEASE, /* key = handle key (cuMemRelease) */
+};
+
+#define GL_EVF_SIZE_UNKNOWN 0x1 /* size resolved at report time (IPC, imported handles) */
+
+struct gl_event {
+    uint8_t type;   /* enum gl_event_type */
+    uint8_t kind;   /* enum gl_mem_kind */
+    uint16_t api;   /* enum gl_api */
+    int16_t device; /* device ordinal, -1 for host memory or unknown */
+    uint16_t flags; /* GL_EVF_* */
+    uint32_t tid;   /* kernel thread id */
+    uint32_t stack; /* stack depot id, 0 = none */
+    uint64_t key;
+    uint64_t size;
+    uint64_t seq;   /* allocation sequence number, 1-based */
+    uint64_t ctx;   /* CUcontext value */
+    uint64_t aux;   /* stream for stream-ordered memory, handle key for VMM maps */
+    uint64_t time_ns;
+};
+
+_Static_assert(sizeof(struct gl_event) == 64, "events are one cache line, fixed format");
+
+/* Optional second consumer (e.g. a file writer).  NULL when unused.  Called after
+ * the tracker has applied the event, on the thread that caused it, inside the CUPTI
+ * callback: it must not call CUDA, block for long, or allocate through malloc. */
+typedef void (*gl_event_sink_fn)(const struct gl_event *ev);
+extern gl_event_sink_fn gl_event_sink;
+
+#endif

@@ -1,0 +1,41 @@
+/* Where the hot path's time goes: GPULEAK_BENCH=profile times each phase of the
+ * callback with the cycle counter and, once, walks one stack frame by frame, and
+ * the exit report ends with the figures (bench/README.md tells how to read them).
+ * Off, it costs one predictable branch per phase. */
+#ifndef GPULEAK_PROFILE_H
+#define GPULEAK_PROFILE_H
+
+#include <stdint.h>
+#include <x86intrin.h>
+
+enum gl_prof_phase {
+    GL_PROF_ALLOC,      /* whole allocation callback (exit site) */
+    GL_PROF_STACK,      /* stack capture, trim, depot */
+    GL_PROF_UNWIND,     /* of which the libunwind walk */
+    GL_PROF_INSERT,     /* table insert and counters */
+    GL_PROF_FREE_ENTER, /* free at entry: detach */
+    GL_PROF_FREE_EXIT,  /* free at exit: confirm */
+    GL_PROF_NPHASES
+};
+
+extern int gl_profiling;
+
+static inline uint64_t gl_prof_now(void) { return gl_profiling ? __rdtsc() : 0; }
+/* Add the ticks from start to end to phase p. */
+void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t end);
+
+/* Called by stack capture: on the 1000th capture, walk the stack once with
+ * unw_step, timing each frame. */
+void gl_prof_maybe_walk(void);
+
+void gl_prof_init(void);
+
+/* Results, for the report: average ns of a phase (0 calls: not measured). */
+const char *gl_prof_phase_name(enum gl_prof_phase p);
+uint64_t gl_prof_calls(enum gl_prof_phase p);
+double gl_prof_avg_ns(enum gl_prof_phase p);
+/* The one stack walked frame by frame: count, return addresses, ns per step;
+ * *backtrace_ns gets what unw_backtrace took for the same stack. */
+int gl_prof_walk(const uintptr_t **ips, const uint64_t **ns, uint64_t *backtrace_ns);
+
+#endif

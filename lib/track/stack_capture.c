@@ -1,0 +1,105 @@
+#include "stack_capture.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modules.h"
+#include "profile.h"
+#include "stack_depot.h"
+#include "unwind.h"
+
+/* Frames kept per stack: what --num-callers shows plus slack for the CUDA runtime
+ * internals that only report-time symbols can recognize (static cudart). */
+static unsigned keep_frames = 12 + GL_STACK_SLACK;
+
+/* How many frames of gpuleak, CUPTI and the driver sit on top of the program's:
+ * learnt from the stacks seen, so that a walk asks for no more frames than it keeps. */
+static _Atomic unsigned internal_hint = 12;
+
+#define MAX_RAW (GL_DEPOT_MAX_FRAMES + 64)
+
+int gl_stack_raw_mode;
+
+void gl_stack_init(unsigned num_callers)
+{
+    const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
+    gl_stack_raw_mode = raw && *raw == '1';
+    keep_frames = num_callers + GL_STACK_SLACK;
+    if (keep_frames > GL_DEPOT_MAX_FRAMES)
+        keep_frames = GL_DEPOT_MAX_FRAMES;
+}
+
+static inline bool internal(enum gl_module_role r)
+{
+    return r == GL_MOD_SELF || r == GL_MOD_CUPTI || r == GL_MOD_DRIVER;
+}
+
+/* Index of the first frame to keep; *internal_count gets the leading internal run. */
+static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count)
+{
+    unsigned i = 0;
+    int last_driver = -1;
+    while (i < n) {
+        enum gl_module_role r = gl_module_role(frames[i]);
+        if (!internal(r))
+            break;
+        if (r == GL_MOD_DRIVER)
+            last_driver = (int)i;
+        i++;
+    }
+    *internal_count = i;
+    /* A shared CUDA runtime called the driver: the API the program called is the
+     * outermost frame of libcudart, and the driver entry point says nothing more. */
+    unsigned j = i;
+    while (j < n && gl_module_role(frames[j]) == GL_MOD_CUDART)
+        j++;
+    if (j > i)
+        return j - 1;
+    /* Otherwise keep the driver entry point the caller called. */
+    return last_driver >= 0 && (unsigned)last_driver == i - 1 ? i - 1 : i;
+}
+
+unsigned gl_stack_trim(uintptr_t *frames, unsigned n)
+{
+    unsigned internal_count;
+    unsigned start = first_kept(frames, n, &internal_count);
+    memmove(frames, frames + start, (n - start) * sizeof *frames);
+    return n - start;
+}
+
+uint32_t gl_stack_capture(void)
+{
+    uintptr_t raw[MAX_RAW];
+    unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames;
+    for (;;) {
+        if (want > MAX_RAW)
+            want = MAX_RAW;
+        uint64_t t0 = gl_prof_now();
+        int got = gl_unwind_backtrace(raw, (int)want);
+        if (gl_profiling) {
+            gl_prof_add(GL_PROF_UNWIND, t0, gl_prof_now());
+            gl_prof_maybe_walk();
+        }
+        if (got <= 0)
+            return 0;
+        unsigned n = (unsigned)got, internal_count;
+        if (gl_stack_raw_mode)
+            return gl_depot_intern(raw, n);
+        unsigned start = first_kept(raw, n, &internal_count);
+        unsigned kept = n - start;
+        if (kept < keep_frames && n == want && want < MAX_RAW) {
+            /* The buffer filled before the program's frames did: more internal
+             * frames than expected.  Learn it and walk again. */
+            unsigned hint = atomic_load_explicit(&internal_hint, memory_order_relaxed);
+            if (internal_count + 4 > hint)
+                atomic_store_explicit(&internal_hint, internal_count + 4, memory_order_relaxed);
+            want = internal_count + 4 + keep_frames;
+            continue;
+        }
+        if (kept > keep_frames)
+            kept = keep_frames;
+        return gl_depot_intern(raw + start, kept);
+    }
+}

@@ -1,0 +1,34 @@
+/* Capturing the allocating call stack inside a CUPTI callback.
+ *
+ * libunwind walks the stack with a per-thread cache (frame pointers stop early:
+ * the CUDA libraries are built without them).  The walk starts inside gpuleak's
+ * callback, passes through CUPTI and the driver, and reaches the program; frames
+ * of gpuleak and CUPTI are dropped here, and of the driver's frames only the
+ * outermost (the entry point the caller called, e.g. cuMemAlloc_v2) is kept.
+ * What remains of the CUDA runtime is trimmed at report time, with symbols
+ * (frame_filter.h). */
+#ifndef GPULEAK_STACK_CAPTURE_H
+#define GPULEAK_STACK_CAPTURE_H
+
+#include <stdint.h>
+
+/* Set the number of frames kept for the program (--num-callers).  libunwind must
+ * be loaded (unwind.h) for captures to return frames. */
+void gl_stack_init(unsigned num_callers);
+
+/* Debugging aid: with GPULEAK_DEBUG_RAW_STACKS=1 in the environment, stacks are
+ * stored and shown whole, gpuleak's, CUPTI's and the driver's frames included. */
+extern int gl_stack_raw_mode;
+
+/* Capture, trim and intern the current stack; returns its depot id (0 if none). */
+uint32_t gl_stack_capture(void);
+
+/* Trim raw frames (innermost first) in place: drop gpuleak/CUPTI frames and all
+ * driver frames but the outermost.  Returns the new count.  Exposed for tests. */
+unsigned gl_stack_trim(uintptr_t *frames, unsigned n);
+
+/* How many frames past the trimmed start are stored, beyond --num-callers, so that
+ * report-time trimming of CUDA runtime internals still leaves num_callers frames. */
+#define GL_STACK_SLACK 4
+
+#endif

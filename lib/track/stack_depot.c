@@ -1,0 +1,152 @@
+#include "stack_depot.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "gl_uthash.h"
+#include "thread_state.h"
+
+struct depot_entry {
+    UT_hash_handle hh;
+    uint64_t hash;
+    uint32_t id;
+    uint32_t n;
+    uintptr_t frames[];
+};
+
+/* Entries by id: a two-level table of pointers so that readers index it without
+ * a lock while writers append.  Pages are published with release stores. */
+#define PAGE_BITS 14
+#define PAGE_SIZE_ENTRIES (1u << PAGE_BITS)
+#define NPAGES (1u << 14) /* up to 2^28 distinct stacks */
+
+static _Atomic(struct depot_entry **) pages[NPAGES];
+static _Atomic uint32_t next_id = 1;
+static _Atomic size_t depot_bytes;
+
+#define NSHARDS 16
+static struct {
+    pthread_mutex_t lock;
+    struct depot_entry *head;
+} __attribute__((aligned(64))) shards[NSHARDS] = {
+    [0 ... NSHARDS - 1] = {.lock = PTHREAD_MUTEX_INITIALIZER},
+};
+
+/* Each thread caches recent stacks (thread_state.h): most allocations come from a
+ * few hot call sites, and a hit costs one hash and one compare, no lock. */
+
+uint64_t gl_depot_hash(const uintptr_t *frames, unsigned n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+    for (unsigned i = 0; i < n; i++) {
+        h ^= frames[i];
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    h ^= h >> 29;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 32);
+}
+
+static bool same(const struct depot_entry *e, uint64_t hash, const uintptr_t *frames, unsigned n)
+{
+    return e->hash == hash && e->n == n && memcmp(e->frames, frames, n * sizeof *frames) == 0;
+}
+
+static bool publish(struct depot_entry *e)
+{
+    uint32_t page = e->id >> PAGE_BITS;
+    if (page >= NPAGES)
+        return false;
+    struct depot_entry **p = atomic_load_explicit(&pages[page], memory_order_acquire);
+    if (!p) {
+        /* Only one writer can need a new page at a time per id range, but two shards
+         * may race for it: whoever loses unmaps its copy. */
+        struct depot_entry **fresh = gl_tool_map(PAGE_SIZE_ENTRIES * sizeof *fresh);
+        if (!fresh)
+            return false;
+        struct depot_entry **expected = NULL;
+        if (atomic_compare_exchange_strong(&pages[page], &expected, fresh)) {
+            p = fresh;
+            atomic_fetch_add_explicit(&depot_bytes, PAGE_SIZE_ENTRIES * sizeof *fresh,
+                                      memory_order_relaxed);
+        } else {
+            gl_tool_unmap(fresh, PAGE_SIZE_ENTRIES * sizeof *fresh);
+            p = expected;
+        }
+    }
+    atomic_store_explicit((_Atomic(struct depot_entry *) *)&p[e->id & (PAGE_SIZE_ENTRIES - 1)], e,
+                          memory_order_release);
+    return true;
+}
+
+uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n)
+{
+    if (n == 0)
+        return 0;
+    if (n > GL_DEPOT_MAX_FRAMES)
+        n = GL_DEPOT_MAX_FRAMES;
+    uint64_t hash = gl_depot_hash(frames, n);
+    struct gl_thread *self = gl_thread_self();
+    unsigned slot = (unsigned)(hash & (GL_TCACHE_SIZE - 1));
+    if (self && self->tcache[slot].hash == hash && self->tcache[slot].e &&
+        same(self->tcache[slot].e, hash, frames, n))
+        return self->tcache[slot].e->id;
+
+    unsigned si = (unsigned)(hash >> 60) & (NSHARDS - 1);
+    struct depot_entry *e = NULL;
+    pthread_mutex_lock(&shards[si].lock);
+    HASH_FIND_BYHASHVALUE(hh, shards[si].head, frames, n * sizeof *frames, (unsigned)hash, e);
+    if (!e) {
+        size_t size = sizeof *e + n * sizeof *frames;
+        e = gl_tool_alloc(size);
+        if (e) {
+            e->hash = hash;
+            e->n = n;
+            memcpy(e->frames, frames, n * sizeof *frames);
+            e->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
+            if (!publish(e)) {
+                gl_tool_free(e, size);
+                e = NULL;
+            } else {
+                HASH_ADD_KEYPTR_BYHASHVALUE(hh, shards[si].head, e->frames, n * sizeof *frames,
+                                            (unsigned)hash, e);
+                atomic_fetch_add_explicit(&depot_bytes, size, memory_order_relaxed);
+                /* If uthash could not grow, the entry still has its id and stays
+                 * reachable through pages[]; it is only not found for reuse. */
+            }
+        }
+    }
+    pthread_mutex_unlock(&shards[si].lock);
+    if (!e)
+        return 0;
+    if (self) {
+        self->tcache[slot].hash = hash;
+        self->tcache[slot].e = e;
+    }
+    return e->id;
+}
+
+static struct depot_entry *entry(uint32_t id)
+{
+    if (id == 0 || id >= atomic_load_explicit(&next_id, memory_order_acquire))
+        return NULL;
+    struct depot_entry **p = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
+    if (!p)
+        return NULL;
+    return atomic_load_explicit(
+        (_Atomic(struct depot_entry *) *)&p[id & (PAGE_SIZE_ENTRIES - 1)], memory_order_acquire);
+}
+
+const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n)
+{
+    struct depot_entry *e = entry(id);
+    *n = e ? e->n : 0;
+    return e ? e->frames : NULL;
+}
+
+unsigned gl_depot_count(void) { return atomic_load(&next_id) - 1; }
+
+size_t gl_depot_memory_bytes(void) { return atomic_load(&depot_bytes); }

@@ -1,0 +1,26 @@
+/* The stack depot: every distinct call stack stored once, named by a small id.
+ *
+ * Leaks are grouped by allocation stack and most programs allocate from a few
+ * hundred call sites, so a block carries a 4-byte id instead of its frames.
+ * Lookups of known stacks take no lock (a per-thread cache, then immutable
+ * entries); only the first sight of a new stack takes its shard's lock. */
+#ifndef GPULEAK_STACK_DEPOT_H
+#define GPULEAK_STACK_DEPOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GL_DEPOT_MAX_FRAMES 96
+
+uint64_t gl_depot_hash(const uintptr_t *frames, unsigned n);
+
+/* Id of this stack (1-based), adding it if new; 0 if n == 0 or memory ran out. */
+uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n);
+
+/* Frames of a stack id; NULL (and *n = 0) for an unknown id. */
+const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n);
+
+unsigned gl_depot_count(void);
+size_t gl_depot_memory_bytes(void);
+
+#endif

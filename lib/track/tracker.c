@@ -1,0 +1,401 @@
+#include "tracker.h"
+
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "thread_state.h"
+#include "tool_alloc.h"
+
+gl_event_sink_fn gl_event_sink;
+
+static struct gl_table *blocks; /* outstanding blocks */
+static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key */
+
+/* Process-wide counters, each on its own cache line.  Allocation numbers and
+ * live bytes must be exact across threads (checkpoints compare numbers, the peak
+ * needs the sum); counts that only get summed for the report are per thread
+ * (thread_state.h), so the hot path does two shared atomics per event, not five. */
+#define COUNTER(name) static _Atomic uint64_t name __attribute__((aligned(64)))
+COUNTER(seq_counter);
+COUNTER(live_bytes);
+COUNTER(peak_bytes);
+COUNTER(n_unknown_frees);
+COUNTER(n_replaced);
+
+static void release_spare(struct gl_table_node *n) { gl_table_release(blocks, n); }
+
+void gl_tracker_init(void)
+{
+    if (!blocks)
+        blocks = gl_table_create(8);
+    if (!maps)
+        maps = gl_table_create(4);
+    gl_thread_set_spare_release(release_spare);
+}
+
+void gl_tracker_reset(void)
+{
+    gl_table_destroy(blocks);
+    gl_table_destroy(maps);
+    blocks = maps = NULL;
+    gl_thread_reset();
+    atomic_store(&seq_counter, 0);
+    atomic_store(&live_bytes, 0);
+    atomic_store(&peak_bytes, 0);
+    atomic_store(&n_unknown_frees, 0);
+    atomic_store(&n_replaced, 0);
+    gl_tracker_init();
+}
+
+bool gl_mem_kind_context_bound(enum gl_mem_kind k) { return k != GL_MEM_VMM && k != GL_MEM_NONE; }
+
+uint64_t gl_tracker_next_seq(void)
+{
+    return atomic_fetch_add_explicit(&seq_counter, 1, memory_order_relaxed) + 1;
+}
+
+static inline void publish(struct gl_event *ev)
+{
+    gl_event_sink_fn sink = gl_event_sink;
+    if (__builtin_expect(sink != NULL, 0)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ev->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        sink(ev);
+    }
+}
+
+static void count_live_add(uint64_t size)
+{
+    uint64_t now = atomic_fetch_add_explicit(&live_bytes, size, memory_order_relaxed) + size;
+    uint64_t peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, now, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
+
+static void count_freed_n(struct gl_thread *self, uint64_t blocks_freed, uint64_t size)
+{
+    if (self)
+        gl_thread_count(&self->frees, blocks_freed);
+    atomic_fetch_sub_explicit(&live_bytes, size, memory_order_relaxed);
+}
+
+static void count_freed(uint64_t size) { count_freed_n(gl_thread_self(), 1, size); }
+
+void gl_tracker_alloc(struct gl_event *ev)
+{
+    if (!ev->seq)
+        ev->seq = gl_tracker_next_seq();
+    struct gl_block_info b = {
+        .key = ev->key,
+        .size = ev->size,
+        .seq = ev->seq,
+        .ctx = ev->ctx,
+        .aux = ev->kind == GL_MEM_VMM ? 0 : ev->aux,
+        .stack = ev->stack,
+        .tid = ev->tid,
+        .device = ev->device,
+        .kind = ev->kind,
+        .flags = (ev->flags & GL_EVF_SIZE_UNKNOWN) ? GL_BLK_SIZE_UNKNOWN : 0,
+        .api = ev->api,
+        .refs = ev->kind == GL_MEM_VMM ? 1 : 0,
+    };
+    struct gl_thread *self = gl_thread_self();
+    struct gl_block_info old;
+    if (gl_table_insert(blocks, &b, &old, self ? &self->spare_node : NULL)) {
+        atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
+        count_freed_n(self, 1, old.size);
+    }
+    if (self) {
+        gl_thread_count(&self->allocs, 1);
+        gl_thread_count(&self->bytes_allocated, ev->size);
+    }
+    count_live_add(ev->size);
+    publish(ev);
+}
+
+/* ---- releases ---- */
+
+/* Undo record of a VMM handle release: rare, so it may cost an allocation. */
+struct release_undo {
+    bool removed;
+    struct gl_block_info info; /* state after the release */
+};
+
+static bool dec_handle_ref(struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    if (b->refs > 0)
+        b->refs--;
+    if (b->refs == 0)
+        b->flags |= GL_BLK_RELEASED;
+    return b->refs == 0 && b->aux == 0;
+}
+
+static bool inc_handle_ref(struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    b->refs++;
+    b->flags &= (uint8_t)~GL_BLK_RELEASED;
+    return false;
+}
+
+uint64_t gl_tracker_release_begin(struct gl_event *ev)
+{
+    if (ev->type == GL_EV_FREE) {
+        struct gl_table_node *n = gl_table_detach(blocks, ev->key);
+        if (!n)
+            atomic_fetch_add_explicit(&n_unknown_frees, 1, memory_order_relaxed);
+        return (uint64_t)(uintptr_t)n;
+    }
+    if (ev->type == GL_EV_VMM_RELEASE) {
+        struct release_undo *u = gl_tool_alloc(sizeof *u);
+        if (!u)
+            return 0;
+        bool removed = false;
+        if (!gl_table_update(blocks, ev->key, dec_handle_ref, NULL, &u->info, &removed)) {
+            gl_tool_free(u, sizeof *u);
+            atomic_fetch_add_explicit(&n_unknown_frees, 1, memory_order_relaxed);
+            return 0;
+        }
+        u->removed = removed;
+        return (uint64_t)(uintptr_t)u;
+    }
+    return 0;
+}
+
+void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
+{
+    if (!token) {
+        if (ok)
+            publish(ev);
+        return;
+    }
+    if (ev->type == GL_EV_FREE) {
+        struct gl_table_node *n = (struct gl_table_node *)(uintptr_t)token;
+        if (!ok) {
+            gl_table_reattach(blocks, n);
+            return;
+        }
+        const struct gl_block_info *b = gl_table_node_info(n);
+        ev->seq = b->seq;
+        ev->size = b->size;
+        ev->kind = b->kind;
+        struct gl_thread *self = gl_thread_self();
+        count_freed_n(self, 1, b->size);
+        /* Keep the node for this thread's next allocation: no lock now, none then. */
+        if (self && !self->spare_node)
+            self->spare_node = n;
+        else
+            gl_table_release(blocks, n);
+        publish(ev);
+        return;
+    }
+    if (ev->type == GL_EV_VMM_RELEASE) {
+        struct release_undo *u = (struct release_undo *)(uintptr_t)token;
+        if (!ok) {
+            if (u->removed) {
+                u->info.refs = 1;
+                u->info.flags &= (uint8_t)~GL_BLK_RELEASED;
+                gl_table_insert(blocks, &u->info, NULL, NULL);
+            } else {
+                gl_table_update(blocks, ev->key, inc_handle_ref, NULL, NULL, NULL);
+            }
+        } else {
+            if (u->removed) {
+                ev->seq = u->info.seq;
+                ev->size = u->info.size;
+                count_freed(u->info.size);
+            }
+            publish(ev);
+        }
+        gl_tool_free(u, sizeof *u);
+    }
+}
+
+/* ---- VMM mappings ---- */
+
+static bool add_mapping(struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    b->aux++;
+    return false;
+}
+
+static bool drop_mapping(struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    if (b->aux > 0)
+        b->aux--;
+    return b->refs == 0 && b->aux == 0;
+}
+
+void gl_tracker_vmm_map(struct gl_event *ev)
+{
+    struct gl_block_info m = {
+        .key = ev->key, .size = ev->size, .aux = ev->aux, .tid = ev->tid, .device = ev->device,
+        .api = ev->api, .stack = ev->stack, .ctx = ev->ctx,
+    };
+    gl_table_insert(maps, &m, NULL, NULL);
+    gl_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);
+    publish(ev);
+}
+
+void gl_tracker_vmm_unmap(struct gl_event *ev)
+{
+    uint64_t cur = ev->key, end = ev->key + ev->size;
+    /* An unmap may cover several adjacent mappings (an allocator that grows a
+     * reserved range chunk by chunk and gives it back at once). */
+    while (cur < end) {
+        struct gl_block_info m;
+        if (!gl_table_remove(maps, cur, &m) || m.size == 0)
+            break;
+        struct gl_block_info h;
+        bool removed = false;
+        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed)
+            count_freed(h.size);
+        cur += m.size;
+    }
+    publish(ev);
+}
+
+void gl_tracker_vmm_retain(struct gl_event *ev)
+{
+    gl_table_update(blocks, ev->key, inc_handle_ref, NULL, NULL, NULL);
+    publish(ev);
+}
+
+/* ---- contexts ---- */
+
+struct ctx_sweep {
+    uint64_t ctx;
+    uint64_t bytes;
+};
+
+static bool in_context(const struct gl_block_info *b, void *arg)
+{
+    struct ctx_sweep *sw = arg;
+    if (b->ctx != sw->ctx || !gl_mem_kind_context_bound((enum gl_mem_kind)b->kind))
+        return false;
+    sw->bytes += b->size;
+    return true;
+}
+
+void gl_tracker_ctx_destroy(struct gl_event *ev)
+{
+    struct ctx_sweep sw = {ev->ctx, 0};
+    size_t n = gl_table_foreach(blocks, in_context, &sw);
+    count_freed_n(gl_thread_self(), n, sw.bytes);
+    publish(ev);
+}
+
+void gl_tracker_apply(struct gl_event *ev)
+{
+    switch ((enum gl_event_type)ev->type) {
+    case GL_EV_ALLOC:
+        gl_tracker_alloc(ev);
+        break;
+    case GL_EV_FREE:
+    case GL_EV_VMM_RELEASE:
+        gl_tracker_release_end(gl_tracker_release_begin(ev), true, ev);
+        break;
+    case GL_EV_CTX_DESTROY:
+        gl_tracker_ctx_destroy(ev);
+        break;
+    case GL_EV_VMM_MAP:
+        gl_tracker_vmm_map(ev);
+        break;
+    case GL_EV_VMM_UNMAP:
+        gl_tracker_vmm_unmap(ev);
+        break;
+    case GL_EV_VMM_RETAIN:
+        gl_tracker_vmm_retain(ev);
+        break;
+    case GL_EV_NONE:
+        break;
+    }
+}
+
+void gl_tracker_stats(struct gl_tracker_stats *s)
+{
+    struct gl_thread_totals t;
+    gl_thread_totals(&t);
+    s->allocs = t.allocs;
+    s->frees = t.frees;
+    s->bytes_allocated = t.bytes_allocated;
+    s->live_bytes = atomic_load(&live_bytes);
+    s->peak_bytes = atomic_load(&peak_bytes);
+    s->live_blocks = blocks ? gl_table_count(blocks) : 0;
+    s->unknown_frees = atomic_load(&n_unknown_frees);
+    s->replaced = atomic_load(&n_replaced);
+}
+
+/* ---- snapshots ---- */
+
+struct snap {
+    struct gl_block_info *out;
+    size_t n, cap;
+};
+
+static bool copy_block(const struct gl_block_info *b, void *arg)
+{
+    struct snap *s = arg;
+    if (s->n < s->cap)
+        s->out[s->n++] = *b;
+    return false;
+}
+
+int gl_tracker_snapshot(struct gl_block_info **out, size_t *n, size_t *bytes)
+{
+    /* Blocks may still come and go on other threads: leave room for some. */
+    size_t cap = gl_table_count(blocks) + 1024;
+    size_t size = cap * sizeof **out;
+    struct snap s = {gl_tool_map(size), 0, cap};
+    if (!s.out)
+        return -1;
+    gl_table_foreach(blocks, copy_block, &s);
+    *out = s.out;
+    *n = s.n;
+    *bytes = size;
+    return 0;
+}
+
+struct map_query {
+    uint64_t handle;
+    uint64_t *addrs;
+    size_t n, max;
+};
+
+static bool match_mapping(const struct gl_block_info *m, void *arg)
+{
+    struct map_query *q = arg;
+    if (m->aux == q->handle) {
+        if (q->n < q->max)
+            q->addrs[q->n] = m->key;
+        q->n++;
+    }
+    return false;
+}
+
+size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max)
+{
+    struct map_query q = {handle_key, addrs, 0, max};
+    gl_table_foreach(maps, match_mapping, &q);
+    return q.n;
+}
+
+size_t gl_tracker_memory_bytes(void)
+{
+    return (blocks ? gl_table_memory_bytes(blocks) : 0) + (maps ? gl_table_memory_bytes(maps) : 0);
+}
+
+void gl_tracker_after_fork_child(void)
+{
+    if (blocks)
+        gl_table_reset_locks_after_fork(blocks);
+    if (maps)
+        gl_table_reset_locks_after_fork(maps);
+}

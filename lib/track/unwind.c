@@ -1,0 +1,93 @@
+#include "unwind.h"
+
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <stdio.h>
+#include <time.h>
+
+/* The names behind libunwind's macros (unw_step is _ULx86_64_step, ...). */
+#define SYM_STR2(x) #x
+#define SYM_STR(x) SYM_STR2(x)
+
+static struct {
+    void *handle;
+    int (*backtrace)(void **, int);
+    int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+    unw_addr_space_t *local_addr_space;
+    int (*getcontext)(unw_context_t *);
+    int (*init_local)(unw_cursor_t *, unw_context_t *);
+    int (*step)(unw_cursor_t *);
+    int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+} lu;
+
+bool gl_unwind_loaded(void) { return lu.backtrace != NULL; }
+
+bool gl_unwind_load(char *err, size_t errlen)
+{
+    if (lu.backtrace)
+        return true;
+    /* Found beside libgpuleak first (its $ORIGIN rpath), then where ld.so looks. */
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(err, errlen, "cannot load libunwind.so.8 (%s): install the package libunwind8",
+                 dlerror());
+        return false;
+    }
+    *(void **)&lu.backtrace = dlsym(h, "unw_backtrace");
+    *(void **)&lu.set_caching_policy = dlsym(h, SYM_STR(unw_set_caching_policy));
+    lu.local_addr_space = dlsym(h, SYM_STR(unw_local_addr_space));
+    *(void **)&lu.getcontext = dlsym(h, SYM_STR(unw_tdep_getcontext));
+    *(void **)&lu.init_local = dlsym(h, SYM_STR(unw_init_local));
+    *(void **)&lu.step = dlsym(h, SYM_STR(unw_step));
+    *(void **)&lu.get_reg = dlsym(h, SYM_STR(unw_get_reg));
+    if (!lu.backtrace || !lu.set_caching_policy || !lu.local_addr_space) {
+        snprintf(err, errlen, "libunwind.so.8 lacks unw_backtrace or its caching policy");
+        lu.backtrace = NULL;
+        return false;
+    }
+    lu.handle = h;
+    /* A per-thread cache: repeated walks through the same code are cheap and
+     * take no lock.  The first walk also loads libunwind's tables. */
+    lu.set_caching_policy(*lu.local_addr_space, UNW_CACHE_PER_THREAD);
+    void *warm[4];
+    lu.backtrace(warm, 4);
+    return true;
+}
+
+int gl_unwind_backtrace(uintptr_t *frames, int max)
+{
+    return lu.backtrace ? lu.backtrace((void **)frames, max) : 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max)
+{
+    if (!lu.getcontext || !lu.init_local || !lu.step || !lu.get_reg)
+        return 0;
+    unw_context_t uc;
+    unw_cursor_t c;
+    lu.getcontext(&uc);
+    if (lu.init_local(&c, &uc) < 0)
+        return 0;
+    int n = 0;
+    while (n < max) {
+        uint64_t t0 = now_ns();
+        int r = lu.step(&c);
+        uint64_t t1 = now_ns();
+        if (r <= 0)
+            break;
+        unw_word_t ip;
+        lu.get_reg(&c, UNW_REG_IP, &ip);
+        ips[n] = ip;
+        ns[n] = t1 - t0;
+        n++;
+    }
+    return n;
+}

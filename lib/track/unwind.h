@@ -1,0 +1,27 @@
+/* libunwind, loaded with dlopen(RTLD_LOCAL) when CUDA initializes.
+ *
+ * Linking it would put libunwind.so.8 into every process gpuleak is preloaded
+ * into, and into the global symbol scope: it exports the C++ ABI's
+ * _Unwind_RaiseException & co., which would then replace libgcc's for the
+ * program's own exceptions.  Loaded locally, it is used by gpuleak alone, and
+ * only in processes that use CUDA. */
+#ifndef GPULEAK_UNWIND_H
+#define GPULEAK_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Load libunwind and set its per-thread cache.  Returns true, or false with one
+ * line in err. */
+bool gl_unwind_load(char *err, size_t errlen);
+bool gl_unwind_loaded(void);
+
+/* Return addresses of the calling stack, innermost first (unw_backtrace). */
+int gl_unwind_backtrace(uintptr_t *frames, int max);
+
+/* Profiling aid: walk the stack frame by frame with unw_step, timing each step;
+ * fills ips and ns (per step) and returns the number of frames. */
+int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max);
+
+#endif

@@ -1,0 +1,186 @@
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/logfile.h"
+#include "launcher.h"
+
+#define RUNTIME_NAME "libgpuleak.so"
+
+static size_t component(const char *p) { return strcspn(p, "/"); }
+
+void gl_relative_path(const char *from, const char *to, char *out, size_t outlen)
+{
+    /* Drop the leading components both share, then climb out of what is left of
+     * from and descend into what is left of to. */
+    for (;;) {
+        while (*from == '/')
+            from++;
+        while (*to == '/')
+            to++;
+        size_t lf = component(from), lt = component(to);
+        if (lf == 0 || lf != lt || strncmp(from, to, lf) != 0)
+            break;
+        from += lf;
+        to += lt;
+    }
+    size_t pos = 0;
+    out[0] = '\0';
+    while (*from) {
+        while (*from == '/')
+            from++;
+        size_t lf = component(from);
+        if (lf == 0)
+            break;
+        pos += (size_t)snprintf(out + pos, pos < outlen ? outlen - pos : 0, "../");
+        from += lf;
+    }
+    while (*to == '/')
+        to++;
+    if (pos < outlen)
+        snprintf(out + pos, outlen - pos, "%s", to);
+    size_t len = strlen(out);
+    while (len > 0 && out[len - 1] == '/')
+        out[--len] = '\0';
+    if (!out[0])
+        snprintf(out, outlen, ".");
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void note_tried(char *tried, size_t len, const char *path)
+{
+    size_t l = strlen(tried);
+    snprintf(tried + l, len - l, "%s%s", l ? ", " : "", path);
+}
+
+/* Accept path as the runtime if it is a file; else add it to the list tried. */
+static bool take(const char *path, char *out, char *tried, size_t triedlen)
+{
+    if (is_file(path) && realpath(path, out))
+        return true;
+    note_tried(tried, triedlen, path);
+    return false;
+}
+
+bool gl_locate_runtime(char *out, size_t outlen, char *tried, size_t triedlen)
+{
+    (void)outlen; /* realpath needs PATH_MAX, which callers provide */
+    tried[0] = '\0';
+    const char *env = getenv("GPULEAK_RUNTIME");
+    if (env && *env)
+        return take(env, out, tried, triedlen);
+
+    char exe[PATH_MAX], candidate[3 * PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        /* An installed tree, wherever it was moved: bindir -> pkglibdir. */
+        char rel[PATH_MAX];
+        gl_relative_path(GL_BINDIR, GL_PKGLIBDIR, rel, sizeof rel);
+        snprintf(candidate, sizeof candidate, "%s/%s/" RUNTIME_NAME, exe, rel);
+        if (take(candidate, out, tried, triedlen))
+            return true;
+        /* The build tree: src/gpuleak beside lib/.libs/libgpuleak.so. */
+        snprintf(candidate, sizeof candidate, "%s/../lib/.libs/" RUNTIME_NAME, exe);
+        if (take(candidate, out, tried, triedlen))
+            return true;
+    }
+    snprintf(candidate, sizeof candidate, "%s/" RUNTIME_NAME, GL_PKGLIBDIR);
+    return take(candidate, out, tried, triedlen);
+}
+
+static bool check_executable(const char *path, const char *name, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "program '%s': %s", name, strerror(errno));
+        return false;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "program '%s' is a directory", name);
+        return false;
+    }
+    if (access(path, X_OK) != 0) {
+        snprintf(err, errlen, "program '%s' is not executable: %s", name, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+bool gl_resolve_program(const char *name, char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (!*name) {
+        snprintf(err, errlen, "empty program name");
+        return false;
+    }
+    if (strchr(name, '/')) {
+        if (!check_executable(name, name, err, errlen))
+            return false;
+        snprintf(out, outlen, "%s", name);
+        return true;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/bin:/usr/bin";
+    bool found_non_exec = false;
+    for (const char *p = path;;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        char candidate[PATH_MAX];
+        snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, len ? p : ".", name);
+        struct stat st;
+        if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(candidate, X_OK) == 0) {
+                snprintf(out, outlen, "%s", candidate);
+                return true;
+            }
+            found_non_exec = true;
+        }
+        if (!colon)
+            break;
+        p = colon + 1;
+    }
+    if (found_non_exec)
+        snprintf(err, errlen, "program '%s' is in PATH but not executable", name);
+    else
+        snprintf(err, errlen, "program '%s' not found in PATH", name);
+    return false;
+}
+
+bool gl_check_log_file(const char *tmpl, char *err, size_t errlen)
+{
+    char path[GL_PATH_MAX];
+    if (gl_logfile_expand(tmpl, (int)getpid(), true, path, sizeof path, err, errlen) < 0)
+        return false;
+    char dir[GL_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--log-file: directory '%s' does not exist", dir);
+        return false;
+    }
+    if (access(dir, W_OK) != 0) {
+        snprintf(err, errlen, "--log-file: directory '%s' is not writable", dir);
+        return false;
+    }
+    return true;
+}

@@ -1,0 +1,91 @@
+/* gpuleak [options] [--] program [args]
+ *
+ * Everything the user can get wrong is checked here, before the program starts:
+ * a bad option stops gpuleak with one line and exit status 1, and the program
+ * never runs half-watched. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/options.h"
+#include "launcher.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gpuleak [options] [--] program [args]\n");
+}
+
+static void help(void)
+{
+    fflush(stdout);
+    printf("usage: gpuleak [options] [--] program [args]\n"
+           "\n"
+           "Runs program with gpuleak's runtime injected; reports the GPU memory it leaks.\n"
+           "\n"
+           "options:\n");
+    fflush(stdout);
+    gl_options_write_help(1);
+    printf("  %-36s %s\n", "-h, --help", "show this help and exit");
+    printf("  %-36s %s\n", "--version", "show the version and exit");
+    printf("\n"
+           "Options are also read from GPULEAK_OPTIONS when the runtime is injected by hand.\n"
+           "Exit status: the program's own; 1 if gpuleak could not start it.\n"
+           "See gpuleak(1) for the report format.\n");
+}
+
+int main(int argc, char **argv)
+{
+    struct gl_options opt;
+    gl_options_defaults(&opt);
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help();
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0) {
+            printf("gpuleak-%s\n", PACKAGE_VERSION);
+            return 0;
+        }
+        char err[512];
+        enum gl_arg_result r = gl_options_parse_arg(&opt, a, err, sizeof err);
+        if (r == GL_ARG_ERROR) {
+            fprintf(stderr, "gpuleak: %s\n", err);
+            return 1;
+        }
+        if (r == GL_ARG_NOT_OPTION)
+            break;
+    }
+    if (i >= argc) {
+        fprintf(stderr, "gpuleak: no program given; ");
+        usage(stderr);
+        return 1;
+    }
+
+    char err[1024];
+    if (opt.log_file[0] && !gl_check_log_file(opt.log_file, err, sizeof err)) {
+        fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
+    char program[PATH_MAX];
+    if (!gl_resolve_program(argv[i], program, sizeof program, err, sizeof err)) {
+        fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
+    char runtime[PATH_MAX], tried[4 * PATH_MAX];
+    if (!gl_locate_runtime(runtime, sizeof runtime, tried, sizeof tried)) {
+        fprintf(stderr,
+                "gpuleak: cannot find the runtime libgpuleak.so (looked for %s); reinstall "
+                "gpuleak or set GPULEAK_RUNTIME\n",
+                tried);
+        return 1;
+    }
+    return gl_run_program(program, argv + i, runtime, &opt);
+}

@@ -1,0 +1,121 @@
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/env.h"
+#include "launcher.h"
+
+static volatile sig_atomic_t child_pid;
+
+/* Signals meant for the program that reach the launcher (kill <launcher pid>)
+ * are passed on; the terminal's SIGINT/SIGQUIT reach the program directly. */
+static void forward(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+static void prepend_preload(const char *runtime)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (old && *old) {
+        /* Keep what the user preloads (jemalloc, say), after gpuleak. */
+        size_t len = strlen(runtime) + strlen(old) + 2;
+        char *v = malloc(len);
+        if (v) {
+            snprintf(v, len, "%s:%s", runtime, old);
+            setenv("LD_PRELOAD", v, 1);
+            free(v);
+            return;
+        }
+    }
+    setenv("LD_PRELOAD", runtime, 1);
+}
+
+/* Die of the signal that killed the program, as a shell reports it; the program
+ * already wrote any core dump, so the launcher writes none. */
+static void die_of_signal(int sig)
+{
+    struct rlimit nocore = {0, 0};
+    setrlimit(RLIMIT_CORE, &nocore);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+int gl_run_program(const char *path, char **argv, const char *runtime,
+                   const struct gl_options *opt)
+{
+    char serialized[GL_PATH_MAX * 2];
+    if (gl_options_serialize(opt, serialized, sizeof serialized) < 0) {
+        fprintf(stderr, "gpuleak: options too long\n");
+        return 1;
+    }
+    const char *inj = getenv("CUDA_INJECTION64_PATH");
+    if (inj && *inj && strcmp(inj, runtime) != 0)
+        fprintf(stderr, "gpuleak: replacing CUDA_INJECTION64_PATH=%s (another CUDA tool's) with "
+                        "gpuleak's runtime\n", inj);
+    prepend_preload(runtime);
+    setenv("CUDA_INJECTION64_PATH", runtime, 1);
+    setenv(GL_OPTIONS_ENV, serialized, 1);
+
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gpuleak: cannot start '%s': fork: %s\n", path, strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        char me[24];
+        snprintf(me, sizeof me, "%d", (int)getpid());
+        setenv(GL_PID_ENV, me, 1);
+        execv(path, argv);
+        if (errno == ENOEXEC) {
+            /* A script without "#!": run it with the shell, as execvp would. */
+            int argc = 0;
+            while (argv[argc])
+                argc++;
+            char **sh = calloc((size_t)argc + 2, sizeof *sh);
+            if (sh) {
+                sh[0] = "/bin/sh";
+                sh[1] = (char *)path;
+                for (int i = 1; i <= argc; i++)
+                    sh[i + 1] = argv[i];
+                execv("/bin/sh", sh);
+            }
+        }
+        fprintf(stderr, "gpuleak: cannot run '%s': %s\n", path, strerror(errno));
+        _exit(127);
+    }
+
+    child_pid = pid;
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward};
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    sigaction(SIGINT, &ign, NULL);
+    sigaction(SIGQUIT, &ign, NULL);
+    sigaction(SIGTERM, &fwd, NULL);
+    sigaction(SIGHUP, &fwd, NULL);
+    sigaction(SIGUSR1, &fwd, NULL);
+    sigaction(SIGUSR2, &fwd, NULL);
+
+    int status;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "gpuleak: waitpid: %s\n", strerror(errno));
+            return 1;
+        }
+    }
+    if (WIFSIGNALED(status))
+        die_of_signal(WTERMSIG(status));
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
