@@ -54,6 +54,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void gl_runtime_load(void)
 {
     gl_rt.pid = getpid();
+    gl_thread_init();
     gl_options_defaults(&gl_rt.opt);
     gl_rt_save_stderr();
     gl_rt_read_command();

@@ -1,10 +1,9 @@
 #include "block_table.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <string.h>
 
 #include "gl_uthash.h"
+#include "spinlock.h"
 
 struct gl_table_node {
     struct gl_block_info info;
@@ -14,11 +13,17 @@ struct gl_table_node {
 /* One lock per shard, each on its own cache line so that threads working in
  * different shards do not bounce a shared line. */
 struct shard {
-    pthread_mutex_t lock;
+    gl_spinlock lock;
     struct gl_table_node *head;
     struct gl_slab slab;
     size_t count;
 } __attribute__((aligned(64)));
+
+/* Each shard holds one sentinel node that is never removed: uthash frees a
+ * table when its last item goes and builds a new one on the next insert, which
+ * would make every alloc/free pair on an otherwise empty shard allocate and free
+ * a bucket array.  Real keys never have all top bits set (event.h). */
+#define SENTINEL_KEY UINT64_MAX
 
 struct gl_table {
     unsigned shift; /* 64 - log2(shards) */
@@ -51,17 +56,22 @@ struct gl_table *gl_table_create(unsigned nshards_log2)
     t->mapped = bytes;
     t->nshards = n;
     t->shift = 64 - nshards_log2;
-    pthread_mutexattr_t attr;
-    pthread_mutexattr_init(&attr);
-#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
-    /* Critical sections are a few dozen instructions: spin briefly before sleeping. */
-    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ADAPTIVE_NP);
-#endif
     for (unsigned i = 0; i < n; i++) {
-        pthread_mutex_init(&t->shards[i].lock, &attr);
-        gl_slab_init(&t->shards[i].slab, sizeof(struct gl_table_node));
+        struct shard *s = &t->shards[i];
+        gl_slab_init(&s->slab, sizeof(struct gl_table_node)); /* locks: zeroed */
+        struct gl_table_node *sentinel = gl_slab_get(&s->slab);
+        if (!sentinel) {
+            gl_table_destroy(t);
+            return NULL;
+        }
+        sentinel->info.key = SENTINEL_KEY;
+        HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &sentinel->info.key, sizeof sentinel->info.key,
+                                    (unsigned)mix64(SENTINEL_KEY), sentinel);
+        if (!sentinel->hh.tbl) {
+            gl_table_destroy(t);
+            return NULL;
+        }
     }
-    pthread_mutexattr_destroy(&attr);
     return t;
 }
 
@@ -73,7 +83,6 @@ void gl_table_destroy(struct gl_table *t)
         struct shard *s = &t->shards[i];
         HASH_CLEAR(hh, s->head);
         gl_slab_destroy(&s->slab);
-        pthread_mutex_destroy(&s->lock);
     }
     gl_tool_unmap(t, t->mapped);
 }
@@ -104,10 +113,12 @@ static inline void unlink_node(struct shard *s, struct gl_table_node *n)
 bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
                      struct gl_block_info *replaced, struct gl_table_node **spare)
 {
+    if (b->key == SENTINEL_KEY)
+        return false;
     uint64_t h = mix64(b->key);
     struct shard *s = shard_of(t, h);
     bool was_present = false;
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     struct gl_table_node *n = find(s, &b->key, h);
     if (n) {
         /* The old block was freed behind gpuleak's back; the new one takes its place. */
@@ -128,19 +139,21 @@ bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
                 gl_slab_put(&s->slab, n);
         }
     }
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
     return was_present;
 }
 
 struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key)
 {
+    if (key == SENTINEL_KEY)
+        return NULL;
     uint64_t h = mix64(key);
     struct shard *s = shard_of(t, h);
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     struct gl_table_node *n = find(s, &key, h);
     if (n)
         unlink_node(s, n);
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
     return n;
 }
 
@@ -150,26 +163,28 @@ void gl_table_reattach(struct gl_table *t, struct gl_table_node *n)
 {
     uint64_t h = mix64(n->info.key);
     struct shard *s = shard_of(t, h);
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     struct gl_table_node *other = find(s, &n->info.key, h);
     if (other || !link_node(s, n, h))
         gl_slab_put(&s->slab, n); /* the key was taken meanwhile: the newer block wins */
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
 }
 
 void gl_table_release(struct gl_table *t, struct gl_table_node *n)
 {
     struct shard *s = shard_of(t, mix64(n->info.key));
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     gl_slab_put(&s->slab, n);
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
 }
 
 bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out)
 {
+    if (key == SENTINEL_KEY)
+        return false;
     uint64_t h = mix64(key);
     struct shard *s = shard_of(t, h);
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     struct gl_table_node *n = find(s, &key, h);
     if (n) {
         if (out)
@@ -177,29 +192,35 @@ bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out
         unlink_node(s, n);
         gl_slab_put(&s->slab, n);
     }
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
     return n != NULL;
 }
 
 bool gl_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out)
 {
+    if (key == SENTINEL_KEY)
+        return false;
     uint64_t h = mix64(key);
     struct shard *s = shard_of(t, h);
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     struct gl_table_node *n = find(s, &key, h);
     if (n && out)
         *out = n->info;
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
     return n != NULL;
 }
 
 bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, void *arg,
                      struct gl_block_info *removed, bool *was_removed)
 {
+    if (was_removed)
+        *was_removed = false;
+    if (key == SENTINEL_KEY)
+        return false;
     uint64_t h = mix64(key);
     struct shard *s = shard_of(t, h);
     bool rm = false;
-    pthread_mutex_lock(&s->lock);
+    gl_spin_lock(&s->lock);
     struct gl_table_node *n = find(s, &key, h);
     if (n && fn(&n->info, arg)) {
         if (removed)
@@ -208,7 +229,7 @@ bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, vo
         gl_slab_put(&s->slab, n);
         rm = true;
     }
-    pthread_mutex_unlock(&s->lock);
+    gl_spin_unlock(&s->lock);
     if (was_removed)
         *was_removed = rm;
     return n != NULL;
@@ -219,16 +240,16 @@ size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
     size_t removed = 0;
     for (unsigned i = 0; i < t->nshards; i++) {
         struct shard *s = &t->shards[i];
-        pthread_mutex_lock(&s->lock);
+        gl_spin_lock(&s->lock);
         struct gl_table_node *n, *tmp;
         HASH_ITER(hh, s->head, n, tmp) {
-            if (fn(&n->info, arg)) {
+            if (n->info.key != SENTINEL_KEY && fn(&n->info, arg)) {
                 unlink_node(s, n);
                 gl_slab_put(&s->slab, n);
                 removed++;
             }
         }
-        pthread_mutex_unlock(&s->lock);
+        gl_spin_unlock(&s->lock);
     }
     return removed;
 }
@@ -237,9 +258,9 @@ size_t gl_table_count(struct gl_table *t)
 {
     size_t c = 0;
     for (unsigned i = 0; i < t->nshards; i++) {
-        pthread_mutex_lock(&t->shards[i].lock);
+        gl_spin_lock(&t->shards[i].lock);
         c += t->shards[i].count;
-        pthread_mutex_unlock(&t->shards[i].lock);
+        gl_spin_unlock(&t->shards[i].lock);
     }
     return c;
 }
@@ -249,11 +270,11 @@ size_t gl_table_memory_bytes(struct gl_table *t)
     size_t b = t->mapped;
     for (unsigned i = 0; i < t->nshards; i++) {
         struct shard *s = &t->shards[i];
-        pthread_mutex_lock(&s->lock);
+        gl_spin_lock(&s->lock);
         b += s->slab.chunks_bytes;
         if (s->head)
             b += s->head->hh.tbl->num_buckets * sizeof(UT_hash_bucket) + sizeof(UT_hash_table);
-        pthread_mutex_unlock(&s->lock);
+        gl_spin_unlock(&s->lock);
     }
     return b;
 }
@@ -261,5 +282,5 @@ size_t gl_table_memory_bytes(struct gl_table *t)
 void gl_table_reset_locks_after_fork(struct gl_table *t)
 {
     for (unsigned i = 0; i < t->nshards; i++)
-        pthread_mutex_init(&t->shards[i].lock, NULL);
+        gl_spin_reset(&t->shards[i].lock);
 }

@@ -68,36 +68,41 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
     }
 }
 
+/* The entry of a release leaves its token in CUPTI's correlation slot, tagged in
+ * bit 0 (tokens are pointers to aligned objects, or 0) so that the exit knows it
+ * without decoding the call twice. */
+#define RELEASE_TAG 1u
+
 static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
     struct gl_event ev = {0};
     if (cb->callbackSite == CUPTI_API_ENTER) {
-        uint64_t token = 0;
+        uint64_t corr = 0;
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
-            token = gl_tracker_release_begin(&ev);
+            corr = gl_tracker_release_begin(&ev) | RELEASE_TAG;
             gl_prof_add(GL_PROF_FREE_ENTER, t0, gl_prof_now());
         }
         if (cb->correlationData)
-            *cb->correlationData = token;
+            *cb->correlationData = corr;
         return;
     }
     CUresult rc = cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue
                                           : CUDA_ERROR_UNKNOWN;
-    if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev)) {
-        if (rc == CUDA_SUCCESS)
-            on_exit_acquire(&ev, cb);
+    uint64_t corr = cb->correlationData ? *cb->correlationData : 0;
+    if (corr & RELEASE_TAG) {
+        /* A release: its entry took the block out; confirm or put it back. */
+        if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
+            uint64_t t0 = gl_prof_now();
+            fill_common(&ev, cb);
+            gl_tracker_release_end(corr & ~(uint64_t)RELEASE_TAG, rc == CUDA_SUCCESS, &ev);
+            gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
+        }
         return;
     }
-    /* A release: its entry took the block out; confirm or put it back. */
-    if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
-        uint64_t t0 = gl_prof_now();
-        fill_common(&ev, cb);
-        gl_tracker_release_end(cb->correlationData ? *cb->correlationData : 0, rc == CUDA_SUCCESS,
-                               &ev);
-        gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
-    }
+    if (rc == CUDA_SUCCESS && gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
+        on_exit_acquire(&ev, cb);
 }
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)

@@ -24,6 +24,9 @@ struct range_set {
 static struct range_set sets[2];
 static _Atomic int current;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic unsigned generation = 1;
+
+unsigned gl_modules_generation(void) { return atomic_load_explicit(&generation, memory_order_relaxed); }
 
 static bool has_prefix(const char *s, const char *prefix)
 {
@@ -104,6 +107,7 @@ void gl_modules_refresh(void)
     dl_iterate_phdr(scan_object, &sc);
     set_bounds(set);
     atomic_store_explicit(&current, next, memory_order_release);
+    atomic_fetch_add(&generation, 1);
     pthread_mutex_unlock(&refresh_lock);
 }
 
@@ -125,6 +129,7 @@ void gl_modules_add_range(uintptr_t start, uintptr_t end, enum gl_module_role ro
     if (set->n < MAX_RANGES)
         set->r[set->n++] = (struct range){start, end, role};
     set_bounds(set);
+    atomic_fetch_add(&generation, 1);
     pthread_mutex_unlock(&refresh_lock);
 }
 
@@ -134,5 +139,6 @@ void gl_modules_clear(void)
     sets[0].n = sets[1].n = 0;
     set_bounds(&sets[0]);
     set_bounds(&sets[1]);
+    atomic_fetch_add(&generation, 1);
     pthread_mutex_unlock(&refresh_lock);
 }

@@ -18,6 +18,8 @@ enum gl_module_role {
 };
 
 void gl_modules_refresh(void);
+/* Changes whenever the ranges change: results derived from them are stale. */
+unsigned gl_modules_generation(void);
 enum gl_module_role gl_module_role(uintptr_t addr);
 
 /* Classify a loaded object by its file name (basename matching); exposed for tests. */

@@ -8,6 +8,7 @@
 #include "modules.h"
 #include "profile.h"
 #include "stack_depot.h"
+#include "thread_state.h"
 #include "unwind.h"
 
 /* Frames kept per stack: what --num-callers shows plus slack for the CUDA runtime
@@ -36,8 +37,10 @@ static inline bool internal(enum gl_module_role r)
     return r == GL_MOD_SELF || r == GL_MOD_CUPTI || r == GL_MOD_DRIVER;
 }
 
-/* Index of the first frame to keep; *internal_count gets the leading internal run. */
-static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count)
+/* The leading run of gpuleak/CUPTI/driver frames: its length, and the index of
+ * the frame to keep if nothing follows from a shared CUDA runtime (the driver
+ * entry point the caller called, when the run ends with one). */
+static unsigned internal_run(const uintptr_t *frames, unsigned n, unsigned *keep)
 {
     unsigned i = 0;
     int last_driver = -1;
@@ -49,16 +52,48 @@ static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *intern
             last_driver = (int)i;
         i++;
     }
+    *keep = last_driver >= 0 && (unsigned)last_driver == i - 1 ? i - 1 : i;
+    return i;
+}
+
+/* internal_run, remembered per thread: a hit costs one compare of the prefix
+ * instead of a module lookup per frame. */
+static unsigned internal_run_memo(const uintptr_t *frames, unsigned n, unsigned *keep)
+{
+    struct gl_thread *self = gl_thread_self();
+    if (self)
+        for (unsigned m = 0; m < GL_PREFIX_MEMO; m++) {
+            unsigned len = self->prefix[m].len;
+            if (len && len < n && self->prefix[m].generation == gl_modules_generation() &&
+                memcmp(frames, self->prefix[m].ips, len * sizeof *frames) == 0 &&
+                !internal(gl_module_role(frames[len]))) {
+                *keep = self->prefix[m].keep;
+                return len;
+            }
+        }
+    unsigned len = internal_run(frames, n, keep);
+    if (self && len > 0 && len <= GL_PREFIX_MAX && len < n) {
+        unsigned m = self->prefix_next++ % GL_PREFIX_MEMO;
+        self->prefix[m].len = (uint8_t)len;
+        self->prefix[m].keep = (uint8_t)*keep;
+        self->prefix[m].generation = gl_modules_generation();
+        memcpy(self->prefix[m].ips, frames, len * sizeof *frames);
+    }
+    return len;
+}
+
+/* Index of the first frame to keep; *internal_count gets the leading internal run. */
+static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count)
+{
+    unsigned keep;
+    unsigned i = internal_run_memo(frames, n, &keep);
     *internal_count = i;
     /* A shared CUDA runtime called the driver: the API the program called is the
      * outermost frame of libcudart, and the driver entry point says nothing more. */
     unsigned j = i;
     while (j < n && gl_module_role(frames[j]) == GL_MOD_CUDART)
         j++;
-    if (j > i)
-        return j - 1;
-    /* Otherwise keep the driver entry point the caller called. */
-    return last_driver >= 0 && (unsigned)last_driver == i - 1 ? i - 1 : i;
+    return j > i ? j - 1 : keep;
 }
 
 unsigned gl_stack_trim(uintptr_t *frames, unsigned n)

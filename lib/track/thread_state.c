@@ -15,6 +15,7 @@ static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static gl_thread_spare_release_fn spare_release;
 /* Counters of threads that exited. */
 static _Atomic uint64_t retired_allocs, retired_frees, retired_bytes;
+static _Atomic int64_t retired_live;
 
 void gl_thread_set_spare_release(gl_thread_spare_release_fn fn) { spare_release = fn; }
 
@@ -24,6 +25,8 @@ static void on_thread_exit(void *arg)
     atomic_fetch_add(&retired_allocs, atomic_exchange(&t->allocs, 0));
     atomic_fetch_add(&retired_frees, atomic_exchange(&t->frees, 0));
     atomic_fetch_add(&retired_bytes, atomic_exchange(&t->bytes_allocated, 0));
+    atomic_fetch_add(&retired_live, atomic_exchange(&t->live_delta, 0));
+    t->seq_next = t->seq_end = 0; /* unused numbers of a block are simply skipped */
     if (t->spare_node && spare_release)
         spare_release(t->spare_node);
     t->spare_node = NULL;
@@ -34,6 +37,8 @@ static void on_thread_exit(void *arg)
 }
 
 static void make_key(void) { pthread_key_create(&exit_key, on_thread_exit); }
+
+void gl_thread_init(void) { pthread_once(&key_once, make_key); }
 
 struct gl_thread *gl_thread_make(void)
 {
@@ -68,8 +73,10 @@ void gl_thread_totals(struct gl_thread_totals *out)
     out->allocs = atomic_load(&retired_allocs);
     out->frees = atomic_load(&retired_frees);
     out->bytes_allocated = atomic_load(&retired_bytes);
+    out->live_delta = atomic_load(&retired_live);
     pthread_mutex_lock(&lock);
     for (struct gl_thread *t = registry; t; t = t->next) {
+        out->live_delta += atomic_load_explicit(&t->live_delta, memory_order_relaxed);
         out->allocs += atomic_load_explicit(&t->allocs, memory_order_relaxed);
         out->frees += atomic_load_explicit(&t->frees, memory_order_relaxed);
         out->bytes_allocated += atomic_load_explicit(&t->bytes_allocated, memory_order_relaxed);
@@ -82,11 +89,14 @@ void gl_thread_reset(void)
     atomic_store(&retired_allocs, 0);
     atomic_store(&retired_frees, 0);
     atomic_store(&retired_bytes, 0);
+    atomic_store(&retired_live, 0);
     pthread_mutex_lock(&lock);
     for (struct gl_thread *t = registry; t; t = t->next) {
         atomic_store(&t->allocs, 0);
         atomic_store(&t->frees, 0);
         atomic_store(&t->bytes_allocated, 0);
+        atomic_store(&t->live_delta, 0);
+        t->seq_next = t->seq_end = 0;
         t->spare_node = NULL;
     }
     pthread_mutex_unlock(&lock);

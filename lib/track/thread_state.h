@@ -15,6 +15,8 @@
 #include <stdint.h>
 
 #define GL_TCACHE_SIZE 256
+#define GL_PREFIX_MEMO 4
+#define GL_PREFIX_MAX 24
 
 struct gl_table_node;
 struct depot_entry;
@@ -23,11 +25,25 @@ struct gl_thread {
     uint32_t tid;
     /* Written by the owner only (relaxed atomics: plain moves), summed by reports. */
     _Atomic uint64_t allocs, frees, bytes_allocated;
+    /* Live bytes this thread added (or removed) and has not yet flushed to the
+     * process-wide count (tracker.c); can go negative when it frees others' blocks. */
+    _Atomic int64_t live_delta;
+    /* Allocation numbers handed to this thread in blocks: [seq_next, seq_end). */
+    uint64_t seq_next, seq_end;
     struct gl_table_node *spare_node; /* a freed block's node, reused by the next insert */
     struct {
         uint64_t hash;
         struct depot_entry *e;
     } tcache[GL_TCACHE_SIZE];
+    /* The last few internal stack prefixes (gpuleak, CUPTI, driver frames) and
+     * where each ends: the same entry path gives the same prefix every time. */
+    struct {
+        uint8_t len;  /* internal frames; 0 = empty slot */
+        uint8_t keep; /* index of the first kept frame within the prefix */
+        unsigned generation; /* of the module ranges it was classified with */
+        uintptr_t ips[GL_PREFIX_MAX];
+    } prefix[GL_PREFIX_MEMO];
+    unsigned prefix_next;
     struct gl_thread *next; /* registry */
     _Atomic int live;
 };
@@ -35,6 +51,11 @@ struct gl_thread {
 extern __thread struct gl_thread *gl_thread_cur __attribute__((tls_model("initial-exec")));
 
 struct gl_thread *gl_thread_make(void);
+
+/* Create the thread-exit key.  Called from the runtime's constructor, before the
+ * program makes keys of its own: glibc stores the first 32 keys' values inline and
+ * only later ones in blocks it mallocs, which must not happen inside a callback. */
+void gl_thread_init(void);
 
 /* The calling thread's state, made on first use; NULL only if memory ran out. */
 static inline struct gl_thread *gl_thread_self(void)
@@ -58,6 +79,7 @@ static inline void gl_thread_count(_Atomic uint64_t *c, uint64_t n)
 /* Sums over all threads, exited ones included. */
 struct gl_thread_totals {
     uint64_t allocs, frees, bytes_allocated;
+    int64_t live_delta; /* unflushed live bytes of all threads */
 };
 void gl_thread_totals(struct gl_thread_totals *out);
 

@@ -12,13 +12,20 @@ gl_event_sink_fn gl_event_sink;
 static struct gl_table *blocks; /* outstanding blocks */
 static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key */
 
-/* Process-wide counters, each on its own cache line.  Allocation numbers and
- * live bytes must be exact across threads (checkpoints compare numbers, the peak
- * needs the sum); counts that only get summed for the report are per thread
- * (thread_state.h), so the hot path does two shared atomics per event, not five. */
+/* Process-wide counters, each on its own cache line.  Threads allocating at once
+ * would bounce shared counters between cores on every event, so the hot path
+ * touches none in the common case:
+ *  - allocation numbers are handed to threads in blocks of SEQ_BLOCK: unique,
+ *    increasing within a thread, one shared atomic per block;
+ *  - live bytes are kept per thread and flushed to live_flushed when a thread's
+ *    share moves by LIVE_FLUSH.  The peak is checked on every allocation against
+ *    the flushed total plus the thread's own share: exact for one thread, and
+ *    low by less than LIVE_FLUSH per other thread otherwise. */
+#define SEQ_BLOCK 256
+#define LIVE_FLUSH (256 * 1024)
 #define COUNTER(name) static _Atomic uint64_t name __attribute__((aligned(64)))
 COUNTER(seq_counter);
-COUNTER(live_bytes);
+static _Atomic int64_t live_flushed __attribute__((aligned(64)));
 COUNTER(peak_bytes);
 COUNTER(n_unknown_frees);
 COUNTER(n_replaced);
@@ -41,7 +48,7 @@ void gl_tracker_reset(void)
     blocks = maps = NULL;
     gl_thread_reset();
     atomic_store(&seq_counter, 0);
-    atomic_store(&live_bytes, 0);
+    atomic_store(&live_flushed, 0);
     atomic_store(&peak_bytes, 0);
     atomic_store(&n_unknown_frees, 0);
     atomic_store(&n_replaced, 0);
@@ -52,7 +59,15 @@ bool gl_mem_kind_context_bound(enum gl_mem_kind k) { return k != GL_MEM_VMM && k
 
 uint64_t gl_tracker_next_seq(void)
 {
-    return atomic_fetch_add_explicit(&seq_counter, 1, memory_order_relaxed) + 1;
+    struct gl_thread *self = gl_thread_self();
+    if (!self)
+        return atomic_fetch_add_explicit(&seq_counter, 1, memory_order_relaxed) + 1;
+    if (self->seq_next == self->seq_end) {
+        self->seq_next =
+            atomic_fetch_add_explicit(&seq_counter, SEQ_BLOCK, memory_order_relaxed) + 1;
+        self->seq_end = self->seq_next + SEQ_BLOCK;
+    }
+    return self->seq_next++;
 }
 
 static inline void publish(struct gl_event *ev)
@@ -66,13 +81,30 @@ static inline void publish(struct gl_event *ev)
     }
 }
 
-static void count_live_add(uint64_t size)
+/* Move the thread's share of live bytes by delta, flushing it when large. */
+static int64_t live_move(struct gl_thread *self, int64_t delta)
 {
-    uint64_t now = atomic_fetch_add_explicit(&live_bytes, size, memory_order_relaxed) + size;
+    if (!self)
+        return atomic_fetch_add_explicit(&live_flushed, delta, memory_order_relaxed) + delta;
+    int64_t mine = atomic_load_explicit(&self->live_delta, memory_order_relaxed) + delta;
+    int64_t flushed;
+    if (mine >= LIVE_FLUSH || mine <= -LIVE_FLUSH) {
+        flushed = atomic_fetch_add_explicit(&live_flushed, mine, memory_order_relaxed) + mine;
+        mine = 0;
+    } else {
+        flushed = atomic_load_explicit(&live_flushed, memory_order_relaxed);
+    }
+    atomic_store_explicit(&self->live_delta, mine, memory_order_relaxed);
+    return flushed + mine;
+}
+
+static void count_live_add(struct gl_thread *self, uint64_t size)
+{
+    int64_t now = live_move(self, (int64_t)size);
     uint64_t peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
-    while (now > peak &&
-           !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, now, memory_order_relaxed,
-                                                  memory_order_relaxed))
+    while (now > 0 && (uint64_t)now > peak &&
+           !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, (uint64_t)now,
+                                                  memory_order_relaxed, memory_order_relaxed))
         ;
 }
 
@@ -80,7 +112,7 @@ static void count_freed_n(struct gl_thread *self, uint64_t blocks_freed, uint64_
 {
     if (self)
         gl_thread_count(&self->frees, blocks_freed);
-    atomic_fetch_sub_explicit(&live_bytes, size, memory_order_relaxed);
+    live_move(self, -(int64_t)size);
 }
 
 static void count_freed(uint64_t size) { count_freed_n(gl_thread_self(), 1, size); }
@@ -113,7 +145,7 @@ void gl_tracker_alloc(struct gl_event *ev)
         gl_thread_count(&self->allocs, 1);
         gl_thread_count(&self->bytes_allocated, ev->size);
     }
-    count_live_add(ev->size);
+    count_live_add(self, ev->size);
     publish(ev);
 }
 
@@ -326,7 +358,8 @@ void gl_tracker_stats(struct gl_tracker_stats *s)
     s->allocs = t.allocs;
     s->frees = t.frees;
     s->bytes_allocated = t.bytes_allocated;
-    s->live_bytes = atomic_load(&live_bytes);
+    int64_t live = atomic_load(&live_flushed) + t.live_delta;
+    s->live_bytes = live > 0 ? (uint64_t)live : 0;
     s->peak_bytes = atomic_load(&peak_bytes);
     s->live_blocks = blocks ? gl_table_count(blocks) : 0;
     s->unknown_frees = atomic_load(&n_unknown_frees);

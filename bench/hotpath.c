@@ -1,0 +1,94 @@
+/* gpuleak's own share of the hot path, measured on any machine (no GPU): the
+ * CUPTI callback is driven with hand-built callback data for a
+ * cuMemAllocAsync + cuMemFreeAsync pair, exactly as CUPTI would call it.
+ *
+ *   bench/hotpath [PAIRS] [THREADS]     prints ns per pair (per thread)
+ *
+ * What CUPTI itself costs, and the driver, only the GPU benchmark (bench/run)
+ * can tell; this isolates the part gpuleak can make faster. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <cupti.h>
+
+#include "runtime.h"
+#include "track/callback.h"
+#include "track/stack_capture.h"
+#include "track/tracker.h"
+#include "track/unwind.h"
+
+static long pairs = 1000000;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Noinline layers give the walk a few frames of "program" to cross. */
+__attribute__((noinline)) static void one_pair(uint64_t addr)
+{
+    CUdeviceptr dptr = addr;
+    CUresult ok = CUDA_SUCCESS;
+    uint64_t corr = 0;
+    cuMemAllocAsync_params ap = {.dptr = &dptr, .bytesize = 4096, .hStream = (CUstream)0x10};
+    CUpti_CallbackData cb = {.callbackSite = CUPTI_API_EXIT, .functionParams = &ap,
+                             .functionReturnValue = &ok, .context = (CUcontext)0x1000,
+                             .correlationData = &corr};
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &cb);
+    cuMemFreeAsync_params fp = {.dptr = addr, .hStream = (CUstream)0x10};
+    cb.functionParams = &fp;
+    cb.callbackSite = CUPTI_API_ENTER;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &cb);
+    cb.callbackSite = CUPTI_API_EXIT;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &cb);
+}
+
+__attribute__((noinline)) static void loop(long n, uint64_t base)
+{
+    for (long i = 0; i < n; i++)
+        one_pair(base + (uint64_t)(i & 1023) * 4096);
+}
+
+static void *worker(void *arg)
+{
+    uint64_t base = 0x7f0000000000ULL + (uint64_t)(uintptr_t)arg * 0x100000000ULL;
+    loop(1000, base); /* warm: stacks, caches */
+    double t0 = now();
+    loop(pairs, base);
+    double *ns = malloc(sizeof *ns);
+    *ns = (now() - t0) * 1e9 / (double)pairs;
+    return ns;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        pairs = atol(argv[1]);
+    int threads = argc > 2 ? atoi(argv[2]) : 1;
+    char err[256];
+    if (!gl_unwind_load(err, sizeof err)) {
+        fprintf(stderr, "hotpath: %s\n", err);
+        return 1;
+    }
+    gl_options_defaults(&gl_rt.opt);
+    gl_tracker_init();
+    gl_stack_init(12);
+    gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    pthread_t t[64];
+    for (int i = 0; i < threads && i < 64; i++)
+        pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
+    double sum = 0;
+    for (int i = 0; i < threads && i < 64; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        sum += *(double *)r;
+    }
+    printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads)\n", threads,
+           sum / threads);
+    return 0;
+}
