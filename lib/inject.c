@@ -43,12 +43,16 @@ static int cupti_device_of(uint64_t ctx)
 
 static void after_fork_child(void)
 {
-    /* A forked child cannot use its parent's CUDA contexts, and its copy of the
-     * parent's blocks is not its own: it must not report them. */
     gl_thread_after_fork_child();
     gl_tool_alloc_after_fork_child();
     gl_tracker_after_fork_child();
-    atomic_store(&gl_rt.state, GL_RT_DISABLED);
+    /* A child of a process that tracks CUDA cannot use its parent's contexts, and
+     * its copy of the parent's blocks is not its own: it must not report them.
+     * A child of a process that never started CUDA may start it and be tracked. */
+    int state = atomic_load(&gl_rt.state);
+    if (state != GL_RT_IDLE && state != GL_RT_DISABLED)
+        atomic_store(&gl_rt.state, GL_RT_DISABLED);
+    gl_rt.pid = getpid();
 }
 
 __attribute__((constructor)) static void gl_runtime_load(void)
@@ -63,12 +67,12 @@ __attribute__((constructor)) static void gl_runtime_load(void)
     gl_rt.is_main_process = main_pid && atoi(main_pid) == (int)gl_rt.pid;
 
     const char *env = getenv(GL_OPTIONS_ENV);
-    gl_rt.under_launcher = env != NULL;
     if (env) {
         char err[512];
         if (gl_options_parse_env(&gl_rt.opt, env, err, sizeof err) < 0) {
             gl_options_defaults(&gl_rt.opt);
-            gl_rt_message("gpuleak: %s; GPU memory is not tracked in this process", err);
+            gl_rt_message("gpuleak: %s: %s; GPU memory is not tracked in this process",
+                          GL_OPTIONS_ENV, err);
             atomic_store(&gl_rt.state, GL_RT_DISABLED);
             return;
         }

@@ -22,7 +22,6 @@ struct gl_runtime {
     _Atomic int state;          /* enum gl_rt_state */
     pid_t pid;                  /* process that started tracking */
     bool is_main_process;       /* the process the launcher started (GPULEAK_PID) */
-    bool under_launcher;        /* GPULEAK_OPTIONS was set */
     char command[2048];         /* the program's command line, for the report header */
 };
 

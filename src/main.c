@@ -31,7 +31,8 @@ static void help(void)
     printf("  %-36s %s\n", "--version", "show the version and exit");
     printf("\n"
            "Options are also read from GPULEAK_OPTIONS when the runtime is injected by hand.\n"
-           "Exit status: the program's own; 1 if gpuleak could not start it.\n"
+           "Exit status: the program's own; 1 if gpuleak could not start it; 127 if the\n"
+           "program could not be executed.\n"
            "See gpuleak(1) for the report format.\n");
 }
 
@@ -39,6 +40,16 @@ int main(int argc, char **argv)
 {
     struct gl_options opt;
     gl_options_defaults(&opt);
+    /* As Valgrind does with VALGRIND_OPTS: options from the environment first,
+     * the command line overrides them. */
+    const char *env = getenv(GL_OPTIONS_ENV);
+    if (env) {
+        char err[512];
+        if (gl_options_parse_env(&opt, env, err, sizeof err) < 0) {
+            fprintf(stderr, "gpuleak: %s: %s\n", GL_OPTIONS_ENV, err);
+            return 1;
+        }
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "track/event.h"
 #include "track/tool_alloc.h"
 
 enum gl_leak_kind gl_classify_all_definite(const struct gl_block_info *b, void *arg)
@@ -17,9 +18,16 @@ enum gl_leak_kind gl_classify_all_definite(const struct gl_block_info *b, void *
 struct keyed {
     uint32_t kind;
     uint32_t stack;
+    uint32_t mem_api; /* memory kind and API: they tell records apart when stacks
+                         are missing (libunwind unavailable) */
     uint64_t seq;
     size_t index;
 };
+
+static bool same_record(const struct keyed *x, const struct keyed *y)
+{
+    return x->kind == y->kind && x->stack == y->stack && x->mem_api == y->mem_api;
+}
 
 static int cmp_keyed(const void *a, const void *b)
 {
@@ -28,6 +36,8 @@ static int cmp_keyed(const void *a, const void *b)
         return x->kind < y->kind ? -1 : 1;
     if (x->stack != y->stack)
         return x->stack < y->stack ? -1 : 1;
+    if (x->mem_api != y->mem_api)
+        return x->mem_api < y->mem_api ? -1 : 1;
     if (x->seq != y->seq)
         return x->seq < y->seq ? -1 : 1;
     return 0;
@@ -51,7 +61,11 @@ static int cmp_record(const void *a, const void *b)
 
 static uint64_t device_bit(const struct gl_block_info *b)
 {
-    return b->device >= 0 && b->device < 63 ? 1ULL << b->device : 1ULL << 63;
+    if (b->kind == GL_MEM_HOST_PINNED || b->kind == GL_MEM_HOST_REGISTERED)
+        return 1ULL << GL_RECORD_HOST_BIT;
+    if (b->device >= 0 && b->device < GL_RECORD_UNKNOWN_DEVICE_BIT)
+        return 1ULL << b->device;
+    return 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
 }
 
 int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classify, void *arg,
@@ -66,17 +80,22 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
         return -1;
     for (size_t i = 0; i < n; i++) {
         enum gl_leak_kind k = classify(&blocks[i], arg);
-        keys[i] = (struct keyed){(uint32_t)k, blocks[i].stack, blocks[i].seq, i};
+        keys[i] = (struct keyed){(uint32_t)k, blocks[i].stack,
+                                 (uint32_t)blocks[i].kind << 16 | blocks[i].api, blocks[i].seq, i};
         out->kind[k].bytes += blocks[i].size;
         out->kind[k].blocks++;
         out->in_use.bytes += blocks[i].size;
         out->in_use.blocks++;
+        if (blocks[i].kind == GL_MEM_IPC) {
+            out->imported.bytes += blocks[i].size;
+            out->imported.blocks++;
+        }
     }
     qsort(keys, n, sizeof *keys, cmp_keyed);
 
     size_t nrec = 0;
     for (size_t i = 0; i < n; i++)
-        if (i == 0 || keys[i].kind != keys[i - 1].kind || keys[i].stack != keys[i - 1].stack)
+        if (i == 0 || !same_record(&keys[i], &keys[i - 1]))
             nrec++;
     out->records_bytes = nrec * sizeof *out->records;
     out->records = gl_tool_map(out->records_bytes);
@@ -87,7 +106,7 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
     struct gl_loss_record *r = NULL;
     for (size_t i = 0; i < n; i++) {
         const struct gl_block_info *b = &blocks[keys[i].index];
-        if (!r || keys[i].kind != r->kind || keys[i].stack != r->stack) {
+        if (!r || !same_record(&keys[i], &keys[i - 1])) {
             r = &out->records[out->nrecords++];
             r->kind = (enum gl_leak_kind)keys[i].kind;
             r->stack = keys[i].stack;
@@ -98,7 +117,6 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
         r->blocks++;
         r->seq_max = b->seq;
         r->devices |= device_bit(b);
-        r->kinds |= 1u << b->kind;
         if (b->flags & GL_BLK_SIZE_UNKNOWN)
             r->size_unknown++;
     }

@@ -1,7 +1,8 @@
 /* The leak check: from a snapshot of outstanding blocks to sorted loss records.
  *
  * Blocks with the same allocation stack and the same leak kind form one loss
- * record, as in Valgrind; records are sorted by total bytes, ascending, so the
+ * record, as in Valgrind (and the same memory kind and API, which the stack
+ * implies whenever there is one); records are sorted by total bytes, ascending, so the
  * biggest leak is printed last, next to the summary.  Classification into leak
  * kinds is a separate step (classify_fn): until reachability analysis exists,
  * every outstanding block is definitely lost. */
@@ -20,11 +21,13 @@ struct gl_loss_record {
     uint64_t bytes;
     uint64_t blocks;
     uint64_t seq_min, seq_max;
-    uint64_t devices;        /* bit d: a block on device d (d < 63); bit 63: host */
-    uint32_t kinds;          /* bit k: a block of enum gl_mem_kind k */
+    uint64_t devices;        /* bit d: a block on device d (d < 62); see the bits below */
     uint32_t size_unknown;   /* blocks whose size could not be resolved */
     struct gl_block_info first; /* the block with the lowest allocation number */
 };
+
+#define GL_RECORD_UNKNOWN_DEVICE_BIT 62 /* device memory whose device is unknown */
+#define GL_RECORD_HOST_BIT 63           /* pinned or registered host memory */
 
 struct gl_leak_totals {
     uint64_t bytes, blocks;
@@ -37,6 +40,7 @@ struct gl_leak_result {
     struct gl_leak_totals kind[GL_LEAK_NKINDS];
     struct gl_leak_totals suppressed;
     struct gl_leak_totals in_use;
+    struct gl_leak_totals imported; /* of in_use: opened from other processes (IPC) */
 };
 
 typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);

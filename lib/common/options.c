@@ -246,7 +246,7 @@ int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size
             if (*p == '\\' && p[1])
                 p++;
             if (n + 1 >= sizeof arg) {
-                snprintf(err, errlen, "%s: argument too long", GL_OPTIONS_ENV);
+                snprintf(err, errlen, "argument too long");
                 return -1;
             }
             arg[n++] = *p++;
@@ -256,7 +256,7 @@ int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size
         if (r == GL_ARG_ERROR)
             return -1;
         if (r == GL_ARG_NOT_OPTION) {
-            snprintf(err, errlen, "%s: '%s' is not an option", GL_OPTIONS_ENV, arg);
+            snprintf(err, errlen, "'%s' is not an option", arg);
             return -1;
         }
     }

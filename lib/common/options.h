@@ -45,7 +45,8 @@ enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, c
                                         size_t errlen);
 
 /* Parse a GPULEAK_OPTIONS string: arguments separated by blanks, a backslash
- * escapes the next character.  Returns 0, or -1 with one line in err. */
+ * escapes the next character.  Returns 0, or -1 with one line in err (the caller
+ * names the variable). */
 int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size_t errlen);
 
 /* Write the options that differ from their defaults in the form parse_env reads.

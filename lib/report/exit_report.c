@@ -90,17 +90,27 @@ static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max,
 static size_t vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)
 {
     (void)arg;
-    return gl_tracker_vmm_mappings(handle_key, addrs, max);
+    return gl_tracker_vmm_mappings(handle_key, addrs, max, NULL);
 }
 
-/* Sizes the callbacks could not know (memory opened through IPC) are asked of the
- * driver now. */
+/* Sizes the callbacks could not know are found now: memory opened through IPC
+ * is asked of the driver, an imported VMM handle measured by its mappings. */
 static void resolve_sizes(struct report_env *env, struct gl_block_info *blocks, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct gl_block_info *b = &blocks[i];
-        if (!(b->flags & GL_BLK_SIZE_UNKNOWN) || gl_key_ns(b->key) != GL_NS_ADDR ||
-            !env->drv.mem_get_address_range)
+        if (!(b->flags & GL_BLK_SIZE_UNKNOWN))
+            continue;
+        if (gl_key_ns(b->key) == GL_NS_VMM_HANDLE) {
+            uint64_t mapped = 0;
+            gl_tracker_vmm_mappings(b->key, NULL, 0, &mapped);
+            if (mapped) {
+                b->size = mapped;
+                b->flags &= (uint8_t)~GL_BLK_SIZE_UNKNOWN;
+            }
+            continue;
+        }
+        if (gl_key_ns(b->key) != GL_NS_ADDR || !env->drv.mem_get_address_range)
             continue;
         CUdeviceptr base;
         size_t size;

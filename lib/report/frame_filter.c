@@ -73,7 +73,9 @@ unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lo
         }
         if (!show_below_main && below_main_frame(&out[k]))
             break;
-        if (!show_below_main && below_main_boundary(&out[k++]))
+        bool boundary = below_main_boundary(&out[k]);
+        k++;
+        if (!show_below_main && boundary)
             break;
     }
     return k;

@@ -62,10 +62,15 @@ static const char *api_called(const struct gl_frame *first, unsigned nframes, un
 }
 
 /* "on device 0 (NVIDIA H200)" / "in host memory" / "on an unknown device" */
-static void where_text(const struct gl_report_input *in, int device, char *buf, size_t len)
+static void where_text(const struct gl_report_input *in, bool host, int device, char *buf,
+                       size_t len)
 {
-    if (device < 0) {
+    if (host) {
         snprintf(buf, len, "in host memory");
+        return;
+    }
+    if (device < 0) {
+        snprintf(buf, len, "on an unknown device");
         return;
     }
     const char *name = in->device_name ? in->device_name(device, in->arg) : NULL;
@@ -127,35 +132,26 @@ static void block_line(struct gl_out *o, const struct gl_report_input *in,
     char where[256], extra[256] = "", thread[64] = "", what[128];
     unsigned kind = b->kind;
 
-    /* Devices: one, or a list when the record spans several. */
+    /* Devices: one, or a list when the record spans several (leak_check.h). */
     uint64_t devs = r->devices;
     if (__builtin_popcountll(devs) <= 1) {
-        where_text(in, host_kind(kind) ? -1 : b->device, where, sizeof where);
+        where_text(in, host_kind(kind), b->device, where, sizeof where);
     } else {
         size_t pos = (size_t)snprintf(where, sizeof where, "on devices ");
         for (int d = 0; d < 64 && pos < sizeof where; d++)
             if (devs & (1ULL << d)) {
                 bool first_dev = pos == strlen("on devices ");
-                if (d == 63)
-                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%shost",
-                                            first_dev ? "" : " and ");
+                const char *sep = first_dev ? "" : ", ";
+                if (d == GL_RECORD_HOST_BIT)
+                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%shost", sep);
+                else if (d == GL_RECORD_UNKNOWN_DEVICE_BIT)
+                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%sunknown", sep);
                 else
-                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%s%d",
-                                            first_dev ? "" : ", ", d);
+                    pos += (size_t)snprintf(where + pos, sizeof where - pos, "%s%d", sep, d);
             }
     }
 
-    /* Memory kinds: normally one per record. */
-    if (__builtin_popcount(r->kinds) <= 1) {
-        snprintf(what, sizeof what, "%s", gl_mem_kind_name(kind));
-    } else {
-        size_t pos = 0;
-        what[0] = '\0';
-        for (unsigned k = 0; k < GL_MEM_NKINDS && pos < sizeof what; k++)
-            if (r->kinds & (1u << k))
-                pos += (size_t)snprintf(what + pos, sizeof what - pos, "%s%s", pos ? "/" : "",
-                                        gl_mem_kind_name(k));
-    }
+    snprintf(what, sizeof what, "%s", gl_mem_kind_name(kind)); /* one per record */
 
     if (kind == GL_MEM_ASYNC && r->blocks == 1)
         stream_text(b->aux, extra, sizeof extra);
@@ -212,7 +208,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
 static void totals_line(struct gl_out *o, const char *label, const struct gl_leak_totals *t)
 {
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN];
-    gl_out_line(o, "%17s: %s bytes in %s blocks", label, gl_fmt_u64_commas(bytes, t->bytes),
+    gl_out_line(o, "%18s: %s bytes in %s blocks", label, gl_fmt_u64_commas(bytes, t->bytes),
                 gl_fmt_u64_commas(blocks, t->blocks));
 }
 
@@ -261,6 +257,11 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
     gl_out_line(o, "GPU MEMORY SUMMARY:");
     gl_out_line(o, "    in use at exit: %s bytes in %s blocks",
                 gl_fmt_u64_commas(b1, lr->in_use.bytes), gl_fmt_u64_commas(b2, lr->in_use.blocks));
+    if (lr->imported.blocks)
+        /* IPC memory is mapped here, allocated elsewhere: not in the totals below. */
+        gl_out_line(o, "  of which imported: %s bytes in %s blocks, opened from other processes",
+                    gl_fmt_u64_commas(b1, lr->imported.bytes),
+                    gl_fmt_u64_commas(b2, lr->imported.blocks));
     gl_out_line(o, "  total GPU usage: %s allocs, %s frees, %s bytes allocated, peak %s bytes",
                 gl_fmt_u64_commas(b3, in->stats->allocs), gl_fmt_u64_commas(b4, in->stats->frees),
                 gl_fmt_u64_commas(b5, in->stats->bytes_allocated),

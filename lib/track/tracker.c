@@ -400,6 +400,7 @@ struct map_query {
     uint64_t handle;
     uint64_t *addrs;
     size_t n, max;
+    uint64_t bytes;
 };
 
 static bool match_mapping(const struct gl_block_info *m, void *arg)
@@ -409,14 +410,18 @@ static bool match_mapping(const struct gl_block_info *m, void *arg)
         if (q->n < q->max)
             q->addrs[q->n] = m->key;
         q->n++;
+        q->bytes += m->size;
     }
     return false;
 }
 
-size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max)
+size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max,
+                               uint64_t *mapped_bytes)
 {
-    struct map_query q = {handle_key, addrs, 0, max};
+    struct map_query q = {handle_key, addrs, 0, max, 0};
     gl_table_foreach(maps, match_mapping, &q);
+    if (mapped_bytes)
+        *mapped_bytes = q.bytes;
     return q.n;
 }
 

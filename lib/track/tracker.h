@@ -58,8 +58,10 @@ void gl_tracker_stats(struct gl_tracker_stats *s);
  * array; *n gets the count.  Caller frees with gl_tool_unmap(*out, *bytes). */
 int gl_tracker_snapshot(struct gl_block_info **out, size_t *n, size_t *bytes);
 
-/* Mapped addresses of a VMM handle, for the report (up to max; returns the count). */
-size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max);
+/* Mapped addresses of a VMM handle, for the report (up to max; returns the count);
+ * *mapped_bytes (if not NULL) gets the bytes mapped in all. */
+size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max,
+                               uint64_t *mapped_bytes);
 
 /* Memory used by the tracker's tables (for -v and the overhead benchmark). */
 size_t gl_tracker_memory_bytes(void);

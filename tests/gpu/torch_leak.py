@@ -4,7 +4,7 @@
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 it is one cudaMalloc that nothing frees.
 - Tensors kept in a global list are freed when the interpreter tears its modules
   down, before C exit handlers run: the exit report does not list them (the
-  checkpoint API is the way to see them).
+  checkpoint API, still to come, will be the way to see them).
 Exits with status 3, to check that the status survives gpuleak."""
 import sys
 
