@@ -53,6 +53,7 @@ static void after_fork_child(void)
     if (state != GL_RT_IDLE && state != GL_RT_DISABLED)
         atomic_store(&gl_rt.state, GL_RT_DISABLED);
     gl_rt.pid = getpid();
+    gl_rt.is_main_process = false; /* the note is for the process the user started */
 }
 
 __attribute__((constructor)) static void gl_runtime_load(void)

@@ -139,7 +139,8 @@ bool gl_resolve_program(const char *name, char *out, size_t outlen, char *err, s
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
         char candidate[PATH_MAX];
-        snprintf(candidate, sizeof candidate, "%.*s/%s", (int)len, len ? p : ".", name);
+        /* An empty entry means the current directory, as for execvp. */
+        snprintf(candidate, sizeof candidate, "%.*s/%s", len ? (int)len : 1, len ? p : ".", name);
         struct stat st;
         if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
             if (access(candidate, X_OK) == 0) {
@@ -164,6 +165,12 @@ bool gl_check_log_file(const char *tmpl, char *err, size_t errlen)
     char path[GL_PATH_MAX];
     if (gl_logfile_expand(tmpl, (int)getpid(), true, path, sizeof path, err, errlen) < 0)
         return false;
+    struct stat st;
+    size_t plen = strlen(path);
+    if ((plen > 0 && path[plen - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        snprintf(err, errlen, "--log-file: '%s' is a directory", path);
+        return false;
+    }
     char dir[GL_PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -173,7 +180,6 @@ bool gl_check_log_file(const char *tmpl, char *err, size_t errlen)
         dir[1] = '\0';
     else
         *slash = '\0';
-    struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "--log-file: directory '%s' does not exist", dir);
         return false;

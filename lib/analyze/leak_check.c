@@ -44,7 +44,8 @@ static int cmp_keyed(const void *a, const void *b)
 }
 
 /* Ascending by bytes, as Valgrind prints them: the biggest last, next to the summary.
- * Ties are broken by blocks, then by the first allocation, for a stable order. */
+ * Ties are broken by blocks, then leak kind, then the first allocation, so that
+ * the order never depends on the table's. */
 static int cmp_record(const void *a, const void *b)
 {
     const struct gl_loss_record *x = a, *y = b;
@@ -86,7 +87,7 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
         out->kind[k].blocks++;
         out->in_use.bytes += blocks[i].size;
         out->in_use.blocks++;
-        if (blocks[i].kind == GL_MEM_IPC) {
+        if (blocks[i].flags & GL_BLK_IMPORTED) {
             out->imported.bytes += blocks[i].size;
             out->imported.blocks++;
         }

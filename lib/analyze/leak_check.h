@@ -40,7 +40,7 @@ struct gl_leak_result {
     struct gl_leak_totals kind[GL_LEAK_NKINDS];
     struct gl_leak_totals suppressed;
     struct gl_leak_totals in_use;
-    struct gl_leak_totals imported; /* of in_use: opened from other processes (IPC) */
+    struct gl_leak_totals imported; /* of in_use: opened from other processes (GL_BLK_IMPORTED) */
 };
 
 typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);

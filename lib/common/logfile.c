@@ -61,9 +61,13 @@ int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, s
             ok = append(out, outlen, &pos, val ? val : "", val ? strlen(val) : 0);
             p = close;
         } else {
-            snprintf(err, errlen,
-                     "--log-file: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)",
-                     p[1] ? p[1] : ' ', tmpl);
+            if (p[1])
+                snprintf(err, errlen,
+                         "--log-file: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)",
+                         p[1], tmpl);
+            else
+                snprintf(err, errlen, "--log-file: '%s' ends with a lone '%%' (write %%%% for one)",
+                         tmpl);
             return -1;
         }
         if (!ok) {

@@ -108,6 +108,9 @@ static int parse_int_range(const char *value, const char *range, int *out)
     long lo = strtol(range, NULL, 10);
     const char *dots = strstr(range, "..");
     long hi = dots ? strtol(dots + 2, NULL, 10) : lo;
+    for (const char *p = value; *p; p++)
+        if (*p < '0' || *p > '9')
+            return -1; /* no sign, no blanks: "12" only */
     if (!*value)
         return -1;
     char *end;

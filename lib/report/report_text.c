@@ -259,7 +259,7 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
                 gl_fmt_u64_commas(b1, lr->in_use.bytes), gl_fmt_u64_commas(b2, lr->in_use.blocks));
     if (lr->imported.blocks)
         /* IPC memory is mapped here, allocated elsewhere: not in the totals below. */
-        gl_out_line(o, "  of which imported: %s bytes in %s blocks, opened from other processes",
+        gl_out_line(o, " of which imported: %s bytes in %s blocks, opened from other processes",
                     gl_fmt_u64_commas(b1, lr->imported.bytes),
                     gl_fmt_u64_commas(b2, lr->imported.blocks));
     gl_out_line(o, "  total GPU usage: %s allocs, %s frees, %s bytes allocated, peak %s bytes",
@@ -268,6 +268,10 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
                 gl_fmt_u64_commas(b6, in->stats->peak_bytes));
     gl_out_line(o, "%s", "");
 
+    if (opt->leak_check == GL_LEAK_CHECK_NO && lr->in_use.blocks > 0) {
+        gl_out_line(o, "For a detailed leak analysis, rerun with: --leak-check=full");
+        gl_out_line(o, "%s", "");
+    }
     if (opt->leak_check != GL_LEAK_CHECK_NO) {
         if (lr->in_use.blocks == 0) {
             gl_out_line(o, "All GPU memory was freed -- no leaks are possible");

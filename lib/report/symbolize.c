@@ -62,6 +62,7 @@ static bool load_libdw(void)
 struct cache_entry {
     uintptr_t ip;
     bool used;
+    bool is_return_address; /* part of the key: it changes the address looked up */
     struct gl_frame frame;
 };
 
@@ -200,7 +201,7 @@ void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
     }
     size_t j = (ip * 0x9e3779b97f4a7c15ULL >> 20) & (s->cap - 1);
     while (s->cache[j].used) {
-        if (s->cache[j].ip == ip) {
+        if (s->cache[j].ip == ip && s->cache[j].is_return_address == is_return_address) {
             *out = s->cache[j].frame;
             return;
         }
@@ -208,6 +209,7 @@ void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
     }
     s->cache[j].used = true;
     s->cache[j].ip = ip;
+    s->cache[j].is_return_address = is_return_address;
     lookup(s, ip, is_return_address, &s->cache[j].frame);
     s->count++;
     *out = s->cache[j].frame;

@@ -31,6 +31,7 @@ struct gl_block_info {
 
 #define GL_BLK_SIZE_UNKNOWN 0x1 /* resolve at report time */
 #define GL_BLK_RELEASED     0x2 /* VMM handle: cuMemRelease'd, alive through mappings */
+#define GL_BLK_IMPORTED     0x4 /* opened from another process (IPC, shareable handle) */
 
 struct gl_table;
 struct gl_table_node; /* opaque: a detached block */

@@ -12,7 +12,7 @@ typedef bool (*decoder_fn)(enum gl_site site, const void *params, struct gl_even
 static bool alloc_at(struct gl_event *ev, enum gl_mem_kind kind, uint64_t key, uint64_t size,
                      int device)
 {
-    if (key == 0)
+    if (gl_key_value(key) == 0)
         return false; /* a successful call that returned no address: nothing to track */
     ev->type = GL_EV_ALLOC;
     ev->kind = (uint8_t)kind;
@@ -235,7 +235,7 @@ static bool dec_mem_import_shareable(enum gl_site site, const void *params, stru
         !alloc_at(ev, GL_MEM_VMM, gl_key_make(GL_NS_VMM_HANDLE, *p->handle), 0,
                   GL_DEVICE_FROM_CONTEXT))
         return false;
-    ev->flags |= GL_EVF_SIZE_UNKNOWN;
+    ev->flags |= GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED;
     return true;
 }
 
@@ -364,7 +364,7 @@ static bool dec_ipc_open(enum gl_site site, const void *params, struct gl_event 
     EXIT_ONLY;
     if (!p->pdptr || !alloc_at(ev, GL_MEM_IPC, *p->pdptr, 0, GL_DEVICE_FROM_CONTEXT))
         return false;
-    ev->flags |= GL_EVF_SIZE_UNKNOWN; /* cuMemGetAddressRange at report time */
+    ev->flags |= GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED; /* size: cuMemGetAddressRange, later */
     return true;
 }
 
@@ -374,7 +374,7 @@ static bool dec_pool_import_pointer(enum gl_site site, const void *params, struc
     EXIT_ONLY;
     if (!p->ptr_out || !alloc_at(ev, GL_MEM_IPC, *p->ptr_out, 0, GL_DEVICE_FROM_CONTEXT))
         return false;
-    ev->flags |= GL_EVF_SIZE_UNKNOWN;
+    ev->flags |= GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED;
     return true;
 }
 

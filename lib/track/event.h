@@ -55,6 +55,7 @@ enum gl_event_type {
 };
 
 #define GL_EVF_SIZE_UNKNOWN 0x1 /* size resolved at report time (IPC, imported handles) */
+#define GL_EVF_IMPORTED 0x2     /* memory of another process, opened here */
 
 struct gl_event {
     uint8_t type;   /* enum gl_event_type */

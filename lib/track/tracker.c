@@ -131,7 +131,8 @@ void gl_tracker_alloc(struct gl_event *ev)
         .tid = ev->tid,
         .device = ev->device,
         .kind = ev->kind,
-        .flags = (ev->flags & GL_EVF_SIZE_UNKNOWN) ? GL_BLK_SIZE_UNKNOWN : 0,
+        .flags = (uint8_t)(((ev->flags & GL_EVF_SIZE_UNKNOWN) ? GL_BLK_SIZE_UNKNOWN : 0) |
+                           ((ev->flags & GL_EVF_IMPORTED) ? GL_BLK_IMPORTED : 0)),
         .api = ev->api,
         .refs = ev->kind == GL_MEM_VMM ? 1 : 0,
     };
@@ -154,17 +155,25 @@ void gl_tracker_alloc(struct gl_event *ev)
 /* Undo record of a VMM handle release: rare, so it may cost an allocation. */
 struct release_undo {
     bool removed;
-    struct gl_block_info info; /* state after the release */
+    struct gl_block_info before; /* the handle as it was: a failed release restores it */
 };
 
 static bool dec_handle_ref(struct gl_block_info *b, void *arg)
 {
-    (void)arg;
+    *(struct gl_block_info *)arg = *b;
     if (b->refs > 0)
         b->refs--;
     if (b->refs == 0)
         b->flags |= GL_BLK_RELEASED;
     return b->refs == 0 && b->aux == 0;
+}
+
+static bool restore_handle(struct gl_block_info *b, void *arg)
+{
+    const struct gl_block_info *before = arg;
+    b->refs = before->refs;
+    b->flags = before->flags;
+    return false;
 }
 
 static bool inc_handle_ref(struct gl_block_info *b, void *arg)
@@ -188,7 +197,7 @@ uint64_t gl_tracker_release_begin(struct gl_event *ev)
         if (!u)
             return 0;
         bool removed = false;
-        if (!gl_table_update(blocks, ev->key, dec_handle_ref, NULL, &u->info, &removed)) {
+        if (!gl_table_update(blocks, ev->key, dec_handle_ref, &u->before, NULL, &removed)) {
             gl_tool_free(u, sizeof *u);
             atomic_fetch_add_explicit(&n_unknown_frees, 1, memory_order_relaxed);
             return 0;
@@ -229,18 +238,15 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
     if (ev->type == GL_EV_VMM_RELEASE) {
         struct release_undo *u = (struct release_undo *)(uintptr_t)token;
         if (!ok) {
-            if (u->removed) {
-                u->info.refs = 1;
-                u->info.flags &= (uint8_t)~GL_BLK_RELEASED;
-                gl_table_insert(blocks, &u->info, NULL, NULL);
-            } else {
-                gl_table_update(blocks, ev->key, inc_handle_ref, NULL, NULL, NULL);
-            }
+            if (u->removed)
+                gl_table_insert(blocks, &u->before, NULL, NULL);
+            else
+                gl_table_update(blocks, ev->key, restore_handle, &u->before, NULL, NULL);
         } else {
             if (u->removed) {
-                ev->seq = u->info.seq;
-                ev->size = u->info.size;
-                count_freed(u->info.size);
+                ev->seq = u->before.seq;
+                ev->size = u->before.size;
+                count_freed(u->before.size);
             }
             publish(ev);
         }
@@ -361,6 +367,10 @@ void gl_tracker_stats(struct gl_tracker_stats *s)
     int64_t live = atomic_load(&live_flushed) + t.live_delta;
     s->live_bytes = live > 0 ? (uint64_t)live : 0;
     s->peak_bytes = atomic_load(&peak_bytes);
+    /* Threads' unflushed shares are only partly seen by the peak check (see
+     * LIVE_FLUSH); the peak is at least what is live now. */
+    if (s->peak_bytes < s->live_bytes)
+        s->peak_bytes = s->live_bytes;
     s->live_blocks = blocks ? gl_table_count(blocks) : 0;
     s->unknown_frees = atomic_load(&n_unknown_frees);
     s->replaced = atomic_load(&n_replaced);

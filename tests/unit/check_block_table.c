@@ -1,0 +1,510 @@
+/* lib/track/block_table.h: the sharded live-block table. */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "track/block_table.h"
+
+static struct gl_table *t;
+
+static void setup(void)
+{
+    t = gl_table_create(8);
+    ck_assert_ptr_nonnull(t);
+}
+
+static void teardown(void)
+{
+    gl_table_destroy(t);
+    t = NULL;
+}
+
+static struct gl_block_info blk(uint64_t key, uint64_t size)
+{
+    struct gl_block_info b;
+    memset(&b, 0, sizeof b);
+    b.key = key;
+    b.size = size;
+    b.seq = size + 1000;
+    b.ctx = 0xc0ffee;
+    b.aux = key ^ 0x5555;
+    b.stack = (uint32_t)size + 7;
+    b.tid = 4242;
+    b.device = 3;
+    b.kind = 1;
+    b.flags = 0;
+    b.api = 2;
+    b.refs = 0;
+    return b;
+}
+
+static void assert_same_block(const struct gl_block_info *a, const struct gl_block_info *b)
+{
+    ck_assert_uint_eq(a->key, b->key);
+    ck_assert_uint_eq(a->size, b->size);
+    ck_assert_uint_eq(a->seq, b->seq);
+    ck_assert_uint_eq(a->ctx, b->ctx);
+    ck_assert_uint_eq(a->aux, b->aux);
+    ck_assert_uint_eq(a->stack, b->stack);
+    ck_assert_uint_eq(a->tid, b->tid);
+    ck_assert_int_eq(a->device, b->device);
+    ck_assert_uint_eq(a->kind, b->kind);
+    ck_assert_uint_eq(a->flags, b->flags);
+    ck_assert_uint_eq(a->api, b->api);
+    ck_assert_uint_eq(a->refs, b->refs);
+}
+
+START_TEST(test_insert_lookup_remove)
+{
+    struct gl_block_info a = blk(0x7f0000001000, 100), b = blk(0x7f0000002000, 200), out;
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_insert(t, &a, NULL, NULL));
+    ck_assert(!gl_table_insert(t, &b, NULL, NULL));
+    ck_assert_uint_eq(gl_table_count(t), 2);
+
+    memset(&out, 0, sizeof out);
+    ck_assert(gl_table_lookup(t, a.key, &out));
+    assert_same_block(&out, &a);
+    ck_assert(gl_table_lookup(t, b.key, NULL));
+    ck_assert(!gl_table_lookup(t, 0x7f0000003000, &out));
+
+    memset(&out, 0, sizeof out);
+    ck_assert(gl_table_remove(t, a.key, &out));
+    assert_same_block(&out, &a);
+    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert(!gl_table_lookup(t, a.key, NULL));
+    ck_assert(!gl_table_remove(t, a.key, &out));
+    ck_assert(gl_table_remove(t, b.key, NULL));
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_lookup(t, b.key, NULL));
+}
+END_TEST
+
+START_TEST(test_key_zero_and_namespaced_keys)
+{
+    struct gl_block_info z = blk(0, 1), h = blk(0x8000000000000001ULL, 2), a = blk(1, 3), out;
+    gl_table_insert(t, &z, NULL, NULL);
+    gl_table_insert(t, &h, NULL, NULL);
+    gl_table_insert(t, &a, NULL, NULL);
+    ck_assert_uint_eq(gl_table_count(t), 3);
+    ck_assert(gl_table_lookup(t, 0, &out));
+    ck_assert_uint_eq(out.size, 1);
+    ck_assert(gl_table_lookup(t, 0x8000000000000001ULL, &out));
+    ck_assert_uint_eq(out.size, 2);
+    ck_assert(gl_table_lookup(t, 1, &out));
+    ck_assert_uint_eq(out.size, 3);
+}
+END_TEST
+
+/* The all-ones key is reserved (block_table.c keeps a sentinel under it; real
+ * keys never have every namespace bit set, event.h). */
+START_TEST(test_reserved_key)
+{
+    struct gl_block_info r = blk(UINT64_MAX, 5), out;
+    ck_assert(!gl_table_insert(t, &r, NULL, NULL));
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_lookup(t, UINT64_MAX, &out));
+    ck_assert(!gl_table_remove(t, UINT64_MAX, &out));
+    ck_assert_ptr_null(gl_table_detach(t, UINT64_MAX));
+    ck_assert_uint_eq(gl_table_count(t), 0);
+}
+END_TEST
+
+START_TEST(test_replace_on_duplicate)
+{
+    struct gl_block_info old = blk(0x1000, 10), newer = blk(0x1000, 20), replaced, out;
+    ck_assert(!gl_table_insert(t, &old, &replaced, NULL));
+    memset(&replaced, 0, sizeof replaced);
+    ck_assert(gl_table_insert(t, &newer, &replaced, NULL));
+    assert_same_block(&replaced, &old);
+    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert(gl_table_lookup(t, 0x1000, &out));
+    assert_same_block(&out, &newer);
+    /* Without a place to copy the old block to. */
+    struct gl_block_info third = blk(0x1000, 30);
+    ck_assert(gl_table_insert(t, &third, NULL, NULL));
+    ck_assert(gl_table_lookup(t, 0x1000, &out));
+    ck_assert_uint_eq(out.size, 30);
+    ck_assert_uint_eq(gl_table_count(t), 1);
+}
+END_TEST
+
+START_TEST(test_detach_reattach_release)
+{
+    struct gl_block_info a = blk(0x2000, 64), out;
+    gl_table_insert(t, &a, NULL, NULL);
+    ck_assert_ptr_null(gl_table_detach(t, 0x3000));
+
+    struct gl_table_node *n = gl_table_detach(t, 0x2000);
+    ck_assert_ptr_nonnull(n);
+    assert_same_block(gl_table_node_info(n), &a);
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_lookup(t, 0x2000, NULL));
+    ck_assert_ptr_null(gl_table_detach(t, 0x2000));
+
+    /* The free failed: the block comes back as it was. */
+    gl_table_reattach(t, n);
+    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert(gl_table_lookup(t, 0x2000, &out));
+    assert_same_block(&out, &a);
+
+    /* The free succeeded: the node is recycled. */
+    n = gl_table_detach(t, 0x2000);
+    ck_assert_ptr_nonnull(n);
+    gl_table_release(t, n);
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_lookup(t, 0x2000, NULL));
+}
+END_TEST
+
+START_TEST(test_reattach_after_key_reused)
+{
+    struct gl_block_info old = blk(0x4000, 1), newer = blk(0x4000, 2), out;
+    gl_table_insert(t, &old, NULL, NULL);
+    struct gl_table_node *n = gl_table_detach(t, 0x4000);
+    ck_assert_ptr_nonnull(n);
+    /* Meanwhile another thread was handed the same address. */
+    ck_assert(!gl_table_insert(t, &newer, NULL, NULL));
+    gl_table_reattach(t, n);
+    /* The newer block wins; the old node is gone, not a second entry. */
+    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert(gl_table_lookup(t, 0x4000, &out));
+    assert_same_block(&out, &newer);
+    ck_assert(gl_table_remove(t, 0x4000, NULL));
+    ck_assert_uint_eq(gl_table_count(t), 0);
+}
+END_TEST
+
+static bool grow_by_arg(struct gl_block_info *b, void *arg)
+{
+    b->size += *(uint64_t *)arg;
+    b->flags |= 0x2;
+    return false;
+}
+
+static bool shrink_and_remove_at_zero(struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    b->refs--;
+    return b->refs == 0;
+}
+
+START_TEST(test_update)
+{
+    struct gl_block_info a = blk(0x5000, 10), out, removed;
+    a.refs = 2;
+    gl_table_insert(t, &a, NULL, NULL);
+    uint64_t add = 5;
+    bool was_removed = true;
+    ck_assert(gl_table_update(t, 0x5000, grow_by_arg, &add, &removed, &was_removed));
+    ck_assert(!was_removed);
+    ck_assert(gl_table_lookup(t, 0x5000, &out));
+    ck_assert_uint_eq(out.size, 15);
+    ck_assert_uint_eq(out.flags, 0x2);
+
+    /* First decrement keeps it, second removes it and reports its final state. */
+    ck_assert(gl_table_update(t, 0x5000, shrink_and_remove_at_zero, NULL, &removed, &was_removed));
+    ck_assert(!was_removed);
+    ck_assert_uint_eq(gl_table_count(t), 1);
+    memset(&removed, 0, sizeof removed);
+    ck_assert(gl_table_update(t, 0x5000, shrink_and_remove_at_zero, NULL, &removed, &was_removed));
+    ck_assert(was_removed);
+    ck_assert_uint_eq(removed.key, 0x5000);
+    ck_assert_uint_eq(removed.size, 15);
+    ck_assert_uint_eq(removed.refs, 0);
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_lookup(t, 0x5000, NULL));
+
+    /* Absent key: false, and was_removed says false. */
+    was_removed = true;
+    ck_assert(!gl_table_update(t, 0x5000, grow_by_arg, &add, NULL, &was_removed));
+    ck_assert(!was_removed);
+    ck_assert(!gl_table_update(t, 0x5000, grow_by_arg, &add, NULL, NULL));
+}
+END_TEST
+
+struct visit_state {
+    unsigned visited;
+    uint64_t size_sum;
+};
+
+static bool remove_even_sizes(const struct gl_block_info *b, void *arg)
+{
+    struct visit_state *v = arg;
+    v->visited++;
+    v->size_sum += b->size;
+    return b->size % 2 == 0;
+}
+
+START_TEST(test_foreach_with_removal)
+{
+    for (uint64_t i = 1; i <= 100; i++) {
+        struct gl_block_info b = blk(i << 20, i);
+        gl_table_insert(t, &b, NULL, NULL);
+    }
+    ck_assert_uint_eq(gl_table_count(t), 100);
+    struct visit_state v = {0, 0};
+    ck_assert_uint_eq(gl_table_foreach(t, remove_even_sizes, &v), 50);
+    ck_assert_uint_eq(v.visited, 100);
+    ck_assert_uint_eq(v.size_sum, 5050);
+    ck_assert_uint_eq(gl_table_count(t), 50);
+    for (uint64_t i = 1; i <= 100; i++)
+        ck_assert(gl_table_lookup(t, i << 20, NULL) == (i % 2 == 1));
+
+    /* A second pass sees only the odd ones and removes nothing. */
+    memset(&v, 0, sizeof v);
+    ck_assert_uint_eq(gl_table_foreach(t, remove_even_sizes, &v), 0);
+    ck_assert_uint_eq(v.visited, 50);
+    ck_assert_uint_eq(v.size_sum, 2500);
+}
+END_TEST
+
+START_TEST(test_foreach_empty)
+{
+    struct visit_state v = {0, 0};
+    ck_assert_uint_eq(gl_table_foreach(t, remove_even_sizes, &v), 0);
+    ck_assert_uint_eq(v.visited, 0);
+}
+END_TEST
+
+START_TEST(test_spare_node_insert)
+{
+    struct gl_block_info a = blk(0x6000, 1), b = blk(0x7000, 2), out;
+    gl_table_insert(t, &a, NULL, NULL);
+    struct gl_table_node *spare = gl_table_detach(t, 0x6000);
+    ck_assert_ptr_nonnull(spare);
+    ck_assert_uint_eq(gl_table_count(t), 0);
+
+    /* The spare is taken for the new block, and the caller's pointer cleared. */
+    ck_assert(!gl_table_insert(t, &b, NULL, &spare));
+    ck_assert_ptr_null(spare);
+    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert(gl_table_lookup(t, 0x7000, &out));
+    assert_same_block(&out, &b);
+    ck_assert(!gl_table_lookup(t, 0x6000, NULL));
+
+    /* A NULL spare is allowed: a fresh node is used. */
+    struct gl_table_node *none = NULL;
+    ck_assert(!gl_table_insert(t, &a, NULL, &none));
+    ck_assert_ptr_null(none);
+    ck_assert_uint_eq(gl_table_count(t), 2);
+
+    /* Nodes are interchangeable between shards: a spare from one key's shard serves
+     * many other keys in turn. */
+    for (uint64_t i = 0; i < 1000; i++) {
+        struct gl_block_info c = blk(0x100000 + (i << 12), i);
+        spare = gl_table_detach(t, i == 0 ? 0x7000 : 0x100000 + ((i - 1) << 12));
+        ck_assert_ptr_nonnull(spare);
+        gl_table_insert(t, &c, NULL, &spare);
+        ck_assert_ptr_null(spare);
+        ck_assert_uint_eq(gl_table_count(t), 2);
+    }
+    ck_assert(gl_table_lookup(t, 0x100000 + (999 << 12), &out));
+    ck_assert_uint_eq(out.size, 999);
+    ck_assert(gl_table_lookup(t, 0x6000, NULL));
+}
+END_TEST
+
+START_TEST(test_single_shard)
+{
+    struct gl_table *one = gl_table_create(0);
+    ck_assert_ptr_nonnull(one);
+    for (uint64_t i = 0; i < 5000; i++) {
+        struct gl_block_info b = blk(i * 512, i);
+        gl_table_insert(one, &b, NULL, NULL);
+    }
+    ck_assert_uint_eq(gl_table_count(one), 5000);
+    struct gl_block_info out;
+    for (uint64_t i = 0; i < 5000; i++) {
+        ck_assert(gl_table_lookup(one, i * 512, &out));
+        ck_assert_uint_eq(out.size, i);
+    }
+    for (uint64_t i = 0; i < 5000; i += 2)
+        ck_assert(gl_table_remove(one, i * 512, NULL));
+    ck_assert_uint_eq(gl_table_count(one), 2500);
+    gl_table_destroy(one);
+}
+END_TEST
+
+START_TEST(test_memory_bytes)
+{
+    size_t empty = gl_table_memory_bytes(t);
+    ck_assert_uint_gt(empty, 0);
+    /* Enough blocks to outgrow whatever the shards start with. */
+    for (uint64_t i = 0; i < 400000; i++) {
+        struct gl_block_info b = blk((i + 1) << 12, i);
+        gl_table_insert(t, &b, NULL, NULL);
+    }
+    size_t full = gl_table_memory_bytes(t);
+    ck_assert_uint_gt(full, empty);
+    ck_assert_uint_ge(full, 400000 * sizeof(struct gl_block_info));
+}
+END_TEST
+
+#define MILLION 1000000u
+
+/* Loops of a million checks count their failures and assert once: every Check
+ * assertion costs a write to the runner. */
+START_TEST(test_one_million_blocks)
+{
+    /* Device-like addresses: 512-byte aligned, in a 2^47 range. */
+    const uint64_t base = 0x7f0000000000ULL;
+    unsigned dups = 0, missing = 0, wrong = 0, not_removed = 0;
+    for (uint64_t i = 0; i < MILLION; i++) {
+        struct gl_block_info b = blk(base + i * 512, i);
+        dups += gl_table_insert(t, &b, NULL, NULL);
+    }
+    ck_assert_uint_eq(dups, 0);
+    ck_assert_uint_eq(gl_table_count(t), MILLION);
+    struct gl_block_info out;
+    for (uint64_t i = 0; i < MILLION; i++) {
+        if (!gl_table_lookup(t, base + i * 512, &out))
+            missing++;
+        else if (out.size != i || out.key != base + i * 512)
+            wrong++;
+    }
+    ck_assert_uint_eq(missing, 0);
+    ck_assert_uint_eq(wrong, 0);
+    ck_assert(!gl_table_lookup(t, base + MILLION * 512ULL, NULL));
+    ck_assert(!gl_table_lookup(t, base + 256, NULL));
+    for (uint64_t i = 0; i < MILLION; i++) {
+        if (!gl_table_remove(t, base + i * 512, &out))
+            not_removed++;
+        else if (out.size != i)
+            wrong++;
+    }
+    ck_assert_uint_eq(not_removed, 0);
+    ck_assert_uint_eq(wrong, 0);
+    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_table_lookup(t, base, NULL));
+}
+END_TEST
+
+/* ---- threads ---- */
+
+#define NTHREADS 8
+#define PER_THREAD 100000u
+#define NSHARED 1000u
+
+struct worker {
+    pthread_t th;
+    struct gl_table *table;
+    unsigned id;
+    unsigned lookups_ok, lookups_bad, insert_dups, remove_fail;
+};
+
+static uint64_t worker_key(unsigned id, uint64_t i) { return ((uint64_t)(id + 1) << 40) | (i << 9); }
+static uint64_t shared_key(uint64_t i) { return 0x100000000000ULL | (i << 12); }
+
+static void *worker_main(void *arg)
+{
+    struct worker *w = arg;
+    struct gl_block_info b, out;
+    for (uint64_t i = 0; i < PER_THREAD; i++) {
+        b = blk(worker_key(w->id, i), i * NTHREADS + w->id);
+        if (gl_table_insert(w->table, &b, NULL, NULL))
+            w->insert_dups++;
+        if (i % 10 == 0) {
+            uint64_t s = (i / 10 + w->id * 37) % NSHARED;
+            if (gl_table_lookup(w->table, shared_key(s), &out) && out.size == s)
+                w->lookups_ok++;
+            else
+                w->lookups_bad++;
+        }
+        /* Remove every odd key one step after inserting it: the table churns. */
+        if (i % 2 == 1 && !gl_table_remove(w->table, worker_key(w->id, i), NULL))
+            w->remove_fail++;
+    }
+    return NULL;
+}
+
+static void run_threads(struct gl_table *table)
+{
+    for (uint64_t s = 0; s < NSHARED; s++) {
+        struct gl_block_info b = blk(shared_key(s), s);
+        gl_table_insert(table, &b, NULL, NULL);
+    }
+    struct worker w[NTHREADS];
+    memset(w, 0, sizeof w);
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        w[i].table = table;
+        w[i].id = i;
+        ck_assert_int_eq(pthread_create(&w[i].th, NULL, worker_main, &w[i]), 0);
+    }
+    for (unsigned i = 0; i < NTHREADS; i++)
+        pthread_join(w[i].th, NULL);
+    for (unsigned i = 0; i < NTHREADS; i++) {
+        ck_assert_uint_eq(w[i].insert_dups, 0);
+        ck_assert_uint_eq(w[i].remove_fail, 0);
+        ck_assert_uint_eq(w[i].lookups_bad, 0);
+        ck_assert_uint_eq(w[i].lookups_ok, PER_THREAD / 10);
+    }
+    ck_assert_uint_eq(gl_table_count(table), NSHARED + NTHREADS * PER_THREAD / 2);
+    struct gl_block_info out;
+    unsigned wrong_presence = 0, wrong_size = 0, shared_missing = 0;
+    for (unsigned id = 0; id < NTHREADS; id++)
+        for (uint64_t i = 0; i < PER_THREAD; i++) {
+            bool present = gl_table_lookup(table, worker_key(id, i), &out);
+            if (present != (i % 2 == 0))
+                wrong_presence++;
+            else if (present && out.size != i * NTHREADS + id)
+                wrong_size++;
+        }
+    for (uint64_t s = 0; s < NSHARED; s++)
+        shared_missing += !gl_table_lookup(table, shared_key(s), NULL);
+    ck_assert_uint_eq(wrong_presence, 0);
+    ck_assert_uint_eq(wrong_size, 0);
+    ck_assert_uint_eq(shared_missing, 0);
+}
+
+START_TEST(test_threads_sharded)
+{
+    run_threads(t);
+}
+END_TEST
+
+START_TEST(test_threads_one_shard)
+{
+    struct gl_table *one = gl_table_create(0);
+    run_threads(one);
+    gl_table_destroy(one);
+}
+END_TEST
+
+static Suite *block_table_suite(void)
+{
+    Suite *s = suite_create("block_table");
+    TCase *tc = tcase_create("basic");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_insert_lookup_remove);
+    tcase_add_test(tc, test_key_zero_and_namespaced_keys);
+    tcase_add_test(tc, test_reserved_key);
+    tcase_add_test(tc, test_replace_on_duplicate);
+    tcase_add_test(tc, test_detach_reattach_release);
+    tcase_add_test(tc, test_reattach_after_key_reused);
+    tcase_add_test(tc, test_update);
+    tcase_add_test(tc, test_foreach_with_removal);
+    tcase_add_test(tc, test_foreach_empty);
+    tcase_add_test(tc, test_spare_node_insert);
+    tcase_add_test(tc, test_single_shard);
+    tcase_add_test(tc, test_memory_bytes);
+    suite_add_tcase(s, tc);
+
+    TCase *big = tcase_create("million");
+    tcase_add_checked_fixture(big, setup, teardown);
+    tcase_set_timeout(big, 60);
+    tcase_add_test(big, test_one_million_blocks);
+    suite_add_tcase(s, big);
+
+    TCase *threads = tcase_create("threads");
+    tcase_add_checked_fixture(threads, setup, teardown);
+    tcase_set_timeout(threads, 60);
+    tcase_add_test(threads, test_threads_sharded);
+    tcase_add_test(threads, test_threads_one_shard);
+    suite_add_tcase(s, threads);
+    return s;
+}
+
+TU_MAIN(block_table_suite)

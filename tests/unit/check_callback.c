@@ -1,0 +1,449 @@
+/* lib/track/callback.h: gl_cupti_callback driven by hand-built CUPTI callback
+ * data, as CUPTI calls it around each driver call; results read back through the
+ * tracker. */
+#include <check.h>
+#include <cupti.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "runtime.h"
+#include "track/api.h"
+#include "track/callback.h"
+#include "track/contexts.h"
+#include "track/tool_alloc.h"
+#include "track/tracker.h"
+
+#define CTX_A ((CUcontext)(uintptr_t)0xc1000)
+#define CTX_B ((CUcontext)(uintptr_t)0xc2000)
+
+static int query_calls;
+
+static int fake_device_of(uint64_t ctx)
+{
+    query_calls++;
+    if (ctx == (uintptr_t)CTX_A)
+        return 0;
+    if (ctx == (uintptr_t)CTX_B)
+        return 1;
+    return -1;
+}
+
+static void setup(void)
+{
+    gl_tracker_init();
+    gl_tracker_reset();
+    gl_contexts_reset();
+    gl_contexts_set_query(fake_device_of);
+    query_calls = 0;
+    gl_callback_set_stacks(0);
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+}
+
+static void teardown(void)
+{
+    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    gl_contexts_set_query(NULL);
+}
+
+/* One driver call as CUPTI reports it: entry, then exit with rc.  The
+ * correlation slot starts with garbage, as nothing promises it is zeroed. */
+static void driver_call(CUpti_CallbackId cbid, const void *params, CUresult rc, CUcontext ctx)
+{
+    uint64_t corr = 0xdeadbeefULL;
+    CUresult ret = (CUresult)-1; /* not yet returned at entry */
+    CUpti_CallbackData cb;
+    memset(&cb, 0, sizeof cb);
+    cb.functionParams = params;
+    cb.functionReturnValue = &ret;
+    cb.correlationData = &corr;
+    cb.context = ctx;
+    cb.callbackSite = CUPTI_API_ENTER;
+    cb.functionName = "cuSomething";
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+    ret = rc;
+    cb.callbackSite = CUPTI_API_EXIT;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+}
+
+static void resource_event(CUpti_CallbackId cbid, CUcontext ctx)
+{
+    CUpti_ResourceData rd;
+    memset(&rd, 0, sizeof rd);
+    rd.context = ctx;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, cbid, &rd);
+}
+
+static void mem_alloc(CUdeviceptr addr, size_t size, CUresult rc, CUcontext ctx)
+{
+    CUdeviceptr out = addr;
+    cuMemAlloc_v2_params p = {&out, size};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &p, rc, ctx);
+}
+
+static void mem_free(CUdeviceptr addr, CUresult rc, CUcontext ctx)
+{
+    cuMemFree_v2_params p = {addr};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &p, rc, ctx);
+}
+
+static bool live_block(uint64_t key, struct gl_block_info *out)
+{
+    struct gl_block_info *blocks;
+    size_t n, bytes;
+    ck_assert_int_eq(gl_tracker_snapshot(&blocks, &n, &bytes), 0);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        if (blocks[i].key == key) {
+            found = true;
+            if (out)
+                *out = blocks[i];
+        }
+    gl_tool_unmap(blocks, bytes);
+    return found;
+}
+
+static struct gl_tracker_stats stats(void)
+{
+    struct gl_tracker_stats s;
+    gl_tracker_stats(&s);
+    return s;
+}
+
+START_TEST(test_alloc_then_free)
+{
+    mem_alloc(0x7f0000200000ULL, 1 << 20, CUDA_SUCCESS, CTX_A);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f0000200000ULL, &b));
+    ck_assert_uint_eq(b.size, 1 << 20);
+    ck_assert_uint_eq(b.kind, GL_MEM_DEVICE);
+    ck_assert_uint_eq(b.api, GL_API_cuMemAlloc_v2);
+    ck_assert_uint_eq(b.ctx, (uintptr_t)CTX_A);
+    ck_assert_int_eq(b.device, 0); /* from the context */
+    ck_assert_uint_eq(b.tid, (uint32_t)syscall(SYS_gettid));
+    ck_assert_uint_eq(b.stack, 0); /* stacks off */
+    ck_assert_uint_eq(b.seq, 1);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.live_bytes, 1 << 20);
+
+    mem_free(0x7f0000200000ULL, CUDA_SUCCESS, CTX_A);
+    ck_assert(!live_block(0x7f0000200000ULL, NULL));
+    s = stats();
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.live_bytes, 0);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+}
+END_TEST
+
+START_TEST(test_failed_free_keeps_block)
+{
+    mem_alloc(0x7f0000400000ULL, 4096, CUDA_SUCCESS, CTX_A);
+    mem_free(0x7f0000400000ULL, CUDA_ERROR_INVALID_VALUE, CTX_A);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f0000400000ULL, &b));
+    ck_assert_uint_eq(b.size, 4096);
+    ck_assert_uint_eq(b.seq, 1);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.frees, 0);
+    ck_assert_uint_eq(s.live_bytes, 4096);
+    ck_assert_uint_eq(s.live_blocks, 1);
+    /* It can still be freed afterwards. */
+    mem_free(0x7f0000400000ULL, CUDA_SUCCESS, CTX_A);
+    ck_assert(!live_block(0x7f0000400000ULL, NULL));
+    ck_assert_uint_eq(stats().frees, 1);
+}
+END_TEST
+
+START_TEST(test_failed_alloc_records_nothing)
+{
+    mem_alloc(0x7f0000600000ULL, 4096, CUDA_ERROR_OUT_OF_MEMORY, CTX_A);
+    mem_alloc(0x7f0000800000ULL, 4096, CUDA_ERROR_NOT_INITIALIZED, CTX_A);
+    ck_assert(!live_block(0x7f0000600000ULL, NULL));
+    ck_assert(!live_block(0x7f0000800000ULL, NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 0);
+    ck_assert_uint_eq(s.live_bytes, 0);
+    ck_assert_uint_eq(s.live_blocks, 0);
+}
+END_TEST
+
+START_TEST(test_exit_without_return_value)
+{
+    /* No return value: the call cannot be known to have succeeded. */
+    CUdeviceptr out = 0x7f0000a00000ULL;
+    cuMemAlloc_v2_params p = {&out, 64};
+    uint64_t corr = 0;
+    CUpti_CallbackData cb;
+    memset(&cb, 0, sizeof cb);
+    cb.functionParams = &p;
+    cb.correlationData = &corr;
+    cb.context = CTX_A;
+    cb.callbackSite = CUPTI_API_ENTER;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &cb);
+    cb.callbackSite = CUPTI_API_EXIT;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &cb);
+    ck_assert_uint_eq(stats().allocs, 0);
+}
+END_TEST
+
+START_TEST(test_unknown_free)
+{
+    mem_free(0x7f0000c00000ULL, CUDA_SUCCESS, CTX_A);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.unknown_frees, 1);
+    ck_assert_uint_eq(s.frees, 0);
+    /* cuMemFree(0) is nothing at all. */
+    mem_free(0, CUDA_SUCCESS, CTX_A);
+    ck_assert_uint_eq(stats().unknown_frees, 1);
+}
+END_TEST
+
+START_TEST(test_host_and_async)
+{
+    void *host = (void *)0x7fff00001000ULL;
+    cuMemAllocHost_v2_params ph = {&host, 100};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, &ph, CUDA_SUCCESS, CTX_B);
+    CUdeviceptr d = 0x7f0000e00000ULL;
+    cuMemAllocAsync_params pa = {&d, 200, (CUstream)0x5eed000};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &pa, CUDA_SUCCESS, CTX_B);
+
+    struct gl_block_info b;
+    ck_assert(live_block(0x7fff00001000ULL, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_HOST_PINNED);
+    ck_assert_int_eq(b.device, -1); /* host memory: not the context's device */
+    ck_assert_uint_eq(b.ctx, (uintptr_t)CTX_B);
+    ck_assert(live_block(0x7f0000e00000ULL, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
+    ck_assert_int_eq(b.device, 1);
+    ck_assert_uint_eq(b.aux, 0x5eed000);
+
+    cuMemFreeAsync_params pf = {0x7f0000e00000ULL, (CUstream)0x5eed000};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &pf, CUDA_SUCCESS, CTX_B);
+    cuMemFreeHost_params pfh = {host};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, &pfh, CUDA_SUCCESS, CTX_B);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 2);
+    ck_assert_uint_eq(s.live_blocks, 0);
+}
+END_TEST
+
+START_TEST(test_unknown_context_device)
+{
+    mem_alloc(0x7f0001000000ULL, 10, CUDA_SUCCESS, (CUcontext)(uintptr_t)0xc9000);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f0001000000ULL, &b));
+    ck_assert_int_eq(b.device, -1);
+    mem_alloc(0x7f0001200000ULL, 10, CUDA_SUCCESS, NULL);
+    ck_assert(live_block(0x7f0001200000ULL, &b));
+    ck_assert_int_eq(b.device, -1);
+    ck_assert_uint_eq(b.ctx, 0);
+}
+END_TEST
+
+START_TEST(test_context_device_asked_once)
+{
+    resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX_B);
+    ck_assert_int_eq(query_calls, 1);
+    for (int i = 0; i < 5; i++)
+        mem_alloc(0x7f0002000000ULL + (uint64_t)i * 0x200000, 10, CUDA_SUCCESS, CTX_B);
+    ck_assert_int_eq(query_calls, 1);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f0002000000ULL, &b));
+    ck_assert_int_eq(b.device, 1);
+}
+END_TEST
+
+START_TEST(test_vmm_through_callbacks)
+{
+    CUmemGenericAllocationHandle h = 0x4242;
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 5;
+    cuMemCreate_params pc = {&h, 2 << 20, &prop, 0};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &pc, CUDA_SUCCESS, CTX_A);
+    const uint64_t key = gl_key_make(GL_NS_VMM_HANDLE, 0x4242);
+    struct gl_block_info b;
+    ck_assert(live_block(key, &b));
+    ck_assert_int_eq(b.device, 5); /* from the allocation's location, not the context */
+    ck_assert_uint_eq(b.kind, GL_MEM_VMM);
+
+    cuMemMap_params pm = {0x7f5000000000ULL, 2 << 20, 0, 0x4242, 0};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemMap, &pm, CUDA_SUCCESS, CTX_A);
+    cuMemRelease_params pr = {0x4242};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &pr, CUDA_SUCCESS, CTX_A);
+    ck_assert(live_block(key, &b));
+    ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, GL_BLK_RELEASED);
+
+    /* A failed unmap changes nothing. */
+    cuMemUnmap_params pu = {0x7f5000000000ULL, 2 << 20};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &pu, CUDA_ERROR_INVALID_VALUE, CTX_A);
+    ck_assert(live_block(key, NULL));
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &pu, CUDA_SUCCESS, CTX_A);
+    ck_assert(!live_block(key, NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.live_bytes, 0);
+}
+END_TEST
+
+START_TEST(test_failed_vmm_release)
+{
+    CUmemGenericAllocationHandle h = 0x4343;
+    cuMemCreate_params pc = {&h, 1 << 20, NULL, 0};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &pc, CUDA_SUCCESS, CTX_A);
+    cuMemRelease_params pr = {0x4343};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &pr, CUDA_ERROR_INVALID_VALUE, CTX_A);
+    struct gl_block_info b;
+    ck_assert(live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x4343), &b));
+    ck_assert_uint_eq(b.refs, 1);
+    ck_assert_uint_eq(b.flags, 0);
+    ck_assert_int_eq(b.device, 0); /* no location given: the context's */
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &pr, CUDA_SUCCESS, CTX_A);
+    ck_assert(!live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x4343), NULL));
+}
+END_TEST
+
+START_TEST(test_graph_nodes_through_callbacks)
+{
+    CUgraphNodeParams np;
+    memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+    np.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    np.alloc.poolProps.location.id = 1;
+    np.alloc.bytesize = 4096;
+    np.alloc.dptr = 0x7f6000000000ULL;
+    CUgraphNode node = NULL;
+    cuGraphAddNode_v2_params p = {&node, (CUgraph)0x1, NULL, NULL, 0, &np};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2, &p, CUDA_SUCCESS, CTX_A);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f6000000000ULL, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
+    ck_assert_int_eq(b.device, 1);
+
+    memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+    np.free.dptr = 0x7f6000000000ULL;
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2, &p, CUDA_SUCCESS, CTX_A);
+    ck_assert(!live_block(0x7f6000000000ULL, NULL));
+    ck_assert_uint_eq(stats().frees, 1);
+}
+END_TEST
+
+START_TEST(test_untracked_call_ignored)
+{
+    cuMemFree_v2_params p = {0x1234};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p, CUDA_SUCCESS, CTX_A);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs + s.frees + s.unknown_frees, 0);
+}
+END_TEST
+
+START_TEST(test_not_tracking_ignores_everything)
+{
+    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    mem_alloc(0x7f0003000000ULL, 10, CUDA_SUCCESS, CTX_A);
+    atomic_store(&gl_rt.state, GL_RT_REPORTED);
+    mem_alloc(0x7f0003200000ULL, 10, CUDA_SUCCESS, CTX_A);
+    resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX_A);
+    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_int_eq(query_calls, 0);
+
+    /* Tracking again: a NULL callback data is ignored. */
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, NULL);
+    ck_assert_uint_eq(stats().allocs, 0);
+}
+END_TEST
+
+START_TEST(test_context_destroy_resource)
+{
+    mem_alloc(0x7f0004000000ULL, 100, CUDA_SUCCESS, CTX_A);
+    mem_alloc(0x7f0004200000ULL, 200, CUDA_SUCCESS, CTX_A);
+    mem_alloc(0x7f0004400000ULL, 400, CUDA_SUCCESS, CTX_B);
+    CUmemGenericAllocationHandle h = 0x77;
+    cuMemCreate_params pc = {&h, 800, NULL, 0};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &pc, CUDA_SUCCESS, CTX_A);
+
+    resource_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CTX_A);
+    ck_assert(!live_block(0x7f0004000000ULL, NULL));
+    ck_assert(!live_block(0x7f0004200000ULL, NULL));
+    ck_assert(live_block(0x7f0004400000ULL, NULL));
+    ck_assert(live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x77), NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.frees, 2);
+    ck_assert_uint_eq(s.live_bytes, 1200);
+    ck_assert_uint_eq(s.live_blocks, 2);
+}
+END_TEST
+
+START_TEST(test_context_pointer_reused)
+{
+    /* A destroyed context's pointer value may come back on another device. */
+    resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX_A);
+    ck_assert_int_eq(gl_context_device((uintptr_t)CTX_A), 0);
+    resource_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CTX_A);
+    int calls = query_calls;
+    mem_alloc(0x7f0005000000ULL, 10, CUDA_SUCCESS, CTX_A);
+    ck_assert_int_eq(query_calls, calls + 1); /* asked again */
+}
+END_TEST
+
+START_TEST(test_stacks_enabled_without_unwinder)
+{
+    /* libunwind is not loaded in this test: captures give no stack, the block is
+     * still recorded. */
+    gl_callback_set_stacks(1);
+    mem_alloc(0x7f0006000000ULL, 10, CUDA_SUCCESS, CTX_A);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f0006000000ULL, &b));
+    ck_assert_uint_eq(b.stack, 0);
+}
+END_TEST
+
+START_TEST(test_bench_null_mode)
+{
+    gl_callback_bench_mode(NULL);
+    gl_callback_bench_mode("bogus");
+    mem_alloc(0x7f0007000000ULL, 10, CUDA_SUCCESS, CTX_A);
+    ck_assert_uint_eq(stats().allocs, 1);
+    gl_callback_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
+    mem_alloc(0x7f0007200000ULL, 10, CUDA_SUCCESS, CTX_A);
+    ck_assert_uint_eq(stats().allocs, 1);
+}
+END_TEST
+
+static Suite *callback_suite(void)
+{
+    Suite *s = suite_create("callback");
+    TCase *tc = tcase_create("callback");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_alloc_then_free);
+    tcase_add_test(tc, test_failed_free_keeps_block);
+    tcase_add_test(tc, test_failed_alloc_records_nothing);
+    tcase_add_test(tc, test_exit_without_return_value);
+    tcase_add_test(tc, test_unknown_free);
+    tcase_add_test(tc, test_host_and_async);
+    tcase_add_test(tc, test_unknown_context_device);
+    tcase_add_test(tc, test_context_device_asked_once);
+    tcase_add_test(tc, test_vmm_through_callbacks);
+    tcase_add_test(tc, test_failed_vmm_release);
+    tcase_add_test(tc, test_graph_nodes_through_callbacks);
+    tcase_add_test(tc, test_untracked_call_ignored);
+    tcase_add_test(tc, test_not_tracking_ignores_everything);
+    tcase_add_test(tc, test_context_destroy_resource);
+    tcase_add_test(tc, test_context_pointer_reused);
+    tcase_add_test(tc, test_stacks_enabled_without_unwinder);
+    tcase_add_test(tc, test_bench_null_mode);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(callback_suite)

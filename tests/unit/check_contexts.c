@@ -1,0 +1,181 @@
+/* lib/track/contexts.h: the device of each CUDA context, asked once. */
+#include <check.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "testutil.h"
+#include "track/contexts.h"
+
+static int calls;
+static int bias; /* lets a test change the answer for the same context */
+
+/* ctx 0x1000 * (d + 1) is on device d; anything else is unknown. */
+static int fake_query(uint64_t ctx)
+{
+    __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
+    if (ctx % 0x1000 == 0 && ctx / 0x1000 >= 1 && ctx / 0x1000 <= 64)
+        return (int)(ctx / 0x1000) - 1 + bias;
+    return -1;
+}
+
+static void setup(void)
+{
+    gl_contexts_reset();
+    gl_contexts_set_query(fake_query);
+    calls = 0;
+    bias = 0;
+}
+
+START_TEST(test_null_context)
+{
+    ck_assert_int_eq(gl_context_device(0), -1);
+    gl_context_created(0);
+    ck_assert_int_eq(calls, 0);
+}
+END_TEST
+
+START_TEST(test_asked_once)
+{
+    ck_assert_int_eq(gl_context_device(0x3000), 2);
+    ck_assert_int_eq(calls, 1);
+    ck_assert_int_eq(gl_context_device(0x3000), 2);
+    ck_assert_int_eq(gl_context_device(0x3000), 2);
+    ck_assert_int_eq(calls, 1);
+    ck_assert_int_eq(gl_context_device(0x1000), 0);
+    ck_assert_int_eq(calls, 2);
+}
+END_TEST
+
+START_TEST(test_created_then_looked_up)
+{
+    gl_context_created(0x5000);
+    ck_assert_int_eq(calls, 1);
+    ck_assert_int_eq(gl_context_device(0x5000), 4);
+    ck_assert_int_eq(calls, 1);
+}
+END_TEST
+
+START_TEST(test_unknown_device_is_cached)
+{
+    ck_assert_int_eq(gl_context_device(0x1234), -1);
+    ck_assert_int_eq(gl_context_device(0x1234), -1);
+    ck_assert_int_eq(calls, 1);
+}
+END_TEST
+
+START_TEST(test_destroyed_is_forgotten)
+{
+    gl_context_created(0x2000);
+    ck_assert_int_eq(gl_context_device(0x2000), 1);
+    gl_context_destroyed(0x2000);
+    /* The same pointer value, now a context on another device. */
+    bias = 5;
+    ck_assert_int_eq(gl_context_device(0x2000), 6);
+    ck_assert_int_eq(calls, 2);
+    gl_context_destroyed(0x9999000); /* never seen: harmless */
+}
+END_TEST
+
+START_TEST(test_created_again_updates)
+{
+    gl_context_created(0x2000);
+    bias = 3;
+    gl_context_created(0x2000);
+    ck_assert_int_eq(gl_context_device(0x2000), 4);
+    ck_assert_int_eq(calls, 2);
+}
+END_TEST
+
+START_TEST(test_no_query)
+{
+    gl_contexts_set_query(NULL);
+    ck_assert_int_eq(gl_context_device(0x2000), -1);
+    gl_contexts_set_query(fake_query);
+    /* What was learnt without a query stays learnt. */
+    ck_assert_int_eq(gl_context_device(0x2000), -1);
+    ck_assert_int_eq(calls, 0);
+}
+END_TEST
+
+START_TEST(test_reset)
+{
+    ck_assert_int_eq(gl_context_device(0x2000), 1);
+    gl_contexts_reset();
+    bias = 1;
+    ck_assert_int_eq(gl_context_device(0x2000), 2);
+    ck_assert_int_eq(calls, 2);
+}
+END_TEST
+
+START_TEST(test_many_contexts)
+{
+    /* More contexts than slots: every answer stays right. */
+    unsigned wrong = 0;
+    for (uint64_t i = 1; i <= 1500; i++) {
+        uint64_t ctx = 0x100000 + i * 0x1000 + 1; /* never a known device */
+        if (gl_context_device(ctx) != -1)
+            wrong++;
+    }
+    for (uint64_t d = 1; d <= 64; d++)
+        if (gl_context_device(d * 0x1000) != (int)d - 1)
+            wrong++;
+    ck_assert_uint_eq(wrong, 0);
+    /* Destroying some frees their slots for new contexts, which are then cached. */
+    for (uint64_t i = 1; i <= 100; i++)
+        gl_context_destroyed(0x100000 + i * 0x1000 + 1);
+    gl_context_created(0x7000);
+    int before = calls;
+    ck_assert_int_eq(gl_context_device(0x7000), 6);
+    ck_assert_int_eq(calls, before);
+}
+END_TEST
+
+static void *lookup_thread(void *arg)
+{
+    (void)arg;
+    intptr_t wrong = 0;
+    for (int round = 0; round < 200; round++)
+        for (uint64_t d = 1; d <= 32; d++)
+            if (gl_context_device(d * 0x1000) != (int)d - 1)
+                wrong++;
+    return (void *)wrong;
+}
+
+START_TEST(test_threads)
+{
+    pthread_t th[6];
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, lookup_thread, NULL), 0);
+    intptr_t wrong = 0;
+    for (int i = 0; i < 6; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        wrong += (intptr_t)r;
+    }
+    ck_assert_int_eq(wrong, 0);
+    /* Each context is asked about at most once per thread that raced for it. */
+    ck_assert_int_le(calls, 32 * 6);
+    ck_assert_int_ge(calls, 32);
+}
+END_TEST
+
+static Suite *contexts_suite(void)
+{
+    Suite *s = suite_create("contexts");
+    TCase *tc = tcase_create("contexts");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_null_context);
+    tcase_add_test(tc, test_asked_once);
+    tcase_add_test(tc, test_created_then_looked_up);
+    tcase_add_test(tc, test_unknown_device_is_cached);
+    tcase_add_test(tc, test_destroyed_is_forgotten);
+    tcase_add_test(tc, test_created_again_updates);
+    tcase_add_test(tc, test_no_query);
+    tcase_add_test(tc, test_reset);
+    tcase_add_test(tc, test_many_contexts);
+    tcase_add_test(tc, test_threads);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(contexts_suite)

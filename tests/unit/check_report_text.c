@@ -1,0 +1,725 @@
+/* lib/report/report_text.h: the Valgrind-style report, compared byte for byte.
+ *
+ * Everything the report prints comes through struct gl_report_input: the loss
+ * records and counters are made by hand here, device names, stacks and VMM
+ * mappings come from fakes. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/leak_check.h"
+#include "testutil.h"
+#include "report/report_text.h"
+#include "track/api.h"
+#include "track/event.h"
+
+#define PID 4242
+
+/* ---- fakes ---- */
+
+static const char *fake_device_name(int device, void *arg)
+{
+    (void)arg;
+    return device == 0 ? "NVIDIA H200" : device == 2 ? "NVIDIA H100 80GB HBM3" : NULL;
+}
+
+/* Stack ids name canned stacks. */
+enum { STACK_NONE = 0, STACK_MALLOC = 1, STACK_HOST = 2, STACK_ASYNC = 3, STACK_VMM = 4,
+       STACK_DRIVER = 5, STACK_LONG = 6, STACK_SMALL = 7 };
+
+static const struct gl_frame malloc_frames[] = {
+    {0x55ed7b831993, "cudaMalloc", NULL, 0, "/work/app"},
+    {0x55ed7b7edbe4, "make_buffer(unsigned long)", "/src/app/app.cu", 8, "/work/app"},
+    {0x7f12aa001000, NULL, NULL, 0, NULL},
+    {0x55ed7b7edd26, "main", "app.cu", 19, "/work/app"},
+};
+static const struct gl_frame host_frames[] = {
+    {0x7f0000001000, "cudaMallocHost", NULL, 0, "/usr/local/cuda/lib64/libcudart.so.13"},
+    {0x401100, "pinned_staging()", "/src/io.cpp", 42, "/work/app"},
+};
+static const struct gl_frame async_frames[] = {
+    {0x401000, "cudaMallocAsync", NULL, 0, "/work/app"},
+    {0x401200, "Pool::grow(int)", "pool.cc", 120, "/work/app"},
+};
+static const struct gl_frame vmm_frames[] = {
+    {0x7f0000002000, "cuMemCreate", NULL, 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+    {0x401300, "reserve", "vmm.c", 77, NULL},
+};
+static const struct gl_frame driver_frames[] = {
+    {0x7f0000003000, "cuMemAlloc_v2", NULL, 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+    {0x401400, NULL, NULL, 0, "/work/app"},
+};
+static const struct gl_frame small_frames[] = {
+    {0x401500, "cudaMalloc", NULL, 0, "/work/app"},
+};
+
+static unsigned max_seen;
+
+static unsigned fake_stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    (void)arg;
+    max_seen = max;
+    const struct gl_frame *f = NULL;
+    unsigned n = 0;
+    switch (stack) {
+#define CASE(id, arr)                                                                          \
+    case id:                                                                                   \
+        f = arr;                                                                               \
+        n = sizeof arr / sizeof *arr;                                                          \
+        break;
+        CASE(STACK_MALLOC, malloc_frames)
+        CASE(STACK_HOST, host_frames)
+        CASE(STACK_ASYNC, async_frames)
+        CASE(STACK_VMM, vmm_frames)
+        CASE(STACK_DRIVER, driver_frames)
+        CASE(STACK_SMALL, small_frames)
+#undef CASE
+    case STACK_LONG: {
+        static struct gl_frame many[64];
+        static char names[64][16];
+        for (unsigned i = 0; i < 64; i++) {
+            snprintf(names[i], sizeof names[i], "level%u", i);
+            many[i] = (struct gl_frame){0x402000 + i * 16, names[i], "deep.c", (int)i + 1, NULL};
+        }
+        f = many;
+        n = 64;
+        break;
+    }
+    default:
+        return 0;
+    }
+    if (n > max)
+        n = max;
+    memcpy(out, f, n * sizeof *f);
+    return n;
+}
+
+static uint64_t vmm_addrs[4];
+static size_t vmm_naddrs;
+
+static size_t fake_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)
+{
+    (void)arg;
+    ck_assert_uint_eq(gl_key_ns(handle_key), GL_NS_VMM_HANDLE);
+    for (size_t i = 0; i < vmm_naddrs && i < max; i++)
+        addrs[i] = vmm_addrs[i];
+    return vmm_naddrs;
+}
+
+/* ---- building the input ---- */
+
+static struct gl_options opt;
+static struct gl_leak_result lr;
+static struct gl_loss_record recs[16];
+static struct gl_tracker_stats st;
+static struct gl_report_input in;
+
+static void setup(void)
+{
+    gl_options_defaults(&opt);
+    memset(&lr, 0, sizeof lr);
+    memset(recs, 0, sizeof recs);
+    memset(&st, 0, sizeof st);
+    lr.records = recs;
+    vmm_naddrs = 0;
+    max_seen = 0;
+    in = (struct gl_report_input){
+        .opt = &opt,
+        .tool_version = "0.1.0",
+        .command = "./app --size 1M",
+        .leaks = &lr,
+        .stats = &st,
+        .main_tid = PID,
+        .device_name = fake_device_name,
+        .stack_frames = fake_stack_frames,
+        .vmm_mappings = fake_vmm_mappings,
+        .arg = NULL,
+    };
+}
+
+/* Add a record and count it in the totals, as the leak check would. */
+static struct gl_loss_record *add_record(enum gl_leak_kind kind, uint32_t stack, uint64_t bytes,
+                                         uint64_t blocks, uint64_t seq_min, uint64_t seq_max,
+                                         uint64_t key, enum gl_mem_kind mem, unsigned api,
+                                         int device)
+{
+    struct gl_loss_record *r = &recs[lr.nrecords++];
+    r->kind = kind;
+    r->stack = stack;
+    r->bytes = bytes;
+    r->blocks = blocks;
+    r->seq_min = seq_min;
+    r->seq_max = seq_max;
+    bool host = mem == GL_MEM_HOST_PINNED || mem == GL_MEM_HOST_REGISTERED;
+    r->devices = host ? 1ULL << GL_RECORD_HOST_BIT
+                      : device >= 0 ? 1ULL << device : 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
+    r->first.key = key;
+    r->first.size = bytes / blocks;
+    r->first.seq = seq_min;
+    r->first.kind = (uint8_t)mem;
+    r->first.api = (uint16_t)api;
+    r->first.device = (int16_t)device;
+    r->first.tid = PID;
+    r->first.stack = stack;
+    lr.kind[kind].bytes += bytes;
+    lr.kind[kind].blocks += blocks;
+    lr.in_use.bytes += bytes;
+    lr.in_use.blocks += blocks;
+    return r;
+}
+
+static void usage(uint64_t allocs, uint64_t frees, uint64_t bytes, uint64_t peak)
+{
+    st.allocs = allocs;
+    st.frees = frees;
+    st.bytes_allocated = bytes;
+    st.peak_bytes = peak;
+}
+
+/* The whole report, preamble and leaks, as written to a file. */
+static char *render(void)
+{
+    int fd = tu_tmpfd();
+    struct gl_out o;
+    gl_out_init(&o, fd, PID);
+    gl_report_preamble(&o, &in);
+    gl_report_leaks(&o, &in);
+    ck_assert(gl_out_flush(&o));
+    char *text = tu_slurp(fd, NULL);
+    close(fd);
+    return text;
+}
+
+static void expect_report(const char *want)
+{
+    char *got = render();
+    tu_assert_text_eq(got, want);
+    free(got);
+}
+
+/* ---- the expected text's recurring parts ---- */
+
+#define P "==4242== "
+#define BLANK "==4242==\n"
+#define PREAMBLE P "gpuleak-0.1.0, a GPU memory leak detector\n" P "Command: ./app --size 1M\n" BLANK
+
+/* The second line of GPU MEMORY SUMMARY is spelled as in issue 2's example report,
+ * "==4242==   total GPU usage:", which puts its colon one column left of the other
+ * summary lines' (Valgrind's "total heap usage" is one letter longer). */
+#define TOTAL_USAGE "  total GPU usage: "
+#define IMPORTED " of which imported: "
+
+#define GPU_SUMMARY(in_use_bytes, in_use_blocks, allocs, frees, bytes, peak)                   \
+    P "GPU MEMORY SUMMARY:\n" P "    in use at exit: " in_use_bytes " bytes in " in_use_blocks      \
+      " blocks\n" P TOTAL_USAGE allocs " allocs, " frees " frees, " bytes                      \
+      " bytes allocated, peak " peak " bytes\n" BLANK
+
+#define LEAK_SUMMARY(def, ind, pos, reach, cached)                                             \
+    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P   \
+      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                    \
+      "            cached: " cached "\n" P "        suppressed: 0 bytes in 0 blocks\n"
+#define NONE "0 bytes in 0 blocks"
+
+#define ERRORS(n) P "ERROR SUMMARY: " n " errors from " n " contexts (suppressed: 0 from 0)\n"
+
+/* ---- reports ---- */
+
+START_TEST(test_full_report_one_record)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1048576, 1, 11, 11, 0x7fa473e00000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(11, 10, 1089536, 1048576);
+    expect_report(PREAMBLE
+                  P "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"
+                  P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n"
+                  P "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n"
+                  P "   by 0x7F12AA001000: ???\n"
+                  P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
+                  P " Block 0x7fa473e00000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                    "allocation #11\n"
+                  BLANK
+                  GPU_SUMMARY("1,048,576", "1", "11", "10", "1,089,536", "1,048,576")
+                  LEAK_SUMMARY("1,048,576 bytes in 1 blocks", NONE, NONE, NONE, NONE)
+                  BLANK
+                  ERRORS("1"));
+    ck_assert_uint_eq(max_seen, 12); /* --num-callers */
+}
+END_TEST
+
+START_TEST(test_record_of_many_blocks)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 409600, 100, 3, 102, 0x7fd1bbe00000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 4096000000, 1001, 200, 5000, 0x7fd200000000,
+               GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 2);
+    usage(1200, 99, 4096409600, 4096409600);
+    expect_report(PREAMBLE
+                  P "409,600 bytes in 100 blocks are definitely lost in loss record 1 of 2\n"
+                  P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n"
+                  P "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n"
+                  P "   by 0x7F12AA001000: ???\n"
+                  P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
+                  P " Blocks 0x7fd1bbe00000 and 99 more on device 0 (NVIDIA H200): device memory from "
+                    "cudaMalloc, allocations #3 to #102\n"
+                  BLANK
+                  P "4,096,000,000 bytes in 1,001 blocks are definitely lost in loss record 2 of 2\n"
+                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
+                  P " Blocks 0x7fd200000000 and 1,000 more on device 2 (NVIDIA H100 80GB HBM3): device "
+                    "memory from cudaMalloc, allocations #200 to #5000\n"
+                  BLANK
+                  GPU_SUMMARY("4,096,409,600", "1,101", "1,200", "99", "4,096,409,600", "4,096,409,600")
+                  LEAK_SUMMARY("4,096,409,600 bytes in 1,101 blocks", NONE, NONE, NONE, NONE)
+                  BLANK
+                  ERRORS("2"));
+}
+END_TEST
+
+START_TEST(test_host_async_vmm_thread)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_HOST, 100, 1, 5, 5, 0x7fff00001000, GL_MEM_HOST_PINNED,
+               GL_API_cuMemAllocHost_v2, -1);
+    struct gl_loss_record *a = add_record(GL_LEAK_DEFINITE, STACK_ASYNC, 200, 1, 7, 7,
+                                          0x7f0000800000, GL_MEM_ASYNC, GL_API_cuMemAllocAsync, 0);
+    a->first.aux = 0x5eed000; /* the stream */
+    struct gl_loss_record *v =
+        add_record(GL_LEAK_DEFINITE, STACK_VMM, 2097152, 1, 2, 2, gl_key_make(GL_NS_VMM_HANDLE, 0x1234),
+                   GL_MEM_VMM, GL_API_cuMemCreate, 0);
+    v->first.flags = GL_BLK_RELEASED;
+    v->first.tid = 4300; /* another thread */
+    vmm_addrs[0] = 0x7f2000000000;
+    vmm_naddrs = 1;
+    usage(3, 0, 2097452, 2097452);
+    expect_report(PREAMBLE
+                  P "100 bytes in 1 blocks are definitely lost in loss record 1 of 3\n"
+                  P "   at 0x7F0000001000: cudaMallocHost (in /usr/local/cuda/lib64/libcudart.so.13)\n"
+                  P "   by 0x401100: pinned_staging() (io.cpp:42)\n"
+                  P " Block 0x7fff00001000 in host memory: pinned host memory from cudaMallocHost, "
+                    "allocation #5\n"
+                  BLANK
+                  P "200 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
+                  P "   at 0x401000: cudaMallocAsync (in /work/app)\n"
+                  P "   by 0x401200: Pool::grow(int) (pool.cc:120)\n"
+                  P " Block 0x7f0000800000 on device 0 (NVIDIA H200): stream-ordered memory from "
+                    "cudaMallocAsync on stream 0x5eed000, allocation #7\n"
+                  BLANK
+                  P "2,097,152 bytes in 1 blocks are definitely lost in loss record 3 of 3\n"
+                  P "   at 0x7F0000002000: cuMemCreate (in /usr/lib/x86_64-linux-gnu/libcuda.so.1)\n"
+                  P "   by 0x401300: reserve (vmm.c:77)\n"
+                  P " Handle 0x1234 on device 0 (NVIDIA H200): VMM physical memory from cuMemCreate, "
+                    "allocation #2, thread 4300, released, still mapped at 0x7f2000000000\n"
+                  BLANK
+                  GPU_SUMMARY("2,097,452", "3", "3", "0", "2,097,452", "2,097,452")
+                  LEAK_SUMMARY("2,097,452 bytes in 3 blocks", NONE, NONE, NONE, NONE)
+                  BLANK
+                  ERRORS("3"));
+}
+END_TEST
+
+/* Only the block line varies here: render one record and return that line (the
+ * one whose text starts with a single space). */
+static char *block_line_of(void)
+{
+    char *text = render();
+    char *copy = NULL;
+    for (char *line = text; *line; line = strchr(line, '\n') + 1) {
+        if (strncmp(line, P " ", strlen(P) + 1) == 0 && line[strlen(P) + 1] != ' ') {
+            size_t len = strcspn(line, "\n");
+            copy = strndup(line, len);
+            break;
+        }
+    }
+    ck_assert_msg(copy != NULL, "no block line in:\n%s", text);
+    free(text);
+    return copy;
+}
+
+START_TEST(test_block_line_variants)
+{
+    struct gl_loss_record *r = add_record(GL_LEAK_DEFINITE, STACK_ASYNC, 64, 1, 9, 9, 0x7f0000a00000,
+                                          GL_MEM_ASYNC, GL_API_cuMemAllocAsync_ptsz, 1);
+    char *line;
+    /* A device without a name; the default streams. */
+    r->first.aux = 0;
+    line = block_line_of();
+    ck_assert_str_eq(line, P " Block 0x7f0000a00000 on device 1: stream-ordered memory from "
+                             "cudaMallocAsync on the default stream, allocation #9");
+    free(line);
+    r->first.aux = 1;
+    line = block_line_of();
+    ck_assert_ptr_nonnull(strstr(line, "cudaMallocAsync on the legacy default stream, allocation #9"));
+    free(line);
+    r->first.aux = 2;
+    line = block_line_of();
+    ck_assert_ptr_nonnull(strstr(line, "cudaMallocAsync on the per-thread default stream, allocation #9"));
+    free(line);
+
+    /* An unknown device. */
+    r->first.aux = 0x10;
+    r->first.device = -1;
+    r->devices = 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
+    line = block_line_of();
+    ck_assert_str_eq(line, P " Block 0x7f0000a00000 on an unknown device: stream-ordered memory from "
+                             "cudaMallocAsync on stream 0x10, allocation #9");
+    free(line);
+
+    /* No stack: the driver entry point names the API. */
+    r->stack = STACK_NONE;
+    line = block_line_of();
+    ck_assert_str_eq(line, P " Block 0x7f0000a00000 on an unknown device: stream-ordered memory from "
+                             "cuMemAllocAsync_ptsz on stream 0x10, allocation #9");
+    free(line);
+
+    /* Several devices, and a size that is not known. */
+    r->kind = GL_LEAK_DEFINITE;
+    r->first.kind = GL_MEM_IPC;
+    r->first.api = GL_API_cuIpcOpenMemHandle_v2;
+    r->blocks = 3;
+    r->seq_max = 12;
+    r->size_unknown = 2;
+    r->devices = (1ULL << 0) | (1ULL << 3) | (1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT);
+    line = block_line_of();
+    ck_assert_str_eq(line, P " Blocks 0x7f0000a00000 and 2 more on devices 0, 3, unknown: IPC-imported "
+                             "memory from cuIpcOpenMemHandle_v2, allocations #9 to #12, size unknown");
+    free(line);
+}
+END_TEST
+
+START_TEST(test_vmm_variants)
+{
+    struct gl_loss_record *v =
+        add_record(GL_LEAK_DEFINITE, STACK_VMM, 4096, 1, 4, 4, gl_key_make(GL_NS_VMM_HANDLE, 0xabc),
+                   GL_MEM_VMM, GL_API_cuMemCreate, 2);
+    char *line = block_line_of();
+    ck_assert_str_eq(line, P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
+                             "from cuMemCreate, allocation #4, not mapped");
+    free(line);
+    vmm_addrs[0] = 0x7f3000000000;
+    vmm_addrs[1] = 0x7f3100000000;
+    vmm_addrs[2] = 0x7f3200000000;
+    vmm_naddrs = 3;
+    line = block_line_of();
+    ck_assert_str_eq(line, P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
+                             "from cuMemCreate, allocation #4, still mapped at 0x7f3000000000 and 2 more");
+    free(line);
+    v->first.flags = GL_BLK_RELEASED;
+    vmm_naddrs = 0;
+    line = block_line_of();
+    ck_assert_str_eq(line, P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
+                             "from cuMemCreate, allocation #4, released, not mapped");
+    free(line);
+}
+END_TEST
+
+START_TEST(test_arrays_and_other_threads)
+{
+    struct gl_loss_record *r = add_record(GL_LEAK_DEFINITE, STACK_DRIVER, 40000, 1, 6, 6,
+                                          gl_key_make(GL_NS_ARRAY, 0xa1a1), GL_MEM_ARRAY,
+                                          GL_API_cuArrayCreate_v2, 0);
+    r->first.tid = 777;
+    char *text = render();
+    ck_assert_ptr_nonnull(strstr(text, P "   at 0x7F0000003000: cuMemAlloc_v2 (in /usr/lib/x86_64-linux-gnu/"
+                                         "libcuda.so.1)\n"
+                                       P "   by 0x401400: ??? (in /work/app)\n"
+                                       P " Array 0xa1a1 on device 0 (NVIDIA H200): CUDA array from "
+                                         "cuMemAlloc_v2, allocation #6, thread 777\n"));
+    free(text);
+    /* Records of several blocks name no thread: they may come from several. */
+    r->blocks = 2;
+    r->seq_max = 8;
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, P " Arrays 0xa1a1 and 1 more on device 0 (NVIDIA H200): CUDA "
+                                         "array from cuMemAlloc_v2, allocations #6 to #8\n"));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_num_callers)
+{
+    opt.num_callers = 3;
+    add_record(GL_LEAK_DEFINITE, STACK_LONG, 8, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    char *text = render();
+    ck_assert_uint_eq(max_seen, 3);
+    ck_assert_ptr_nonnull(strstr(text, P "   at 0x402000: level0 (deep.c:1)\n"
+                                       P "   by 0x402010: level1 (deep.c:2)\n"
+                                       P "   by 0x402020: level2 (deep.c:3)\n"
+                                       P " Block 0x7f0000000000 on device 0 (NVIDIA H200): device "
+                                         "memory from cuMemAlloc_v2, allocation #1\n"));
+    free(text);
+    opt.num_callers = 64;
+    text = render();
+    ck_assert_uint_eq(max_seen, 64);
+    ck_assert_ptr_nonnull(strstr(text, P "   by 0x4023F0: level63 (deep.c:64)\n"));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_no_stack)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_NONE, 512, 1, 1, 1, 0x7f0000000000, GL_MEM_MANAGED,
+               GL_API_cuMemAllocManaged, 0);
+    usage(1, 0, 512, 512);
+    expect_report(PREAMBLE
+                  P "512 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"
+                  P "   (no stack recorded)\n"
+                  P " Block 0x7f0000000000 on device 0 (NVIDIA H200): managed memory from "
+                    "cuMemAllocManaged, allocation #1\n"
+                  BLANK
+                  GPU_SUMMARY("512", "1", "1", "0", "512", "512")
+                  LEAK_SUMMARY("512 bytes in 1 blocks", NONE, NONE, NONE, NONE)
+                  BLANK
+                  ERRORS("1"));
+}
+END_TEST
+
+START_TEST(test_leak_check_summary)
+{
+    opt.leak_check = GL_LEAK_CHECK_SUMMARY;
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1000, 2, 1, 2, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 3000, 1, 3, 3, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(5, 2, 6000, 5000);
+    expect_report(PREAMBLE
+                  GPU_SUMMARY("4,000", "3", "5", "2", "6,000", "5,000")
+                  LEAK_SUMMARY("1,000 bytes in 2 blocks", NONE, "3,000 bytes in 1 blocks", NONE, NONE)
+                  P "Rerun with --leak-check=full to see details of leaked memory\n"
+                  BLANK
+                  ERRORS("0"));
+    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+}
+END_TEST
+
+START_TEST(test_leak_check_no)
+{
+    opt.leak_check = GL_LEAK_CHECK_NO;
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1000, 2, 1, 2, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(2, 0, 1000, 1000);
+    expect_report(PREAMBLE
+                  GPU_SUMMARY("1,000", "2", "2", "0", "1,000", "1,000")
+                  P "For a detailed leak analysis, rerun with: --leak-check=full\n"
+                  BLANK
+                  ERRORS("0"));
+}
+END_TEST
+
+START_TEST(test_quiet)
+{
+    opt.quiet = true;
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 10, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 20, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 30, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 40, 1, 4, 4, 0x7f0000300000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(4, 0, 100, 100);
+    /* Only the errors: no preamble, no summaries. */
+    expect_report(P "20 bytes in 1 blocks are definitely lost in loss record 2 of 4\n"
+                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
+                  P " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                    "allocation #2\n"
+                  BLANK
+                  P "40 bytes in 1 blocks are possibly lost in loss record 4 of 4\n"
+                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
+                  P " Block 0x7f0000300000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                    "allocation #4\n"
+                  BLANK);
+    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+}
+END_TEST
+
+START_TEST(test_quiet_without_leaks_is_silent)
+{
+    opt.quiet = true;
+    usage(3, 3, 300, 200);
+    expect_report("");
+}
+END_TEST
+
+START_TEST(test_hidden_kinds)
+{
+    /* Default --show-leak-kinds=definite,possible; records numbered among all. */
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 100, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 300, 3, 3, 5, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(5, 0, 600, 600);
+    expect_report(PREAMBLE
+                  P "200 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
+                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
+                  P " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                    "allocation #2\n"
+                  BLANK
+                  GPU_SUMMARY("600", "5", "5", "0", "600", "600")
+                  LEAK_SUMMARY("200 bytes in 1 blocks", NONE, NONE, "100 bytes in 1 blocks",
+                               "300 bytes in 3 blocks")
+                  P "Still reachable, cached blocks are not shown.\n"
+                  P "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n"
+                  BLANK
+                  ERRORS("1"));
+}
+END_TEST
+
+START_TEST(test_show_leak_kinds_selects_records)
+{
+    opt.show_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_CACHED);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 300, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(2, 0, 500, 500);
+    expect_report(PREAMBLE
+                  P "300 bytes in 1 blocks are cached in loss record 2 of 2\n"
+                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
+                  P " Block 0x7f0000200000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                    "allocation #3\n"
+                  BLANK
+                  GPU_SUMMARY("500", "2", "2", "0", "500", "500")
+                  LEAK_SUMMARY("200 bytes in 1 blocks", NONE, NONE, NONE, "300 bytes in 1 blocks")
+                  P "Definitely lost blocks are not shown.\n"
+                  P "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n"
+                  BLANK
+                  ERRORS("1")); /* a hidden definite leak is still an error */
+}
+END_TEST
+
+START_TEST(test_no_blocks)
+{
+    usage(12, 12, 4096, 2048);
+    expect_report(PREAMBLE
+                  GPU_SUMMARY("0", "0", "12", "12", "4,096", "2,048")
+                  P "All GPU memory was freed -- no leaks are possible\n"
+                  BLANK
+                  ERRORS("0"));
+}
+END_TEST
+
+START_TEST(test_imported_memory)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_NONE, 8192, 1, 1, 1, 0x7f3000000000, GL_MEM_IPC,
+               GL_API_cuIpcOpenMemHandle_v2, 0);
+    lr.imported.bytes = 8192;
+    lr.imported.blocks = 1;
+    usage(1, 0, 0, 0);
+    char *text = render();
+    ck_assert_ptr_nonnull(strstr(text, P "    in use at exit: 8,192 bytes in 1 blocks\n"
+                                       P IMPORTED "8,192 bytes in 1 blocks, opened from other processes\n"
+                                       P TOTAL_USAGE "1 allocs, 0 frees, 0 bytes allocated, peak 0 bytes\n"));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_error_count)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 3, 1, 3, 3, 0x3000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 4, 1, 4, 4, 0x4000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 6, 1, 6, 6, 0x6000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    ck_assert_uint_eq(gl_report_error_count(&in), 3);
+    char *text = render();
+    ck_assert_ptr_nonnull(strstr(text, ERRORS("3")));
+    ck_assert_ptr_nonnull(strstr(text, "are definitely lost in loss record 1 of 6\n"));
+    ck_assert_ptr_nonnull(strstr(text, "are definitely lost in loss record 2 of 6\n"));
+    ck_assert_ptr_nonnull(strstr(text, "are possibly lost in loss record 3 of 6\n"));
+    ck_assert_ptr_null(strstr(text, "in loss record 4 of 6\n")); /* reachable: hidden */
+    ck_assert_ptr_null(strstr(text, "in loss record 5 of 6\n")); /* indirect: hidden */
+    ck_assert_ptr_null(strstr(text, "in loss record 6 of 6\n")); /* cached: hidden */
+    free(text);
+    opt.leak_check = GL_LEAK_CHECK_SUMMARY;
+    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+    opt.leak_check = GL_LEAK_CHECK_NO;
+    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+}
+END_TEST
+
+START_TEST(test_preamble_quiet)
+{
+    opt.quiet = true;
+    int fd = tu_tmpfd();
+    struct gl_out o;
+    gl_out_init(&o, fd, PID);
+    gl_report_preamble(&o, &in);
+    gl_out_flush(&o);
+    char *text = tu_slurp(fd, NULL);
+    ck_assert_str_eq(text, "");
+    free(text);
+    close(fd);
+}
+END_TEST
+
+/* Valgrind aligns the colons of its summary lines:
+ *     ==PID==     in use at exit: ...
+ *     ==PID==   total heap usage: ...
+ *     ==PID==    definitely lost: ...
+ * gpuleak's summaries should line up the same way. */
+START_TEST(test_summary_colons_aligned)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_NONE, 8192, 1, 1, 1, 0x7f3000000000, GL_MEM_IPC,
+               GL_API_cuIpcOpenMemHandle_v2, 0);
+    lr.imported.bytes = 8192;
+    lr.imported.blocks = 1;
+    usage(1, 0, 0, 0);
+    char *text = render();
+    /* All but "total GPU usage:", spelled as issue 2's example (see TOTAL_USAGE). */
+    static const char *const labels[] = {
+        "in use at exit:", "of which imported:", "definitely lost:",
+        "indirectly lost:", "possibly lost:", "still reachable:", "cached:", "suppressed:",
+    };
+    long want = -1;
+    char bad[1024] = "";
+    for (size_t i = 0; i < sizeof labels / sizeof *labels; i++) {
+        char *at = strstr(text, labels[i]);
+        ck_assert_msg(at != NULL, "no '%s' line", labels[i]);
+        char *line = at;
+        while (line > text && line[-1] != '\n')
+            line--;
+        long col = (long)(at - line) + (long)strlen(labels[i]) - 1;
+        if (want < 0)
+            want = col;
+        if (col != want)
+            snprintf(bad + strlen(bad), sizeof bad - strlen(bad), " '%s' at %ld;", labels[i], col);
+    }
+    ck_assert_msg(bad[0] == '\0', "colons not at column %ld (in use at exit's):%s", want, bad);
+    free(text);
+}
+END_TEST
+
+static Suite *report_suite(void)
+{
+    Suite *s = suite_create("report_text");
+    TCase *tc = tcase_create("report");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_full_report_one_record);
+    tcase_add_test(tc, test_record_of_many_blocks);
+    tcase_add_test(tc, test_host_async_vmm_thread);
+    tcase_add_test(tc, test_block_line_variants);
+    tcase_add_test(tc, test_vmm_variants);
+    tcase_add_test(tc, test_arrays_and_other_threads);
+    tcase_add_test(tc, test_num_callers);
+    tcase_add_test(tc, test_no_stack);
+    tcase_add_test(tc, test_leak_check_summary);
+    tcase_add_test(tc, test_leak_check_no);
+    tcase_add_test(tc, test_quiet);
+    tcase_add_test(tc, test_quiet_without_leaks_is_silent);
+    tcase_add_test(tc, test_hidden_kinds);
+    tcase_add_test(tc, test_show_leak_kinds_selects_records);
+    tcase_add_test(tc, test_no_blocks);
+    tcase_add_test(tc, test_imported_memory);
+    tcase_add_test(tc, test_error_count);
+    tcase_add_test(tc, test_preamble_quiet);
+    tcase_add_test(tc, test_summary_colons_aligned);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(report_suite)

@@ -1,0 +1,239 @@
+/* lib/track/stack_capture.h: gl_stack_trim, which drops gpuleak's, CUPTI's and
+ * all but the outermost driver frame from a raw stack, by module role. */
+#include <check.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "track/modules.h"
+#include "track/stack_capture.h"
+#include "track/stack_depot.h"
+#include "track/unwind.h"
+
+#define SELF1 0x1100
+#define SELF2 0x1200
+#define CUPTI1 0x2100
+#define DRV1 0x3100
+#define DRV2 0x3200
+#define RT1 0x4100
+#define RT2 0x4200
+#define USER1 0x9100
+#define USER2 0x9200
+
+static void setup(void)
+{
+    gl_modules_clear();
+    gl_modules_add_range(0x1000, 0x2000, GL_MOD_SELF);
+    gl_modules_add_range(0x2000, 0x3000, GL_MOD_CUPTI);
+    gl_modules_add_range(0x3000, 0x4000, GL_MOD_DRIVER);
+    gl_modules_add_range(0x4000, 0x5000, GL_MOD_CUDART);
+}
+
+static void expect_trim(const uintptr_t *in, unsigned n, const uintptr_t *want, unsigned nwant)
+{
+    uintptr_t f[32];
+    memcpy(f, in, n * sizeof *in);
+    unsigned got = gl_stack_trim(f, n);
+    ck_assert_uint_eq(got, nwant);
+    for (unsigned i = 0; i < nwant; i++)
+        ck_assert_msg(f[i] == want[i], "frame %u is %#lx, want %#lx", i, (unsigned long)f[i],
+                      (unsigned long)want[i]);
+}
+
+#define TRIM(in, ...)                                                                          \
+    do {                                                                                       \
+        const uintptr_t want_[] = {__VA_ARGS__};                                               \
+        expect_trim(in, sizeof in / sizeof *in, want_, sizeof want_ / sizeof *want_);          \
+    } while (0)
+
+START_TEST(test_driver_called_directly)
+{
+    const uintptr_t in[] = {SELF1, SELF2, CUPTI1, DRV1, DRV2, USER1, USER2};
+    TRIM(in, DRV2, USER1, USER2); /* the outermost driver frame: the entry point called */
+}
+END_TEST
+
+START_TEST(test_shared_runtime)
+{
+    const uintptr_t in[] = {SELF1, CUPTI1, DRV1, DRV2, RT1, RT2, USER1};
+    TRIM(in, RT2, USER1); /* the outermost libcudart frame: the API the program called */
+}
+END_TEST
+
+START_TEST(test_no_internal_frames)
+{
+    const uintptr_t in[] = {USER1, USER2};
+    TRIM(in, USER1, USER2);
+}
+END_TEST
+
+START_TEST(test_memo_hit_with_other_tails)
+{
+    /* The same entry path twice (the second from the per-thread memo), different callers. */
+    const uintptr_t a[] = {SELF1, CUPTI1, DRV1, DRV2, USER1};
+    const uintptr_t b[] = {SELF1, CUPTI1, DRV1, DRV2, USER2, USER1};
+    const uintptr_t c[] = {SELF1, CUPTI1, DRV1, DRV2, RT1, USER2};
+    TRIM(a, DRV2, USER1);
+    TRIM(b, DRV2, USER2, USER1);
+    TRIM(c, RT1, USER2);
+    TRIM(a, DRV2, USER1);
+}
+END_TEST
+
+START_TEST(test_memo_prefix_of_longer_run)
+{
+    /* A memoized prefix must not cut a longer internal run short. */
+    const uintptr_t a[] = {SELF1, CUPTI1, DRV1, USER1};
+    const uintptr_t b[] = {SELF1, CUPTI1, DRV1, DRV2, USER1};
+    TRIM(a, DRV1, USER1);
+    TRIM(b, DRV2, USER1);
+}
+END_TEST
+
+START_TEST(test_ranges_change)
+{
+    const uintptr_t a[] = {SELF1, CUPTI1, DRV1, USER1};
+    TRIM(a, DRV1, USER1);
+    /* The modules are scanned again and nothing is CUDA's any more. */
+    gl_modules_clear();
+    TRIM(a, SELF1, CUPTI1, DRV1, USER1);
+}
+END_TEST
+
+START_TEST(test_all_internal)
+{
+    const uintptr_t a[] = {SELF1, CUPTI1, DRV1, DRV2};
+    TRIM(a, DRV2);
+    uintptr_t f[2] = {SELF1, CUPTI1}; /* no driver frame, nothing of the program */
+    ck_assert_uint_eq(gl_stack_trim(f, 2), 0);
+}
+END_TEST
+
+/* ---- a real capture, through libunwind ---- */
+
+#define TEST_FN __attribute__((noinline, noipa, used, optimize("O0")))
+
+static volatile int sink;
+static uintptr_t ra_into_outer, ra_into_test;
+
+TEST_FN uint32_t gl_cap_inner(void)
+{
+    ra_into_outer = (uintptr_t)__builtin_return_address(0);
+    uint32_t id = gl_stack_capture();
+    sink++;
+    return id;
+}
+
+TEST_FN uint32_t gl_cap_outer(void)
+{
+    ra_into_test = (uintptr_t)__builtin_return_address(0);
+    uint32_t id = gl_cap_inner();
+    sink++;
+    return id;
+}
+
+/* Three captures from one call site (not unrolled: -O0), then one from another. */
+TEST_FN void capture_four(uint32_t *ids)
+{
+    for (int k = 0; k < 3; k++)
+        ids[k] = gl_cap_outer();
+    ids[3] = gl_cap_outer();
+}
+
+static bool load_unwinder(void)
+{
+    char err[256];
+    if (!gl_unwind_load(err, sizeof err)) {
+        fprintf(stderr, "check_stack_capture: %s: capture tests skipped\n", err);
+        return false;
+    }
+    return true;
+}
+
+START_TEST(test_capture_through_libunwind)
+{
+    if (!load_unwinder())
+        return;
+    gl_modules_clear(); /* nothing is gpuleak's, CUPTI's or the driver's here */
+    gl_stack_init(12);
+    uint32_t id = gl_cap_outer();
+    ck_assert_uint_ne(id, 0);
+    unsigned n;
+    const uintptr_t *f = gl_depot_frames(id, &n);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_le(n, 12 + GL_STACK_SLACK);
+    /* The callers appear, innermost first: gl_cap_outer's frame, then this test's. */
+    unsigned i = 0;
+    while (i < n && f[i] != ra_into_outer)
+        i++;
+    ck_assert_msg(i < n, "the return address into gl_cap_outer is not in the %u frames", n);
+    ck_assert_uint_lt(i + 1, n);
+    ck_assert_uint_eq(f[i + 1], ra_into_test);
+}
+END_TEST
+
+START_TEST(test_capture_same_site_same_stack)
+{
+    if (!load_unwinder())
+        return;
+    gl_modules_clear();
+    gl_stack_init(12);
+    uint32_t ids[4];
+    capture_four(ids);
+    ck_assert_uint_ne(ids[0], 0);
+    ck_assert_uint_eq(ids[1], ids[0]);
+    ck_assert_uint_eq(ids[2], ids[0]);
+    ck_assert_uint_ne(ids[3], ids[0]);
+}
+END_TEST
+
+START_TEST(test_capture_keeps_num_callers_and_slack)
+{
+    if (!load_unwinder())
+        return;
+    gl_modules_clear();
+    gl_stack_init(2);
+    uint32_t id = gl_cap_outer();
+    unsigned n;
+    gl_depot_frames(id, &n);
+    /* The test runs deep inside Check's runner: more frames exist than are kept. */
+    ck_assert_uint_eq(n, 2 + GL_STACK_SLACK);
+}
+END_TEST
+
+START_TEST(test_capture_without_unwinder)
+{
+    if (gl_unwind_loaded()) {
+        fprintf(stderr, "check_stack_capture: libunwind already loaded: test skipped\n");
+        return;
+    }
+    ck_assert_uint_eq(gl_stack_capture(), 0);
+}
+END_TEST
+
+static Suite *stack_capture_suite(void)
+{
+    Suite *s = suite_create("stack_capture");
+    TCase *tc = tcase_create("trim");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_driver_called_directly);
+    tcase_add_test(tc, test_shared_runtime);
+    tcase_add_test(tc, test_no_internal_frames);
+    tcase_add_test(tc, test_memo_hit_with_other_tails);
+    tcase_add_test(tc, test_memo_prefix_of_longer_run);
+    tcase_add_test(tc, test_ranges_change);
+    tcase_add_test(tc, test_all_internal);
+    suite_add_tcase(s, tc);
+
+    TCase *cap = tcase_create("capture");
+    tcase_add_test(cap, test_capture_without_unwinder);
+    tcase_add_test(cap, test_capture_through_libunwind);
+    tcase_add_test(cap, test_capture_same_site_same_stack);
+    tcase_add_test(cap, test_capture_keeps_num_callers_and_slack);
+    suite_add_tcase(s, cap);
+    return s;
+}
+
+TU_MAIN(stack_capture_suite)
