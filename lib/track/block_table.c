@@ -178,38 +178,6 @@ void gl_table_release(struct gl_table *t, struct gl_table_node *n)
     gl_spin_unlock(&s->lock);
 }
 
-bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out)
-{
-    if (key == SENTINEL_KEY)
-        return false;
-    uint64_t h = mix64(key);
-    struct shard *s = shard_of(t, h);
-    gl_spin_lock(&s->lock);
-    struct gl_table_node *n = find(s, &key, h);
-    if (n) {
-        if (out)
-            *out = n->info;
-        unlink_node(s, n);
-        gl_slab_put(&s->slab, n);
-    }
-    gl_spin_unlock(&s->lock);
-    return n != NULL;
-}
-
-bool gl_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out)
-{
-    if (key == SENTINEL_KEY)
-        return false;
-    uint64_t h = mix64(key);
-    struct shard *s = shard_of(t, h);
-    gl_spin_lock(&s->lock);
-    struct gl_table_node *n = find(s, &key, h);
-    if (n && out)
-        *out = n->info;
-    gl_spin_unlock(&s->lock);
-    return n != NULL;
-}
-
 bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, void *arg,
                      struct gl_block_info *removed, bool *was_removed)
 {
@@ -233,6 +201,30 @@ bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, vo
     if (was_removed)
         *was_removed = rm;
     return n != NULL;
+}
+
+static bool take(struct gl_block_info *b, void *arg)
+{
+    (void)b;
+    (void)arg;
+    return true;
+}
+
+bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out)
+{
+    return gl_table_update(t, key, take, NULL, out, NULL);
+}
+
+static bool copy_out(struct gl_block_info *b, void *arg)
+{
+    if (arg)
+        *(struct gl_block_info *)arg = *b;
+    return false;
+}
+
+bool gl_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out)
+{
+    return gl_table_update(t, key, copy_out, out, NULL, NULL);
 }
 
 size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)

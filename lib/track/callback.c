@@ -39,32 +39,20 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
     fill_common(ev, cb);
     if (ev->device == GL_DEVICE_FROM_CONTEXT)
         ev->device = (int16_t)gl_context_device(ev->ctx);
-    switch ((enum gl_event_type)ev->type) {
-    case GL_EV_ALLOC: {
-        uint64_t t0 = gl_prof_now();
-        if (atomic_load_explicit(&stacks_enabled, memory_order_relaxed))
-            ev->stack = gl_stack_capture();
-        uint64_t t1 = gl_prof_now();
-        gl_tracker_alloc(ev);
-        if (gl_profiling) {
-            uint64_t t2 = gl_prof_now();
-            gl_prof_add(GL_PROF_STACK, t0, t1);
-            gl_prof_add(GL_PROF_INSERT, t1, t2);
-            gl_prof_add(GL_PROF_ALLOC, t0, t2);
-        }
-        break;
+    if (ev->type != GL_EV_ALLOC) {
+        gl_tracker_apply(ev); /* mappings and retains: no stack, nothing to time */
+        return;
     }
-    case GL_EV_VMM_MAP:
-        gl_tracker_vmm_map(ev);
-        break;
-    case GL_EV_VMM_UNMAP:
-        gl_tracker_vmm_unmap(ev);
-        break;
-    case GL_EV_VMM_RETAIN:
-        gl_tracker_vmm_retain(ev);
-        break;
-    default:
-        break;
+    uint64_t t0 = gl_prof_now();
+    if (atomic_load_explicit(&stacks_enabled, memory_order_relaxed))
+        ev->stack = gl_stack_capture();
+    uint64_t t1 = gl_prof_now();
+    gl_tracker_alloc(ev);
+    if (gl_profiling) {
+        uint64_t t2 = gl_prof_now();
+        gl_prof_add(GL_PROF_STACK, t0, t1);
+        gl_prof_add(GL_PROF_INSERT, t1, t2);
+        gl_prof_add(GL_PROF_ALLOC, t0, t2);
     }
 }
 
