@@ -5,9 +5,13 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "runtime.h"
 #include "testutil.h"
 #include "track/api.h"
+#include "track/callback.h"
 #include "track/cupti_decode.h"
+#include "track/tool_alloc.h"
+#include "track/tracker.h"
 
 /* The legacy descriptors' real layout (cuda.h under __CUDA_API_VERSION_INTERNAL);
  * cupti.h only declares placeholders for them. */
@@ -34,6 +38,9 @@ struct want {
     int16_t device;
     uint16_t flags;
 };
+
+static void drive_handler(uint32_t cbid, const void *params, struct want w, const char *what,
+                          int line);
 
 /* Decode at the expected site: exactly these fields, the right API id, and nothing
  * at the other site. */
@@ -63,6 +70,105 @@ static void expect_at(uint32_t cbid, unsigned api, const void *params, struct wa
     enum gl_site other = w.site == GL_SITE_ENTER ? GL_SITE_EXIT : GL_SITE_ENTER;
     ck_assert_msg(!gl_decode(cbid, other, params, &ev), "%s (line %d): decoded at the other site",
                   what, line);
+    drive_handler(cbid, params, w, what, line);
+}
+
+/* ---- the same call through the CUPTI callback handler ----
+ *
+ * gl_cupti_callback is called at entry and at exit with hand-built callback data,
+ * as CUPTI calls it, and the table must change as the event says. */
+
+#define CTX ((CUcontext)0xc0)
+
+static void call_handler(uint32_t cbid, const void *params, CUresult rc)
+{
+    uint64_t corr = 0xdeadbeef; /* CUPTI does not clear it: the entry must set it */
+    CUpti_CallbackData cb = {.functionParams = params, .functionReturnValue = &rc,
+                             .context = CTX, .correlationData = &corr};
+    cb.callbackSite = CUPTI_API_ENTER;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+    cb.callbackSite = CUPTI_API_EXIT;
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+}
+
+static bool live(uint64_t key, struct gl_block_info *out)
+{
+    struct gl_block_info *blocks;
+    size_t n, bytes;
+    ck_assert_int_eq(gl_tracker_snapshot(&blocks, &n, &bytes), 0);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        if (blocks[i].key == key) {
+            if (out)
+                *out = blocks[i];
+            found = true;
+        }
+    gl_tool_unmap(blocks, bytes);
+    return found;
+}
+
+static void plant(uint64_t key, enum gl_mem_kind kind)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC, .kind = (uint8_t)kind, .key = key, .size = 4096,
+                          .device = 0, .ctx = (uintptr_t)CTX};
+    gl_tracker_alloc(&ev);
+}
+
+static void drive_handler(uint32_t cbid, const void *params, struct want w, const char *what,
+                          int line)
+{
+    gl_tracker_reset();
+    struct gl_block_info b;
+    uint64_t mapped;
+    switch (w.type) {
+    case GL_EV_ALLOC:
+        call_handler(cbid, params, CUDA_ERROR_OUT_OF_MEMORY);
+        ck_assert_msg(!live(w.key, NULL), "%s (line %d): a failed call recorded a block", what,
+                      line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(live(w.key, &b), "%s (line %d): no block after the callbacks", what, line);
+        ck_assert_msg(b.size == w.size && b.kind == w.kind && b.ctx == (uintptr_t)CTX &&
+                          b.api == gl_decode_api_of_cbid(cbid),
+                      "%s (line %d): block size %llu kind %u api %u", what, line,
+                      (unsigned long long)b.size, b.kind, b.api);
+        break;
+    case GL_EV_FREE:
+        plant(w.key, GL_MEM_DEVICE);
+        call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
+        ck_assert_msg(live(w.key, NULL), "%s (line %d): a failed free lost the block", what, line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(!live(w.key, NULL), "%s (line %d): block survived its free", what, line);
+        break;
+    case GL_EV_VMM_RELEASE:
+        plant(w.key, GL_MEM_VMM);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(!live(w.key, NULL), "%s (line %d): handle survived its release", what, line);
+        break;
+    case GL_EV_VMM_RETAIN:
+        plant(w.key, GL_MEM_VMM);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(live(w.key, &b) && b.refs == 2, "%s (line %d): refs %u after retain", what,
+                      line, b.refs);
+        break;
+    case GL_EV_VMM_MAP:
+        plant(w.aux, GL_MEM_VMM);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(gl_tracker_vmm_mappings(w.aux, NULL, 0, &mapped) == 1 && mapped == w.size,
+                      "%s (line %d): mapping not recorded", what, line);
+        break;
+    case GL_EV_VMM_UNMAP: {
+        uint64_t h = VMM(0x77);
+        plant(h, GL_MEM_VMM);
+        struct gl_event m = {.type = GL_EV_VMM_MAP, .key = w.key, .size = w.size, .aux = h};
+        gl_tracker_vmm_map(&m);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(gl_tracker_vmm_mappings(h, NULL, 0, NULL) == 0,
+                      "%s (line %d): mapping survived the unmap", what, line);
+        break;
+    }
+    default:
+        ck_abort_msg("%s: no handler check for event type %u", what, w.type);
+    }
 }
 
 static void expect_nothing_at(uint32_t cbid, const void *params, const char *what, int line)
@@ -686,10 +792,19 @@ START_TEST(test_array_bytes)
 }
 END_TEST
 
+static void handler_setup(void)
+{
+    gl_tracker_init();
+    gl_tracker_reset();
+    gl_callback_set_stacks(0);
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+}
+
 static Suite *decode_suite(void)
 {
     Suite *s = suite_create("cupti_decode");
     TCase *tc = tcase_create("decode");
+    tcase_add_checked_fixture(tc, handler_setup, NULL);
     tcase_add_loop_test(tc, test_every_entry_point, 1, GL_API_COUNT);
     tcase_add_test(tc, test_tables);
     tcase_add_test(tc, test_untracked_calls);
