@@ -59,6 +59,7 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void gl_runtime_load(void)
 {
     gl_rt.pid = getpid();
+    gl_rt_mark_start();
     gl_thread_init();
     gl_options_defaults(&gl_rt.opt);
     gl_rt_save_stderr();
@@ -198,6 +199,7 @@ GL_EXPORT int InitializeInjection(void)
         return 1;
     }
     atexit(at_exit);
+    gl_rt_status("tracking");
     if (gl_rt.opt.verbose > 0)
         gl_rt_message("gpuleak: tracking GPU memory with CUPTI from %s", cupti.path);
     pthread_mutex_unlock(&once);

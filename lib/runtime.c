@@ -4,9 +4,12 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/env.h"
 #include "common/logfile.h"
 #include "common/out.h"
 
@@ -48,6 +51,98 @@ int gl_rt_open_log(bool *must_close)
     *must_close = true;
     return fd;
 }
+
+int gl_rt_open_output(const char *option, const char *tmpl)
+{
+    char path[GL_PATH_MAX], err[512];
+    if (gl_logfile_expand(tmpl, (int)getpid(), false, path, sizeof path, err, sizeof err) < 0) {
+        gl_rt_message("gpuleak: %s", err);
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0)
+        gl_rt_message("gpuleak: %s: cannot write '%s': %s", option, path, strerror(errno));
+    return fd;
+}
+
+void gl_rt_status(const char *fmt, ...)
+{
+    const char *file = getenv(GL_STATUS_ENV);
+    if (!file || !*file)
+        return;
+    char line[256];
+    int n = snprintf(line, sizeof line, "pid=%d ", (int)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0 || m < 0)
+        return;
+    size_t len = strlen(line);
+    line[len++] = '\n';
+    /* O_APPEND: every process of the program appends one line at a time. */
+    int fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd >= 0) {
+        gl_write_all(fd, line, len);
+        close(fd);
+    }
+}
+
+int gl_rt_program_argv(char **bufp, char ***argsp)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (len == cap) {
+            char *bigger = realloc(buf, cap * 2 + 1);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+    }
+    close(fd);
+    if (!buf)
+        return -1;
+    buf[len] = '\0';
+    int n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\0')
+            n++;
+    char **args = malloc(((size_t)n + 2) * sizeof *args);
+    if (!args) {
+        free(buf);
+        return -1;
+    }
+    int k = 0;
+    for (size_t i = 0; i < len && k < n; i += strlen(buf + i) + 1)
+        args[k++] = buf + i;
+    args[k] = NULL;
+    *bufp = buf;
+    *argsp = args;
+    return k;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double gl_rt_elapsed(void) { return now_s() - gl_rt.start_time; }
+
+void gl_rt_mark_start(void) { gl_rt.start_time = now_s(); }
 
 void gl_rt_message(const char *fmt, ...)
 {

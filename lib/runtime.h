@@ -23,6 +23,7 @@ struct gl_runtime {
     pid_t pid;                  /* process that started tracking */
     bool is_main_process;       /* the process the launcher started (GPULEAK_PID) */
     char command[2048];         /* the program's command line, for the report header */
+    double start_time;          /* CLOCK_MONOTONIC at load */
 };
 
 extern struct gl_runtime gl_rt;
@@ -32,6 +33,19 @@ static inline bool gl_rt_tracking(void)
     return atomic_load_explicit(&gl_rt.state, memory_order_acquire) == GL_RT_TRACKING;
 }
 
+/* Open a --xml-file/--json-file template for writing (truncating); -1 after one
+ * line to the log saying why. */
+int gl_rt_open_output(const char *option, const char *tmpl);
+
+/* Append a line to the launcher's status file (GL_STATUS_ENV), if there is one. */
+void gl_rt_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The program's command line, split (malloc'ed; free *args then *buf); -1 on error. */
+int gl_rt_program_argv(char **buf, char ***args);
+
+/* Seconds since the runtime was loaded (about the program's start). */
+double gl_rt_elapsed(void);
+
 /* One line for the user, prefixed "==PID== ", to the report's destination
  * (stderr or --log-file).  For notes and tool errors outside the report. */
 void gl_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -40,6 +54,8 @@ void gl_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * descriptor and whether the caller must close it. */
 int gl_rt_open_log(bool *must_close);
 
+/* Note the load time (gl_rt_elapsed). */
+void gl_rt_mark_start(void);
 /* Keep a private copy of the program's stderr (at load time) for reports. */
 void gl_rt_save_stderr(void);
 /* Fill gl_rt.command from /proc/self/cmdline. */

@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "common/options.h"
+#include "common/paths.h" /* gl_relative_path */
 
 /* Find the runtime library: $GPULEAK_RUNTIME; relative to this executable as
  * installed (bindir -> pkglibdir); the configured pkglibdir; the build tree.
@@ -17,16 +18,38 @@ bool gl_locate_runtime(char *out, size_t outlen, char *tried, size_t triedlen);
  * Returns true with the path in out, else false with one line in err. */
 bool gl_resolve_program(const char *name, char *out, size_t outlen, char *err, size_t errlen);
 
-/* The relative path from directory from to path to (both absolute, normalized). */
-void gl_relative_path(const char *from, const char *to, char *out, size_t outlen);
 
 /* Check that --log-file can be created: its %q{VAR}s are set and its directory
  * exists.  Returns true, or false with one line in err. */
 bool gl_check_log_file(const char *tmpl, char *err, size_t errlen);
 
-/* Run argv with the runtime injected; returns only if the program exited, with its
- * status; a program killed by a signal makes the launcher die of the same signal. */
+/* Read every --suppressions file, and find, read and append the default ones
+ * (then --default-suppressions=no goes to the runtime: it need not look again).
+ * Returns true, or false with "FILE:LINE: error: ..." in err. */
+bool gl_check_suppressions(struct gl_options *opt, char *err, size_t errlen);
+
+/* The directory of the running launcher. */
+bool gl_exe_dir(char *out, size_t len);
+
+/* Check that a --log-file/--xml-file/--json-file template can be created. */
+bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_t errlen);
+
+/* Run argv with the runtime injected, the runtime reporting to status_file
+ * (status.c).  Returns the wait status of the program, or -1 after a message if
+ * it could not be started. */
 int gl_run_program(const char *path, char **argv, const char *runtime,
-                   const struct gl_options *opt);
+                   const struct gl_options *opt, const char *status_file);
+
+/* Die of the signal that killed the program, as a shell reports it. */
+void gl_die_of_signal(int sig) __attribute__((noreturn));
+
+/* ---- status.c ---- */
+struct gl_status {
+    unsigned tracked;        /* processes that started tracking CUDA */
+    unsigned reports;        /* processes that wrote their report */
+    unsigned long long errors; /* errors all reports counted */
+};
+bool gl_status_create(char *path, size_t len);
+void gl_status_read(const char *path, struct gl_status *st);
 
 #endif

@@ -11,45 +11,6 @@
 
 #define RUNTIME_NAME "libgpuleak.so"
 
-static size_t component(const char *p) { return strcspn(p, "/"); }
-
-void gl_relative_path(const char *from, const char *to, char *out, size_t outlen)
-{
-    /* Drop the leading components both share, then climb out of what is left of
-     * from and descend into what is left of to. */
-    for (;;) {
-        while (*from == '/')
-            from++;
-        while (*to == '/')
-            to++;
-        size_t lf = component(from), lt = component(to);
-        if (lf == 0 || lf != lt || strncmp(from, to, lf) != 0)
-            break;
-        from += lf;
-        to += lt;
-    }
-    size_t pos = 0;
-    out[0] = '\0';
-    while (*from) {
-        while (*from == '/')
-            from++;
-        size_t lf = component(from);
-        if (lf == 0)
-            break;
-        pos += (size_t)snprintf(out + pos, pos < outlen ? outlen - pos : 0, "../");
-        from += lf;
-    }
-    while (*to == '/')
-        to++;
-    if (pos < outlen)
-        snprintf(out + pos, outlen - pos, "%s", to);
-    size_t len = strlen(out);
-    while (len > 0 && out[len - 1] == '/')
-        out[--len] = '\0';
-    if (!out[0])
-        snprintf(out, outlen, ".");
-}
-
 static bool is_file(const char *path)
 {
     struct stat st;
@@ -162,13 +123,18 @@ bool gl_resolve_program(const char *name, char *out, size_t outlen, char *err, s
 
 bool gl_check_log_file(const char *tmpl, char *err, size_t errlen)
 {
+    return gl_check_output_file("--log-file", tmpl, err, errlen);
+}
+
+bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_t errlen)
+{
     char path[GL_PATH_MAX];
-    if (gl_logfile_expand(tmpl, (int)getpid(), true, path, sizeof path, err, errlen) < 0)
+    if (gl_template_expand(option, tmpl, (int)getpid(), true, path, sizeof path, err, errlen) < 0)
         return false;
     struct stat st;
     size_t plen = strlen(path);
     if ((plen > 0 && path[plen - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
-        snprintf(err, errlen, "--log-file: '%s' is a directory", path);
+        snprintf(err, errlen, "%s: '%s' is a directory", option, path);
         return false;
     }
     char dir[GL_PATH_MAX];
@@ -181,12 +147,24 @@ bool gl_check_log_file(const char *tmpl, char *err, size_t errlen)
     else
         *slash = '\0';
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "--log-file: directory '%s' does not exist", dir);
+        snprintf(err, errlen, "%s: directory '%s' does not exist", option, dir);
         return false;
     }
     if (access(dir, W_OK) != 0) {
-        snprintf(err, errlen, "--log-file: directory '%s' is not writable", dir);
+        snprintf(err, errlen, "%s: directory '%s' is not writable", option, dir);
         return false;
     }
+    return true;
+}
+
+bool gl_exe_dir(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    if (n <= 0)
+        return false;
+    out[n] = '\0';
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = '\0';
     return true;
 }

@@ -4,9 +4,11 @@
  * a bad option stops gpuleak with one line and exit status 1, and the program
  * never runs half-watched. */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/options.h"
@@ -81,8 +83,17 @@ int main(int argc, char **argv)
     }
 
     char err[1024];
-    if (opt.log_file[0] && !gl_check_log_file(opt.log_file, err, sizeof err)) {
+    if (gl_options_check(&opt, err, sizeof err) < 0 ||
+        (opt.log_file[0] && !gl_check_output_file("--log-file", opt.log_file, err, sizeof err)) ||
+        (opt.xml && !gl_check_output_file("--xml-file", opt.xml_file, err, sizeof err)) ||
+        (opt.json_file[0] &&
+         !gl_check_output_file("--json-file", opt.json_file, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
+    /* "FILE:LINE: error: ...", as compilers say it, so editors can jump there. */
+    if (!gl_check_suppressions(&opt, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
         return 1;
     }
     char program[PATH_MAX];
@@ -98,5 +109,23 @@ int main(int argc, char **argv)
                 tried);
         return 1;
     }
-    return gl_run_program(program, argv + i, runtime, &opt);
+
+    char status_file[PATH_MAX];
+    bool have_status = gl_status_create(status_file, sizeof status_file);
+    int ws = gl_run_program(program, argv + i, runtime, &opt, have_status ? status_file : NULL);
+    struct gl_status st = {0};
+    if (have_status) {
+        gl_status_read(status_file, &st);
+        unlink(status_file);
+    }
+    if (ws < 0)
+        return 1;
+    if (WIFSIGNALED(ws))
+        gl_die_of_signal(WTERMSIG(ws));
+    int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
+    /* As Valgrind: the error code replaces the program's own only when the program
+     * exited normally and some report counted unsuppressed errors. */
+    if (opt.error_exitcode > 0 && st.errors > 0)
+        return opt.error_exitcode;
+    return code;
 }

@@ -39,7 +39,7 @@ static void prepend_preload(const char *runtime)
 
 /* Die of the signal that killed the program, as a shell reports it; the program
  * already wrote any core dump, so the launcher writes none. */
-static void die_of_signal(int sig)
+void gl_die_of_signal(int sig)
 {
     struct rlimit nocore = {0, 0};
     setrlimit(RLIMIT_CORE, &nocore);
@@ -53,12 +53,12 @@ static void die_of_signal(int sig)
 }
 
 int gl_run_program(const char *path, char **argv, const char *runtime,
-                   const struct gl_options *opt)
+                   const struct gl_options *opt, const char *status_file)
 {
-    char serialized[GL_PATH_MAX * 2];
+    static char serialized[GL_OPTIONS_SERIAL_MAX];
     if (gl_options_serialize(opt, serialized, sizeof serialized) < 0) {
-        fprintf(stderr, "gpuleak: options too long\n");
-        return 1;
+        fprintf(stderr, "gpuleak: options too long to pass to the runtime\n");
+        return -1;
     }
     const char *inj = getenv("CUDA_INJECTION64_PATH");
     if (inj && *inj && strcmp(inj, runtime) != 0)
@@ -67,12 +67,14 @@ int gl_run_program(const char *path, char **argv, const char *runtime,
     prepend_preload(runtime);
     setenv("CUDA_INJECTION64_PATH", runtime, 1);
     setenv(GL_OPTIONS_ENV, serialized, 1);
+    if (status_file)
+        setenv(GL_STATUS_ENV, status_file, 1);
 
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "gpuleak: cannot start '%s': fork: %s\n", path, strerror(errno));
-        return 1;
+        return -1;
     }
     if (pid == 0) {
         char me[24];
@@ -112,10 +114,8 @@ int gl_run_program(const char *path, char **argv, const char *runtime,
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
             fprintf(stderr, "gpuleak: waitpid: %s\n", strerror(errno));
-            return 1;
+            return -1;
         }
     }
-    if (WIFSIGNALED(status))
-        die_of_signal(WTERMSIG(status));
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return status;
 }

@@ -100,19 +100,32 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
             nrec++;
     out->records_bytes = nrec * sizeof *out->records;
     out->records = gl_tool_map(out->records_bytes);
-    if (!out->records) {
+    size_t sorted_bytes = n * sizeof *blocks;
+    struct gl_block_info *sorted = gl_tool_map(sorted_bytes);
+    if (!out->records || !sorted) {
+        gl_tool_unmap(out->records, out->records_bytes);
+        gl_tool_unmap(sorted, sorted_bytes);
         gl_tool_unmap(keys, kbytes);
+        memset(out, 0, sizeof *out);
         return -1;
     }
+    /* Blocks in record order, so that each record names its blocks as a range. */
+    for (size_t i = 0; i < n; i++)
+        sorted[i] = blocks[keys[i].index];
+    memcpy(blocks, sorted, sorted_bytes);
+    gl_tool_unmap(sorted, sorted_bytes);
+    out->blocks = blocks;
+
     struct gl_loss_record *r = NULL;
     for (size_t i = 0; i < n; i++) {
-        const struct gl_block_info *b = &blocks[keys[i].index];
+        const struct gl_block_info *b = &blocks[i];
         if (!r || !same_record(&keys[i], &keys[i - 1])) {
             r = &out->records[out->nrecords++];
             r->kind = (enum gl_leak_kind)keys[i].kind;
             r->stack = keys[i].stack;
             r->first = *b; /* keys are sorted by seq within a record */
             r->seq_min = b->seq;
+            r->block_begin = i;
         }
         r->bytes += b->size;
         r->blocks++;

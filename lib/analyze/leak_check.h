@@ -15,6 +15,8 @@
 #include "common/leak_kind.h"
 #include "track/block_table.h"
 
+struct gl_supp;
+
 struct gl_loss_record {
     enum gl_leak_kind kind;
     uint32_t stack;
@@ -24,6 +26,9 @@ struct gl_loss_record {
     uint64_t devices;        /* bit d: a block on device d (d < 62); see the bits below */
     uint32_t size_unknown;   /* blocks whose size could not be resolved */
     struct gl_block_info first; /* the block with the lowest allocation number */
+    size_t block_begin;      /* its blocks: result.blocks[block_begin .. + blocks) */
+    const struct gl_supp *suppressed_by; /* set by suppress.h; NULL if shown */
+    const struct gl_supp *cached_by;     /* the Cached entry that reclassified it */
 };
 
 #define GL_RECORD_UNKNOWN_DEVICE_BIT 62 /* device memory whose device is unknown */
@@ -34,7 +39,8 @@ struct gl_leak_totals {
 };
 
 struct gl_leak_result {
-    struct gl_loss_record *records; /* sorted; tool-mapped */
+    const struct gl_block_info *blocks; /* the caller's array, now in record order */
+    struct gl_loss_record *records;     /* sorted; tool-mapped */
     size_t nrecords;
     size_t records_bytes;
     struct gl_leak_totals kind[GL_LEAK_NKINDS];
@@ -45,7 +51,8 @@ struct gl_leak_result {
 
 typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);
 
-/* Classify, group and sort.  blocks is reordered.  Returns 0, -1 if out of memory. */
+/* Classify, group and sort.  blocks is reordered so that each record's blocks are
+ * contiguous, oldest first.  Returns 0, -1 if out of memory. */
 int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classify, void *arg,
                   struct gl_leak_result *out);
 void gl_leak_result_free(struct gl_leak_result *r);

@@ -7,5 +7,10 @@
 /* Set in the child to the child's own pid, so the runtime knows which process is
  * the one the user started (that one alone gets the "no CUDA" note). */
 #define GL_PID_ENV "GPULEAK_PID"
+/* A file the launcher reads when the program has ended: each process that
+ * tracked CUDA appends "pid=N tracking" when it starts and "pid=N report
+ * errors=E" once its report is written (--error-exitcode, and the launcher's
+ * knowledge of reports that could not be written). */
+#define GL_STATUS_ENV "GPULEAK_STATUS_FILE"
 
 #endif

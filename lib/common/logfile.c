@@ -17,6 +17,12 @@ static bool append(char *out, size_t outlen, size_t *pos, const char *s, size_t 
 int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, size_t outlen,
                       char *err, size_t errlen)
 {
+    return gl_template_expand("--log-file", tmpl, pid, require_vars, out, outlen, err, errlen);
+}
+
+int gl_template_expand(const char *option, const char *tmpl, int pid, bool require_vars,
+                       char *out, size_t outlen, char *err, size_t errlen)
+{
     size_t pos = 0;
     if (outlen == 0)
         return -1;
@@ -35,26 +41,26 @@ int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, s
             p++;
         } else if (p[1] == 'q') {
             if (p[2] != '{') {
-                snprintf(err, errlen, "--log-file: '%%q' must be followed by {VAR}, in '%s'", tmpl);
+                snprintf(err, errlen, "%s: '%%q' must be followed by {VAR}, in '%s'", option, tmpl);
                 return -1;
             }
             const char *name = p + 3;
             const char *close = strchr(name, '}');
             if (!close) {
-                snprintf(err, errlen, "--log-file: unterminated '%%q{' in '%s'", tmpl);
+                snprintf(err, errlen, "%s: unterminated '%%q{' in '%s'", option, tmpl);
                 return -1;
             }
             char var[256];
             size_t vlen = (size_t)(close - name);
             if (vlen == 0 || vlen >= sizeof var) {
-                snprintf(err, errlen, "--log-file: bad variable name in '%%q{}' in '%s'", tmpl);
+                snprintf(err, errlen, "%s: bad variable name in '%%q{}' in '%s'", option, tmpl);
                 return -1;
             }
             memcpy(var, name, vlen);
             var[vlen] = '\0';
             const char *val = getenv(var);
             if (!val && require_vars) {
-                snprintf(err, errlen, "--log-file: environment variable %s (from %%q{%s}) is not set",
+                snprintf(err, errlen, "%s: environment variable %s (from %%q{%s}) is not set", option,
                          var, var);
                 return -1;
             }
@@ -63,15 +69,15 @@ int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, s
         } else {
             if (p[1])
                 snprintf(err, errlen,
-                         "--log-file: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)",
+                         "%s: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)", option,
                          p[1], tmpl);
             else
-                snprintf(err, errlen, "--log-file: '%s' ends with a lone '%%' (write %%%% for one)",
+                snprintf(err, errlen, "%s: '%s' ends with a lone '%%' (write %%%% for one)", option,
                          tmpl);
             return -1;
         }
         if (!ok) {
-            snprintf(err, errlen, "--log-file: expanded file name is too long: '%s'", tmpl);
+            snprintf(err, errlen, "%s: expanded file name is too long: '%s'", option, tmpl);
             return -1;
         }
     }

@@ -8,7 +8,15 @@
 #include "logfile.h"
 #include "out.h"
 
-enum gl_opt_type { GL_OPT_ENUM, GL_OPT_KINDSET, GL_OPT_INT, GL_OPT_PATH, GL_OPT_FLAG, GL_OPT_COUNT };
+enum gl_opt_type {
+    GL_OPT_ENUM,
+    GL_OPT_KINDSET,
+    GL_OPT_INT,
+    GL_OPT_PATH,     /* a file name template (%p, %q{VAR}, %%) */
+    GL_OPT_PATHLIST, /* plain file names, repeatable, kept in order */
+    GL_OPT_FLAG,
+    GL_OPT_COUNT
+};
 
 struct opt_desc {
     const char *long_name;
@@ -34,6 +42,37 @@ static const struct {
 } aliases[] = {
     {"leak-check", "yes", "full"},
 };
+
+/* Whole arguments Valgrind and CTest use that mean another option of ours:
+ * CTest passes --show-reachable=yes by default. */
+static const struct {
+    const char *arg, *canonical;
+} arg_aliases[] = {
+    {"--show-reachable=yes", "--show-leak-kinds=all"},
+    {"--show-reachable", "--show-leak-kinds=all"},
+    {"--show-reachable=no", "--show-leak-kinds=definite,possible"},
+};
+
+const char *gl_options_suppression(const struct gl_options *o, int i)
+{
+    const char *p = o->suppressions;
+    for (; *p && i > 0; i--)
+        p += strlen(p) + 1;
+    return *p ? p : NULL;
+}
+
+bool gl_options_add_suppression(struct gl_options *o, const char *path)
+{
+    size_t end = 0;
+    while (o->suppressions[end])
+        end += strlen(o->suppressions + end) + 1;
+    size_t len = strlen(path);
+    if (len == 0 || end + len + 2 > sizeof o->suppressions)
+        return false;
+    memcpy(o->suppressions + end, path, len + 1);
+    o->suppressions[end + len + 1] = '\0';
+    return true;
+}
 
 const char *gl_options_long_name(unsigned i) { return i < NOPTS ? table[i].long_name : NULL; }
 
@@ -162,12 +201,24 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
             return -1;
         }
         /* Check the template's syntax now; %q{VAR} values are checked by the launcher. */
-        char scratch[GL_PATH_MAX];
-        if (gl_logfile_expand(value, 0, false, scratch, sizeof scratch, err, errlen) < 0)
+        char scratch[GL_PATH_MAX], option[64];
+        snprintf(option, sizeof option, "--%s", d->long_name);
+        if (gl_template_expand(option, value, 0, false, scratch, sizeof scratch, err, errlen) < 0)
             return -1;
         strcpy(dst, value);
         return 0;
     }
+    case GL_OPT_PATHLIST:
+        if (!*value) {
+            snprintf(err, errlen, "--%s: expects a file name", d->long_name);
+            return -1;
+        }
+        if (!gl_options_add_suppression(o, value)) {
+            snprintf(err, errlen, "--%s: too many files (at most %d bytes of names)", d->long_name,
+                     GL_PATHLIST_MAX);
+            return -1;
+        }
+        return 0;
     }
 bad:
     snprintf(err, errlen, "--%s: invalid value '%s' (expected %s)", d->long_name, value, d->values);
@@ -179,8 +230,25 @@ void gl_options_defaults(struct gl_options *o)
     char err[256];
     memset(o, 0, sizeof *o);
     for (size_t i = 0; i < NOPTS; i++)
-        if (table[i].type != GL_OPT_PATH || table[i].def[0])
+        if ((table[i].type != GL_OPT_PATH && table[i].type != GL_OPT_PATHLIST) || table[i].def[0])
             set_value(o, &table[i], table[i].def, err, sizeof err);
+}
+
+int gl_options_check(const struct gl_options *o, char *err, size_t errlen)
+{
+    if (o->xml && !o->xml_file[0]) {
+        snprintf(err, errlen, "--xml=yes needs --xml-file=FILE: the XML goes to a file of its own");
+        return -1;
+    }
+    if (o->xml_file[0] && !o->xml) {
+        snprintf(err, errlen, "--xml-file is used only with --xml=yes");
+        return -1;
+    }
+    if (o->exit_on_first_error && o->error_exitcode == 0) {
+        snprintf(err, errlen, "--exit-on-first-error=yes needs --error-exitcode=N (N > 0)");
+        return -1;
+    }
+    return 0;
 }
 
 enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, char *err,
@@ -188,6 +256,9 @@ enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, c
 {
     if (arg[0] != '-' || arg[1] == '\0')
         return GL_ARG_NOT_OPTION;
+    for (size_t i = 0; i < sizeof arg_aliases / sizeof arg_aliases[0]; i++)
+        if (strcmp(arg, arg_aliases[i].arg) == 0)
+            arg = arg_aliases[i].canonical;
 
     if (arg[1] != '-') { /* short form: -q, -v */
         for (size_t i = 0; i < NOPTS; i++) {
@@ -265,6 +336,37 @@ int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size
     }
 }
 
+int gl_options_split_env(const char *text, char **bufp, char ***argsp)
+{
+    size_t len = strlen(text);
+    char *buf = malloc(len + 1);
+    char **args = malloc((len / 2 + 2) * sizeof *args);
+    if (!buf || !args) {
+        free(buf);
+        free(args);
+        return -1;
+    }
+    int n = 0;
+    char *out = buf;
+    for (const char *p = text;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\n')
+            p++;
+        if (!*p)
+            break;
+        args[n++] = out;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+            if (*p == '\\' && p[1])
+                p++;
+            *out++ = *p++;
+        }
+        *out++ = '\0';
+    }
+    args[n] = NULL;
+    *bufp = buf;
+    *argsp = args;
+    return n;
+}
+
 static int emit(char *buf, size_t buflen, size_t *pos, const char *s, bool escape)
 {
     for (; *s; s++) {
@@ -328,28 +430,58 @@ static void value_text(const struct gl_options *o, const struct opt_desc *d, cha
     case GL_OPT_PATH:
         snprintf(buf, len, "%s", (const char *)field);
         break;
+    case GL_OPT_PATHLIST: /* serialized entry by entry, see gl_options_serialize */
+        buf[0] = '\0';
+        break;
     }
 }
 
+/* " --name=value", the value escaped for parse_env. */
+static int emit_option(char *buf, size_t buflen, size_t *pos, const char *name, const char *value)
+{
+    if ((*pos > 0 && emit(buf, buflen, pos, " ", false) < 0) ||
+        emit(buf, buflen, pos, "--", false) < 0 || emit(buf, buflen, pos, name, false) < 0 ||
+        emit(buf, buflen, pos, "=", false) < 0 || emit(buf, buflen, pos, value, true) < 0)
+        return -1;
+    return 0;
+}
+
+static int serialize(const struct gl_options *o, const struct gl_options *def, char *buf,
+                     size_t buflen);
+
 int gl_options_serialize(const struct gl_options *o, char *buf, size_t buflen)
 {
-    struct gl_options def;
-    gl_options_defaults(&def);
+    /* The launcher's side only (the runtime never serializes): the defaults are too
+     * big for a caller's stack, and malloc is fine here. */
+    struct gl_options *def = malloc(sizeof *def);
+    if (!def)
+        return -1;
+    gl_options_defaults(def);
+    int len = serialize(o, def, buf, buflen);
+    free(def);
+    return len;
+}
+
+static int serialize(const struct gl_options *o, const struct gl_options *def, char *buf,
+                     size_t buflen)
+{
     size_t pos = 0;
     if (buflen == 0)
         return -1;
     buf[0] = '\0';
     for (size_t i = 0; i < NOPTS; i++) {
         const struct opt_desc *d = &table[i];
+        if (d->type == GL_OPT_PATHLIST) {
+            const char *list = (const char *)o + d->offset;
+            for (const char *p = list; *p; p += strlen(p) + 1)
+                if (emit_option(buf, buflen, &pos, d->long_name, p) < 0)
+                    return -1;
+            continue;
+        }
         char cur[GL_PATH_MAX], dflt[GL_PATH_MAX];
         value_text(o, d, cur, sizeof cur);
-        value_text(&def, d, dflt, sizeof dflt);
-        if (strcmp(cur, dflt) == 0)
-            continue;
-        if ((pos > 0 && emit(buf, buflen, &pos, " ", false) < 0) ||
-            emit(buf, buflen, &pos, "--", false) < 0 ||
-            emit(buf, buflen, &pos, d->long_name, false) < 0 ||
-            emit(buf, buflen, &pos, "=", false) < 0 || emit(buf, buflen, &pos, cur, true) < 0)
+        value_text(def, d, dflt, sizeof dflt);
+        if (strcmp(cur, dflt) != 0 && emit_option(buf, buflen, &pos, d->long_name, cur) < 0)
             return -1;
     }
     return (int)pos;

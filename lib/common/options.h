@@ -3,8 +3,9 @@
  * the runtime serialized in GPULEAK_OPTIONS; the runtime parses them again with the
  * same code, so the two can never disagree.
  *
- * Nothing here allocates memory: the runtime parses its options inside other
- * people's processes, before their allocator may be usable. */
+ * Parsing allocates no memory: the runtime parses its options inside other
+ * people's processes, before their allocator may be usable.  Serializing (the
+ * launcher's job alone) may. */
 #ifndef GPULEAK_OPTIONS_H
 #define GPULEAK_OPTIONS_H
 
@@ -15,6 +16,8 @@
 #include "leak_kind.h"
 
 #define GL_PATH_MAX 4096
+/* --suppressions files, NUL-separated: room for dozens of paths. */
+#define GL_PATHLIST_MAX (32 * 1024)
 
 enum gl_leak_check_mode { GL_LEAK_CHECK_NO, GL_LEAK_CHECK_SUMMARY, GL_LEAK_CHECK_FULL };
 
@@ -24,9 +27,30 @@ struct gl_options {
     int num_callers;          /* 1..GL_MAX_CALLERS */
     bool show_below_main;
     char log_file[GL_PATH_MAX];
+    char suppressions[GL_PATHLIST_MAX]; /* paths, each NUL-terminated; "" ends the list */
+    bool default_suppressions;
+    int gen_suppressions; /* enum gl_gen_supp */
+    unsigned errors_for_leak_kinds;
+    int error_exitcode;
+    bool exit_on_first_error;
+    bool xml;
+    char xml_file[GL_PATH_MAX];
+    char json_file[GL_PATH_MAX];
+    int tool; /* only memcheck: accepted for compatibility */
     bool quiet;
     int verbose;
 };
+
+enum gl_gen_supp { GL_GEN_SUPP_NO, GL_GEN_SUPP_ALL };
+
+/* The i-th --suppressions file, or NULL past the end. */
+const char *gl_options_suppression(const struct gl_options *o, int i);
+/* Append a --suppressions file; false if the list is full. */
+bool gl_options_add_suppression(struct gl_options *o, const char *path);
+
+/* Checks between options, after parsing (--xml=yes needs --xml-file...).
+ * Returns 0, or -1 with one line in err. */
+int gl_options_check(const struct gl_options *o, char *err, size_t errlen);
 
 #define GL_MAX_CALLERS 64
 
@@ -49,8 +73,14 @@ enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, c
  * names the variable). */
 int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size_t errlen);
 
+/* Split a GPULEAK_OPTIONS string into its arguments (malloc'ed; free *args, then
+ * *buf).  Returns the count, -1 if out of memory. */
+int gl_options_split_env(const char *text, char **buf, char ***args);
+
 /* Write the options that differ from their defaults in the form parse_env reads.
- * Returns the length written, or -1 if buf is too small. */
+ * Returns the length written, or -1 if buf is too small (GL_OPTIONS_SERIAL_MAX
+ * always suffices). */
+#define GL_OPTIONS_SERIAL_MAX (2 * GL_PATHLIST_MAX + 8 * GL_PATH_MAX)
 int gl_options_serialize(const struct gl_options *o, char *buf, size_t buflen);
 
 /* Write the option part of --help to fd, one option per entry. */

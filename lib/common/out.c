@@ -27,6 +27,7 @@ void gl_out_init(struct gl_out *o, int fd, int pid)
     o->failed = false;
     o->len = 0;
     snprintf(o->prefix, sizeof o->prefix, "==%d==", pid);
+    snprintf(o->note_prefix, sizeof o->note_prefix, "--%d--", pid);
 }
 
 bool gl_out_flush(struct gl_out *o)
@@ -53,7 +54,7 @@ static void put(struct gl_out *o, const char *s, size_t n)
 
 void gl_out_text(struct gl_out *o, const char *text, size_t len) { put(o, text, len); }
 
-void gl_out_vline(struct gl_out *o, const char *fmt, va_list ap)
+static void prefixed_line(struct gl_out *o, const char *prefix, const char *fmt, va_list ap)
 {
     char line[4096];
     int n = vsnprintf(line, sizeof line, fmt, ap);
@@ -61,12 +62,25 @@ void gl_out_vline(struct gl_out *o, const char *fmt, va_list ap)
         n = 0;
     if ((size_t)n >= sizeof line)
         n = sizeof line - 1; /* a truncated line beats a lost one */
-    put(o, o->prefix, strlen(o->prefix));
+    put(o, prefix, strlen(prefix));
     if (n > 0) {
         put(o, " ", 1);
         put(o, line, (size_t)n);
     }
     put(o, "\n", 1);
+}
+
+void gl_out_vline(struct gl_out *o, const char *fmt, va_list ap)
+{
+    prefixed_line(o, o->prefix, fmt, ap);
+}
+
+void gl_out_note(struct gl_out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    prefixed_line(o, o->note_prefix, fmt, ap);
+    va_end(ap);
 }
 
 void gl_out_line(struct gl_out *o, const char *fmt, ...)

@@ -15,7 +15,8 @@ struct gl_out {
     int fd;
     bool failed;    /* a write failed; later output is dropped */
     size_t len;
-    char prefix[24]; /* "==4242== " */
+    char prefix[24];      /* "==4242==" */
+    char note_prefix[24]; /* "--4242--": Valgrind's prefix for -v diagnostics */
     char buf[8192];
 };
 
@@ -25,6 +26,9 @@ void gl_out_init(struct gl_out *o, int fd, int pid);
  * prefix line "==PID==" that Valgrind uses as a separator. */
 void gl_out_line(struct gl_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gl_out_vline(struct gl_out *o, const char *fmt, va_list ap);
+
+/* A -v diagnostic line, prefixed "--PID--" as Valgrind prints them. */
+void gl_out_note(struct gl_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Unprefixed text, e.g. a generated suppression. */
 void gl_out_text(struct gl_out *o, const char *text, size_t len);

@@ -2,11 +2,17 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze/leak_check.h"
+#include "analyze/suppress.h"
+#include "common/env.h"
+#include "common/paths.h"
+#include "report_json.h"
+#include "report_xml.h"
 #include "frame_filter.h"
 #include "report_text.h"
 #include "runtime.h"
@@ -77,6 +83,62 @@ static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
         memset(out, 0, sizeof *out);
         out->ip = ip;
     }
+}
+
+/* All the frames kept for a stack, for suppression matching. */
+static unsigned match_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    unsigned n;
+    const uintptr_t *ips = gl_depot_frames(stack, &n);
+    return ips ? gl_frame_filter(ips, n, frame_lookup, arg, gl_rt.opt.show_below_main, out, max)
+               : 0;
+}
+
+static void add_default(const char *path, void *arg)
+{
+    struct gl_supp_set *s = arg;
+    char err[512];
+    if (gl_supp_load_file(s, path, err, sizeof err) < 0)
+        gl_rt_message("gpuleak: %s", err);
+}
+
+/* --suppressions files, then the defaults installed beside the runtime (unless
+ * the launcher already listed them: it passes --default-suppressions=no then). */
+static void load_suppressions(struct gl_supp_set *s)
+{
+    gl_supp_set_init(s);
+    char err[512];
+    for (int i = 0; gl_options_suppression(&gl_rt.opt, i); i++)
+        if (gl_supp_load_file(s, gl_options_suppression(&gl_rt.opt, i), err, sizeof err) < 0)
+            gl_rt_message("gpuleak: %s", err);
+    if (!gl_rt.opt.default_suppressions)
+        return;
+    Dl_info info;
+    if (dladdr((void *)&gl_exit_report, &info) && info.dli_fname) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", info.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            gl_default_suppressions(dir, true, add_default, s);
+        }
+    }
+}
+
+/* --xml-file and --json-file. */
+static void write_document(const char *option, const char *tmpl,
+                           void (*writer)(struct gl_out *, const struct gl_report_input *),
+                           const struct gl_report_input *in)
+{
+    int fd = gl_rt_open_output(option, tmpl);
+    if (fd < 0)
+        return;
+    struct gl_out o;
+    gl_out_init(&o, fd, in->pid);
+    writer(&o, in);
+    if (!gl_out_flush(&o))
+        gl_rt_message("gpuleak: %s: write failed", option);
+    close(fd);
 }
 
 static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
@@ -181,8 +243,18 @@ void gl_exit_report(void)
     struct gl_tracker_stats stats;
     gl_tracker_stats(&stats);
 
-    if (gl_rt.opt.leak_check == GL_LEAK_CHECK_FULL && leaks.nrecords > 0)
+    struct gl_supp_set supps;
+    load_suppressions(&supps);
+    bool documents = gl_rt.opt.xml || gl_rt.opt.json_file[0];
+    if ((gl_rt.opt.leak_check == GL_LEAK_CHECK_FULL || supps.n > 0 || documents) &&
+        leaks.nrecords > 0)
         env.sym = gl_symbolizer_open();
+    gl_suppress_records(&leaks, &supps, match_frames, &env);
+
+    char *argv_buf = NULL, **argv = NULL, *opt_buf = NULL, **opt_argv = NULL;
+    int argc = documents ? gl_rt_program_argv(&argv_buf, &argv) : 0;
+    const char *env_opts = getenv(GL_OPTIONS_ENV);
+    int opt_argc = documents && env_opts ? gl_options_split_env(env_opts, &opt_buf, &opt_argv) : 0;
 
     struct gl_report_input in = {
         .opt = &gl_rt.opt,
@@ -190,7 +262,15 @@ void gl_exit_report(void)
         .command = gl_rt.command,
         .leaks = &leaks,
         .stats = &stats,
+        .supps = &supps,
         .main_tid = (int)gl_rt.pid,
+        .pid = (int)gl_rt.pid,
+        .ppid = (int)getppid(),
+        .elapsed_s = gl_rt_elapsed(),
+        .argc = argc > 0 ? argc : 0,
+        .argv = (const char *const *)argv,
+        .tool_argc = opt_argc > 0 ? opt_argc : 0,
+        .tool_argv = (const char *const *)opt_argv,
         .device_name = device_name,
         .stack_frames = stack_frames,
         .vmm_mappings = vmm_mappings,
@@ -219,7 +299,17 @@ void gl_exit_report(void)
     gl_out_flush(&out);
     if (must_close)
         close(fd);
+    if (gl_rt.opt.xml)
+        write_document("--xml-file", gl_rt.opt.xml_file, gl_report_xml, &in);
+    if (gl_rt.opt.json_file[0])
+        write_document("--json-file", gl_rt.opt.json_file, gl_report_json, &in);
+    gl_rt_status("report errors=%llu", (unsigned long long)gl_report_error_count(&in));
 
+    free(argv);
+    free(argv_buf);
+    free(opt_argv);
+    free(opt_buf);
+    gl_supp_set_free(&supps);
     gl_symbolizer_close(env.sym);
     gl_leak_result_free(&leaks);
     gl_tool_unmap(blocks, snap_bytes);

@@ -7,20 +7,41 @@
 #include "track/api.h"
 #include "track/event.h"
 
-/* Leak kinds that count as errors (Valgrind's --errors-for-leak-kinds default). */
-#define ERROR_KINDS (GL_LEAK_KIND_BIT(GL_LEAK_DEFINITE) | GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE))
+static bool is_error_kind(const struct gl_options *opt, enum gl_leak_kind k)
+{
+    return (opt->errors_for_leak_kinds & GL_LEAK_KIND_BIT(k)) != 0;
+}
 
-static bool is_error_kind(enum gl_leak_kind k) { return (ERROR_KINDS & GL_LEAK_KIND_BIT(k)) != 0; }
+bool gl_report_is_error(const struct gl_options *opt, const struct gl_loss_record *r)
+{
+    return opt->leak_check == GL_LEAK_CHECK_FULL && !r->suppressed_by &&
+           is_error_kind(opt, r->kind);
+}
+
+void gl_report_error_counts(const struct gl_report_input *in, struct gl_error_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (in->opt->leak_check != GL_LEAK_CHECK_FULL)
+        return;
+    for (size_t i = 0; i < in->leaks->nrecords; i++) {
+        const struct gl_loss_record *r = &in->leaks->records[i];
+        if (!is_error_kind(in->opt, r->kind))
+            continue;
+        if (r->suppressed_by) {
+            out->suppressed++;
+            out->suppressed_contexts++;
+        } else {
+            out->errors++;
+            out->contexts++;
+        }
+    }
+}
 
 uint64_t gl_report_error_count(const struct gl_report_input *in)
 {
-    if (in->opt->leak_check != GL_LEAK_CHECK_FULL)
-        return 0;
-    uint64_t n = 0;
-    for (size_t i = 0; i < in->leaks->nrecords; i++)
-        if (is_error_kind(in->leaks->records[i].kind))
-            n++;
-    return n;
+    struct gl_error_counts c;
+    gl_report_error_counts(in, &c);
+    return c.errors;
 }
 
 void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in)
@@ -53,7 +74,7 @@ static void print_frame(struct gl_out *o, const struct gl_frame *f, bool first)
 
 /* The API the program called: the first frame shown, when it names a CUDA
  * function; else the driver entry point gpuleak saw. */
-static const char *api_called(const struct gl_frame *first, unsigned nframes, unsigned api)
+const char *gl_report_api_called(const struct gl_frame *first, unsigned nframes, unsigned api)
 {
     if (nframes > 0 && first->function && strncmp(first->function, "cu", 2) == 0 &&
         !strpbrk(first->function, " (:<"))
@@ -125,8 +146,8 @@ static void vmm_text(const struct gl_report_input *in, const struct gl_block_inf
         snprintf(buf, len, ", %sstill mapped at 0x%" PRIx64 " and %zu more", rel, addrs[0], n - 1);
 }
 
-static void block_line(struct gl_out *o, const struct gl_report_input *in,
-                       const struct gl_loss_record *r, const char *api)
+void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
+                          const char *api, char *buf, size_t len)
 {
     const struct gl_block_info *b = &r->first;
     char where[256], extra[256] = "", thread[64] = "", what[128];
@@ -167,17 +188,17 @@ static void block_line(struct gl_out *o, const struct gl_report_input *in,
     }
 
     if (r->blocks == 1) {
-        gl_out_line(o, " %s 0x%" PRIx64 " %s: %s from %s%s, allocation #%" PRIu64 "%s%s",
-                    object_word(kind), gl_key_value(b->key), where, what, api, extra, b->seq, thread,
-                    facts);
+        snprintf(buf, len, "%s 0x%" PRIx64 " %s: %s from %s%s, allocation #%" PRIu64 "%s%s",
+                 object_word(kind), gl_key_value(b->key), where, what, api, extra, b->seq, thread,
+                 facts);
     } else {
         char more[32];
         gl_fmt_u64_commas(more, r->blocks - 1);
-        gl_out_line(o,
-                    " %ss 0x%" PRIx64 " and %s more %s: %s from %s, allocations #%" PRIu64
-                    " to #%" PRIu64 "%s",
-                    object_word(kind), gl_key_value(b->key), more, where, what, api, r->seq_min,
-                    r->seq_max, facts);
+        snprintf(buf, len,
+                 "%ss 0x%" PRIx64 " and %s more %s: %s from %s, allocations #%" PRIu64
+                 " to #%" PRIu64 "%s",
+                 object_word(kind), gl_key_value(b->key), more, where, what, api, r->seq_min,
+                 r->seq_max, facts);
     }
 }
 
@@ -201,8 +222,17 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
         print_frame(o, &frames[i], i == 0);
     if (n == 0)
         gl_out_line(o, "   (no stack recorded)");
-    block_line(o, in, r, api_called(&frames[0], n, r->first.api));
+    char block[1024];
+    gl_report_block_text(in, r, gl_report_api_called(&frames[0], n, r->first.api), block,
+                         sizeof block);
+    gl_out_line(o, " %s", block);
     gl_out_line(o, "%s", "");
+    if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL) {
+        /* Unprefixed, ready to paste into a suppression file. */
+        char text[8192];
+        size_t len = gl_supp_generate(text, sizeof text, frames, n, r->kind);
+        gl_out_text(o, text, len < sizeof text ? len : sizeof text - 1);
+    }
 }
 
 static void totals_line(struct gl_out *o, const char *label, const struct gl_leak_totals *t)
@@ -233,6 +263,24 @@ static void hidden_kinds_hint(struct gl_out *o, const struct gl_report_input *in
     gl_out_line(o, "To see them, rerun with: --leak-check=full --show-leak-kinds=all");
 }
 
+/* -v: every entry that suppressed something, as Valgrind lists them. */
+static void used_suppressions(struct gl_out *o, const struct gl_supp_set *s)
+{
+    bool any = false;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct gl_supp *e = &s->v[i];
+        if (e->count == 0)
+            continue;
+        char b[GL_U64_COMMAS_LEN], k[GL_U64_COMMAS_LEN];
+        gl_out_note(o, "used_suppression: %6llu %s %s:%d suppressed: %s bytes in %s blocks",
+                    (unsigned long long)e->count, e->name, e->file, e->line,
+                    gl_fmt_u64_commas(b, e->bytes), gl_fmt_u64_commas(k, e->blocks));
+        any = true;
+    }
+    if (any)
+        gl_out_line(o, "%s", "");
+}
+
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_options *opt = in->opt;
@@ -242,11 +290,17 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
     if (opt->leak_check == GL_LEAK_CHECK_FULL) {
         for (size_t i = 0; i < lr->nrecords; i++) {
             const struct gl_loss_record *r = &lr->records[i];
-            if (!(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)))
+            if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)))
                 continue;
-            if (quiet && !is_error_kind(r->kind))
+            bool error = gl_report_is_error(opt, r);
+            if (quiet && !error)
                 continue;
             print_record(o, in, r, i + 1, lr->nrecords);
+            if (error && opt->exit_on_first_error) {
+                gl_out_line(o, "gpuleak: the first error ends the list (--exit-on-first-error=yes)");
+                gl_out_line(o, "%s", "");
+                break;
+            }
         }
     }
     if (quiet)
@@ -291,8 +345,14 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
         gl_out_line(o, "%s", "");
     }
 
-    char e1[GL_U64_COMMAS_LEN], e2[GL_U64_COMMAS_LEN];
-    uint64_t errors = gl_report_error_count(in);
-    gl_out_line(o, "ERROR SUMMARY: %s errors from %s contexts (suppressed: 0 from 0)",
-                gl_fmt_u64_commas(e1, errors), gl_fmt_u64_commas(e2, errors));
+    if (opt->verbose > 0 && in->supps)
+        used_suppressions(o, in->supps);
+
+    char e1[GL_U64_COMMAS_LEN], e2[GL_U64_COMMAS_LEN], e3[GL_U64_COMMAS_LEN],
+        e4[GL_U64_COMMAS_LEN];
+    struct gl_error_counts c;
+    gl_report_error_counts(in, &c);
+    gl_out_line(o, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)",
+                gl_fmt_u64_commas(e1, c.errors), gl_fmt_u64_commas(e2, c.contexts),
+                gl_fmt_u64_commas(e3, c.suppressed), gl_fmt_u64_commas(e4, c.suppressed_contexts));
 }

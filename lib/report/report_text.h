@@ -10,6 +10,7 @@
 
 #include "analyze/leak_check.h"
 #include "common/options.h"
+#include "common/suppressions.h"
 #include "common/out.h"
 #include "symbolize.h"
 #include "track/tracker.h"
@@ -20,7 +21,16 @@ struct gl_report_input {
     const char *command;        /* program command line */
     const struct gl_leak_result *leaks;
     const struct gl_tracker_stats *stats;
+    const struct gl_supp_set *supps; /* for -v: which entries were used (may be NULL) */
     int main_tid;               /* pid: blocks from other threads name their thread */
+
+    /* For the XML and JSON reports. */
+    int pid, ppid;
+    double elapsed_s;           /* seconds from the program's start to the report */
+    int argc;                   /* the program's command line, split */
+    const char *const *argv;
+    int tool_argc;              /* gpuleak's options */
+    const char *const *tool_argv;
 
     /* services */
     const char *(*device_name)(int device, void *arg); /* NULL if unknown */
@@ -31,10 +41,26 @@ struct gl_report_input {
     void *arg;
 };
 
+/* Parts shared with the XML and JSON reports. */
+/* The API the program called: the first frame shown, when it names a CUDA
+ * function; else the driver entry point gpuleak saw. */
+const char *gl_report_api_called(const struct gl_frame *first, unsigned nframes, unsigned api);
+/* "Block 0x... on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #17" */
+void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
+                          const char *api, char *buf, size_t len);
+
 void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in);
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in);
 
-/* Errors the leak report counts (loss records of error kinds, full mode only). */
-uint64_t gl_report_error_count(const struct gl_report_input *in);
+/* ERROR SUMMARY's figures, as Valgrind counts them for leaks: with
+ * --leak-check=full, each loss record of a kind in --errors-for-leak-kinds is one
+ * error from one context, suppressed ones counted apart. */
+struct gl_error_counts {
+    uint64_t errors, contexts;
+    uint64_t suppressed, suppressed_contexts;
+};
+void gl_report_error_counts(const struct gl_report_input *in, struct gl_error_counts *out);
+uint64_t gl_report_error_count(const struct gl_report_input *in); /* .errors */
+bool gl_report_is_error(const struct gl_options *opt, const struct gl_loss_record *r);
 
 #endif

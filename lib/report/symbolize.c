@@ -109,6 +109,7 @@ struct gl_symbolizer *gl_symbolizer_open(void)
 static void free_frame(struct gl_frame *f)
 {
     free((char *)f->function);
+    free((char *)f->mangled);
     free((char *)f->file);
     free((char *)f->object);
 }
@@ -159,7 +160,10 @@ static void lookup(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address
     const char *name = dw.module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
     if (name) {
         char buf[1024];
-        out->function = dup_or_null(gl_demangle(name, buf, sizeof buf));
+        const char *demangled = gl_demangle(name, buf, sizeof buf);
+        out->function = dup_or_null(demangled);
+        if (demangled != name)
+            out->mangled = dup_or_null(name); /* suppressions may name it so */
     }
     Dwfl_Line *line = dw.module_getsrc(mod, pc);
     if (line) {

@@ -10,13 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gl_frame {
-    uintptr_t ip;
-    const char *function; /* NULL when unknown */
-    const char *file;     /* source file as recorded in the debug info, NULL if none */
-    int line;             /* 0 if unknown */
-    const char *object;   /* path of the loaded object, NULL if none */
-};
+#include "common/frame.h"
 
 struct gl_symbolizer;
 

@@ -434,8 +434,11 @@ END_TEST
 /* ---- the table ---- */
 
 static const char *const expected_names[] = {
-    "leak-check", "show-leak-kinds", "num-callers", "show-below-main",
-    "log-file",   "quiet",           "verbose",
+    "leak-check",      "show-leak-kinds",     "num-callers",   "show-below-main",
+    "log-file",        "suppressions",        "default-suppressions",
+    "gen-suppressions", "errors-for-leak-kinds", "error-exitcode", "exit-on-first-error",
+    "xml",             "xml-file",            "json-file",     "tool",
+    "quiet",           "verbose",
 };
 #define NEXPECTED (sizeof expected_names / sizeof *expected_names)
 

@@ -1,0 +1,16 @@
+/* One frame of a stack as the report and the suppression matcher see it. */
+#ifndef GPULEAK_FRAME_H
+#define GPULEAK_FRAME_H
+
+#include <stdint.h>
+
+struct gl_frame {
+    uintptr_t ip;
+    const char *function; /* demangled; NULL when unknown */
+    const char *file;     /* source file as recorded in the debug info; NULL if none */
+    int line;             /* 0 if unknown */
+    const char *object;   /* path of the loaded object; NULL if none */
+    const char *mangled;  /* the symbol as in the object, when it differs; else NULL */
+};
+
+#endif
