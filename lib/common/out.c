@@ -91,6 +91,36 @@ void gl_out_line(struct gl_out *o, const char *fmt, ...)
     va_end(ap);
 }
 
+size_t gl_utf8_seq_len(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (s[0] < 0x80)
+        return 1;
+    size_t n;
+    uint32_t cp;
+    if (s[0] >= 0xC2 && s[0] <= 0xDF) {
+        n = 2;
+        cp = s[0] & 0x1F;
+    } else if (s[0] >= 0xE0 && s[0] <= 0xEF) {
+        n = 3;
+        cp = s[0] & 0x0F;
+    } else if (s[0] >= 0xF0 && s[0] <= 0xF4) {
+        n = 4;
+        cp = s[0] & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return n;
+}
+
 char *gl_fmt_u64_commas(char *buf, uint64_t v)
 {
     char digits[21];

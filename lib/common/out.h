@@ -39,6 +39,12 @@ bool gl_out_flush(struct gl_out *o);
 /* write(2) the whole buffer, retrying on EINTR and short writes. */
 bool gl_write_all(int fd, const void *buf, size_t len);
 
+/* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 if the bytes
+ * there are not UTF-8 (overlong forms, surrogates, beyond U+10FFFF, cut short).
+ * XML and JSON must be UTF-8; names and paths from the system need not be. */
+size_t gl_utf8_seq_len(const char *s);
+#define GL_UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
+
 /* Decimal with thousands separators, as Valgrind prints sizes: "1,048,576".
  * buf needs GL_U64_COMMAS_LEN bytes; returns buf. */
 #define GL_U64_COMMAS_LEN 27

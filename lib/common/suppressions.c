@@ -127,6 +127,8 @@ static bool starts_with(const char *s, const char *prefix)
 /* A leak-kind set as in match-leak-kinds: and --show-leak-kinds. */
 static int parse_kinds(const char *v, unsigned *out)
 {
+    if (!*v)
+        return -1; /* an empty set would never match: surely a mistake */
     if (strcmp(v, "all") == 0) {
         *out = GL_LEAK_KINDS_ALL;
         return 0;
@@ -243,6 +245,8 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
     const char *l = next_line(r);
     if (!l)
         FAIL("end of file inside the entry opened at line %d: expected its name", open_line);
+    if (r->too_long)
+        FAIL("line too long or with a NUL byte");
     if (strcmp(l, "}") == 0 || strcmp(l, "{") == 0)
         FAIL("expected the entry's name after '{', got '%s'", l);
     char *name = strdup(l);
@@ -250,6 +254,10 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
         FAIL("out of memory");
 
     l = next_line(r);
+    if (l && r->too_long) {
+        free(name);
+        FAIL("line too long or with a NUL byte");
+    }
     const char *colon = l ? strchr(l, ':') : NULL;
     if (!l || !colon || colon == l || !colon[1] || strcmp(l, "}") == 0) {
         free(name);
@@ -362,6 +370,8 @@ int gl_supp_load_text(struct gl_supp_set *s, const char *text, size_t len, const
     struct reader *r = &rd;
     const char *l;
     while ((l = next_line(r))) {
+        if (r->too_long)
+            FAIL("line too long or with a NUL byte");
         if (strcmp(l, "{") != 0)
             FAIL("expected '{' to open an entry, got '%.60s'", l);
         if (parse_entry(s, r, file, err, errlen) < 0)
@@ -513,11 +523,12 @@ size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames,
         n = GL_SUPP_MAX_FRAMES;
     for (unsigned i = 0; i < n; i++) {
         const struct gl_frame *f = &frames[i];
-        const char *fn = f->mangled ? f->mangled : f->function;
-        if (fn) {
+        /* An empty name is no name: "fun:" alone could not be read back. */
+        const char *fn = f->mangled && *f->mangled ? f->mangled : f->function;
+        if (fn && *fn) {
             put(&b, "   fun:");
             put_literal(&b, fn);
-        } else if (f->object) {
+        } else if (f->object && *f->object) {
             put(&b, "   obj:");
             put_literal(&b, f->object);
         } else {

@@ -42,8 +42,15 @@ static void str(struct gl_out *o, const char *s)
             raw(o, "\\t");
         else if (c < 0x20)
             rawf(o, "\\u%04x", c);
-        else
-            gl_out_text(o, s, 1);
+        else {
+            size_t n = gl_utf8_seq_len(s); /* JSON is UTF-8: repair the rest */
+            if (n == 0) {
+                raw(o, GL_UTF8_REPLACEMENT);
+            } else {
+                gl_out_text(o, s, n);
+                s += n - 1;
+            }
+        }
     }
     raw(o, "\"");
 }

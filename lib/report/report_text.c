@@ -227,8 +227,9 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                          sizeof block);
     gl_out_line(o, " %s", block);
     gl_out_line(o, "%s", "");
-    if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL) {
-        /* Unprefixed, ready to paste into a suppression file. */
+    if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
+        /* Unprefixed, ready to paste into a suppression file.  A record without
+         * a stack gets none: no entry could match it alone. */
         char text[8192];
         size_t len = gl_supp_generate(text, sizeof text, frames, n, r->kind);
         gl_out_text(o, text, len < sizeof text ? len : sizeof text - 1);
@@ -272,8 +273,9 @@ static void used_suppressions(struct gl_out *o, const struct gl_supp_set *s)
         if (e->count == 0)
             continue;
         char b[GL_U64_COMMAS_LEN], k[GL_U64_COMMAS_LEN];
-        gl_out_note(o, "used_suppression: %6llu %s %s:%d suppressed: %s bytes in %s blocks",
+        gl_out_note(o, "used_suppression: %6llu %s %s:%d %s: %s bytes in %s blocks",
                     (unsigned long long)e->count, e->name, e->file, e->line,
+                    e->kind == GL_SUPP_CACHED ? "classified as cached" : "suppressed",
                     gl_fmt_u64_commas(b, e->bytes), gl_fmt_u64_commas(k, e->blocks));
         any = true;
     }

@@ -56,12 +56,19 @@ static void esc(struct gl_out *o, const char *s)
         case '"':
             raw(o, "&quot;");
             break;
-        default:
-            /* Control characters are not allowed in XML 1.0 text. */
+        default: {
+            /* Control characters are not allowed in XML 1.0 text, and the
+             * document is UTF-8: other bytes become U+FFFD. */
+            size_t n = gl_utf8_seq_len(s);
             if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
                 raw(o, "?");
-            else
-                gl_out_text(o, s, 1);
+            else if (n == 0)
+                raw(o, GL_UTF8_REPLACEMENT);
+            else {
+                gl_out_text(o, s, n);
+                s += n - 1;
+            }
+        }
         }
     }
 }
@@ -160,12 +167,16 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
     rawf(o, "    <leakedbytes>%" PRIu64 "</leakedbytes>\n", r->bytes);
     rawf(o, "    <leakedblocks>%" PRIu64 "</leakedblocks>\n", r->blocks);
     raw(o, "  </xwhat>\n");
+    /* Protocol 4: the error's stack comes right after its what; <auxwhat> after.
+     * A stack needs a frame: none is written when none was recorded. */
+    if (n > 0) {
+        raw(o, "  <stack>\n");
+        for (unsigned i = 0; i < n; i++)
+            frame(o, &frames[i]);
+        raw(o, "  </stack>\n");
+    }
     elem(o, "  ", "auxwhat", block);
-    raw(o, "  <stack>\n");
-    for (unsigned i = 0; i < n; i++)
-        frame(o, &frames[i]);
-    raw(o, "  </stack>\n");
-    if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL)
+    if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0)
         suppression(o, frames, n, r->kind);
     raw(o, "</error>\n\n");
 }

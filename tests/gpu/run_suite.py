@@ -346,10 +346,141 @@ def t_num_callers(s):
     check(len(r.records[0]["frames"]) == 2, f"frames {r.records[0]['frames']}")
 
 
+# ---- suppressions, gating, machine-readable reports (issue 4) ----
+
+NOISE = os.path.join(HERE, "noise")
+
+
+def t_default_suppressions(s):
+    """Handles PyTorch keeps for the whole run are hidden by suppressions/default.supp;
+    with --default-suppressions=no they show."""
+    env = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+    cmd = ["python3", os.path.join(NOISE, "torch_noise.py")]
+    run = s.run("default_supp", cmd, env=env, options=["-v"])
+    r = run.only_report()
+    lib = [rec for rec in r.records
+           if any(f[0] in ("cublasCreate_v2", "cudnnCreate") for f in rec["frames"])]
+    check(not lib, f"{len(lib)} records from cublasCreate/cudnnCreate despite the defaults")
+    check(r.summary.get("suppressed", (0, 0))[1] >= 5, f"summary {r.summary}")
+    used = [l for l in run.err.splitlines() if "used_suppression:" in l and "default.supp" in l]
+    check(len(used) >= 2, f"used_suppression lines: {used}")
+    r2 = s.run("default_supp_off", cmd, env=env,
+               options=["--default-suppressions=no"]).only_report()
+    lib2 = [rec for rec in r2.records
+            if any(f[0] in ("cublasCreate_v2", "cudnnCreate") for f in rec["frames"])]
+    check(len(lib2) >= 5, f"--default-suppressions=no: {len(lib2)} library records")
+
+
+def t_libraries_free_on_teardown(s):
+    """cuBLAS, cuDNN, NCCL and cuFFT free everything when their handles are
+    destroyed: the reason suppressions/default.supp hides only handles that
+    frameworks keep."""
+    for lib in ("cublas", "cudnn", "nccl", "cufft"):
+        run = s.run("lib_noise_" + lib, [s.fixture("lib_noise"), lib])
+        check(run.rc == 0 and f"lib_noise {lib}: done" in run.out, f"{lib}: rc {run.rc}")
+        r = run.only_report()
+        check("All GPU memory was freed -- no leaks are possible" in r.lines,
+              f"{lib} left {r.in_use[0]} bytes in {r.in_use[1]} blocks")
+
+
+def t_jax_default_suppressions(s):
+    run = s.run("jax_supp", ["python3", os.path.join(NOISE, "jax_noise.py")],
+                env={"XLA_PYTHON_CLIENT_ALLOCATOR": "platform",
+                     "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, options=["--error-exitcode=9"])
+    check(run.rc == 0, f"exit status {run.rc}: XLA's kept handles counted as errors")
+    r = run.only_report()
+    check(not r.records and r.summary.get("suppressed", (0, 0))[1] >= 9, f"{r.summary}")
+
+
+def generated_entry(text):
+    lines, out = text.splitlines(), []
+    for i, l in enumerate(lines):
+        if l == "{":
+            j = lines.index("}", i)
+            out.append("\n".join(lines[i:j + 1]) + "\n")
+    return out
+
+
+def t_gen_suppressions_round_trip(s):
+    run = s.run("gen_supp", [s.fixture("leak_one")],
+                options=["--gen-suppressions=all", "--error-exitcode=9"])
+    check(run.rc == 9, f"exit status {run.rc}, expected 9 (one error)")
+    entries = generated_entry(run.err)
+    check(len(entries) == 1 and "gpuleak:Leak" in entries[0] and "fun:main" in entries[0],
+          f"generated: {entries}")
+    path = os.path.join(s.logdir, "generated.supp")
+    with open(path, "w") as f:
+        f.write(entries[0].replace("<insert_a_suppression_name_here>", "round trip"))
+    run2 = s.run("gen_supp_fed_back", [s.fixture("leak_one")],
+                 options=[f"--suppressions={path}", "--error-exitcode=9", "-v"])
+    check(run2.rc == 0, f"fed back: exit status {run2.rc}, expected 0")
+    r = run2.only_report()
+    check(not r.records and r.summary.get("suppressed") == (1048576, 1), f"{r.summary}")
+    check(r.errors == (0, 0) and "(suppressed: 1 from 1)" in run2.err, f"errors {r.errors}")
+
+
+def t_xml_report(s):
+    import xml.etree.ElementTree as ET
+    path = os.path.join(s.logdir, "leak_one.xml")
+    run = s.run("xml", [s.fixture("leak_one")], options=["--xml=yes", f"--xml-file={path}"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    root = ET.parse(path).getroot()
+    check(root.tag == "valgrindoutput" and root.findtext("protocolversion") == "4" and
+          root.findtext("tool") == "gpuleak", "XML header")
+    errors = root.findall("error")
+    check(len(errors) == 1, f"{len(errors)} <error>s")
+    e = errors[0]
+    check(e.findtext("kind") == "Leak_DefinitelyLost" and
+          e.findtext("xwhat/leakedbytes") == "1048576", "kind/leakedbytes")
+    frames = e.findall("stack/frame")
+    check(frames[0].findtext("fn") == "cudaMalloc" and
+          frames[1].findtext("fn") == "make_buffer(unsigned long)" and
+          frames[1].findtext("file") == "leak_one.cu" and
+          frames[1].findtext("line") == str(site_line("leak_one.cu", "make_buffer")), "frames")
+
+
+def t_json_report(s):
+    import json
+    path = os.path.join(s.logdir, "leak_many.json")
+    run = s.run("json", [s.fixture("leak_many")], options=[f"--json-file={path}"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    with open(path) as f:
+        doc = json.load(f)
+    recs = doc["records"]
+    check(doc["format"] == "gpuleak-report" and len(recs) == 2, "records")
+    check(recs[0]["bytes"] == 409600 and len(recs[0]["block_list"]) == 100 and
+          recs[0]["frames"][1]["function"] == "small_block()", "first record")
+    check(doc["errors"]["errors"] == 2 and doc["summary"]["leaks"]["definite"]["blocks"] == 103,
+          "summary")
+
+
+def t_ctest_memcheck(s):
+    """CTest's memory checker with gpuleak as its Valgrind (doc/examples/ctest)."""
+    if not shutil.which("cmake") or not shutil.which("ctest"):
+        raise Failure("cmake/ctest not found on this machine")
+    build = tempfile.mkdtemp(prefix="gpuleak-ctest-")
+    src = os.path.join(SRCDIR, "doc", "examples", "ctest")
+    for cmd in (["cmake", "-S", src, "-B", build, f"-DMEMORYCHECK_COMMAND={s.gpuleak}",
+                 "-DMEMORYCHECK_TYPE=Valgrind", "-DCMAKE_CUDA_ARCHITECTURES=native"],
+                ["cmake", "--build", build]):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        check(p.returncode == 0, f"{cmd[:2]} failed: {p.stdout[-300:]}{p.stderr[-300:]}")
+    p = subprocess.run(["ctest", "-T", "memcheck"], cwd=build, capture_output=True, text=True)
+    with open(os.path.join(s.logdir, "ctest.log"), "w") as f:
+        f.write(p.stdout + p.stderr)
+    check("Memory Leak - 1" in p.stdout, f"ctest: {p.stdout[-400:]}")
+    check(re.search(r"MemCheck: #\d+: leaky \.+ +Defects: 1", p.stdout), "leaky test defects")
+    check(not re.search(r"frees_all \.+ +Defects", p.stdout), "frees_all has defects")
+    shutil.rmtree(build)
+
+
 TESTS = [
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,
-    t_quiet, t_log_file, t_summary_mode, t_num_callers,
+    t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
+    t_default_suppressions,
+    t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
+    t_ctest_memcheck,
 ]
 
 

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "analyze/leak_check.h"
+#include "analyze/suppress.h"
+#include "common/suppressions.h"
 #include "testutil.h"
 #include "report/report_text.h"
 #include "track/api.h"
@@ -115,9 +117,11 @@ static struct gl_leak_result lr;
 static struct gl_loss_record recs[16];
 static struct gl_tracker_stats st;
 static struct gl_report_input in;
+static struct gl_supp_set supps;
 
 static void setup(void)
 {
+    gl_supp_set_init(&supps);
     gl_options_defaults(&opt);
     memset(&lr, 0, sizeof lr);
     memset(recs, 0, sizeof recs);
@@ -140,6 +144,26 @@ static void setup(void)
 }
 
 /* Add a record and count it in the totals, as the leak check would. */
+static void teardown(void) { gl_supp_set_free(&supps); }
+
+/* Read suppressions (as file "s.supp"), hand them to the report and apply them to
+ * the records added so far, as the runtime does before reporting. */
+static void suppress(const char *text)
+{
+    char err[512];
+    int rc = gl_supp_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    in.supps = &supps;
+    gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
+}
+
+static void set_option(const char *arg)
+{
+    char err[512];
+    ck_assert_msg(gl_options_parse_arg(&opt, arg, err, sizeof err) == GL_ARG_OPTION, "%s: %s", arg,
+                  err);
+}
+
 static struct gl_loss_record *add_record(enum gl_leak_kind kind, uint32_t stack, uint64_t bytes,
                                          uint64_t blocks, uint64_t seq_min, uint64_t seq_max,
                                          uint64_t key, enum gl_mem_kind mem, unsigned api,
@@ -223,6 +247,24 @@ static void expect_report(const char *want)
 #define NONE "0 bytes in 0 blocks"
 
 #define ERRORS(n) P "ERROR SUMMARY: " n " errors from " n " contexts (suppressed: 0 from 0)\n"
+
+#define LEAK_SUMMARY_S(def, ind, pos, reach, cached, supp)                                     \
+    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P   \
+      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                    \
+      "            cached: " cached "\n" P "        suppressed: " supp "\n"
+#define ERRORS_S(n, s)                                                                         \
+    P "ERROR SUMMARY: " n " errors from " n " contexts (suppressed: " s " from " s ")\n"
+
+/* The canned stacks' lines. */
+#define SMALL_AT P "   at 0x401500: cudaMalloc (in /work/app)\n"
+#define MALLOC_AT                                                                              \
+    P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n"                                      \
+    P "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n"                          \
+    P "   by 0x7F12AA001000: ???\n"                                                            \
+    P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
+#define DEV_BLOCK(addr, seq)                                                                   \
+    P " Block " addr " on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #" \
+      seq "\n"
 
 /* ---- reports ---- */
 
@@ -694,11 +736,341 @@ START_TEST(test_summary_colons_aligned)
 }
 END_TEST
 
+/* ---- suppressions, generated suppressions, error gating ---- */
+
+#define SUPP_MALLOC                                                                            \
+    "{\n   hide-make-buffer\n   gpuleak:Leak\n   fun:cudaMalloc\n   fun:make_buffer*\n}\n"
+
+START_TEST(test_suppressed_records_hidden)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 100, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    struct gl_loss_record *r2 = add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 200, 1, 2, 2,
+                                           0x7f0000100000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 300, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(3, 0, 600, 600);
+    suppress(SUPP_MALLOC);
+    ck_assert_ptr_eq(r2->suppressed_by, &supps.v[0]);
+    /* Record 2 is not shown; the others keep their numbers "of 3". */
+    expect_report(PREAMBLE
+                  P "100 bytes in 1 blocks are definitely lost in loss record 1 of 3\n"
+                  SMALL_AT
+                  DEV_BLOCK("0x7f0000000000", "1")
+                  BLANK
+                  P "300 bytes in 1 blocks are possibly lost in loss record 3 of 3\n"
+                  SMALL_AT
+                  DEV_BLOCK("0x7f0000200000", "3")
+                  BLANK
+                  GPU_SUMMARY("600", "3", "3", "0", "600", "600")
+                  LEAK_SUMMARY_S("100 bytes in 1 blocks", NONE, "300 bytes in 1 blocks", NONE, NONE,
+                                 "200 bytes in 1 blocks")
+                  BLANK
+                  ERRORS_S("2", "1"));
+    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+    struct gl_error_counts c;
+    gl_report_error_counts(&in, &c);
+    ck_assert_uint_eq(c.errors, 2);
+    ck_assert_uint_eq(c.contexts, 2);
+    ck_assert_uint_eq(c.suppressed, 1);
+    ck_assert_uint_eq(c.suppressed_contexts, 1);
+}
+END_TEST
+
+START_TEST(test_all_suppressed)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1000, 2, 1, 2, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_MALLOC, 24, 3, 3, 5, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(5, 0, 1024, 1024);
+    suppress(SUPP_MALLOC);
+    expect_report(PREAMBLE
+                  GPU_SUMMARY("1,024", "5", "5", "0", "1,024", "1,024")
+                  LEAK_SUMMARY_S(NONE, NONE, NONE, NONE, NONE, "1,024 bytes in 5 blocks")
+                  BLANK
+                  ERRORS_S("0", "2"));
+    /* -q: nothing at all. */
+    opt.quiet = true;
+    expect_report("");
+}
+END_TEST
+
+START_TEST(test_verbose_used_suppressions)
+{
+    opt.verbose = 1;
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 100, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_MALLOC, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_ASYNC, 4096, 2, 3, 4, 0x7f0000200000, GL_MEM_ASYNC,
+               GL_API_cuMemAllocAsync, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 50, 1, 5, 5, 0x7f0000300000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(5, 0, 4446, 4446);
+    suppress(SUPP_MALLOC                                                    /* lines 1-6 */
+             "{\n   never used\n   gpuleak:Leak\n   fun:nothing\n}\n"     /* lines 7-11 */
+             "{\n   pool cache\n   gpuleak:Cached\n   fun:cudaMallocAsync\n}\n"); /* 12- */
+    expect_report(PREAMBLE
+                  P "50 bytes in 1 blocks are definitely lost in loss record 4 of 4\n"
+                  SMALL_AT
+                  DEV_BLOCK("0x7f0000300000", "5")
+                  BLANK
+                  GPU_SUMMARY("4,446", "5", "5", "0", "4,446", "4,446")
+                  LEAK_SUMMARY_S("50 bytes in 1 blocks", NONE, NONE, NONE, "4,096 bytes in 2 blocks",
+                                 "300 bytes in 2 blocks")
+                  P "Cached blocks are not shown.\n"
+                  P "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n"
+                  BLANK
+                  "--4242-- used_suppression:      2 hide-make-buffer s.supp:1 suppressed: 300 "
+                  "bytes in 2 blocks\n"
+                  "--4242-- used_suppression:      1 pool cache s.supp:12 classified as cached: 4,096 bytes "
+                  "in 2 blocks\n"
+                  BLANK
+                  ERRORS_S("1", "2"));
+    /* Without -v: no used_suppression lines. */
+    opt.verbose = 0;
+    char *text = render();
+    ck_assert_ptr_null(strstr(text, "used_suppression"));
+    ck_assert_ptr_null(strstr(text, "--4242--"));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_verbose_without_used_suppressions)
+{
+    opt.verbose = 2;
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 50, 1, 1, 1, 0x7f0000300000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(1, 0, 50, 50);
+    suppress(SUPP_MALLOC);
+    char *text = render();
+    ck_assert_ptr_null(strstr(text, "used_suppression"));
+    /* No extra separator either. */
+    ck_assert_ptr_nonnull(strstr(text, LEAK_SUMMARY("50 bytes in 1 blocks", NONE, NONE, NONE, NONE)
+                                       BLANK ERRORS("1")));
+    free(text);
+}
+END_TEST
+
+#define GEN_HEAD(kind)                                                                         \
+    "{\n   <insert_a_suppression_name_here>\n   gpuleak:Leak\n   match-leak-kinds: " kind "\n"
+
+START_TEST(test_gen_suppressions_all)
+{
+    set_option("--gen-suppressions=all");
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1048576, 1, 11, 11, 0x7fa473e00000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 64, 1, 12, 12, 0x7fa474000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(12, 10, 1089600, 1048640);
+    /* As Valgrind: each entry, unprefixed, right after its record's blank line. */
+    expect_report(PREAMBLE
+                  P "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 2\n"
+                  MALLOC_AT
+                  P " Block 0x7fa473e00000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                    "allocation #11\n"
+                  BLANK
+                  GEN_HEAD("definite")
+                  "   fun:cudaMalloc\n"
+                  "   fun:make_buffer(unsigned long)\n"
+                  "   obj:*\n"
+                  "   fun:main\n"
+                  "}\n"
+                  P "64 bytes in 1 blocks are possibly lost in loss record 2 of 2\n"
+                  SMALL_AT
+                  DEV_BLOCK("0x7fa474000000", "12")
+                  BLANK
+                  GEN_HEAD("possible")
+                  "   fun:cudaMalloc\n"
+                  "}\n"
+                  GPU_SUMMARY("1,048,640", "2", "12", "10", "1,089,600", "1,048,640")
+                  LEAK_SUMMARY("1,048,576 bytes in 1 blocks", NONE, "64 bytes in 1 blocks", NONE,
+                               NONE)
+                  BLANK
+                  ERRORS("2"));
+    /* The default, no: none. */
+    set_option("--gen-suppressions=no");
+    char *text = render();
+    ck_assert_ptr_null(strstr(text, "insert_a_suppression_name_here"));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_gen_suppressions_round_trip)
+{
+    /* What the report prints suppresses that record when read back. */
+    set_option("--gen-suppressions=all");
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 100, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_DRIVER, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_HOST, 300, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    char *text = render();
+    /* Keep the unprefixed lines: the generated entries. */
+    char entries[8192] = "";
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (strncmp(line, "==", 2) != 0)
+            snprintf(entries + strlen(entries), sizeof entries - strlen(entries), "%s\n", line);
+    free(text);
+    char err[512];
+    ck_assert_int_eq(gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err), 0);
+    ck_assert_uint_eq(supps.n, 3);
+    gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
+    for (size_t i = 0; i < 3; i++)
+        ck_assert_ptr_eq(recs[i].suppressed_by, &supps.v[i]);
+}
+END_TEST
+
+START_TEST(test_gen_suppressions_without_stack)
+{
+    /* A record without a stack: whatever is printed as its suppression must be
+     * an entry gpuleak can read back (an entry needs at least one frame line). */
+    set_option("--gen-suppressions=all");
+    add_record(GL_LEAK_DEFINITE, STACK_NONE, 512, 1, 1, 1, 0x7f0000000000, GL_MEM_MANAGED,
+               GL_API_cuMemAllocManaged, 0);
+    char *text = render();
+    char entries[8192] = "";
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        if (strncmp(line, "==", 2) != 0)
+            snprintf(entries + strlen(entries), sizeof entries - strlen(entries), "%s\n", line);
+    free(text);
+    char err[512] = "";
+    int rc = gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err);
+    ck_assert_msg(rc == 0, "the suppression printed for a record without a stack cannot be "
+                           "read back: %s\n%s", err, entries);
+}
+END_TEST
+
+START_TEST(test_errors_for_leak_kinds)
+{
+    set_option("--show-leak-kinds=all");
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 3, 1, 3, 3, 0x3000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 4, 1, 4, 4, 0x4000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    /* The default: definite,possible. */
+    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+    set_option("--errors-for-leak-kinds=definite");
+    ck_assert_uint_eq(gl_report_error_count(&in), 1);
+    char *text = render();
+    ck_assert_ptr_nonnull(strstr(text, ERRORS("1")));
+    ck_assert_ptr_nonnull(strstr(text, "in loss record 2 of 5\n")); /* shown, not an error */
+    free(text);
+    set_option("--errors-for-leak-kinds=all");
+    ck_assert_uint_eq(gl_report_error_count(&in), 5);
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, ERRORS("5")));
+    free(text);
+    set_option("--errors-for-leak-kinds=reachable,cached");
+    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+    ck_assert(!gl_report_is_error(&opt, &recs[0]));
+    ck_assert(gl_report_is_error(&opt, &recs[2]));
+    ck_assert(gl_report_is_error(&opt, &recs[3]));
+    set_option("--errors-for-leak-kinds=none");
+    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, ERRORS("0")));
+    free(text);
+    /* -q shows only errors: which records those are follows the option. */
+    opt.quiet = true;
+    set_option("--errors-for-leak-kinds=definite");
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, "in loss record 1 of 5\n"));
+    for (int i = 2; i <= 5; i++) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "in loss record %d of 5\n", i);
+        ck_assert_msg(strstr(text, needle) == NULL, "-q shows record %d", i);
+    }
+    free(text);
+    set_option("--errors-for-leak-kinds=all");
+    text = render();
+    for (int i = 1; i <= 5; i++) {
+        char needle[64];
+        snprintf(needle, sizeof needle, "in loss record %d of 5\n", i);
+        ck_assert_msg(strstr(text, needle) != NULL, "-q hides record %d", i);
+    }
+    free(text);
+}
+END_TEST
+
+START_TEST(test_errors_for_leak_kinds_and_suppressed)
+{
+    set_option("--errors-for-leak-kinds=definite");
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    suppress(SUPP_MALLOC);
+    char *text = render();
+    ck_assert_ptr_nonnull(strstr(text, ERRORS_S("1", "1")));
+    free(text);
+}
+END_TEST
+
+#define EXIT_LINE P "gpuleak: the first error ends the list (--exit-on-first-error=yes)\n"
+
+START_TEST(test_exit_on_first_error)
+{
+    set_option("--show-leak-kinds=all");
+    set_option("--error-exitcode=3");
+    set_option("--exit-on-first-error=yes");
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 10, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 20, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 30, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(3, 0, 60, 60);
+    char *text = render();
+    /* The record that is no error, the first error, the line, then the summaries. */
+    const char *want = PREAMBLE
+        P "10 bytes in 1 blocks are still reachable in loss record 1 of 3\n"
+        SMALL_AT
+        DEV_BLOCK("0x7f0000000000", "1")
+        BLANK
+        P "20 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
+        SMALL_AT
+        DEV_BLOCK("0x7f0000100000", "2")
+        BLANK
+        EXIT_LINE
+        BLANK
+        P "GPU MEMORY SUMMARY:\n";
+    ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "got:\n%s", text);
+    ck_assert_ptr_null(strstr(text, "in loss record 3 of 3"));
+    free(text);
+    /* A suppressed error does not end the list. */
+    setup();
+    set_option("--error-exitcode=3");
+    set_option("--exit-on-first-error=yes");
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 10, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 20, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 30, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    suppress(SUPP_MALLOC);
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, P "20 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
+                                       SMALL_AT DEV_BLOCK("0x7f0000100000", "2") BLANK EXIT_LINE BLANK
+                                       P "GPU MEMORY SUMMARY:\n"));
+    ck_assert_ptr_null(strstr(text, "in loss record 1 of 3"));
+    ck_assert_ptr_null(strstr(text, "in loss record 3 of 3"));
+    free(text);
+    /* Without the option: every record. */
+    opt.exit_on_first_error = false;
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, "in loss record 3 of 3"));
+    ck_assert_ptr_null(strstr(text, "--exit-on-first-error"));
+    free(text);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report_text");
     TCase *tc = tcase_create("report");
-    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_full_report_one_record);
     tcase_add_test(tc, test_record_of_many_blocks);
     tcase_add_test(tc, test_host_async_vmm_thread);
@@ -718,6 +1090,16 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_error_count);
     tcase_add_test(tc, test_preamble_quiet);
     tcase_add_test(tc, test_summary_colons_aligned);
+    tcase_add_test(tc, test_suppressed_records_hidden);
+    tcase_add_test(tc, test_all_suppressed);
+    tcase_add_test(tc, test_verbose_used_suppressions);
+    tcase_add_test(tc, test_verbose_without_used_suppressions);
+    tcase_add_test(tc, test_gen_suppressions_all);
+    tcase_add_test(tc, test_gen_suppressions_round_trip);
+    tcase_add_test(tc, test_gen_suppressions_without_stack);
+    tcase_add_test(tc, test_errors_for_leak_kinds);
+    tcase_add_test(tc, test_errors_for_leak_kinds_and_suppressed);
+    tcase_add_test(tc, test_exit_on_first_error);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,497 @@
+/* lib/report/report_json.h: the whole report as one JSON document.
+ *
+ * Each document is written to a file and read back by Python's json module
+ * (strict: UTF-8, no control characters in strings, no duplicate keys); the
+ * checks are Python expressions over the parsed document d. */
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analyze/leak_check.h"
+#include "analyze/suppress.h"
+#include "common/suppressions.h"
+#include "report/report_json.h"
+#include "testutil.h"
+#include "track/api.h"
+#include "track/event.h"
+
+#ifndef GL_PYTHON3
+#define GL_PYTHON3 "python3"
+#endif
+
+#define PID 4242
+
+/* ---- fakes ---- */
+
+static const char *fake_device_name(int device, void *arg)
+{
+    (void)arg;
+    return device == 0 ? "NVIDIA H200" : NULL;
+}
+
+enum { STACK_NONE = 0, STACK_MALLOC = 1, STACK_SMALL = 2, STACK_NASTY = 3, STACK_LATIN1 = 4 };
+
+static const struct gl_frame malloc_frames[] = {
+    {0x55ed7b831993, "cudaMalloc", NULL, 0, "/work/app", NULL},
+    {0x55ed7b7edbe4, "make_buffer(unsigned long)", "/src/app/app.cu", 8, "/work/app",
+     "_Z11make_bufferm"},
+    {0x7f12aa001000, NULL, NULL, 0, NULL, NULL},
+    {0x55ed7b7edd26, "main", "app.cu", 19, "/work/app", NULL},
+};
+static const struct gl_frame small_frames[] = {
+    {0x401500, "cudaMalloc", NULL, 0, "/work/app", NULL},
+};
+static const struct gl_frame nasty_frames[] = {
+    {0x401600, "say \"hi\" \\ \x01\x1f\x7f\t\n\r\b\f end", "C:\\src\\\"x\".cc", 3, "/work/app",
+     NULL},
+};
+static const struct gl_frame latin1_frames[] = {
+    {0x401800, "f", NULL, 0, "/opt/caf\xe9/libx.so", NULL},
+};
+
+static unsigned fake_stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    (void)arg;
+    const struct gl_frame *f;
+    unsigned n;
+    switch (stack) {
+    case STACK_MALLOC:
+        f = malloc_frames;
+        n = 4;
+        break;
+    case STACK_SMALL:
+        f = small_frames;
+        n = 1;
+        break;
+    case STACK_NASTY:
+        f = nasty_frames;
+        n = 1;
+        break;
+    case STACK_LATIN1:
+        f = latin1_frames;
+        n = 1;
+        break;
+    default:
+        return 0;
+    }
+    if (n > max)
+        n = max;
+    memcpy(out, f, n * sizeof *f);
+    return n;
+}
+
+static size_t fake_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)
+{
+    (void)handle_key, (void)arg;
+    if (max > 0)
+        addrs[0] = 0x7f3000000000;
+    return 1;
+}
+
+/* ---- building the input ---- */
+
+static struct gl_options opt;
+static struct gl_leak_result lr;
+static struct gl_loss_record recs[16];
+static struct gl_block_info blocks[64];
+static size_t nblocks;
+static struct gl_tracker_stats st;
+static struct gl_report_input in;
+static struct gl_supp_set supps;
+static char path[4096];
+static const char *const prog_argv[] = {"./app", "--size", "1M"};
+static const char *const tool_argv[] = {"--leak-check=full", "--json-file=out.json"};
+
+static void setup(void)
+{
+    gl_options_defaults(&opt);
+    memset(&lr, 0, sizeof lr);
+    memset(recs, 0, sizeof recs);
+    memset(blocks, 0, sizeof blocks);
+    nblocks = 0;
+    memset(&st, 0, sizeof st);
+    gl_supp_set_init(&supps);
+    lr.records = recs;
+    lr.blocks = blocks;
+    path[0] = '\0';
+    in = (struct gl_report_input){
+        .opt = &opt,
+        .tool_version = "0.1.0",
+        .command = "./app --size 1M",
+        .leaks = &lr,
+        .stats = &st,
+        .main_tid = PID,
+        .pid = PID,
+        .ppid = 4000,
+        .elapsed_s = 1.5,
+        .argc = 3,
+        .argv = prog_argv,
+        .tool_argc = 2,
+        .tool_argv = tool_argv,
+        .device_name = fake_device_name,
+        .stack_frames = fake_stack_frames,
+        .vmm_mappings = fake_vmm_mappings,
+        .arg = NULL,
+    };
+}
+
+static void teardown(void)
+{
+    gl_supp_set_free(&supps);
+    if (path[0])
+        unlink(path);
+}
+
+/* A record of `count` blocks of `size` bytes, numbered from seq, on device. */
+static struct gl_loss_record *add_record(enum gl_leak_kind kind, uint32_t stack, uint64_t size,
+                                         uint64_t count, uint64_t seq, int device)
+{
+    struct gl_loss_record *r = &recs[lr.nrecords++];
+    r->kind = kind;
+    r->stack = stack;
+    r->bytes = size * count;
+    r->blocks = count;
+    r->seq_min = seq;
+    r->seq_max = seq + count - 1;
+    r->devices = 1ULL << device;
+    r->block_begin = nblocks;
+    for (uint64_t i = 0; i < count; i++) {
+        struct gl_block_info *b = &blocks[nblocks++];
+        b->key = 0x7f0000000000 + (seq + i) * 0x100000;
+        b->size = size;
+        b->seq = seq + i;
+        b->ctx = 0xc0ffee;
+        b->stack = stack;
+        b->tid = PID;
+        b->device = (int16_t)device;
+        b->kind = GL_MEM_DEVICE;
+        b->api = GL_API_cuMemAlloc_v2;
+    }
+    r->first = blocks[r->block_begin];
+    lr.kind[kind].bytes += r->bytes;
+    lr.kind[kind].blocks += count;
+    lr.in_use.bytes += r->bytes;
+    lr.in_use.blocks += count;
+    return r;
+}
+
+static void suppress(const char *text)
+{
+    char err[512];
+    int rc = gl_supp_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
+    ck_assert_msg(rc == 0, "%s", err);
+    in.supps = &supps;
+    gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
+}
+
+static char *render(void)
+{
+    if (path[0])
+        unlink(path);
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/gpuleak-json-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    struct gl_out o;
+    gl_out_init(&o, fd, PID);
+    gl_report_json(&o, &in);
+    ck_assert(gl_out_flush(&o));
+    char *text = tu_slurp(fd, NULL);
+    close(fd);
+    return text;
+}
+
+/* Parse the document strictly and evaluate each line of checks (Python
+ * expressions over d, the document, and raw, its bytes): fail naming those that
+ * do not hold. */
+static const char checker[] =
+    "import json, sys\n"
+    "def no_dups(pairs):\n"
+    "    keys = [k for k, _ in pairs]\n"
+    "    assert len(keys) == len(set(keys)), 'duplicate keys %r' % keys\n"
+    "    return dict(pairs)\n"
+    "raw = open(sys.argv[1], 'rb').read()\n"
+    "d = json.loads(raw.decode('utf-8'), object_pairs_hook=no_dups)\n"
+    "bad = []\n"
+    "for line in open(sys.argv[2], encoding='utf-8').read().split('\\n'):\n"
+    "    if not line.strip():\n"
+    "        continue\n"
+    "    try:\n"
+    "        ok = eval(line, {'d': d, 'raw': raw})\n"
+    "    except Exception as e:\n"
+    "        ok, line = False, line + '  -> ' + repr(e)\n"
+    "    if not ok:\n"
+    "        bad.append(line)\n"
+    "for b in bad:\n"
+    "    print('does not hold: ' + b)\n"
+    "sys.exit(1 if bad else 0)\n";
+
+static void write_file(const char *p, const char *text)
+{
+    FILE *f = fopen(p, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+#define JSON_CHECK(...) json_check_at(__LINE__, (const char *const[]){__VA_ARGS__, NULL})
+static void json_check_at(int line, const char *const *checks)
+{
+    char script[4200], lines[4200], outp[4200], cmd[20480];
+    snprintf(script, sizeof script, "%s.py", path);
+    snprintf(lines, sizeof lines, "%s.checks", path);
+    snprintf(outp, sizeof outp, "%s.out", path);
+    write_file(script, checker);
+    FILE *f = fopen(lines, "w");
+    ck_assert_ptr_nonnull(f);
+    for (; *checks; checks++)
+        fprintf(f, "%s\n", *checks);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s '%s' '%s' '%s' >'%s' 2>&1", GL_PYTHON3, script, path, lines,
+             outp);
+    int rc = system(cmd);
+    char msg[4096] = "";
+    f = fopen(outp, "r");
+    if (f) {
+        size_t n = fread(msg, 1, sizeof msg - 1, f);
+        msg[n] = '\0';
+        fclose(f);
+    }
+    unlink(script);
+    unlink(lines);
+    unlink(outp);
+    ck_assert_msg(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) != 127,
+                  "line %d: cannot run %s (install the Debian package python3)", line, GL_PYTHON3);
+    ck_assert_msg(rc == 0, "line %d: %s", line, msg);
+}
+
+/* ---- the document ---- */
+
+static void standard_records(void)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1048576, 1, 11, 0);
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 32, 2, 12, 0); /* not shown by default */
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 4096, 3, 20, 2);
+    st.allocs = 30;
+    st.frees = 5;
+    st.bytes_allocated = 2000000;
+    st.peak_bytes = 1500000;
+}
+
+START_TEST(test_document)
+{
+    standard_records();
+    char *text = render();
+    JSON_CHECK(
+        "d['format'] == 'gpuleak-report'",
+        "d['format_version'] == 1",
+        "d['tool'] == 'gpuleak' and d['version'] == '0.1.0'",
+        "d['pid'] == 4242 and d['ppid'] == 4000",
+        "abs(d['elapsed_s'] - 1.5) < 1e-9",
+        "d['command'] == './app --size 1M'",
+        "d['argv'] == ['./app', '--size', '1M']",
+        "d['options'] == ['--leak-check=full', '--json-file=out.json']",
+        "d['devices'] == [{'ordinal': 0, 'name': 'NVIDIA H200'}, {'ordinal': 2, 'name': None}]",
+        /* Every record, shown or not, in order. */
+        "[r['index'] for r in d['records']] == [1, 2, 3]",
+        "[r['kind'] for r in d['records']] == ['definite', 'reachable', 'possible']",
+        "[r['error'] for r in d['records']] == [True, False, True]",
+        "[r['shown'] for r in d['records']] == [True, False, True]",
+        "all(r['suppressed_by'] is None and r['cached_by'] is None for r in d['records'])",
+        "d['records'][0]['bytes'] == 1048576 and d['records'][0]['blocks'] == 1",
+        "d['records'][2]['bytes'] == 12288 and d['records'][2]['blocks'] == 3",
+        "d['records'][0]['api'] == 'cudaMalloc'",
+        "d['records'][0]['memory_kind'] == 'device memory'",
+        "d['records'][2]['allocations'] == {'first': 20, 'last': 22}",
+        "d['records'][0]['text'] == 'Block 0x7f0000b00000 on device 0 (NVIDIA H200): device "
+        "memory from cudaMalloc, allocation #11'",
+        /* Frames as symbolized, unknowns null. */
+        "len(d['records'][0]['frames']) == 4",
+        "d['records'][0]['frames'][1] == {'ip': '0x55ed7b7edbe4', 'function': 'make_buffer"
+        "(unsigned long)', 'mangled': '_Z11make_bufferm', 'file': '/src/app/app.cu', 'line': 8, "
+        "'object': '/work/app'}",
+        "d['records'][0]['frames'][2] == {'ip': '0x7f12aa001000', 'function': None, 'mangled': "
+        "None, 'file': None, 'line': 0, 'object': None}",
+        "[f['function'] for f in d['records'][0]['frames']] == ['cudaMalloc', 'make_buffer"
+        "(unsigned long)', None, 'main']",
+        /* All the blocks of a record. */
+        "[len(r['block_list']) for r in d['records']] == [1, 2, 3]",
+        "[b['address'] for b in d['records'][2]['block_list']] == ['0x7f0001400000', "
+        "'0x7f0001500000', '0x7f0001600000']",
+        "[b['allocation'] for b in d['records'][2]['block_list']] == [20, 21, 22]",
+        "all(b['size'] == 4096 and b['device'] == 2 for b in d['records'][2]['block_list'])",
+        "d['records'][2]['block_list'][1]['memory_kind'] == 'device memory'",
+        "d['records'][2]['block_list'][1]['driver_api'] == 'cuMemAlloc_v2'",
+        "d['records'][2]['block_list'][1]['thread'] == 4242",
+        "d['records'][2]['block_list'][1]['context'] == '0xc0ffee'",
+        "d['records'][2]['block_list'][1]['stream'] is None",
+        "d['records'][2]['block_list'][1]['size_unknown'] is False",
+        "d['records'][2]['block_list'][1]['imported'] is False",
+        /* Summary and errors. */
+        "d['summary']['in_use'] == {'bytes': 1060928, 'blocks': 6}",
+        "d['summary']['imported'] == {'bytes': 0, 'blocks': 0}",
+        "d['summary']['allocs'] == 30 and d['summary']['frees'] == 5",
+        "d['summary']['bytes_allocated'] == 2000000 and d['summary']['peak_bytes'] == 1500000",
+        "sorted(d['summary']['leaks']) == sorted(['definite', 'indirect', 'possible', "
+        "'reachable', 'cached', 'suppressed'])",
+        "d['summary']['leaks']['definite'] == {'bytes': 1048576, 'blocks': 1}",
+        "d['summary']['leaks']['reachable'] == {'bytes': 64, 'blocks': 2}",
+        "d['summary']['leaks']['possible'] == {'bytes': 12288, 'blocks': 3}",
+        "d['summary']['leaks']['suppressed'] == {'bytes': 0, 'blocks': 0}",
+        "d['errors'] == {'errors': 2, 'contexts': 2, 'suppressed': 0, 'suppressed_contexts': 0}",
+        "d['suppressions_used'] == []");
+    free(text);
+}
+END_TEST
+
+START_TEST(test_suppressions_used)
+{
+    standard_records();
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 10, 1, 40, 0);
+    suppress("{\n   hide \"make_buffer\" \\ co\n   gpuleak:Leak\n   fun:cudaMalloc\n"
+             "   fun:make_buffer*\n}\n"
+             "{\n   unused\n   gpuleak:Leak\n   fun:nothing\n}\n"
+             "{\n   small-is-cached\n   gpuleak:Cached\n   match-leak-kinds: possible\n"
+             "   fun:cudaMalloc\n}\n");
+    char *text = render();
+    JSON_CHECK(
+        "[r['kind'] for r in d['records']] == ['definite', 'reachable', 'cached', 'definite']",
+        "[r['suppressed_by'] for r in d['records']] == ['hide \"make_buffer\" \\\\ co', None, "
+        "None, 'hide \"make_buffer\" \\\\ co']",
+        "[r['cached_by'] for r in d['records']] == [None, None, 'small-is-cached', None]",
+        "[r['shown'] for r in d['records']] == [False, False, False, False]",
+        "[r['error'] for r in d['records']] == [False, False, False, False]",
+        "d['summary']['leaks']['suppressed'] == {'bytes': 1048586, 'blocks': 2}",
+        "d['summary']['leaks']['definite'] == {'bytes': 0, 'blocks': 0}",
+        "d['summary']['leaks']['cached'] == {'bytes': 12288, 'blocks': 3}",
+        "d['errors'] == {'errors': 0, 'contexts': 0, 'suppressed': 2, 'suppressed_contexts': 2}",
+        "d['suppressions_used'] == ["
+        "{'name': 'hide \"make_buffer\" \\\\ co', 'file': 's.supp', 'line': 1, 'kind': 'Leak', "
+        "'count': 2, 'bytes': 1048586, 'blocks': 2}, "
+        "{'name': 'small-is-cached', 'file': 's.supp', 'line': 12, 'kind': 'Cached', "
+        "'count': 1, 'bytes': 12288, 'blocks': 3}]");
+    /* In the text: quotes and backslashes escaped. */
+    ck_assert_ptr_nonnull(strstr(text, "\"hide \\\"make_buffer\\\" \\\\ co\""));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_escaping)
+{
+    in.command = "./app \"quoted\" back\\slash \x01\x02\x1f\x7f\t\n\r\b\f end";
+    static const char *const nasty_argv[] = {"./app", "\"", "\\", "\n", "caf\xc3\xa9"};
+    in.argv = nasty_argv;
+    in.argc = 5;
+    add_record(GL_LEAK_DEFINITE, STACK_NASTY, 8, 1, 1, 0);
+    char *text = render();
+    JSON_CHECK(
+        "d['command'] == './app \"quoted\" back\\\\slash \\x01\\x02\\x1f\\x7f\\t\\n\\r\\b\\f end'",
+        "d['argv'] == ['./app', '\"', '\\\\', '\\n', 'caf\\u00e9']",
+        "d['records'][0]['frames'][0]['function'] == 'say \"hi\" \\\\ "
+        "\\x01\\x1f\\x7f\\t\\n\\r\\b\\f end'",
+        "d['records'][0]['frames'][0]['file'] == 'C:\\\\src\\\\\"x\".cc'",
+        /* No raw control character anywhere but the layout's newlines. */
+        "all(b >= 0x20 or b == 0x0a for b in raw)");
+    ck_assert_ptr_null(strchr(text, '\x01'));
+    ck_assert_ptr_null(strchr(text, '\r'));
+    free(text);
+}
+END_TEST
+
+START_TEST(test_block_kinds)
+{
+    struct gl_loss_record *a = add_record(GL_LEAK_DEFINITE, STACK_SMALL, 100, 1, 1, 0);
+    blocks[a->block_begin].kind = GL_MEM_ASYNC;
+    blocks[a->block_begin].aux = 0x5eed000;
+    blocks[a->block_begin].api = GL_API_cuMemAllocAsync;
+    a->first = blocks[a->block_begin];
+    struct gl_loss_record *v = add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2097152, 1, 2, 0);
+    struct gl_block_info *vb = &blocks[v->block_begin];
+    vb->kind = GL_MEM_VMM;
+    vb->key = gl_key_make(GL_NS_VMM_HANDLE, 0x1234);
+    vb->flags = GL_BLK_RELEASED | GL_BLK_SIZE_UNKNOWN;
+    vb->aux = 1;
+    vb->api = GL_API_cuMemCreate;
+    v->first = *vb;
+    struct gl_loss_record *i = add_record(GL_LEAK_DEFINITE, STACK_SMALL, 8192, 1, 3, 0);
+    blocks[i->block_begin].flags = GL_BLK_IMPORTED;
+    blocks[i->block_begin].kind = GL_MEM_IPC;
+    i->first = blocks[i->block_begin];
+    char *text = render();
+    JSON_CHECK(
+        "d['records'][0]['block_list'][0]['stream'] == '0x5eed000'",
+        "d['records'][0]['block_list'][0]['memory_kind'] == 'stream-ordered memory'",
+        "d['records'][0]['block_list'][0]['driver_api'] == 'cuMemAllocAsync'",
+        "d['records'][1]['block_list'][0]['handle'] == '0x1234'",
+        "'address' not in d['records'][1]['block_list'][0]",
+        "d['records'][1]['block_list'][0]['released'] is True",
+        "d['records'][1]['block_list'][0]['mappings'] == 1",
+        "d['records'][1]['block_list'][0]['size_unknown'] is True",
+        "d['records'][2]['block_list'][0]['imported'] is True",
+        "'released' not in d['records'][2]['block_list'][0]");
+    free(text);
+}
+END_TEST
+
+START_TEST(test_no_records)
+{
+    in.argc = 1;
+    in.tool_argc = 0;
+    char *text = render();
+    JSON_CHECK("d['records'] == [] and d['devices'] == []",
+               "d['argv'] == ['./app'] and d['options'] == []",
+               "d['errors'] == {'errors': 0, 'contexts': 0, 'suppressed': 0, "
+               "'suppressed_contexts': 0}",
+               "d['suppressions_used'] == []",
+               "d['summary']['in_use'] == {'bytes': 0, 'blocks': 0}");
+    free(text);
+}
+END_TEST
+
+START_TEST(test_leak_check_summary)
+{
+    opt.leak_check = GL_LEAK_CHECK_SUMMARY;
+    standard_records();
+    char *text = render();
+    JSON_CHECK("len(d['records']) == 3",
+               "[r['shown'] for r in d['records']] == [False, False, False]",
+               "[r['error'] for r in d['records']] == [False, False, False]",
+               "d['errors']['errors'] == 0");
+    free(text);
+}
+END_TEST
+
+/* File names are bytes: one that is not UTF-8 (a Latin-1 directory) must still
+ * give a JSON document, which is UTF-8. */
+START_TEST(test_non_utf8_names)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_LATIN1, 8, 1, 1, 0);
+    char *text = render();
+    JSON_CHECK("len(d['records'][0]['frames']) == 1",
+               "d['records'][0]['frames'][0]['object'].startswith('/opt/caf')");
+    free(text);
+}
+END_TEST
+
+static Suite *report_json_suite(void)
+{
+    Suite *s = suite_create("report_json");
+    TCase *tc = tcase_create("json");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_document);
+    tcase_add_test(tc, test_suppressions_used);
+    tcase_add_test(tc, test_escaping);
+    tcase_add_test(tc, test_block_kinds);
+    tcase_add_test(tc, test_no_records);
+    tcase_add_test(tc, test_leak_check_summary);
+    tcase_add_test(tc, test_non_utf8_names);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(report_json_suite)
