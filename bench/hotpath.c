@@ -35,16 +35,21 @@ __attribute__((noinline)) static void one_pair(uint64_t addr)
     CUresult ok = CUDA_SUCCESS;
     uint64_t corr = 0;
     cuMemAllocAsync_params ap = {.dptr = &dptr, .bytesize = 4096, .hStream = (CUstream)0x10};
-    CUpti_CallbackData cb = {.callbackSite = CUPTI_API_EXIT, .functionParams = &ap,
-                             .functionReturnValue = &ok, .context = (CUcontext)0x1000,
+    CUpti_CallbackData cb = {.callbackSite = CUPTI_API_EXIT,
+                             .functionParams = &ap,
+                             .functionReturnValue = &ok,
+                             .context = (CUcontext)0x1000,
                              .correlationData = &corr};
-    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &cb);
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+                      &cb);
     cuMemFreeAsync_params fp = {.dptr = addr, .hStream = (CUstream)0x10};
     cb.functionParams = &fp;
     cb.callbackSite = CUPTI_API_ENTER;
-    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &cb);
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+                      &cb);
     cb.callbackSite = CUPTI_API_EXIT;
-    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &cb);
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync,
+                      &cb);
 }
 
 __attribute__((noinline)) static void loop(long n, uint64_t base)

@@ -36,7 +36,8 @@ static CUpti_SubscriberHandle subscriber;
 static int cupti_device_of(uint64_t ctx)
 {
     uint32_t dev;
-    if (cupti.get_device_id && cupti.get_device_id((CUcontext)(uintptr_t)ctx, &dev) == CUPTI_SUCCESS)
+    if (cupti.get_device_id &&
+        cupti.get_device_id((CUcontext)(uintptr_t)ctx, &dev) == CUPTI_SUCCESS)
         return (int)dev;
     return -1;
 }
@@ -132,8 +133,7 @@ static bool subscribe(void)
                       named ? other
                             : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
                               "program itself)");
-    }
-    else
+    } else
         gl_rt_message("gpuleak: cannot subscribe to CUPTI: %s; GPU memory is not tracked",
                       gl_cupti_result_string(&cupti, rc));
     return false;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/env.h"
+#include "common/file.h"
 #include "common/logfile.h"
 #include "common/out.h"
 
@@ -90,32 +91,11 @@ void gl_rt_status(const char *fmt, ...)
 
 int gl_rt_program_argv(char **bufp, char ***argsp)
 {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char *buf;
+    size_t len;
+    if (gl_read_file("/proc/self/cmdline", 16u << 20, &buf, &len) < 0)
         return -1;
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        ssize_t r = read(fd, buf + len, cap - len);
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (len == cap) {
-            char *bigger = realloc(buf, cap * 2 + 1);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    close(fd);
-    if (!buf)
-        return -1;
-    buf[len] = '\0';
-    int n = 0;
+    int n = 0; /* arguments end with NUL each */
     for (size_t i = 0; i < len; i++)
         if (buf[i] == '\0')
             n++;

@@ -10,20 +10,20 @@
 #include "common/options.h"
 
 enum gl_rt_state {
-    GL_RT_IDLE = 0,   /* loaded; CUDA not initialized (yet) */
-    GL_RT_TRACKING,   /* CUPTI subscribed, callbacks enabled */
-    GL_RT_FAILED,     /* CUDA started but tracking could not (CUPTI missing or taken) */
-    GL_RT_REPORTED,   /* exit report written: callbacks are ignored from now on */
-    GL_RT_DISABLED,   /* bad GPULEAK_OPTIONS, or a fork child */
+    GL_RT_IDLE = 0, /* loaded; CUDA not initialized (yet) */
+    GL_RT_TRACKING, /* CUPTI subscribed, callbacks enabled */
+    GL_RT_FAILED,   /* CUDA started but tracking could not (CUPTI missing or taken) */
+    GL_RT_REPORTED, /* exit report written: callbacks are ignored from now on */
+    GL_RT_DISABLED, /* bad GPULEAK_OPTIONS, or a fork child */
 };
 
 struct gl_runtime {
     struct gl_options opt;
-    _Atomic int state;          /* enum gl_rt_state */
-    pid_t pid;                  /* process that started tracking */
-    bool is_main_process;       /* the process the launcher started (GPULEAK_PID) */
-    char command[2048];         /* the program's command line, for the report header */
-    double start_time;          /* CLOCK_MONOTONIC at load */
+    _Atomic int state;    /* enum gl_rt_state */
+    pid_t pid;            /* process that started tracking */
+    bool is_main_process; /* the process the launcher started (GPULEAK_PID) */
+    char command[2048];   /* the program's command line, for the report header */
+    double start_time;    /* CLOCK_MONOTONIC at load */
 };
 
 extern struct gl_runtime gl_rt;

@@ -18,7 +18,6 @@ bool gl_locate_runtime(char *out, size_t outlen, char *tried, size_t triedlen);
  * Returns true with the path in out, else false with one line in err. */
 bool gl_resolve_program(const char *name, char *out, size_t outlen, char *err, size_t errlen);
 
-
 /* Check that --log-file can be created: its %q{VAR}s are set and its directory
  * exists.  Returns true, or false with one line in err. */
 bool gl_check_log_file(const char *tmpl, char *err, size_t errlen);
@@ -37,16 +36,16 @@ bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_
 /* Run argv with the runtime injected, the runtime reporting to status_file
  * (status.c).  Returns the wait status of the program, or -1 after a message if
  * it could not be started. */
-int gl_run_program(const char *path, char **argv, const char *runtime,
-                   const struct gl_options *opt, const char *status_file);
+int gl_run_program(const char *path, char **argv, const char *runtime, const struct gl_options *opt,
+                   const char *status_file);
 
 /* Die of the signal that killed the program, as a shell reports it. */
 void gl_die_of_signal(int sig) __attribute__((noreturn));
 
 /* ---- status.c ---- */
 struct gl_status {
-    unsigned tracked;        /* processes that started tracking CUDA */
-    unsigned reports;        /* processes that wrote their report */
+    unsigned tracked;          /* processes that started tracking CUDA */
+    unsigned reports;          /* processes that wrote their report */
     unsigned long long errors; /* errors all reports counted */
 };
 bool gl_status_create(char *path, size_t len);

@@ -14,10 +14,7 @@
 #include "common/options.h"
 #include "launcher.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: gpuleak [options] [--] program [args]\n");
-}
+static void usage(FILE *f) { fprintf(f, "usage: gpuleak [options] [--] program [args]\n"); }
 
 static void help(void)
 {

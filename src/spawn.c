@@ -52,8 +52,8 @@ void gl_die_of_signal(int sig)
     _exit(128 + sig);
 }
 
-int gl_run_program(const char *path, char **argv, const char *runtime,
-                   const struct gl_options *opt, const char *status_file)
+int gl_run_program(const char *path, char **argv, const char *runtime, const struct gl_options *opt,
+                   const char *status_file)
 {
     static char serialized[GL_OPTIONS_SERIAL_MAX];
     if (gl_options_serialize(opt, serialized, sizeof serialized) < 0) {
@@ -62,8 +62,10 @@ int gl_run_program(const char *path, char **argv, const char *runtime,
     }
     const char *inj = getenv("CUDA_INJECTION64_PATH");
     if (inj && *inj && strcmp(inj, runtime) != 0)
-        fprintf(stderr, "gpuleak: replacing CUDA_INJECTION64_PATH=%s (another CUDA tool's) with "
-                        "gpuleak's runtime\n", inj);
+        fprintf(stderr,
+                "gpuleak: replacing CUDA_INJECTION64_PATH=%s (another CUDA tool's) with "
+                "gpuleak's runtime\n",
+                inj);
     prepend_preload(runtime);
     setenv("CUDA_INJECTION64_PATH", runtime, 1);
     setenv(GL_OPTIONS_ENV, serialized, 1);

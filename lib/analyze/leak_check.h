@@ -23,10 +23,10 @@ struct gl_loss_record {
     uint64_t bytes;
     uint64_t blocks;
     uint64_t seq_min, seq_max;
-    uint64_t devices;        /* bit d: a block on device d (d < 62); see the bits below */
-    uint32_t size_unknown;   /* blocks whose size could not be resolved */
+    uint64_t devices;           /* bit d: a block on device d (d < 62); see the bits below */
+    uint32_t size_unknown;      /* blocks whose size could not be resolved */
     struct gl_block_info first; /* the block with the lowest allocation number */
-    size_t block_begin;      /* its blocks: result.blocks[block_begin .. + blocks) */
+    size_t block_begin;         /* its blocks: result.blocks[block_begin .. + blocks) */
     const struct gl_supp *suppressed_by; /* set by suppress.h; NULL if shown */
     const struct gl_supp *cached_by;     /* the Cached entry that reclassified it */
 };

@@ -15,7 +15,7 @@
 typedef unsigned (*gl_match_frames_fn)(uint32_t stack, struct gl_frame *out, unsigned max,
                                        void *arg);
 
-void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s,
-                         gl_match_frames_fn frames, void *arg);
+void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_match_frames_fn frames,
+                         void *arg);
 
 #endif

@@ -1,5 +1,7 @@
 #include "leak_kind.h"
 
+#include <string.h>
+
 static const char *const option_names[GL_LEAK_NKINDS] = {
     "definite", "indirect", "possible", "reachable", "cached",
 };
@@ -16,4 +18,35 @@ const char *gl_leak_kind_option_name(enum gl_leak_kind k)
 const char *gl_leak_kind_phrase(enum gl_leak_kind k)
 {
     return (unsigned)k < GL_LEAK_NKINDS ? phrases[k] : "?";
+}
+
+int gl_leak_kinds_parse(const char *v, unsigned *out)
+{
+    if (strcmp(v, "all") == 0) {
+        *out = GL_LEAK_KINDS_ALL;
+        return 0;
+    }
+    if (strcmp(v, "none") == 0) {
+        *out = 0;
+        return 0;
+    }
+    if (!*v)
+        return -1; /* an empty set is a mistake, not "none" */
+    unsigned set = 0;
+    for (;;) {
+        size_t len = strcspn(v, ",");
+        int found = -1;
+        for (int k = 0; k < GL_LEAK_NKINDS; k++)
+            if (strlen(option_names[k]) == len && strncmp(option_names[k], v, len) == 0)
+                found = k;
+        if (found < 0)
+            return -1;
+        set |= GL_LEAK_KIND_BIT(found);
+        v += len;
+        if (!*v)
+            break;
+        v++; /* the comma: something must follow it */
+    }
+    *out = set;
+    return 0;
 }

@@ -13,11 +13,16 @@ enum gl_leak_kind {
 };
 
 #define GL_LEAK_KIND_BIT(k) (1u << (k))
-#define GL_LEAK_KINDS_ALL   ((1u << GL_LEAK_NKINDS) - 1)
+#define GL_LEAK_KINDS_ALL ((1u << GL_LEAK_NKINDS) - 1)
 
 /* Option spelling: "definite", "indirect", "possible", "reachable", "cached". */
 const char *gl_leak_kind_option_name(enum gl_leak_kind k);
 /* Report phrase: "definitely lost", ..., "still reachable", "cached". */
 const char *gl_leak_kind_phrase(enum gl_leak_kind k);
+
+/* A set of kinds as --show-leak-kinds and match-leak-kinds: spell it:
+ * "definite,possible", "all" or "none".  Returns 0, or -1 if text is empty or
+ * not such a set. */
+int gl_leak_kinds_parse(const char *text, unsigned *out);
 
 #endif

@@ -20,8 +20,8 @@ int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, s
     return gl_template_expand("--log-file", tmpl, pid, require_vars, out, outlen, err, errlen);
 }
 
-int gl_template_expand(const char *option, const char *tmpl, int pid, bool require_vars,
-                       char *out, size_t outlen, char *err, size_t errlen)
+int gl_template_expand(const char *option, const char *tmpl, int pid, bool require_vars, char *out,
+                       size_t outlen, char *err, size_t errlen)
 {
     size_t pos = 0;
     if (outlen == 0)
@@ -60,8 +60,8 @@ int gl_template_expand(const char *option, const char *tmpl, int pid, bool requi
             var[vlen] = '\0';
             const char *val = getenv(var);
             if (!val && require_vars) {
-                snprintf(err, errlen, "%s: environment variable %s (from %%q{%s}) is not set", option,
-                         var, var);
+                snprintf(err, errlen, "%s: environment variable %s (from %%q{%s}) is not set",
+                         option, var, var);
                 return -1;
             }
             ok = append(out, outlen, &pos, val ? val : "", val ? strlen(val) : 0);
@@ -69,8 +69,8 @@ int gl_template_expand(const char *option, const char *tmpl, int pid, bool requi
         } else {
             if (p[1])
                 snprintf(err, errlen,
-                         "%s: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)", option,
-                         p[1], tmpl);
+                         "%s: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)",
+                         option, p[1], tmpl);
             else
                 snprintf(err, errlen, "%s: '%s' ends with a lone '%%' (write %%%% for one)", option,
                          tmpl);

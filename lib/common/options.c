@@ -29,7 +29,7 @@ struct opt_desc {
 };
 
 static const struct opt_desc table[] = {
-#define GL_OPTION(field, lname, sc, type, def, values, help)                                   \
+#define GL_OPTION(field, lname, sc, type, def, values, help)                                       \
     {lname, sc, type, def, values, help, offsetof(struct gl_options, field)},
 #include "options.def"
 #undef GL_OPTION
@@ -92,42 +92,6 @@ static int enum_index(const char *list, const char *value)
     }
 }
 
-static int parse_kindset(const char *value, unsigned *out)
-{
-    if (strcmp(value, "all") == 0) {
-        *out = GL_LEAK_KINDS_ALL;
-        return 0;
-    }
-    if (strcmp(value, "none") == 0) {
-        *out = 0;
-        return 0;
-    }
-    unsigned set = 0;
-    const char *p = value;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        int found = -1;
-        for (int k = 0; k < GL_LEAK_NKINDS; k++) {
-            const char *name = gl_leak_kind_option_name((enum gl_leak_kind)k);
-            if (strlen(name) == len && strncmp(name, p, len) == 0)
-                found = k;
-        }
-        if (found < 0)
-            return -1;
-        set |= GL_LEAK_KIND_BIT(found);
-        if (!comma)
-            break;
-        p = comma + 1;
-        if (!*p)
-            return -1; /* trailing comma */
-    }
-    if (p == value && !*p)
-        return -1;
-    *out = set;
-    return 0;
-}
-
 static int parse_bool(const char *value, bool *out)
 {
     if (strcmp(value, "yes") == 0) {
@@ -169,7 +133,8 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
     case GL_OPT_ENUM: {
         const char *v = value;
         for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-            if (strcmp(aliases[i].option, d->long_name) == 0 && strcmp(aliases[i].alias, value) == 0)
+            if (strcmp(aliases[i].option, d->long_name) == 0 &&
+                strcmp(aliases[i].alias, value) == 0)
                 v = aliases[i].canonical;
         int idx = enum_index(d->values, v);
         if (idx < 0)
@@ -178,7 +143,7 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
         return 0;
     }
     case GL_OPT_KINDSET:
-        if (parse_kindset(value, (unsigned *)field) < 0)
+        if (gl_leak_kinds_parse(value, (unsigned *)field) < 0)
             goto bad;
         return 0;
     case GL_OPT_INT:

@@ -55,9 +55,9 @@ int gl_options_check(const struct gl_options *o, char *err, size_t errlen);
 #define GL_MAX_CALLERS 64
 
 enum gl_arg_result {
-    GL_ARG_ERROR = -1,      /* bad option or value: err holds one line */
-    GL_ARG_NOT_OPTION = 0,  /* does not start with '-': the program starts here */
-    GL_ARG_OPTION = 1,      /* consumed */
+    GL_ARG_ERROR = -1,     /* bad option or value: err holds one line */
+    GL_ARG_NOT_OPTION = 0, /* does not start with '-': the program starts here */
+    GL_ARG_OPTION = 1,     /* consumed */
 };
 
 /* Fill *o with the defaults of options.def. */

@@ -54,6 +54,19 @@ static void put(struct gl_out *o, const char *s, size_t n)
 
 void gl_out_text(struct gl_out *o, const char *text, size_t len) { put(o, text, len); }
 
+void gl_out_str(struct gl_out *o, const char *s) { put(o, s, strlen(s)); }
+
+void gl_out_printf(struct gl_out *o, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
 static void prefixed_line(struct gl_out *o, const char *prefix, const char *fmt, va_list ap)
 {
     char line[4096];

@@ -13,7 +13,7 @@
 
 struct gl_out {
     int fd;
-    bool failed;    /* a write failed; later output is dropped */
+    bool failed; /* a write failed; later output is dropped */
     size_t len;
     char prefix[24];      /* "==4242==" */
     char note_prefix[24]; /* "--4242--": Valgrind's prefix for -v diagnostics */
@@ -30,8 +30,10 @@ void gl_out_vline(struct gl_out *o, const char *fmt, va_list ap);
 /* A -v diagnostic line, prefixed "--PID--" as Valgrind prints them. */
 void gl_out_note(struct gl_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Unprefixed text, e.g. a generated suppression. */
+/* Unprefixed text, e.g. a generated suppression, an XML or JSON document. */
 void gl_out_text(struct gl_out *o, const char *text, size_t len);
+void gl_out_str(struct gl_out *o, const char *s);
+void gl_out_printf(struct gl_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Write out what is buffered; returns false if any write failed. */
 bool gl_out_flush(struct gl_out *o);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "leak_kind.h"
 
 void gl_supp_set_init(struct gl_supp_set *s) { memset(s, 0, sizeof *s); }
@@ -76,7 +77,7 @@ bool gl_glob_match(const char *p, const char *t)
 struct reader {
     const char *text, *end, *cur;
     const char *name;
-    int lineno;     /* of the line last read */
+    int lineno; /* of the line last read */
     char line[4096];
     bool too_long;
 };
@@ -92,8 +93,8 @@ static const char *next_line(struct reader *r)
         r->lineno++;
         while (b < e && (*b == ' ' || *b == '\t' || *b == '\r' || *b == '\f' || *b == '\v'))
             b++;
-        while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\f' ||
-                         e[-1] == '\v'))
+        while (e > b &&
+               (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\f' || e[-1] == '\v'))
             e--;
         if (b == e || *b == '#')
             continue;
@@ -111,53 +112,17 @@ static const char *next_line(struct reader *r)
     return NULL;
 }
 
-#define FAIL(...)                                                                              \
-    do {                                                                                       \
-        int n_ = snprintf(err, errlen, "%s:%d: error: ", r->name, r->lineno);                   \
-        if (n_ >= 0 && (size_t)n_ < errlen)                                                    \
-            snprintf(err + n_, errlen - (size_t)n_, __VA_ARGS__);                              \
-        return -1;                                                                             \
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        int n_ = snprintf(err, errlen, "%s:%d: error: ", r->name, r->lineno);                      \
+        if (n_ >= 0 && (size_t)n_ < errlen)                                                        \
+            snprintf(err + n_, errlen - (size_t)n_, __VA_ARGS__);                                  \
+        return -1;                                                                                 \
     } while (0)
 
 static bool starts_with(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* A leak-kind set as in match-leak-kinds: and --show-leak-kinds. */
-static int parse_kinds(const char *v, unsigned *out)
-{
-    if (!*v)
-        return -1; /* an empty set would never match: surely a mistake */
-    if (strcmp(v, "all") == 0) {
-        *out = GL_LEAK_KINDS_ALL;
-        return 0;
-    }
-    if (strcmp(v, "none") == 0) {
-        *out = 0;
-        return 0;
-    }
-    unsigned set = 0;
-    while (*v) {
-        size_t len = strcspn(v, ",");
-        int found = -1;
-        for (int k = 0; k < GL_LEAK_NKINDS; k++) {
-            const char *name = gl_leak_kind_option_name((enum gl_leak_kind)k);
-            if (strlen(name) == len && strncmp(name, v, len) == 0)
-                found = k;
-        }
-        if (found < 0)
-            return -1;
-        set |= GL_LEAK_KIND_BIT(found);
-        v += len;
-        if (*v == ',') {
-            v++;
-            if (!*v)
-                return -1;
-        }
-    }
-    *out = set;
-    return 0;
 }
 
 static bool tool_list_has_ours(const char *tools, size_t len)
@@ -318,7 +283,7 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
                 free_entry(&e);
                 FAIL("match-leak-kinds: must come once, right after the TOOL:KIND line");
             }
-            if (parse_kinds(v, &e.leak_kinds) < 0) {
+            if (gl_leak_kinds_parse(v, &e.leak_kinds) < 0) {
                 free_entry(&e);
                 FAIL("match-leak-kinds: expected definite,indirect,possible,reachable,cached, "
                      "all or none, got '%.40s'",
@@ -340,8 +305,7 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
     }
     if (e.nframes == 0) {
         free_entry(&e);
-        FAIL("the entry opened at line %d has no frame lines (fun:, obj:, src: or ...)",
-             open_line);
+        FAIL("the entry opened at line %d has no frame lines (fun:, obj:, src: or ...)", open_line);
     }
     if (add_entry(s, &e) < 0) {
         free_entry(&e);
@@ -382,33 +346,10 @@ int gl_supp_load_text(struct gl_supp_set *s, const char *text, size_t len, const
 
 int gl_supp_load_file(struct gl_supp_set *s, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    char *buf;
+    size_t len;
+    if (gl_read_file(path, 256u << 20, &buf, &len) < 0) {
         snprintf(err, errlen, "%s: error: cannot read suppressions: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 64 * 1024, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (len < cap)
-            break;
-        char *bigger = cap < (256u << 20) ? realloc(buf, cap * 2) : NULL;
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool read_error = ferror(f);
-    fclose(f);
-    if (!buf || read_error) {
-        free(buf);
-        snprintf(err, errlen, "%s: error: cannot read suppressions%s", path,
-                 read_error ? "" : ": file too large");
         return -1;
     }
     int rc = gl_supp_load_text(s, buf, len, path, err, errlen);

@@ -190,7 +190,8 @@ static void profile_report(struct gl_out *o, struct report_env *env)
     gl_out_line(o, "profile (GPULEAK_BENCH=profile): average per call, timer cost included");
     for (int p = 0; p < GL_PROF_NPHASES; p++)
         if (gl_prof_calls((enum gl_prof_phase)p))
-            gl_out_line(o, "  %-22s %10llu calls %9.1f ns", gl_prof_phase_name((enum gl_prof_phase)p),
+            gl_out_line(o, "  %-22s %10llu calls %9.1f ns",
+                        gl_prof_phase_name((enum gl_prof_phase)p),
                         (unsigned long long)gl_prof_calls((enum gl_prof_phase)p),
                         gl_prof_avg_ns((enum gl_prof_phase)p));
     const uintptr_t *ips;
@@ -290,9 +291,9 @@ void gl_exit_report(void)
                     gl_depot_count(),
                     gl_fmt_u64_commas(b1, gl_tracker_memory_bytes() + gl_depot_memory_bytes()));
         if (stats.unknown_frees || stats.replaced)
-            gl_out_line(&out, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",
-                        gl_fmt_u64_commas(b1, stats.unknown_frees),
-                        gl_fmt_u64_commas(b2, stats.replaced));
+            gl_out_line(
+                &out, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",
+                gl_fmt_u64_commas(b1, stats.unknown_frees), gl_fmt_u64_commas(b2, stats.replaced));
     }
     if (gl_profiling)
         profile_report(&out, &env);

@@ -27,8 +27,8 @@ static bool below_main_boundary(const struct gl_frame *f)
 static bool below_main_frame(const struct gl_frame *f)
 {
     return f->function && (strcmp(f->function, "__libc_start_main") == 0 ||
-                            strcmp(f->function, "__libc_start_call_main") == 0 ||
-                            strcmp(f->function, "_start") == 0);
+                           strcmp(f->function, "__libc_start_call_main") == 0 ||
+                           strcmp(f->function, "_start") == 0);
 }
 
 /* A CUDA runtime API function: cudaMalloc, cudaMallocAsync... */

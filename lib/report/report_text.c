@@ -215,9 +215,9 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                 gl_leak_kind_phrase(r->kind), num, of);
 
     struct gl_frame frames[GL_MAX_CALLERS];
-    unsigned n = in->stack_frames ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers,
-                                                     in->arg)
-                                  : 0;
+    unsigned n = in->stack_frames
+                     ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
+                     : 0;
     for (unsigned i = 0; i < n; i++)
         print_frame(o, &frames[i], i == 0);
     if (n == 0)
@@ -299,7 +299,8 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
                 continue;
             print_record(o, in, r, i + 1, lr->nrecords);
             if (error && opt->exit_on_first_error) {
-                gl_out_line(o, "gpuleak: the first error ends the list (--exit-on-first-error=yes)");
+                gl_out_line(o,
+                            "gpuleak: the first error ends the list (--exit-on-first-error=yes)");
                 gl_out_line(o, "%s", "");
                 break;
             }
@@ -308,8 +309,8 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
     if (quiet)
         return;
 
-    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN],
-        b4[GL_U64_COMMAS_LEN], b5[GL_U64_COMMAS_LEN], b6[GL_U64_COMMAS_LEN];
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],
+        b5[GL_U64_COMMAS_LEN], b6[GL_U64_COMMAS_LEN];
     gl_out_line(o, "GPU MEMORY SUMMARY:");
     gl_out_line(o, "    in use at exit: %s bytes in %s blocks",
                 gl_fmt_u64_commas(b1, lr->in_use.bytes), gl_fmt_u64_commas(b2, lr->in_use.blocks));
@@ -350,8 +351,7 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
     if (opt->verbose > 0 && in->supps)
         used_suppressions(o, in->supps);
 
-    char e1[GL_U64_COMMAS_LEN], e2[GL_U64_COMMAS_LEN], e3[GL_U64_COMMAS_LEN],
-        e4[GL_U64_COMMAS_LEN];
+    char e1[GL_U64_COMMAS_LEN], e2[GL_U64_COMMAS_LEN], e3[GL_U64_COMMAS_LEN], e4[GL_U64_COMMAS_LEN];
     struct gl_error_counts c;
     gl_report_error_counts(in, &c);
     gl_out_line(o, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)",

@@ -17,19 +17,19 @@
 
 struct gl_report_input {
     const struct gl_options *opt;
-    const char *tool_version;   /* "0.1.0" */
-    const char *command;        /* program command line */
+    const char *tool_version; /* "0.1.0" */
+    const char *command;      /* program command line */
     const struct gl_leak_result *leaks;
     const struct gl_tracker_stats *stats;
     const struct gl_supp_set *supps; /* for -v: which entries were used (may be NULL) */
-    int main_tid;               /* pid: blocks from other threads name their thread */
+    int main_tid;                    /* pid: blocks from other threads name their thread */
 
     /* For the XML and JSON reports. */
     int pid, ppid;
-    double elapsed_s;           /* seconds from the program's start to the report */
-    int argc;                   /* the program's command line, split */
+    double elapsed_s; /* seconds from the program's start to the report */
+    int argc;         /* the program's command line, split */
     const char *const *argv;
-    int tool_argc;              /* gpuleak's options */
+    int tool_argc; /* gpuleak's options */
     const char *const *tool_argv;
 
     /* services */

@@ -25,45 +25,31 @@ const char *gl_xml_leak_kind(enum gl_leak_kind k)
     }
 }
 
-static void raw(struct gl_out *o, const char *s) { gl_out_text(o, s, strlen(s)); }
-
-static void rawf(struct gl_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rawf(struct gl_out *o, const char *fmt, ...)
-{
-    char buf[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        gl_out_text(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
 /* Text escaped for XML character data. */
 static void esc(struct gl_out *o, const char *s)
 {
     for (; s && *s; s++) {
         switch (*s) {
         case '&':
-            raw(o, "&amp;");
+            gl_out_str(o, "&amp;");
             break;
         case '<':
-            raw(o, "&lt;");
+            gl_out_str(o, "&lt;");
             break;
         case '>':
-            raw(o, "&gt;");
+            gl_out_str(o, "&gt;");
             break;
         case '"':
-            raw(o, "&quot;");
+            gl_out_str(o, "&quot;");
             break;
         default: {
             /* Control characters are not allowed in XML 1.0 text, and the
              * document is UTF-8: other bytes become U+FFFD. */
             size_t n = gl_utf8_seq_len(s);
             if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
-                raw(o, "?");
+                gl_out_str(o, "?");
             else if (n == 0)
-                raw(o, GL_UTF8_REPLACEMENT);
+                gl_out_str(o, GL_UTF8_REPLACEMENT);
             else {
                 gl_out_text(o, s, n);
                 s += n - 1;
@@ -75,23 +61,25 @@ static void esc(struct gl_out *o, const char *s)
 
 static void elem(struct gl_out *o, const char *indent, const char *tag, const char *text)
 {
-    rawf(o, "%s<%s>", indent, tag);
+    gl_out_printf(o, "%s<%s>", indent, tag);
     esc(o, text);
-    rawf(o, "</%s>\n", tag);
+    gl_out_printf(o, "</%s>\n", tag);
 }
 
 static void timestamp(struct gl_out *o, const char *state, double s)
 {
     unsigned long ms = (unsigned long)(s * 1000.0 + 0.5);
-    rawf(o, "<status>\n  <state>%s</state>\n  <time>%02lu:%02lu:%02lu:%02lu.%03lu </time>\n"
-            "</status>\n\n",
-         state, ms / 86400000, ms / 3600000 % 24, ms / 60000 % 60, ms / 1000 % 60, ms % 1000);
+    gl_out_printf(o,
+                  "<status>\n  <state>%s</state>\n  <time>%02lu:%02lu:%02lu:%02lu.%03lu </time>\n"
+                  "</status>\n\n",
+                  state, ms / 86400000, ms / 3600000 % 24, ms / 60000 % 60, ms / 1000 % 60,
+                  ms % 1000);
 }
 
 static void frame(struct gl_out *o, const struct gl_frame *f)
 {
-    raw(o, "    <frame>\n");
-    rawf(o, "      <ip>0x%" PRIXPTR "</ip>\n", f->ip);
+    gl_out_str(o, "    <frame>\n");
+    gl_out_printf(o, "      <ip>0x%" PRIXPTR "</ip>\n", f->ip);
     if (f->object)
         elem(o, "      ", "obj", f->object);
     if (f->function)
@@ -104,32 +92,32 @@ static void frame(struct gl_out *o, const struct gl_frame *f)
             elem(o, "      ", "dir", dir);
         }
         elem(o, "      ", "file", slash ? slash + 1 : f->file);
-        rawf(o, "      <line>%d</line>\n", f->line);
+        gl_out_printf(o, "      <line>%d</line>\n", f->line);
     }
-    raw(o, "    </frame>\n");
+    gl_out_str(o, "    </frame>\n");
 }
 
 static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigned n,
                         enum gl_leak_kind kind)
 {
-    raw(o, "  <suppression>\n");
-    raw(o, "    <sname>insert_a_suppression_name_here</sname>\n");
-    raw(o, "    <skind>" GL_SUPP_TOOL ":Leak</skind>\n");
-    rawf(o, "    <skaux>match-leak-kinds: %s</skaux>\n", gl_leak_kind_option_name(kind));
+    gl_out_str(o, "  <suppression>\n");
+    gl_out_str(o, "    <sname>insert_a_suppression_name_here</sname>\n");
+    gl_out_str(o, "    <skind>" GL_SUPP_TOOL ":Leak</skind>\n");
+    gl_out_printf(o, "    <skaux>match-leak-kinds: %s</skaux>\n", gl_leak_kind_option_name(kind));
     for (unsigned i = 0; i < n && i < GL_SUPP_MAX_FRAMES; i++) {
         const struct gl_frame *f = &frames[i];
         const char *fn = f->mangled ? f->mangled : f->function;
-        raw(o, "    <sframe> ");
+        gl_out_str(o, "    <sframe> ");
         if (fn) {
-            raw(o, "<fun>");
+            gl_out_str(o, "<fun>");
             esc(o, fn);
-            raw(o, "</fun>");
+            gl_out_str(o, "</fun>");
         } else {
-            raw(o, "<obj>");
+            gl_out_str(o, "<obj>");
             esc(o, f->object ? f->object : "*");
-            raw(o, "</obj>");
+            gl_out_str(o, "</obj>");
         }
-        raw(o, " </sframe>\n");
+        gl_out_str(o, " </sframe>\n");
     }
     char text[8192];
     size_t len = gl_supp_generate(text, sizeof text, frames, n, kind);
@@ -137,18 +125,18 @@ static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigne
         len = sizeof text - 1;
     text[len] = '\0';
     /* CDATA cannot hold "]]>"; a suppression never contains it. */
-    raw(o, "    <rawtext>\n<![CDATA[\n");
-    raw(o, strstr(text, "]]>") ? "" : text);
-    raw(o, "]]>\n    </rawtext>\n  </suppression>\n");
+    gl_out_str(o, "    <rawtext>\n<![CDATA[\n");
+    gl_out_str(o, strstr(text, "]]>") ? "" : text);
+    gl_out_str(o, "]]>\n    </rawtext>\n  </suppression>\n");
 }
 
 static void error(struct gl_out *o, const struct gl_report_input *in,
                   const struct gl_loss_record *r, size_t index, unsigned unique)
 {
     struct gl_frame frames[GL_MAX_CALLERS];
-    unsigned n = in->stack_frames ? in->stack_frames(r->stack, frames,
-                                                     (unsigned)in->opt->num_callers, in->arg)
-                                  : 0;
+    unsigned n = in->stack_frames
+                     ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
+                     : 0;
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
         of[GL_U64_COMMAS_LEN], text[512], block[1024];
     snprintf(text, sizeof text, "%s bytes in %s blocks are %s in loss record %s of %s",
@@ -158,50 +146,50 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
     gl_report_block_text(in, r, gl_report_api_called(&frames[0], n, r->first.api), block,
                          sizeof block);
 
-    raw(o, "<error>\n");
-    rawf(o, "  <unique>0x%x</unique>\n", unique);
-    rawf(o, "  <tid>%u</tid>\n", r->first.tid);
-    rawf(o, "  <kind>%s</kind>\n", gl_xml_leak_kind(r->kind));
-    raw(o, "  <xwhat>\n");
+    gl_out_str(o, "<error>\n");
+    gl_out_printf(o, "  <unique>0x%x</unique>\n", unique);
+    gl_out_printf(o, "  <tid>%u</tid>\n", r->first.tid);
+    gl_out_printf(o, "  <kind>%s</kind>\n", gl_xml_leak_kind(r->kind));
+    gl_out_str(o, "  <xwhat>\n");
     elem(o, "    ", "text", text);
-    rawf(o, "    <leakedbytes>%" PRIu64 "</leakedbytes>\n", r->bytes);
-    rawf(o, "    <leakedblocks>%" PRIu64 "</leakedblocks>\n", r->blocks);
-    raw(o, "  </xwhat>\n");
+    gl_out_printf(o, "    <leakedbytes>%" PRIu64 "</leakedbytes>\n", r->bytes);
+    gl_out_printf(o, "    <leakedblocks>%" PRIu64 "</leakedblocks>\n", r->blocks);
+    gl_out_str(o, "  </xwhat>\n");
     /* Protocol 4: the error's stack comes right after its what; <auxwhat> after.
      * A stack needs a frame: none is written when none was recorded. */
     if (n > 0) {
-        raw(o, "  <stack>\n");
+        gl_out_str(o, "  <stack>\n");
         for (unsigned i = 0; i < n; i++)
             frame(o, &frames[i]);
-        raw(o, "  </stack>\n");
+        gl_out_str(o, "  </stack>\n");
     }
     elem(o, "  ", "auxwhat", block);
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0)
         suppression(o, frames, n, r->kind);
-    raw(o, "</error>\n\n");
+    gl_out_str(o, "</error>\n\n");
 }
 
 void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_options *opt = in->opt;
-    raw(o, "<?xml version=\"1.0\"?>\n\n<valgrindoutput>\n\n");
-    raw(o, "<protocolversion>4</protocolversion>\n<protocoltool>gpuleak</protocoltool>\n\n");
-    raw(o, "<preamble>\n");
+    gl_out_str(o, "<?xml version=\"1.0\"?>\n\n<valgrindoutput>\n\n");
+    gl_out_str(o, "<protocolversion>4</protocolversion>\n<protocoltool>gpuleak</protocoltool>\n\n");
+    gl_out_str(o, "<preamble>\n");
     char line[512];
     snprintf(line, sizeof line, "gpuleak-%s, a GPU memory leak detector", in->tool_version);
     elem(o, "  ", "line", line);
     snprintf(line, sizeof line, "Command: %s", in->command);
     elem(o, "  ", "line", line);
-    raw(o, "</preamble>\n\n");
-    rawf(o, "<pid>%d</pid>\n<ppid>%d</ppid>\n<tool>gpuleak</tool>\n\n", in->pid, in->ppid);
+    gl_out_str(o, "</preamble>\n\n");
+    gl_out_printf(o, "<pid>%d</pid>\n<ppid>%d</ppid>\n<tool>gpuleak</tool>\n\n", in->pid, in->ppid);
 
-    raw(o, "<args>\n  <vargv>\n    <exe>gpuleak</exe>\n");
+    gl_out_str(o, "<args>\n  <vargv>\n    <exe>gpuleak</exe>\n");
     for (int i = 0; i < in->tool_argc; i++)
         elem(o, "    ", "arg", in->tool_argv[i]);
-    raw(o, "  </vargv>\n  <argv>\n");
+    gl_out_str(o, "  </vargv>\n  <argv>\n");
     for (int i = 0; i < in->argc; i++)
         elem(o, "    ", i == 0 ? "exe" : "arg", in->argv[i]);
-    raw(o, "  </argv>\n</args>\n\n");
+    gl_out_str(o, "  </argv>\n</args>\n\n");
 
     timestamp(o, "RUNNING", 0);
     timestamp(o, "FINISHED", in->elapsed_s);
@@ -221,18 +209,19 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
                 break;
         }
 
-    raw(o, "<errorcounts>\n");
+    gl_out_str(o, "<errorcounts>\n");
     for (unsigned u = 0; u < unique; u++)
-        rawf(o, "  <pair>\n    <count>1</count>\n    <unique>0x%x</unique>\n  </pair>\n", u);
-    raw(o, "</errorcounts>\n\n<suppcounts>\n");
+        gl_out_printf(o, "  <pair>\n    <count>1</count>\n    <unique>0x%x</unique>\n  </pair>\n",
+                      u);
+    gl_out_str(o, "</errorcounts>\n\n<suppcounts>\n");
     if (in->supps)
         for (size_t i = 0; i < in->supps->n; i++) {
             const struct gl_supp *e = &in->supps->v[i];
             if (!e->count)
                 continue;
-            rawf(o, "  <pair>\n    <count>%" PRIu64 "</count>\n", e->count);
+            gl_out_printf(o, "  <pair>\n    <count>%" PRIu64 "</count>\n", e->count);
             elem(o, "    ", "name", e->name);
-            raw(o, "  </pair>\n");
+            gl_out_str(o, "  </pair>\n");
         }
-    raw(o, "</suppcounts>\n\n</valgrindoutput>\n\n");
+    gl_out_str(o, "</suppcounts>\n\n</valgrindoutput>\n\n");
 }

@@ -26,4 +26,7 @@ static const char *const kind_names[GL_MEM_NKINDS] = {
     [GL_MEM_GRAPH] = "graph memory",
 };
 
-const char *gl_mem_kind_name(unsigned kind) { return kind < GL_MEM_NKINDS ? kind_names[kind] : "memory"; }
+const char *gl_mem_kind_name(unsigned kind)
+{
+    return kind < GL_MEM_NKINDS ? kind_names[kind] : "memory";
+}

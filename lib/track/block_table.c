@@ -234,7 +234,8 @@ size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
         struct shard *s = &t->shards[i];
         gl_spin_lock(&s->lock);
         struct gl_table_node *n, *tmp;
-        HASH_ITER(hh, s->head, n, tmp) {
+        HASH_ITER(hh, s->head, n, tmp)
+        {
             if (n->info.key != SENTINEL_KEY && fn(&n->info, arg)) {
                 unlink_node(s, n);
                 gl_slab_put(&s->slab, n);

@@ -15,23 +15,23 @@
 #include <stdint.h>
 
 struct gl_block_info {
-    uint64_t key;     /* address, or namespaced handle */
-    uint64_t size;    /* bytes */
-    uint64_t seq;     /* allocation number, 1-based, process-wide */
-    uint64_t ctx;     /* CUcontext the block belongs to (0: none) */
-    uint64_t aux;     /* stream (stream-ordered), handle key (VMM map records) */
-    uint32_t stack;   /* stack depot id */
-    uint32_t tid;     /* allocating thread */
-    int16_t device;   /* ordinal, -1 host/unknown */
-    uint8_t kind;     /* enum gl_mem_kind */
-    uint8_t flags;    /* GL_BLK_* */
-    uint16_t api;     /* enum gl_api of the driver entry point */
-    uint16_t refs;    /* VMM handles: 1 until released + live mappings + retains */
+    uint64_t key;   /* address, or namespaced handle */
+    uint64_t size;  /* bytes */
+    uint64_t seq;   /* allocation number, 1-based, process-wide */
+    uint64_t ctx;   /* CUcontext the block belongs to (0: none) */
+    uint64_t aux;   /* stream (stream-ordered), handle key (VMM map records) */
+    uint32_t stack; /* stack depot id */
+    uint32_t tid;   /* allocating thread */
+    int16_t device; /* ordinal, -1 host/unknown */
+    uint8_t kind;   /* enum gl_mem_kind */
+    uint8_t flags;  /* GL_BLK_* */
+    uint16_t api;   /* enum gl_api of the driver entry point */
+    uint16_t refs;  /* VMM handles: 1 until released + live mappings + retains */
 };
 
 #define GL_BLK_SIZE_UNKNOWN 0x1 /* resolve at report time */
-#define GL_BLK_RELEASED     0x2 /* VMM handle: cuMemRelease'd, alive through mappings */
-#define GL_BLK_IMPORTED     0x4 /* opened from another process (IPC, shareable handle) */
+#define GL_BLK_RELEASED 0x2     /* VMM handle: cuMemRelease'd, alive through mappings */
+#define GL_BLK_IMPORTED 0x4     /* opened from another process (IPC, shareable handle) */
 
 struct gl_table;
 struct gl_table_node; /* opaque: a detached block */

@@ -76,8 +76,8 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
             *cb->correlationData = corr;
         return;
     }
-    CUresult rc = cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue
-                                          : CUDA_ERROR_UNKNOWN;
+    CUresult rc =
+        cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : CUDA_ERROR_UNKNOWN;
     uint64_t corr = cb->correlationData ? *cb->correlationData : 0;
     if (corr & RELEASE_TAG) {
         /* A release: its entry took the block out; confirm or put it back. */

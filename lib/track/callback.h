@@ -9,8 +9,8 @@
 
 #include <cupti.h>
 
-void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
-                                CUpti_CallbackId cbid, const void *cbdata);
+void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                const void *cbdata);
 
 /* Stack capture can be turned off for tests that drive the callback by hand. */
 void gl_callback_set_stacks(int enabled);

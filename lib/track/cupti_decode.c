@@ -119,11 +119,11 @@ static bool array_alloc(struct gl_event *ev, enum gl_mem_kind kind, enum gl_key_
 
 /* ---- decoders: one per tracked entry point (driver_api.def) ---- */
 
-#define EXIT_ONLY                                                                              \
-    if (site != GL_SITE_EXIT)                                                                  \
+#define EXIT_ONLY                                                                                  \
+    if (site != GL_SITE_EXIT)                                                                      \
     return false
-#define ENTER_ONLY                                                                             \
-    if (site != GL_SITE_ENTER)                                                                 \
+#define ENTER_ONLY                                                                                 \
+    if (site != GL_SITE_ENTER)                                                                     \
     return false
 
 static bool dec_mem_alloc_v1(enum gl_site site, const void *params, struct gl_event *ev)
@@ -231,9 +231,8 @@ static bool dec_mem_import_shareable(enum gl_site site, const void *params, stru
 {
     const cuMemImportFromShareableHandle_params *p = params;
     EXIT_ONLY;
-    if (!p->handle ||
-        !alloc_at(ev, GL_MEM_VMM, gl_key_make(GL_NS_VMM_HANDLE, *p->handle), 0,
-                  GL_DEVICE_FROM_CONTEXT))
+    if (!p->handle || !alloc_at(ev, GL_MEM_VMM, gl_key_make(GL_NS_VMM_HANDLE, *p->handle), 0,
+                                GL_DEVICE_FROM_CONTEXT))
         return false;
     ev->flags |= GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED;
     return true;
@@ -390,8 +389,7 @@ static bool dec_graph_add_alloc_node(enum gl_site site, const void *params, stru
     EXIT_ONLY;
     if (!p->nodeParams)
         return false;
-    return graph_alloc(ev, &p->nodeParams->poolProps, p->nodeParams->dptr,
-                       p->nodeParams->bytesize);
+    return graph_alloc(ev, &p->nodeParams->poolProps, p->nodeParams->dptr, p->nodeParams->bytesize);
 }
 
 static bool dec_graph_add_free_node(enum gl_site site, const void *params, struct gl_event *ev)
@@ -457,16 +455,17 @@ static bool dec_mem_free_async(enum gl_site site, const void *params, struct gl_
 static bool dec_array_destroy(enum gl_site site, const void *params, struct gl_event *ev)
 {
     ENTER_ONLY;
-    return free_at(ev, gl_key_make(GL_NS_ARRAY,
-                                   (uintptr_t)((const cuArrayDestroy_params *)params)->hArray));
+    return free_at(
+        ev, gl_key_make(GL_NS_ARRAY, (uintptr_t)((const cuArrayDestroy_params *)params)->hArray));
 }
 
 static bool dec_mipmapped_array_destroy(enum gl_site site, const void *params, struct gl_event *ev)
 {
     ENTER_ONLY;
-    return free_at(ev, gl_key_make(GL_NS_MIPMAP,
-                                   (uintptr_t)((const cuMipmappedArrayDestroy_params *)params)
-                                       ->hMipmappedArray));
+    return free_at(
+        ev,
+        gl_key_make(GL_NS_MIPMAP,
+                    (uintptr_t)((const cuMipmappedArrayDestroy_params *)params)->hMipmappedArray));
 }
 
 static bool dec_ipc_close(enum gl_site site, const void *params, struct gl_event *ev)

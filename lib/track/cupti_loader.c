@@ -60,7 +60,10 @@ static bool open_cupti(struct gl_cupti *c)
             return true;
     }
     static const char *const subdirs[] = {
-        "lib64", "targets/x86_64-linux/lib", "extras/CUPTI/lib64", "lib",
+        "lib64",
+        "targets/x86_64-linux/lib",
+        "extras/CUPTI/lib64",
+        "lib",
     };
     static const char *const roots[] = {GL_CUDA_DIR, "/usr/local/cuda"};
     for (size_t r = 0; r < sizeof roots / sizeof *roots; r++)
@@ -99,9 +102,9 @@ bool gl_cupti_load(struct gl_cupti *c, char *err, size_t errlen)
                  GL_CUPTI_SONAME, why ? why : "not found");
         return false;
     }
-#define SYM(field, name)                                                                       \
-    do {                                                                                       \
-        *(void **)&c->field = dlsym(c->handle, name);                                          \
+#define SYM(field, name)                                                                           \
+    do {                                                                                           \
+        *(void **)&c->field = dlsym(c->handle, name);                                              \
     } while (0)
     SYM(subscribe, "cuptiSubscribe");
     SYM(subscribe_v2, "cuptiSubscribe_v2");

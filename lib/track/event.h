@@ -22,8 +22,8 @@ enum gl_mem_kind {
     GL_MEM_HOST_PINNED,     /* cuMemAllocHost, cuMemHostAlloc */
     GL_MEM_HOST_REGISTERED, /* cuMemHostRegister */
     GL_MEM_ASYNC,           /* cuMemAllocAsync, cuMemAllocFromPoolAsync */
-    GL_MEM_VMM,             /* cuMemCreate, cuMemImportFromShareableHandle: a physical allocation handle */
-    GL_MEM_ARRAY,           /* cuArrayCreate, cuArray3DCreate */
+    GL_MEM_VMM,   /* cuMemCreate, cuMemImportFromShareableHandle: a physical allocation handle */
+    GL_MEM_ARRAY, /* cuArrayCreate, cuArray3DCreate */
     GL_MEM_MIPMAPPED_ARRAY, /* cuMipmappedArrayCreate */
     GL_MEM_IPC,             /* cuIpcOpenMemHandle, cuMemPoolImportPointer */
     GL_MEM_GRAPH,           /* graph memory node (cuGraphAddMemAllocNode) */
@@ -41,7 +41,10 @@ static inline uint64_t gl_key_make(enum gl_key_ns ns, uint64_t v)
     return (v & ~GL_KEY_NS_MASK) | ((uint64_t)ns << GL_KEY_NS_SHIFT);
 }
 static inline uint64_t gl_key_value(uint64_t key) { return key & ~GL_KEY_NS_MASK; }
-static inline enum gl_key_ns gl_key_ns(uint64_t key) { return (enum gl_key_ns)(key >> GL_KEY_NS_SHIFT); }
+static inline enum gl_key_ns gl_key_ns(uint64_t key)
+{
+    return (enum gl_key_ns)(key >> GL_KEY_NS_SHIFT);
+}
 
 enum gl_event_type {
     GL_EV_NONE = 0,
@@ -67,9 +70,9 @@ struct gl_event {
     uint32_t stack; /* stack depot id, 0 = none */
     uint64_t key;
     uint64_t size;
-    uint64_t seq;   /* allocation sequence number, 1-based */
-    uint64_t ctx;   /* CUcontext value */
-    uint64_t aux;   /* stream for stream-ordered memory, handle key for VMM maps */
+    uint64_t seq; /* allocation sequence number, 1-based */
+    uint64_t ctx; /* CUcontext value */
+    uint64_t aux; /* stream for stream-ordered memory, handle key for VMM maps */
     uint64_t time_ns;
 };
 

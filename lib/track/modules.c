@@ -26,7 +26,10 @@ static _Atomic int current;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned generation = 1;
 
-unsigned gl_modules_generation(void) { return atomic_load_explicit(&generation, memory_order_relaxed); }
+unsigned gl_modules_generation(void)
+{
+    return atomic_load_explicit(&generation, memory_order_relaxed);
+}
 
 static bool has_prefix(const char *s, const char *prefix)
 {

@@ -18,8 +18,8 @@ static int walk_n;
 static uint64_t walk_backtrace_ns;
 
 static const char *const phase_names[GL_PROF_NPHASES] = {
-    "allocation callback", "  stack capture", "    libunwind walk", "  table insert",
-    "free at entry", "free at exit",
+    "allocation callback", "  stack capture", "    libunwind walk",
+    "  table insert",      "free at entry",   "free at exit",
 };
 
 void gl_prof_init(void)

@@ -15,7 +15,10 @@ typedef struct {
     _Atomic int locked;
 } gl_spinlock;
 
-#define GL_SPINLOCK_INIT {0}
+#define GL_SPINLOCK_INIT                                                                           \
+    {                                                                                              \
+        0                                                                                          \
+    }
 
 static inline void gl_spin_lock(gl_spinlock *l)
 {

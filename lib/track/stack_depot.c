@@ -136,8 +136,8 @@ static struct depot_entry *entry(uint32_t id)
     struct depot_entry **p = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
     if (!p)
         return NULL;
-    return atomic_load_explicit(
-        (_Atomic(struct depot_entry *) *)&p[id & (PAGE_SIZE_ENTRIES - 1)], memory_order_acquire);
+    return atomic_load_explicit((_Atomic(struct depot_entry *) *)&p[id & (PAGE_SIZE_ENTRIES - 1)],
+                                memory_order_acquire);
 }
 
 const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n)

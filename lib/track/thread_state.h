@@ -38,8 +38,8 @@ struct gl_thread {
     /* The last few internal stack prefixes (gpuleak, CUPTI, driver frames) and
      * where each ends: the same entry path gives the same prefix every time. */
     struct {
-        uint8_t len;  /* internal frames; 0 = empty slot */
-        uint8_t keep; /* index of the first kept frame within the prefix */
+        uint8_t len;         /* internal frames; 0 = empty slot */
+        uint8_t keep;        /* index of the first kept frame within the prefix */
         unsigned generation; /* of the module ranges it was classified with */
         uintptr_t ips[GL_PREFIX_MAX];
     } prefix[GL_PREFIX_MEMO];

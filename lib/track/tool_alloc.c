@@ -28,7 +28,10 @@ void gl_tool_unmap(void *p, size_t size)
     atomic_fetch_sub_explicit(&mapped_bytes, size, memory_order_relaxed);
 }
 
-size_t gl_tool_mapped_bytes(void) { return atomic_load_explicit(&mapped_bytes, memory_order_relaxed); }
+size_t gl_tool_mapped_bytes(void)
+{
+    return atomic_load_explicit(&mapped_bytes, memory_order_relaxed);
+}
 
 /* ---- slabs ---- */
 
@@ -50,8 +53,8 @@ void *gl_slab_get(struct gl_slab *s)
         return obj;
     }
     if (s->cur + s->obj_size > s->end) {
-        size_t chunk = s->obj_size > SLAB_CHUNK / 4 ? page_round(s->obj_size * 4 + CHUNK_HEADER)
-                                                    : SLAB_CHUNK;
+        size_t chunk =
+            s->obj_size > SLAB_CHUNK / 4 ? page_round(s->obj_size * 4 + CHUNK_HEADER) : SLAB_CHUNK;
         char *c = gl_tool_map(chunk); /* fresh mmap pages are zero */
         if (!c)
             return NULL;

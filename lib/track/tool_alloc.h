@@ -26,9 +26,9 @@ void gl_tool_free(void *p, size_t size);
 struct gl_slab {
     size_t obj_size;
     void *free_list;
-    char *cur, *end;       /* bump region of the current chunk */
-    void *chunks;          /* list of mapped chunks, linked through their first word */
-    size_t chunks_bytes;   /* bytes mapped for this slab */
+    char *cur, *end;     /* bump region of the current chunk */
+    void *chunks;        /* list of mapped chunks, linked through their first word */
+    size_t chunks_bytes; /* bytes mapped for this slab */
 };
 void gl_slab_init(struct gl_slab *s, size_t obj_size);
 void *gl_slab_get(struct gl_slab *s); /* zeroed object, NULL on failure */

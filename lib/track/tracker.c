@@ -274,8 +274,14 @@ static bool drop_mapping(struct gl_block_info *b, void *arg)
 void gl_tracker_vmm_map(struct gl_event *ev)
 {
     struct gl_block_info m = {
-        .key = ev->key, .size = ev->size, .aux = ev->aux, .tid = ev->tid, .device = ev->device,
-        .api = ev->api, .stack = ev->stack, .ctx = ev->ctx,
+        .key = ev->key,
+        .size = ev->size,
+        .aux = ev->aux,
+        .tid = ev->tid,
+        .device = ev->device,
+        .api = ev->api,
+        .stack = ev->stack,
+        .ctx = ev->ctx,
     };
     gl_table_insert(maps, &m, NULL, NULL);
     gl_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);

@@ -49,8 +49,8 @@ struct gl_tracker_stats {
     uint64_t live_bytes;
     uint64_t live_blocks;
     uint64_t peak_bytes;
-    uint64_t unknown_frees;   /* frees of keys never seen allocated */
-    uint64_t replaced;        /* allocations that landed on a key still live */
+    uint64_t unknown_frees; /* frees of keys never seen allocated */
+    uint64_t replaced;      /* allocations that landed on a key still live */
 };
 void gl_tracker_stats(struct gl_tracker_stats *s);
 

@@ -19,13 +19,13 @@
 #include "common/leak_kind.h"
 #include "common/suppressions.h"
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "fuzz_suppressions: %s:%d: check failed: %s\n", __FILE__,         \
-                    __LINE__, #cond);                                                          \
-            abort();                                                                           \
-        }                                                                                      \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "fuzz_suppressions: %s:%d: check failed: %s\n", __FILE__, __LINE__,    \
+                    #cond);                                                                        \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 static const struct gl_frame fixed[] = {

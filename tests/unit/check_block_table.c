@@ -395,7 +395,10 @@ struct worker {
     unsigned lookups_ok, lookups_bad, insert_dups, remove_fail;
 };
 
-static uint64_t worker_key(unsigned id, uint64_t i) { return ((uint64_t)(id + 1) << 40) | (i << 9); }
+static uint64_t worker_key(unsigned id, uint64_t i)
+{
+    return ((uint64_t)(id + 1) << 40) | (i << 9);
+}
 static uint64_t shared_key(uint64_t i) { return 0x100000000000ULL | (i << 12); }
 
 static void *worker_main(void *arg)
@@ -459,10 +462,7 @@ static void run_threads(struct gl_table *table)
     ck_assert_uint_eq(shared_missing, 0);
 }
 
-START_TEST(test_threads_sharded)
-{
-    run_threads(t);
-}
+START_TEST(test_threads_sharded) { run_threads(t); }
 END_TEST
 
 START_TEST(test_threads_one_shard)

@@ -358,7 +358,8 @@ START_TEST(test_not_tracking_ignores_everything)
 
     /* Tracking again: a NULL callback data is ignored. */
     atomic_store(&gl_rt.state, GL_RT_TRACKING);
-    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, NULL);
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
+                      NULL);
     ck_assert_uint_eq(stats().allocs, 0);
 }
 END_TEST

@@ -49,7 +49,8 @@ static void expect_at(uint32_t cbid, unsigned api, const void *params, struct wa
 {
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
-    ck_assert_msg(gl_decode(cbid, w.site, params, &ev), "%s (line %d): nothing decoded", what, line);
+    ck_assert_msg(gl_decode(cbid, w.site, params, &ev), "%s (line %d): nothing decoded", what,
+                  line);
     ck_assert_msg(ev.api == api, "%s: api %u, want %u", what, ev.api, api);
     ck_assert_msg(ev.type == w.type, "%s (line %d): type %u, want %u", what, line, ev.type, w.type);
     ck_assert_msg(ev.kind == w.kind, "%s (line %d): kind %u, want %u", what, line, ev.kind, w.kind);
@@ -59,10 +60,10 @@ static void expect_at(uint32_t cbid, unsigned api, const void *params, struct wa
                   (unsigned long long)ev.size, (unsigned long long)w.size);
     ck_assert_msg(ev.aux == w.aux, "%s (line %d): aux 0x%llx, want 0x%llx", what, line,
                   (unsigned long long)ev.aux, (unsigned long long)w.aux);
-    ck_assert_msg(ev.device == w.device, "%s (line %d): device %d, want %d", what, line,
-                  ev.device, w.device);
-    ck_assert_msg(ev.flags == w.flags, "%s (line %d): flags 0x%x, want 0x%x", what, line,
-                  ev.flags, w.flags);
+    ck_assert_msg(ev.device == w.device, "%s (line %d): device %d, want %d", what, line, ev.device,
+                  w.device);
+    ck_assert_msg(ev.flags == w.flags, "%s (line %d): flags 0x%x, want 0x%x", what, line, ev.flags,
+                  w.flags);
     ck_assert_msg(ev.seq == 0 && ev.stack == 0 && ev.tid == 0 && ev.ctx == 0,
                   "%s: decoding filled fields that are not its own", what);
 
@@ -83,8 +84,10 @@ static void expect_at(uint32_t cbid, unsigned api, const void *params, struct wa
 static void call_handler(uint32_t cbid, const void *params, CUresult rc)
 {
     uint64_t corr = 0xdeadbeef; /* CUPTI does not clear it: the entry must set it */
-    CUpti_CallbackData cb = {.functionParams = params, .functionReturnValue = &rc,
-                             .context = CTX, .correlationData = &corr};
+    CUpti_CallbackData cb = {.functionParams = params,
+                             .functionReturnValue = &rc,
+                             .context = CTX,
+                             .correlationData = &corr};
     cb.callbackSite = CUPTI_API_ENTER;
     gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
     cb.callbackSite = CUPTI_API_EXIT;
@@ -109,8 +112,12 @@ static bool live(uint64_t key, struct gl_block_info *out)
 
 static void plant(uint64_t key, enum gl_mem_kind kind)
 {
-    struct gl_event ev = {.type = GL_EV_ALLOC, .kind = (uint8_t)kind, .key = key, .size = 4096,
-                          .device = 0, .ctx = (uintptr_t)CTX};
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = (uint8_t)kind,
+                          .key = key,
+                          .size = 4096,
+                          .device = 0,
+                          .ctx = (uintptr_t)CTX};
     gl_tracker_alloc(&ev);
 }
 
@@ -181,10 +188,10 @@ static void expect_nothing_at(uint32_t cbid, const void *params, const char *wha
                   what, line);
 }
 
-#define EXPECT(name, params, ...)                                                              \
+#define EXPECT(name, params, ...)                                                                  \
     expect_at(CUPTI_DRIVER_TRACE_CBID_##name, GL_API_##name, (params), (struct want){__VA_ARGS__}, \
               #name, __LINE__)
-#define EXPECT_NOTHING(name, params)                                                           \
+#define EXPECT_NOTHING(name, params)                                                               \
     expect_nothing_at(CUPTI_DRIVER_TRACE_CBID_##name, (params), #name, __LINE__)
 
 #define ALLOC_AT_EXIT .site = GL_SITE_EXIT, .type = GL_EV_ALLOC
@@ -298,7 +305,8 @@ static void chk_cuMemHostRegister(void)
 
 static void chk_cuMemHostRegister_v2(void)
 {
-    cuMemHostRegister_v2_params p = {(void *)0x7ffe00100000ULL, 131072, CU_MEMHOSTREGISTER_PORTABLE};
+    cuMemHostRegister_v2_params p = {(void *)0x7ffe00100000ULL, 131072,
+                                     CU_MEMHOSTREGISTER_PORTABLE};
     EXPECT(cuMemHostRegister_v2, &p, ALLOC_AT_EXIT, .kind = GL_MEM_HOST_REGISTERED,
            .key = 0x7ffe00100000ULL, .size = 131072, .device = -1);
 }
@@ -351,16 +359,16 @@ static void chk_cuMemCreate(void)
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     prop.location.id = 3;
     cuMemCreate_params p = {&h, (size_t)2 << 20, &prop, 0};
-    EXPECT(cuMemCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_VMM, .key = VMM(0xabc0),
-           .size = 2 << 20, .device = 3);
+    EXPECT(cuMemCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_VMM, .key = VMM(0xabc0), .size = 2 << 20,
+           .device = 3);
     /* Physical memory on the host has no device. */
     prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
     prop.location.id = 0;
-    EXPECT(cuMemCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_VMM, .key = VMM(0xabc0),
-           .size = 2 << 20, .device = -1);
+    EXPECT(cuMemCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_VMM, .key = VMM(0xabc0), .size = 2 << 20,
+           .device = -1);
     p.prop = NULL;
-    EXPECT(cuMemCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_VMM, .key = VMM(0xabc0),
-           .size = 2 << 20, .device = FROM_CTX);
+    EXPECT(cuMemCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_VMM, .key = VMM(0xabc0), .size = 2 << 20,
+           .device = FROM_CTX);
     p.handle = NULL;
     EXPECT_NOTHING(cuMemCreate, &p);
 }
@@ -702,7 +710,8 @@ static void (*const checkers[GL_API_COUNT])(void) = {
 START_TEST(test_every_entry_point)
 {
     unsigned api = (unsigned)_i;
-    ck_assert_msg(checkers[api] != NULL, "no decode test for %s (driver_api.def)", gl_api_name(api));
+    ck_assert_msg(checkers[api] != NULL, "no decode test for %s (driver_api.def)",
+                  gl_api_name(api));
     checkers[api]();
 }
 END_TEST

@@ -30,14 +30,20 @@ TEST_FN uintptr_t gl_er_return_address(void) { return (uintptr_t)__builtin_retur
 
 TEST_FN void gl_er_site(uintptr_t *f)
 {
+    /* The call and __LINE__ must share a line: */
+    // clang-format off
     f[0] = gl_er_return_address(); site_line = __LINE__;
+    // clang-format on
     f[1] = (uintptr_t)__builtin_return_address(0);
     sink++;
 }
 
 TEST_FN void gl_er_outer(uintptr_t *f)
 {
+    /* The call and __LINE__ must share a line: */
+    // clang-format off
     gl_er_site(f); outer_line = __LINE__;
+    // clang-format on
     sink++;
 }
 
@@ -149,21 +155,26 @@ START_TEST(test_full_report)
     line(want, sizeof want, "%s", "");
     line(want, sizeof want, "100 bytes in 1 blocks are definitely lost in loss record 1 of 2");
     line(want, sizeof want, "   (no stack recorded)");
-    line(want, sizeof want, " Block 0x7fff00001000 in host memory: pinned host memory from "
-                            "cuMemAllocHost_v2, allocation #2");
+    line(want, sizeof want,
+         " Block 0x7fff00001000 in host memory: pinned host memory from "
+         "cuMemAllocHost_v2, allocation #2");
     line(want, sizeof want, "%s", "");
-    line(want, sizeof want, "1,048,576 bytes in 1 blocks are definitely lost in loss record 2 of 2");
-    line(want, sizeof want, "   at 0x%" PRIXPTR ": gl_er_site (check_exit_report.c:%d)", f[0], site_line);
+    line(want, sizeof want,
+         "1,048,576 bytes in 1 blocks are definitely lost in loss record 2 of 2");
+    line(want, sizeof want, "   at 0x%" PRIXPTR ": gl_er_site (check_exit_report.c:%d)", f[0],
+         site_line);
     line(want, sizeof want, "   by 0x%" PRIXPTR ": gl_er_outer (check_exit_report.c:%d)", f[1],
          outer_line);
-    line(want, sizeof want, " Block 0x7f0000200000 on device 0: device memory from cuMemAlloc_v2, "
-                            "allocation #1");
+    line(want, sizeof want,
+         " Block 0x7f0000200000 on device 0: device memory from cuMemAlloc_v2, "
+         "allocation #1");
     line(want, sizeof want, "%s", "");
     line(want, sizeof want, "GPU MEMORY SUMMARY:");
     line(want, sizeof want, "    in use at exit: 1,048,676 bytes in 2 blocks");
     /* Spelled as issue 2's example report: see TOTAL_USAGE in check_report_text.c. */
-    line(want, sizeof want, "  total GPU usage: 3 allocs, 1 frees, 1,052,772 bytes allocated, "
-                            "peak 1,052,772 bytes");
+    line(want, sizeof want,
+         "  total GPU usage: 3 allocs, 1 frees, 1,052,772 bytes allocated, "
+         "peak 1,052,772 bytes");
     line(want, sizeof want, "%s", "");
     line(want, sizeof want, "LEAK SUMMARY:");
     line(want, sizeof want, "   definitely lost: 1,048,676 bytes in 2 blocks");
@@ -228,8 +239,8 @@ START_TEST(test_imported_handle_sized_by_mappings)
     char *got = read_log();
     ck_assert_ptr_nonnull(got);
     char want[512];
-    snprintf(want, sizeof want, "%s2,097,152 bytes in 1 blocks are definitely lost in loss record 1 of 1\n",
-             pfx);
+    snprintf(want, sizeof want,
+             "%s2,097,152 bytes in 1 blocks are definitely lost in loss record 1 of 1\n", pfx);
     ck_assert_msg(strstr(got, want) != NULL, "%s", got);
     ck_assert_ptr_null(strstr(got, "size unknown"));
     ck_assert_ptr_nonnull(strstr(got, "VMM physical memory from cuMemImportFromShareableHandle, "
@@ -270,8 +281,10 @@ START_TEST(test_verbose_lines)
     char *got = read_log();
     ck_assert_ptr_nonnull(got);
     char want[256];
-    snprintf(want, sizeof want, "%sgpuleak: 1 frees of untracked addresses, 1 allocations at live "
-                                "addresses\n", pfx);
+    snprintf(want, sizeof want,
+             "%sgpuleak: 1 frees of untracked addresses, 1 allocations at live "
+             "addresses\n",
+             pfx);
     ck_assert_msg(strstr(got, want) != NULL, "%s", got);
     ck_assert_ptr_nonnull(strstr(got, " distinct allocation stacks; tracking memory "));
     free(got);

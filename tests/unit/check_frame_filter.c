@@ -125,8 +125,8 @@ END_TEST
 START_TEST(test_below_main_shown_on_request)
 {
     expect_frames(static_cudart, N_STATIC, true, 12,
-                  FRAMES("cudaMalloc", "make_buffer(unsigned long)", "main", "__libc_start_call_main",
-                         "__libc_start_main", "_start"));
+                  FRAMES("cudaMalloc", "make_buffer(unsigned long)", "main",
+                         "__libc_start_call_main", "__libc_start_main", "_start"));
 }
 END_TEST
 
@@ -142,14 +142,17 @@ END_TEST
 
 START_TEST(test_max_frames)
 {
-    expect_frames(static_cudart, N_STATIC, false, 2, FRAMES("cudaMalloc", "make_buffer(unsigned long)"));
+    expect_frames(static_cudart, N_STATIC, false, 2,
+                  FRAMES("cudaMalloc", "make_buffer(unsigned long)"));
     expect_frames(static_cudart, N_STATIC, false, 1, FRAMES("cudaMalloc"));
-    expect_frames(static_cudart, N_STATIC, true, 4,
-                  FRAMES("cudaMalloc", "make_buffer(unsigned long)", "main", "__libc_start_call_main"));
+    expect_frames(
+        static_cudart, N_STATIC, true, 4,
+        FRAMES("cudaMalloc", "make_buffer(unsigned long)", "main", "__libc_start_call_main"));
     const uintptr_t ips[] = {0xd000, 0xb100, 0xb300};
     expect_frames(ips, 3, false, 1, FRAMES("cuMemAlloc_v2"));
     struct gl_frame out[4];
-    ck_assert_uint_eq(gl_frame_filter(static_cudart, N_STATIC, fake_lookup, &lookups, false, out, 0), 0);
+    ck_assert_uint_eq(
+        gl_frame_filter(static_cudart, N_STATIC, fake_lookup, &lookups, false, out, 0), 0);
 }
 END_TEST
 
@@ -164,9 +167,10 @@ END_TEST
 START_TEST(test_raw_mode_keeps_everything)
 {
     gl_stack_raw_mode = 1;
-    expect_frames(static_cudart, N_STATIC, false, 12,
-                  FRAMES("cuMemAlloc_v2", "libcudart_static_4d8b33a106dceb3c07a56e26de61f545d8e5bd5a",
-                         "libcudart_static_0123", "cudaMalloc", "make_buffer(unsigned long)", "main"));
+    expect_frames(
+        static_cudart, N_STATIC, false, 12,
+        FRAMES("cuMemAlloc_v2", "libcudart_static_4d8b33a106dceb3c07a56e26de61f545d8e5bd5a",
+               "libcudart_static_0123", "cudaMalloc", "make_buffer(unsigned long)", "main"));
 }
 END_TEST
 

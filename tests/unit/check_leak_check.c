@@ -96,8 +96,8 @@ START_TEST(test_memory_kind_and_api_split_records)
 {
     /* Without stacks (id 0) records still tell the APIs and memory kinds apart. */
     struct gl_block_info b[] = {
-        blk(0x1000, 1, 0, 1), blk(0x2000, 2, 0, 2), blk(0x3000, 4, 0, 3), blk(0x4000, 8, 0, 4),
-        blk(0x5000, 16, 0, 5),
+        blk(0x1000, 1, 0, 1), blk(0x2000, 2, 0, 2),  blk(0x3000, 4, 0, 3),
+        blk(0x4000, 8, 0, 4), blk(0x5000, 16, 0, 5),
     };
     b[2].api = 7;                   /* another entry point */
     b[3].kind = GL_MEM_HOST_PINNED; /* another memory kind */
@@ -119,7 +119,7 @@ END_TEST
 START_TEST(test_sorted_ascending_by_bytes)
 {
     struct gl_block_info b[] = {
-        blk(0x1000, 300, 1, 1), blk(0x2000, 100, 2, 2), blk(0x3000, 200, 3, 3),
+        blk(0x1000, 300, 1, 1),     blk(0x2000, 100, 2, 2), blk(0x3000, 200, 3, 3),
         blk(0x4000, 1000000, 4, 4), blk(0x5000, 1, 5, 5),
     };
     struct gl_leak_result r = check(b, 5);
@@ -135,13 +135,15 @@ START_TEST(test_ties_by_blocks_then_first_allocation)
 {
     struct gl_block_info b[] = {
         /* 100 bytes in 2 blocks, stack 1, first allocation #5 */
-        blk(0x1000, 50, 1, 5), blk(0x2000, 50, 1, 6),
+        blk(0x1000, 50, 1, 5),
+        blk(0x2000, 50, 1, 6),
         /* 100 bytes in 1 block, stack 2, #9: fewer blocks sort first */
         blk(0x3000, 100, 2, 9),
         /* 100 bytes in 1 block, stack 3, #1: same blocks, earlier allocation first */
         blk(0x4000, 100, 3, 1),
         /* 100 bytes in 2 blocks, stack 4, first allocation #2 */
-        blk(0x5000, 60, 4, 2), blk(0x6000, 40, 4, 7),
+        blk(0x5000, 60, 4, 2),
+        blk(0x6000, 40, 4, 7),
     };
     struct gl_leak_result r = check(b, 6);
     ck_assert_uint_eq(r.nrecords, 4);
@@ -172,7 +174,9 @@ END_TEST
 START_TEST(test_seq_range_and_first_block)
 {
     struct gl_block_info b[] = {
-        blk(0x7000, 10, 1, 7), blk(0x3000, 10, 1, 3), blk(0x9000, 10, 1, 9),
+        blk(0x7000, 10, 1, 7),
+        blk(0x3000, 10, 1, 3),
+        blk(0x9000, 10, 1, 9),
         blk(0x5000, 10, 1, 5),
     };
     b[1].tid = 1234;
@@ -224,7 +228,7 @@ END_TEST
 START_TEST(test_totals)
 {
     struct gl_block_info b[] = {
-        blk(0x1000, 100, 1, 1), blk(0x2000, 200, 2, 2), blk(0x3000, 400, 3, 3),
+        blk(0x1000, 100, 1, 1), blk(0x2000, 200, 2, 2),  blk(0x3000, 400, 3, 3),
         blk(0x4000, 800, 4, 4), blk(0x5000, 1600, 5, 5), blk(0x6000, 3200, 6, 6),
     };
     b[1].aux = GL_LEAK_INDIRECT;

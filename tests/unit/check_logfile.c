@@ -67,8 +67,9 @@ END_TEST
 START_TEST(test_unset_var)
 {
     /* The launcher's check: an unset variable is an error... */
-    expand_fails("log-%q{GL_TEST_UNSET}", true,
-                 "--log-file: environment variable GL_TEST_UNSET (from %q{GL_TEST_UNSET}) is not set");
+    expand_fails(
+        "log-%q{GL_TEST_UNSET}", true,
+        "--log-file: environment variable GL_TEST_UNSET (from %q{GL_TEST_UNSET}) is not set");
     /* ...the runtime's expansion: it is empty. */
     ck_assert_str_eq(expand("log-%q{GL_TEST_UNSET}.txt", 1, false), "log-.txt");
 }
@@ -76,8 +77,10 @@ END_TEST
 
 START_TEST(test_unknown_escape)
 {
-    expand_fails("a%x", true, "--log-file: unknown escape '%x' in 'a%x' (expected %p, %q{VAR} or %%)");
-    expand_fails("a%P", false, "--log-file: unknown escape '%P' in 'a%P' (expected %p, %q{VAR} or %%)");
+    expand_fails("a%x", true,
+                 "--log-file: unknown escape '%x' in 'a%x' (expected %p, %q{VAR} or %%)");
+    expand_fails("a%P", false,
+                 "--log-file: unknown escape '%P' in 'a%P' (expected %p, %q{VAR} or %%)");
     /* A '%' at the very end. */
     expand_fails("trailing%", true,
                  "--log-file: 'trailing%' ends with a lone '%' (write %% for one)");
@@ -98,12 +101,15 @@ START_TEST(test_too_long)
 {
     char small[8];
     /* 7 characters and the NUL fit in 8 bytes; 8 do not. */
-    ck_assert_int_eq(gl_logfile_expand("1234567", 1, true, small, sizeof small, err, sizeof err), 0);
+    ck_assert_int_eq(gl_logfile_expand("1234567", 1, true, small, sizeof small, err, sizeof err),
+                     0);
     ck_assert_str_eq(small, "1234567");
-    ck_assert_int_eq(gl_logfile_expand("12345678", 1, true, small, sizeof small, err, sizeof err), -1);
+    ck_assert_int_eq(gl_logfile_expand("12345678", 1, true, small, sizeof small, err, sizeof err),
+                     -1);
     ck_assert_str_eq(err, "--log-file: expanded file name is too long: '12345678'");
     /* Expansions count: "%p" is 2 characters but expands to 9. */
-    ck_assert_int_eq(gl_logfile_expand("%p", 123456789, true, small, sizeof small, err, sizeof err), -1);
+    ck_assert_int_eq(gl_logfile_expand("%p", 123456789, true, small, sizeof small, err, sizeof err),
+                     -1);
     ck_assert_str_eq(err, "--log-file: expanded file name is too long: '%p'");
     ck_assert_int_eq(
         gl_logfile_expand("%q{GL_TEST_VAR}xyz", 1, true, small, sizeof small, err, sizeof err), -1);

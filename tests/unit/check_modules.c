@@ -17,9 +17,11 @@ START_TEST(test_role_for_path)
 {
     ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcupti.so.13"), GL_MOD_CUPTI);
     ck_assert_int_eq(gl_module_role_for_path("libcupti.so"), GL_MOD_CUPTI);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/x86_64-linux-gnu/libcuda.so.1"), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+                     GL_MOD_DRIVER);
     ck_assert_int_eq(gl_module_role_for_path("libcuda.so"), GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcudart.so.13"), GL_MOD_CUDART);
+    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcudart.so.13"),
+                     GL_MOD_CUDART);
     ck_assert_int_eq(gl_module_role_for_path("libcudart.so.13.0.48"), GL_MOD_CUDART);
     /* pip wheels carry hashed copies. */
     ck_assert_int_eq(gl_module_role_for_path("/site-packages/torch/lib/libcudart-abc.so"),
@@ -38,7 +40,8 @@ START_TEST(test_role_for_path_near_misses)
     /* Names that merely start like CUDA's libraries. */
     ck_assert_int_eq(gl_module_role_for_path("/usr/lib/libcudadebugger.so.1"), GL_MOD_OTHER);
     ck_assert_int_eq(gl_module_role_for_path("/usr/lib/libcuda_wrapper.so"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcudart_static.a"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcudart_static.a"),
+                     GL_MOD_OTHER);
     /* Only the file name counts, not the directories. */
     ck_assert_int_eq(gl_module_role_for_path("/opt/libcuda.so.1/libfoo.so"), GL_MOD_OTHER);
     ck_assert_int_eq(gl_module_role_for_path("/opt/libgpuleak/libbar.so"), GL_MOD_OTHER);
@@ -112,8 +115,9 @@ END_TEST
 START_TEST(test_refresh_finds_loaded_objects)
 {
     const char *src = NULL;
-    static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libz.so.1", "/usr/lib/libz.so.1",
-                                             "/lib64/libz.so.1", "/usr/lib64/libz.so.1"};
+    static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libz.so.1",
+                                             "/usr/lib/libz.so.1", "/lib64/libz.so.1",
+                                             "/usr/lib64/libz.so.1"};
     for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
         if (access(candidates[i], R_OK) == 0)
             src = candidates[i];
@@ -148,7 +152,8 @@ START_TEST(test_refresh_finds_loaded_objects)
     ck_assert_int_eq(gl_module_role((uintptr_t)fn), GL_MOD_CUPTI);
     /* Nothing else of this process is CUDA's: libc, this program. */
     ck_assert_int_eq(gl_module_role((uintptr_t)&printf), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role((uintptr_t)&test_refresh_finds_loaded_objects_fn), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_module_role((uintptr_t)&test_refresh_finds_loaded_objects_fn),
+                     GL_MOD_OTHER);
     dlclose(h);
 }
 END_TEST

@@ -96,11 +96,13 @@ END_TEST
 
 START_TEST(test_leak_check_bad)
 {
-    parse_bad("--leak-check=maybe", "--leak-check: invalid value 'maybe' (expected no|summary|full)");
+    parse_bad("--leak-check=maybe",
+              "--leak-check: invalid value 'maybe' (expected no|summary|full)");
     parse_bad("--leak-check=", "--leak-check: invalid value '' (expected no|summary|full)");
     parse_bad("--leak-check=FULL", "--leak-check: invalid value 'FULL' (expected no|summary|full)");
     parse_bad("--leak-check=ful", "--leak-check: invalid value 'ful' (expected no|summary|full)");
-    parse_bad("--leak-check=fully", "--leak-check: invalid value 'fully' (expected no|summary|full)");
+    parse_bad("--leak-check=fully",
+              "--leak-check: invalid value 'fully' (expected no|summary|full)");
     parse_bad("--leak-check", "--leak-check: expects a value: --leak-check=no|summary|full");
 }
 END_TEST
@@ -130,15 +132,19 @@ END_TEST
 START_TEST(test_show_leak_kinds_bad)
 {
 #define KINDS_EXPECTED "(expected definite,indirect,possible,reachable,cached|all|none)"
-    parse_bad("--show-leak-kinds=bogus", "--show-leak-kinds: invalid value 'bogus' " KINDS_EXPECTED);
-    parse_bad("--show-leak-kinds=definite,", "--show-leak-kinds: invalid value 'definite,' " KINDS_EXPECTED);
-    parse_bad("--show-leak-kinds=,definite", "--show-leak-kinds: invalid value ',definite' " KINDS_EXPECTED);
+    parse_bad("--show-leak-kinds=bogus",
+              "--show-leak-kinds: invalid value 'bogus' " KINDS_EXPECTED);
+    parse_bad("--show-leak-kinds=definite,",
+              "--show-leak-kinds: invalid value 'definite,' " KINDS_EXPECTED);
+    parse_bad("--show-leak-kinds=,definite",
+              "--show-leak-kinds: invalid value ',definite' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds=definite,,cached",
               "--show-leak-kinds: invalid value 'definite,,cached' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds=", "--show-leak-kinds: invalid value '' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds=all,definite",
               "--show-leak-kinds: invalid value 'all,definite' " KINDS_EXPECTED);
-    parse_bad("--show-leak-kinds=definitely", "--show-leak-kinds: invalid value 'definitely' " KINDS_EXPECTED);
+    parse_bad("--show-leak-kinds=definitely",
+              "--show-leak-kinds: invalid value 'definitely' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds",
               "--show-leak-kinds: expects a value: "
               "--show-leak-kinds=definite,indirect,possible,reachable,cached|all|none");
@@ -185,7 +191,8 @@ START_TEST(test_show_below_main)
     ck_assert_int_eq(opt.show_below_main, false);
     parse_ok("--show-below-main"); /* a flag alone means yes */
     ck_assert_int_eq(opt.show_below_main, true);
-    parse_bad("--show-below-main=maybe", "--show-below-main: invalid value 'maybe' (expected yes|no)");
+    parse_bad("--show-below-main=maybe",
+              "--show-below-main: invalid value 'maybe' (expected yes|no)");
     parse_bad("--show-below-main=", "--show-below-main: invalid value '' (expected yes|no)");
     parse_bad("--show-below-main=1", "--show-below-main: invalid value '1' (expected yes|no)");
 }
@@ -334,8 +341,8 @@ END_TEST
 START_TEST(test_serialize_round_trip_awkward_paths)
 {
     static const char *const paths[] = {
-        " leading space", "trailing backslash\\", "\\\\double", "tab\there", "new\nline",
-        "%q{HOME}/a b/%p.log", "a  two  spaces",
+        " leading space", "trailing backslash\\", "\\\\double",     "tab\there",
+        "new\nline",      "%q{HOME}/a b/%p.log",  "a  two  spaces",
     };
     for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
         gl_options_defaults(&opt);
@@ -434,11 +441,23 @@ END_TEST
 /* ---- the table ---- */
 
 static const char *const expected_names[] = {
-    "leak-check",      "show-leak-kinds",     "num-callers",   "show-below-main",
-    "log-file",        "suppressions",        "default-suppressions",
-    "gen-suppressions", "errors-for-leak-kinds", "error-exitcode", "exit-on-first-error",
-    "xml",             "xml-file",            "json-file",     "tool",
-    "quiet",           "verbose",
+    "leak-check",
+    "show-leak-kinds",
+    "num-callers",
+    "show-below-main",
+    "log-file",
+    "suppressions",
+    "default-suppressions",
+    "gen-suppressions",
+    "errors-for-leak-kinds",
+    "error-exitcode",
+    "exit-on-first-error",
+    "xml",
+    "xml-file",
+    "json-file",
+    "tool",
+    "quiet",
+    "verbose",
 };
 #define NEXPECTED (sizeof expected_names / sizeof *expected_names)
 

@@ -287,13 +287,10 @@ START_TEST(test_document)
     standard_records();
     char *text = render();
     JSON_CHECK(
-        "d['format'] == 'gpuleak-report'",
-        "d['format_version'] == 1",
+        "d['format'] == 'gpuleak-report'", "d['format_version'] == 1",
         "d['tool'] == 'gpuleak' and d['version'] == '0.1.0'",
-        "d['pid'] == 4242 and d['ppid'] == 4000",
-        "abs(d['elapsed_s'] - 1.5) < 1e-9",
-        "d['command'] == './app --size 1M'",
-        "d['argv'] == ['./app', '--size', '1M']",
+        "d['pid'] == 4242 and d['ppid'] == 4000", "abs(d['elapsed_s'] - 1.5) < 1e-9",
+        "d['command'] == './app --size 1M'", "d['argv'] == ['./app', '--size', '1M']",
         "d['options'] == ['--leak-check=full', '--json-file=out.json']",
         "d['devices'] == [{'ordinal': 0, 'name': 'NVIDIA H200'}, {'ordinal': 2, 'name': None}]",
         /* Every record, shown or not, in order. */
@@ -422,17 +419,16 @@ START_TEST(test_block_kinds)
     blocks[i->block_begin].kind = GL_MEM_IPC;
     i->first = blocks[i->block_begin];
     char *text = render();
-    JSON_CHECK(
-        "d['records'][0]['block_list'][0]['stream'] == '0x5eed000'",
-        "d['records'][0]['block_list'][0]['memory_kind'] == 'stream-ordered memory'",
-        "d['records'][0]['block_list'][0]['driver_api'] == 'cuMemAllocAsync'",
-        "d['records'][1]['block_list'][0]['handle'] == '0x1234'",
-        "'address' not in d['records'][1]['block_list'][0]",
-        "d['records'][1]['block_list'][0]['released'] is True",
-        "d['records'][1]['block_list'][0]['mappings'] == 1",
-        "d['records'][1]['block_list'][0]['size_unknown'] is True",
-        "d['records'][2]['block_list'][0]['imported'] is True",
-        "'released' not in d['records'][2]['block_list'][0]");
+    JSON_CHECK("d['records'][0]['block_list'][0]['stream'] == '0x5eed000'",
+               "d['records'][0]['block_list'][0]['memory_kind'] == 'stream-ordered memory'",
+               "d['records'][0]['block_list'][0]['driver_api'] == 'cuMemAllocAsync'",
+               "d['records'][1]['block_list'][0]['handle'] == '0x1234'",
+               "'address' not in d['records'][1]['block_list'][0]",
+               "d['records'][1]['block_list'][0]['released'] is True",
+               "d['records'][1]['block_list'][0]['mappings'] == 1",
+               "d['records'][1]['block_list'][0]['size_unknown'] is True",
+               "d['records'][2]['block_list'][0]['imported'] is True",
+               "'released' not in d['records'][2]['block_list'][0]");
     free(text);
 }
 END_TEST

@@ -28,8 +28,16 @@ static const char *fake_device_name(int device, void *arg)
 }
 
 /* Stack ids name canned stacks. */
-enum { STACK_NONE = 0, STACK_MALLOC = 1, STACK_HOST = 2, STACK_ASYNC = 3, STACK_VMM = 4,
-       STACK_DRIVER = 5, STACK_LONG = 6, STACK_SMALL = 7 };
+enum {
+    STACK_NONE = 0,
+    STACK_MALLOC = 1,
+    STACK_HOST = 2,
+    STACK_ASYNC = 3,
+    STACK_VMM = 4,
+    STACK_DRIVER = 5,
+    STACK_LONG = 6,
+    STACK_SMALL = 7
+};
 
 static const struct gl_frame malloc_frames[] = {
     {0x55ed7b831993, "cudaMalloc", NULL, 0, "/work/app"},
@@ -66,10 +74,10 @@ static unsigned fake_stack_frames(uint32_t stack, struct gl_frame *out, unsigned
     const struct gl_frame *f = NULL;
     unsigned n = 0;
     switch (stack) {
-#define CASE(id, arr)                                                                          \
-    case id:                                                                                   \
-        f = arr;                                                                               \
-        n = sizeof arr / sizeof *arr;                                                          \
+#define CASE(id, arr)                                                                              \
+    case id:                                                                                       \
+        f = arr;                                                                                   \
+        n = sizeof arr / sizeof *arr;                                                              \
         break;
         CASE(STACK_MALLOC, malloc_frames)
         CASE(STACK_HOST, host_frames)
@@ -177,8 +185,9 @@ static struct gl_loss_record *add_record(enum gl_leak_kind kind, uint32_t stack,
     r->seq_min = seq_min;
     r->seq_max = seq_max;
     bool host = mem == GL_MEM_HOST_PINNED || mem == GL_MEM_HOST_REGISTERED;
-    r->devices = host ? 1ULL << GL_RECORD_HOST_BIT
-                      : device >= 0 ? 1ULL << device : 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
+    r->devices = host          ? 1ULL << GL_RECORD_HOST_BIT
+                 : device >= 0 ? 1ULL << device
+                               : 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
     r->first.key = key;
     r->first.size = bytes / blocks;
     r->first.seq = seq_min;
@@ -227,7 +236,8 @@ static void expect_report(const char *want)
 
 #define P "==4242== "
 #define BLANK "==4242==\n"
-#define PREAMBLE P "gpuleak-0.1.0, a GPU memory leak detector\n" P "Command: ./app --size 1M\n" BLANK
+#define PREAMBLE                                                                                   \
+    P "gpuleak-0.1.0, a GPU memory leak detector\n" P "Command: ./app --size 1M\n" BLANK
 
 /* The second line of GPU MEMORY SUMMARY is spelled as in issue 2's example report,
  * "==4242==   total GPU usage:", which puts its colon one column left of the other
@@ -235,36 +245,35 @@ static void expect_report(const char *want)
 #define TOTAL_USAGE "  total GPU usage: "
 #define IMPORTED " of which imported: "
 
-#define GPU_SUMMARY(in_use_bytes, in_use_blocks, allocs, frees, bytes, peak)                   \
-    P "GPU MEMORY SUMMARY:\n" P "    in use at exit: " in_use_bytes " bytes in " in_use_blocks      \
-      " blocks\n" P TOTAL_USAGE allocs " allocs, " frees " frees, " bytes                      \
+#define GPU_SUMMARY(in_use_bytes, in_use_blocks, allocs, frees, bytes, peak)                       \
+    P "GPU MEMORY SUMMARY:\n" P "    in use at exit: " in_use_bytes " bytes in " in_use_blocks     \
+      " blocks\n" P TOTAL_USAGE allocs " allocs, " frees " frees, " bytes                          \
       " bytes allocated, peak " peak " bytes\n" BLANK
 
-#define LEAK_SUMMARY(def, ind, pos, reach, cached)                                             \
-    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P   \
-      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                    \
+#define LEAK_SUMMARY(def, ind, pos, reach, cached)                                                 \
+    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P      \
+      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                        \
       "            cached: " cached "\n" P "        suppressed: 0 bytes in 0 blocks\n"
 #define NONE "0 bytes in 0 blocks"
 
 #define ERRORS(n) P "ERROR SUMMARY: " n " errors from " n " contexts (suppressed: 0 from 0)\n"
 
-#define LEAK_SUMMARY_S(def, ind, pos, reach, cached, supp)                                     \
-    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P   \
-      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                    \
+#define LEAK_SUMMARY_S(def, ind, pos, reach, cached, supp)                                         \
+    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P      \
+      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                        \
       "            cached: " cached "\n" P "        suppressed: " supp "\n"
-#define ERRORS_S(n, s)                                                                         \
+#define ERRORS_S(n, s)                                                                             \
     P "ERROR SUMMARY: " n " errors from " n " contexts (suppressed: " s " from " s ")\n"
 
 /* The canned stacks' lines. */
 #define SMALL_AT P "   at 0x401500: cudaMalloc (in /work/app)\n"
-#define MALLOC_AT                                                                              \
-    P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n"                                      \
-    P "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n"                          \
-    P "   by 0x7F12AA001000: ???\n"                                                            \
-    P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
-#define DEV_BLOCK(addr, seq)                                                                   \
-    P " Block " addr " on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #" \
-      seq "\n"
+#define MALLOC_AT                                                                                  \
+    P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n" P                                        \
+      "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n" P                            \
+      "   by 0x7F12AA001000: ???\n" P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
+#define DEV_BLOCK(addr, seq)                                                                       \
+    P " Block " addr " on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #" seq \
+      "\n"
 
 /* ---- reports ---- */
 
@@ -273,19 +282,15 @@ START_TEST(test_full_report_one_record)
     add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1048576, 1, 11, 11, 0x7fa473e00000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(11, 10, 1089536, 1048576);
-    expect_report(PREAMBLE
-                  P "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"
-                  P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n"
-                  P "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n"
-                  P "   by 0x7F12AA001000: ???\n"
-                  P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
-                  P " Block 0x7fa473e00000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
-                    "allocation #11\n"
-                  BLANK
-                  GPU_SUMMARY("1,048,576", "1", "11", "10", "1,089,536", "1,048,576")
-                  LEAK_SUMMARY("1,048,576 bytes in 1 blocks", NONE, NONE, NONE, NONE)
-                  BLANK
-                  ERRORS("1"));
+    expect_report(
+        PREAMBLE P
+        "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 1\n" P
+        "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n" P
+        "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n" P
+        "   by 0x7F12AA001000: ???\n" P "   by 0x55ED7B7EDD26: main (app.cu:19)\n" P
+        " Block 0x7fa473e00000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+        "allocation #11\n" BLANK GPU_SUMMARY("1,048,576", "1", "11", "10", "1,089,536", "1,048,576")
+            LEAK_SUMMARY("1,048,576 bytes in 1 blocks", NONE, NONE, NONE, NONE) BLANK ERRORS("1"));
     ck_assert_uint_eq(max_seen, 12); /* --num-callers */
 }
 END_TEST
@@ -297,24 +302,21 @@ START_TEST(test_record_of_many_blocks)
     add_record(GL_LEAK_DEFINITE, STACK_SMALL, 4096000000, 1001, 200, 5000, 0x7fd200000000,
                GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 2);
     usage(1200, 99, 4096409600, 4096409600);
-    expect_report(PREAMBLE
-                  P "409,600 bytes in 100 blocks are definitely lost in loss record 1 of 2\n"
-                  P "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n"
-                  P "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n"
-                  P "   by 0x7F12AA001000: ???\n"
-                  P "   by 0x55ED7B7EDD26: main (app.cu:19)\n"
-                  P " Blocks 0x7fd1bbe00000 and 99 more on device 0 (NVIDIA H200): device memory from "
-                    "cudaMalloc, allocations #3 to #102\n"
-                  BLANK
-                  P "4,096,000,000 bytes in 1,001 blocks are definitely lost in loss record 2 of 2\n"
-                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
-                  P " Blocks 0x7fd200000000 and 1,000 more on device 2 (NVIDIA H100 80GB HBM3): device "
-                    "memory from cudaMalloc, allocations #200 to #5000\n"
-                  BLANK
-                  GPU_SUMMARY("4,096,409,600", "1,101", "1,200", "99", "4,096,409,600", "4,096,409,600")
-                  LEAK_SUMMARY("4,096,409,600 bytes in 1,101 blocks", NONE, NONE, NONE, NONE)
-                  BLANK
-                  ERRORS("2"));
+    expect_report(
+        PREAMBLE P
+        "409,600 bytes in 100 blocks are definitely lost in loss record 1 of 2\n" P
+        "   at 0x55ED7B831993: cudaMalloc (in /work/app)\n" P
+        "   by 0x55ED7B7EDBE4: make_buffer(unsigned long) (app.cu:8)\n" P
+        "   by 0x7F12AA001000: ???\n" P "   by 0x55ED7B7EDD26: main (app.cu:19)\n" P
+        " Blocks 0x7fd1bbe00000 and 99 more on device 0 (NVIDIA H200): device memory from "
+        "cudaMalloc, allocations #3 to #102\n" BLANK P
+        "4,096,000,000 bytes in 1,001 blocks are definitely lost in loss record 2 of 2\n" P
+        "   at 0x401500: cudaMalloc (in /work/app)\n" P
+        " Blocks 0x7fd200000000 and 1,000 more on device 2 (NVIDIA H100 80GB HBM3): device "
+        "memory from cudaMalloc, allocations #200 to #5000\n" BLANK GPU_SUMMARY(
+            "4,096,409,600", "1,101", "1,200", "99", "4,096,409,600", "4,096,409,600")
+            LEAK_SUMMARY("4,096,409,600 bytes in 1,101 blocks", NONE, NONE, NONE, NONE)
+                BLANK ERRORS("2"));
 }
 END_TEST
 
@@ -326,36 +328,32 @@ START_TEST(test_host_async_vmm_thread)
                                           0x7f0000800000, GL_MEM_ASYNC, GL_API_cuMemAllocAsync, 0);
     a->first.aux = 0x5eed000; /* the stream */
     struct gl_loss_record *v =
-        add_record(GL_LEAK_DEFINITE, STACK_VMM, 2097152, 1, 2, 2, gl_key_make(GL_NS_VMM_HANDLE, 0x1234),
-                   GL_MEM_VMM, GL_API_cuMemCreate, 0);
+        add_record(GL_LEAK_DEFINITE, STACK_VMM, 2097152, 1, 2, 2,
+                   gl_key_make(GL_NS_VMM_HANDLE, 0x1234), GL_MEM_VMM, GL_API_cuMemCreate, 0);
     v->first.flags = GL_BLK_RELEASED;
     v->first.tid = 4300; /* another thread */
     vmm_addrs[0] = 0x7f2000000000;
     vmm_naddrs = 1;
     usage(3, 0, 2097452, 2097452);
-    expect_report(PREAMBLE
-                  P "100 bytes in 1 blocks are definitely lost in loss record 1 of 3\n"
-                  P "   at 0x7F0000001000: cudaMallocHost (in /usr/local/cuda/lib64/libcudart.so.13)\n"
-                  P "   by 0x401100: pinned_staging() (io.cpp:42)\n"
-                  P " Block 0x7fff00001000 in host memory: pinned host memory from cudaMallocHost, "
-                    "allocation #5\n"
-                  BLANK
-                  P "200 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
-                  P "   at 0x401000: cudaMallocAsync (in /work/app)\n"
-                  P "   by 0x401200: Pool::grow(int) (pool.cc:120)\n"
-                  P " Block 0x7f0000800000 on device 0 (NVIDIA H200): stream-ordered memory from "
-                    "cudaMallocAsync on stream 0x5eed000, allocation #7\n"
-                  BLANK
-                  P "2,097,152 bytes in 1 blocks are definitely lost in loss record 3 of 3\n"
-                  P "   at 0x7F0000002000: cuMemCreate (in /usr/lib/x86_64-linux-gnu/libcuda.so.1)\n"
-                  P "   by 0x401300: reserve (vmm.c:77)\n"
-                  P " Handle 0x1234 on device 0 (NVIDIA H200): VMM physical memory from cuMemCreate, "
-                    "allocation #2, thread 4300, released, still mapped at 0x7f2000000000\n"
-                  BLANK
-                  GPU_SUMMARY("2,097,452", "3", "3", "0", "2,097,452", "2,097,452")
-                  LEAK_SUMMARY("2,097,452 bytes in 3 blocks", NONE, NONE, NONE, NONE)
-                  BLANK
-                  ERRORS("3"));
+    expect_report(
+        PREAMBLE P
+        "100 bytes in 1 blocks are definitely lost in loss record 1 of 3\n" P
+        "   at 0x7F0000001000: cudaMallocHost (in /usr/local/cuda/lib64/libcudart.so.13)\n" P
+        "   by 0x401100: pinned_staging() (io.cpp:42)\n" P
+        " Block 0x7fff00001000 in host memory: pinned host memory from cudaMallocHost, "
+        "allocation #5\n" BLANK P
+        "200 bytes in 1 blocks are definitely lost in loss record 2 of 3\n" P
+        "   at 0x401000: cudaMallocAsync (in /work/app)\n" P
+        "   by 0x401200: Pool::grow(int) (pool.cc:120)\n" P
+        " Block 0x7f0000800000 on device 0 (NVIDIA H200): stream-ordered memory from "
+        "cudaMallocAsync on stream 0x5eed000, allocation #7\n" BLANK P
+        "2,097,152 bytes in 1 blocks are definitely lost in loss record 3 of 3\n" P
+        "   at 0x7F0000002000: cuMemCreate (in /usr/lib/x86_64-linux-gnu/libcuda.so.1)\n" P
+        "   by 0x401300: reserve (vmm.c:77)\n" P
+        " Handle 0x1234 on device 0 (NVIDIA H200): VMM physical memory from cuMemCreate, "
+        "allocation #2, thread 4300, released, still mapped at 0x7f2000000000\n" BLANK GPU_SUMMARY(
+            "2,097,452", "3", "3", "0", "2,097,452", "2,097,452")
+            LEAK_SUMMARY("2,097,452 bytes in 3 blocks", NONE, NONE, NONE, NONE) BLANK ERRORS("3"));
 }
 END_TEST
 
@@ -379,8 +377,9 @@ static char *block_line_of(void)
 
 START_TEST(test_block_line_variants)
 {
-    struct gl_loss_record *r = add_record(GL_LEAK_DEFINITE, STACK_ASYNC, 64, 1, 9, 9, 0x7f0000a00000,
-                                          GL_MEM_ASYNC, GL_API_cuMemAllocAsync_ptsz, 1);
+    struct gl_loss_record *r =
+        add_record(GL_LEAK_DEFINITE, STACK_ASYNC, 64, 1, 9, 9, 0x7f0000a00000, GL_MEM_ASYNC,
+                   GL_API_cuMemAllocAsync_ptsz, 1);
     char *line;
     /* A device without a name; the default streams. */
     r->first.aux = 0;
@@ -390,11 +389,13 @@ START_TEST(test_block_line_variants)
     free(line);
     r->first.aux = 1;
     line = block_line_of();
-    ck_assert_ptr_nonnull(strstr(line, "cudaMallocAsync on the legacy default stream, allocation #9"));
+    ck_assert_ptr_nonnull(
+        strstr(line, "cudaMallocAsync on the legacy default stream, allocation #9"));
     free(line);
     r->first.aux = 2;
     line = block_line_of();
-    ck_assert_ptr_nonnull(strstr(line, "cudaMallocAsync on the per-thread default stream, allocation #9"));
+    ck_assert_ptr_nonnull(
+        strstr(line, "cudaMallocAsync on the per-thread default stream, allocation #9"));
     free(line);
 
     /* An unknown device. */
@@ -402,15 +403,17 @@ START_TEST(test_block_line_variants)
     r->first.device = -1;
     r->devices = 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
     line = block_line_of();
-    ck_assert_str_eq(line, P " Block 0x7f0000a00000 on an unknown device: stream-ordered memory from "
-                             "cudaMallocAsync on stream 0x10, allocation #9");
+    ck_assert_str_eq(line,
+                     P " Block 0x7f0000a00000 on an unknown device: stream-ordered memory from "
+                       "cudaMallocAsync on stream 0x10, allocation #9");
     free(line);
 
     /* No stack: the driver entry point names the API. */
     r->stack = STACK_NONE;
     line = block_line_of();
-    ck_assert_str_eq(line, P " Block 0x7f0000a00000 on an unknown device: stream-ordered memory from "
-                             "cuMemAllocAsync_ptsz on stream 0x10, allocation #9");
+    ck_assert_str_eq(line,
+                     P " Block 0x7f0000a00000 on an unknown device: stream-ordered memory from "
+                       "cuMemAllocAsync_ptsz on stream 0x10, allocation #9");
     free(line);
 
     /* Several devices, and a size that is not known. */
@@ -422,8 +425,9 @@ START_TEST(test_block_line_variants)
     r->size_unknown = 2;
     r->devices = (1ULL << 0) | (1ULL << 3) | (1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT);
     line = block_line_of();
-    ck_assert_str_eq(line, P " Blocks 0x7f0000a00000 and 2 more on devices 0, 3, unknown: IPC-imported "
-                             "memory from cuIpcOpenMemHandle_v2, allocations #9 to #12, size unknown");
+    ck_assert_str_eq(line,
+                     P " Blocks 0x7f0000a00000 and 2 more on devices 0, 3, unknown: IPC-imported "
+                       "memory from cuIpcOpenMemHandle_v2, allocations #9 to #12, size unknown");
     free(line);
 }
 END_TEST
@@ -434,45 +438,49 @@ START_TEST(test_vmm_variants)
         add_record(GL_LEAK_DEFINITE, STACK_VMM, 4096, 1, 4, 4, gl_key_make(GL_NS_VMM_HANDLE, 0xabc),
                    GL_MEM_VMM, GL_API_cuMemCreate, 2);
     char *line = block_line_of();
-    ck_assert_str_eq(line, P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
-                             "from cuMemCreate, allocation #4, not mapped");
+    ck_assert_str_eq(line,
+                     P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
+                       "from cuMemCreate, allocation #4, not mapped");
     free(line);
     vmm_addrs[0] = 0x7f3000000000;
     vmm_addrs[1] = 0x7f3100000000;
     vmm_addrs[2] = 0x7f3200000000;
     vmm_naddrs = 3;
     line = block_line_of();
-    ck_assert_str_eq(line, P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
-                             "from cuMemCreate, allocation #4, still mapped at 0x7f3000000000 and 2 more");
+    ck_assert_str_eq(line, P
+                     " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
+                     "from cuMemCreate, allocation #4, still mapped at 0x7f3000000000 and 2 more");
     free(line);
     v->first.flags = GL_BLK_RELEASED;
     vmm_naddrs = 0;
     line = block_line_of();
-    ck_assert_str_eq(line, P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
-                             "from cuMemCreate, allocation #4, released, not mapped");
+    ck_assert_str_eq(line,
+                     P " Handle 0xabc on device 2 (NVIDIA H100 80GB HBM3): VMM physical memory "
+                       "from cuMemCreate, allocation #4, released, not mapped");
     free(line);
 }
 END_TEST
 
 START_TEST(test_arrays_and_other_threads)
 {
-    struct gl_loss_record *r = add_record(GL_LEAK_DEFINITE, STACK_DRIVER, 40000, 1, 6, 6,
-                                          gl_key_make(GL_NS_ARRAY, 0xa1a1), GL_MEM_ARRAY,
-                                          GL_API_cuArrayCreate_v2, 0);
+    struct gl_loss_record *r =
+        add_record(GL_LEAK_DEFINITE, STACK_DRIVER, 40000, 1, 6, 6, gl_key_make(GL_NS_ARRAY, 0xa1a1),
+                   GL_MEM_ARRAY, GL_API_cuArrayCreate_v2, 0);
     r->first.tid = 777;
     char *text = render();
-    ck_assert_ptr_nonnull(strstr(text, P "   at 0x7F0000003000: cuMemAlloc_v2 (in /usr/lib/x86_64-linux-gnu/"
-                                         "libcuda.so.1)\n"
-                                       P "   by 0x401400: ??? (in /work/app)\n"
-                                       P " Array 0xa1a1 on device 0 (NVIDIA H200): CUDA array from "
-                                         "cuMemAlloc_v2, allocation #6, thread 777\n"));
+    ck_assert_ptr_nonnull(
+        strstr(text, P "   at 0x7F0000003000: cuMemAlloc_v2 (in /usr/lib/x86_64-linux-gnu/"
+                       "libcuda.so.1)\n" P "   by 0x401400: ??? (in /work/app)\n" P
+                       " Array 0xa1a1 on device 0 (NVIDIA H200): CUDA array from "
+                       "cuMemAlloc_v2, allocation #6, thread 777\n"));
     free(text);
     /* Records of several blocks name no thread: they may come from several. */
     r->blocks = 2;
     r->seq_max = 8;
     text = render();
-    ck_assert_ptr_nonnull(strstr(text, P " Arrays 0xa1a1 and 1 more on device 0 (NVIDIA H200): CUDA "
-                                         "array from cuMemAlloc_v2, allocations #6 to #8\n"));
+    ck_assert_ptr_nonnull(strstr(text,
+                                 P " Arrays 0xa1a1 and 1 more on device 0 (NVIDIA H200): CUDA "
+                                   "array from cuMemAlloc_v2, allocations #6 to #8\n"));
     free(text);
 }
 END_TEST
@@ -484,10 +492,10 @@ START_TEST(test_num_callers)
                GL_API_cuMemAlloc_v2, 0);
     char *text = render();
     ck_assert_uint_eq(max_seen, 3);
-    ck_assert_ptr_nonnull(strstr(text, P "   at 0x402000: level0 (deep.c:1)\n"
-                                       P "   by 0x402010: level1 (deep.c:2)\n"
-                                       P "   by 0x402020: level2 (deep.c:3)\n"
-                                       P " Block 0x7f0000000000 on device 0 (NVIDIA H200): device "
+    ck_assert_ptr_nonnull(strstr(text, P "   at 0x402000: level0 (deep.c:1)\n" P
+                                         "   by 0x402010: level1 (deep.c:2)\n" P
+                                         "   by 0x402020: level2 (deep.c:3)\n" P
+                                         " Block 0x7f0000000000 on device 0 (NVIDIA H200): device "
                                          "memory from cuMemAlloc_v2, allocation #1\n"));
     free(text);
     opt.num_callers = 64;
@@ -503,16 +511,13 @@ START_TEST(test_no_stack)
     add_record(GL_LEAK_DEFINITE, STACK_NONE, 512, 1, 1, 1, 0x7f0000000000, GL_MEM_MANAGED,
                GL_API_cuMemAllocManaged, 0);
     usage(1, 0, 512, 512);
-    expect_report(PREAMBLE
-                  P "512 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"
-                  P "   (no stack recorded)\n"
-                  P " Block 0x7f0000000000 on device 0 (NVIDIA H200): managed memory from "
-                    "cuMemAllocManaged, allocation #1\n"
-                  BLANK
-                  GPU_SUMMARY("512", "1", "1", "0", "512", "512")
-                  LEAK_SUMMARY("512 bytes in 1 blocks", NONE, NONE, NONE, NONE)
-                  BLANK
-                  ERRORS("1"));
+    expect_report(
+        PREAMBLE P
+        "512 bytes in 1 blocks are definitely lost in loss record 1 of 1\n" P
+        "   (no stack recorded)\n" P
+        " Block 0x7f0000000000 on device 0 (NVIDIA H200): managed memory from "
+        "cuMemAllocManaged, allocation #1\n" BLANK GPU_SUMMARY("512", "1", "1", "0", "512", "512")
+            LEAK_SUMMARY("512 bytes in 1 blocks", NONE, NONE, NONE, NONE) BLANK ERRORS("1"));
 }
 END_TEST
 
@@ -524,12 +529,10 @@ START_TEST(test_leak_check_summary)
     add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 3000, 1, 3, 3, 0x7f0000100000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(5, 2, 6000, 5000);
-    expect_report(PREAMBLE
-                  GPU_SUMMARY("4,000", "3", "5", "2", "6,000", "5,000")
-                  LEAK_SUMMARY("1,000 bytes in 2 blocks", NONE, "3,000 bytes in 1 blocks", NONE, NONE)
-                  P "Rerun with --leak-check=full to see details of leaked memory\n"
-                  BLANK
-                  ERRORS("0"));
+    expect_report(
+        PREAMBLE GPU_SUMMARY("4,000", "3", "5", "2", "6,000", "5,000")
+            LEAK_SUMMARY("1,000 bytes in 2 blocks", NONE, "3,000 bytes in 1 blocks", NONE, NONE) P
+        "Rerun with --leak-check=full to see details of leaked memory\n" BLANK ERRORS("0"));
     ck_assert_uint_eq(gl_report_error_count(&in), 0);
 }
 END_TEST
@@ -540,11 +543,9 @@ START_TEST(test_leak_check_no)
     add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1000, 2, 1, 2, 0x7f0000000000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(2, 0, 1000, 1000);
-    expect_report(PREAMBLE
-                  GPU_SUMMARY("1,000", "2", "2", "0", "1,000", "1,000")
-                  P "For a detailed leak analysis, rerun with: --leak-check=full\n"
-                  BLANK
-                  ERRORS("0"));
+    expect_report(
+        PREAMBLE GPU_SUMMARY("1,000", "2", "2", "0", "1,000", "1,000") P
+        "For a detailed leak analysis, rerun with: --leak-check=full\n" BLANK ERRORS("0"));
 }
 END_TEST
 
@@ -562,16 +563,15 @@ START_TEST(test_quiet)
                GL_API_cuMemAlloc_v2, 0);
     usage(4, 0, 100, 100);
     /* Only the errors: no preamble, no summaries. */
-    expect_report(P "20 bytes in 1 blocks are definitely lost in loss record 2 of 4\n"
-                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
-                  P " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
-                    "allocation #2\n"
-                  BLANK
-                  P "40 bytes in 1 blocks are possibly lost in loss record 4 of 4\n"
-                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
-                  P " Block 0x7f0000300000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
-                    "allocation #4\n"
-                  BLANK);
+    expect_report(P
+                  "20 bytes in 1 blocks are definitely lost in loss record 2 of 4\n" P
+                  "   at 0x401500: cudaMalloc (in /work/app)\n" P
+                  " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                  "allocation #2\n" BLANK P
+                  "40 bytes in 1 blocks are possibly lost in loss record 4 of 4\n" P
+                  "   at 0x401500: cudaMalloc (in /work/app)\n" P
+                  " Block 0x7f0000300000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                  "allocation #4\n" BLANK);
     ck_assert_uint_eq(gl_report_error_count(&in), 2);
 }
 END_TEST
@@ -594,19 +594,15 @@ START_TEST(test_hidden_kinds)
     add_record(GL_LEAK_CACHED, STACK_SMALL, 300, 3, 3, 5, 0x7f0000200000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(5, 0, 600, 600);
-    expect_report(PREAMBLE
-                  P "200 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
-                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
-                  P " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
-                    "allocation #2\n"
-                  BLANK
-                  GPU_SUMMARY("600", "5", "5", "0", "600", "600")
-                  LEAK_SUMMARY("200 bytes in 1 blocks", NONE, NONE, "100 bytes in 1 blocks",
-                               "300 bytes in 3 blocks")
-                  P "Still reachable, cached blocks are not shown.\n"
-                  P "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n"
-                  BLANK
-                  ERRORS("1"));
+    expect_report(
+        PREAMBLE P
+        "200 bytes in 1 blocks are definitely lost in loss record 2 of 3\n" P
+        "   at 0x401500: cudaMalloc (in /work/app)\n" P
+        " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+        "allocation #2\n" BLANK GPU_SUMMARY("600", "5", "5", "0", "600", "600") LEAK_SUMMARY(
+            "200 bytes in 1 blocks", NONE, NONE, "100 bytes in 1 blocks", "300 bytes in 3 blocks") P
+        "Still reachable, cached blocks are not shown.\n" P
+        "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n" BLANK ERRORS("1"));
 }
 END_TEST
 
@@ -618,29 +614,24 @@ START_TEST(test_show_leak_kinds_selects_records)
     add_record(GL_LEAK_CACHED, STACK_SMALL, 300, 1, 3, 3, 0x7f0000200000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(2, 0, 500, 500);
-    expect_report(PREAMBLE
-                  P "300 bytes in 1 blocks are cached in loss record 2 of 2\n"
-                  P "   at 0x401500: cudaMalloc (in /work/app)\n"
-                  P " Block 0x7f0000200000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
-                    "allocation #3\n"
-                  BLANK
-                  GPU_SUMMARY("500", "2", "2", "0", "500", "500")
-                  LEAK_SUMMARY("200 bytes in 1 blocks", NONE, NONE, NONE, "300 bytes in 1 blocks")
-                  P "Definitely lost blocks are not shown.\n"
-                  P "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n"
-                  BLANK
-                  ERRORS("1")); /* a hidden definite leak is still an error */
+    expect_report(
+        PREAMBLE P
+        "300 bytes in 1 blocks are cached in loss record 2 of 2\n" P
+        "   at 0x401500: cudaMalloc (in /work/app)\n" P
+        " Block 0x7f0000200000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+        "allocation #3\n" BLANK GPU_SUMMARY("500", "2", "2", "0", "500", "500")
+            LEAK_SUMMARY("200 bytes in 1 blocks", NONE, NONE, NONE, "300 bytes in 1 blocks") P
+        "Definitely lost blocks are not shown.\n" P
+        "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n" BLANK ERRORS(
+            "1")); /* a hidden definite leak is still an error */
 }
 END_TEST
 
 START_TEST(test_no_blocks)
 {
     usage(12, 12, 4096, 2048);
-    expect_report(PREAMBLE
-                  GPU_SUMMARY("0", "0", "12", "12", "4,096", "2,048")
-                  P "All GPU memory was freed -- no leaks are possible\n"
-                  BLANK
-                  ERRORS("0"));
+    expect_report(PREAMBLE GPU_SUMMARY("0", "0", "12", "12", "4,096", "2,048") P
+                  "All GPU memory was freed -- no leaks are possible\n" BLANK ERRORS("0"));
 }
 END_TEST
 
@@ -652,21 +643,28 @@ START_TEST(test_imported_memory)
     lr.imported.blocks = 1;
     usage(1, 0, 0, 0);
     char *text = render();
-    ck_assert_ptr_nonnull(strstr(text, P "    in use at exit: 8,192 bytes in 1 blocks\n"
-                                       P IMPORTED "8,192 bytes in 1 blocks, opened from other processes\n"
-                                       P TOTAL_USAGE "1 allocs, 0 frees, 0 bytes allocated, peak 0 bytes\n"));
+    ck_assert_ptr_nonnull(
+        strstr(text, P "    in use at exit: 8,192 bytes in 1 blocks\n" P IMPORTED
+                       "8,192 bytes in 1 blocks, opened from other processes\n" P TOTAL_USAGE
+                       "1 allocs, 0 frees, 0 bytes allocated, peak 0 bytes\n"));
     free(text);
 }
 END_TEST
 
 START_TEST(test_error_count)
 {
-    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 3, 1, 3, 3, 0x3000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 4, 1, 4, 4, 0x4000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_CACHED, STACK_SMALL, 6, 1, 6, 6, 0x6000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 3, 1, 3, 3, 0x3000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 4, 1, 4, 4, 0x4000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 6, 1, 6, 6, 0x6000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2,
+               0);
     ck_assert_uint_eq(gl_report_error_count(&in), 3);
     char *text = render();
     ck_assert_ptr_nonnull(strstr(text, ERRORS("3")));
@@ -714,8 +712,8 @@ START_TEST(test_summary_colons_aligned)
     char *text = render();
     /* All but "total GPU usage:", spelled as issue 2's example (see TOTAL_USAGE). */
     static const char *const labels[] = {
-        "in use at exit:", "of which imported:", "definitely lost:",
-        "indirectly lost:", "possibly lost:", "still reachable:", "cached:", "suppressed:",
+        "in use at exit:", "of which imported:", "definitely lost:", "indirectly lost:",
+        "possibly lost:",  "still reachable:",   "cached:",          "suppressed:",
     };
     long want = -1;
     char bad[1024] = "";
@@ -738,7 +736,7 @@ END_TEST
 
 /* ---- suppressions, generated suppressions, error gating ---- */
 
-#define SUPP_MALLOC                                                                            \
+#define SUPP_MALLOC                                                                                \
     "{\n   hide-make-buffer\n   gpuleak:Leak\n   fun:cudaMalloc\n   fun:make_buffer*\n}\n"
 
 START_TEST(test_suppressed_records_hidden)
@@ -753,20 +751,14 @@ START_TEST(test_suppressed_records_hidden)
     suppress(SUPP_MALLOC);
     ck_assert_ptr_eq(r2->suppressed_by, &supps.v[0]);
     /* Record 2 is not shown; the others keep their numbers "of 3". */
-    expect_report(PREAMBLE
-                  P "100 bytes in 1 blocks are definitely lost in loss record 1 of 3\n"
-                  SMALL_AT
-                  DEV_BLOCK("0x7f0000000000", "1")
-                  BLANK
-                  P "300 bytes in 1 blocks are possibly lost in loss record 3 of 3\n"
-                  SMALL_AT
-                  DEV_BLOCK("0x7f0000200000", "3")
-                  BLANK
-                  GPU_SUMMARY("600", "3", "3", "0", "600", "600")
-                  LEAK_SUMMARY_S("100 bytes in 1 blocks", NONE, "300 bytes in 1 blocks", NONE, NONE,
-                                 "200 bytes in 1 blocks")
-                  BLANK
-                  ERRORS_S("2", "1"));
+    expect_report(
+        PREAMBLE P
+        "100 bytes in 1 blocks are definitely lost in loss record 1 of 3\n" SMALL_AT DEV_BLOCK(
+            "0x7f0000000000", "1") BLANK P
+        "300 bytes in 1 blocks are possibly lost in loss record 3 of 3\n" SMALL_AT DEV_BLOCK(
+            "0x7f0000200000", "3") BLANK GPU_SUMMARY("600", "3", "3", "0", "600", "600")
+            LEAK_SUMMARY_S("100 bytes in 1 blocks", NONE, "300 bytes in 1 blocks", NONE, NONE,
+                           "200 bytes in 1 blocks") BLANK ERRORS_S("2", "1"));
     ck_assert_uint_eq(gl_report_error_count(&in), 2);
     struct gl_error_counts c;
     gl_report_error_counts(&in, &c);
@@ -785,11 +777,8 @@ START_TEST(test_all_suppressed)
                GL_API_cuMemAlloc_v2, 0);
     usage(5, 0, 1024, 1024);
     suppress(SUPP_MALLOC);
-    expect_report(PREAMBLE
-                  GPU_SUMMARY("1,024", "5", "5", "0", "1,024", "1,024")
-                  LEAK_SUMMARY_S(NONE, NONE, NONE, NONE, NONE, "1,024 bytes in 5 blocks")
-                  BLANK
-                  ERRORS_S("0", "2"));
+    expect_report(PREAMBLE GPU_SUMMARY("1,024", "5", "5", "0", "1,024", "1,024") LEAK_SUMMARY_S(
+        NONE, NONE, NONE, NONE, NONE, "1,024 bytes in 5 blocks") BLANK ERRORS_S("0", "2"));
     /* -q: nothing at all. */
     opt.quiet = true;
     expect_report("");
@@ -808,26 +797,21 @@ START_TEST(test_verbose_used_suppressions)
     add_record(GL_LEAK_DEFINITE, STACK_SMALL, 50, 1, 5, 5, 0x7f0000300000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(5, 0, 4446, 4446);
-    suppress(SUPP_MALLOC                                                    /* lines 1-6 */
-             "{\n   never used\n   gpuleak:Leak\n   fun:nothing\n}\n"     /* lines 7-11 */
+    suppress(SUPP_MALLOC                                                          /* lines 1-6 */
+             "{\n   never used\n   gpuleak:Leak\n   fun:nothing\n}\n"             /* lines 7-11 */
              "{\n   pool cache\n   gpuleak:Cached\n   fun:cudaMallocAsync\n}\n"); /* 12- */
-    expect_report(PREAMBLE
-                  P "50 bytes in 1 blocks are definitely lost in loss record 4 of 4\n"
-                  SMALL_AT
-                  DEV_BLOCK("0x7f0000300000", "5")
-                  BLANK
-                  GPU_SUMMARY("4,446", "5", "5", "0", "4,446", "4,446")
-                  LEAK_SUMMARY_S("50 bytes in 1 blocks", NONE, NONE, NONE, "4,096 bytes in 2 blocks",
-                                 "300 bytes in 2 blocks")
-                  P "Cached blocks are not shown.\n"
-                  P "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n"
-                  BLANK
-                  "--4242-- used_suppression:      2 hide-make-buffer s.supp:1 suppressed: 300 "
-                  "bytes in 2 blocks\n"
-                  "--4242-- used_suppression:      1 pool cache s.supp:12 classified as cached: 4,096 bytes "
-                  "in 2 blocks\n"
-                  BLANK
-                  ERRORS_S("1", "2"));
+    expect_report(
+        PREAMBLE P
+        "50 bytes in 1 blocks are definitely lost in loss record 4 of 4\n" SMALL_AT DEV_BLOCK(
+            "0x7f0000300000", "5") BLANK GPU_SUMMARY("4,446", "5", "5", "0", "4,446", "4,446")
+            LEAK_SUMMARY_S("50 bytes in 1 blocks", NONE, NONE, NONE, "4,096 bytes in 2 blocks",
+                           "300 bytes in 2 blocks") P
+        "Cached blocks are not shown.\n" P
+        "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n" BLANK
+        "--4242-- used_suppression:      2 hide-make-buffer s.supp:1 suppressed: 300 "
+        "bytes in 2 blocks\n"
+        "--4242-- used_suppression:      1 pool cache s.supp:12 classified as cached: 4,096 bytes "
+        "in 2 blocks\n" BLANK ERRORS_S("1", "2"));
     /* Without -v: no used_suppression lines. */
     opt.verbose = 0;
     char *text = render();
@@ -848,12 +832,12 @@ START_TEST(test_verbose_without_used_suppressions)
     ck_assert_ptr_null(strstr(text, "used_suppression"));
     /* No extra separator either. */
     ck_assert_ptr_nonnull(strstr(text, LEAK_SUMMARY("50 bytes in 1 blocks", NONE, NONE, NONE, NONE)
-                                       BLANK ERRORS("1")));
+                                           BLANK ERRORS("1")));
     free(text);
 }
 END_TEST
 
-#define GEN_HEAD(kind)                                                                         \
+#define GEN_HEAD(kind)                                                                             \
     "{\n   <insert_a_suppression_name_here>\n   gpuleak:Leak\n   match-leak-kinds: " kind "\n"
 
 START_TEST(test_gen_suppressions_all)
@@ -865,30 +849,24 @@ START_TEST(test_gen_suppressions_all)
                GL_API_cuMemAlloc_v2, 0);
     usage(12, 10, 1089600, 1048640);
     /* As Valgrind: each entry, unprefixed, right after its record's blank line. */
-    expect_report(PREAMBLE
-                  P "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 2\n"
-                  MALLOC_AT
-                  P " Block 0x7fa473e00000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
-                    "allocation #11\n"
-                  BLANK
-                  GEN_HEAD("definite")
-                  "   fun:cudaMalloc\n"
-                  "   fun:make_buffer(unsigned long)\n"
-                  "   obj:*\n"
-                  "   fun:main\n"
-                  "}\n"
-                  P "64 bytes in 1 blocks are possibly lost in loss record 2 of 2\n"
-                  SMALL_AT
-                  DEV_BLOCK("0x7fa474000000", "12")
-                  BLANK
-                  GEN_HEAD("possible")
-                  "   fun:cudaMalloc\n"
-                  "}\n"
-                  GPU_SUMMARY("1,048,640", "2", "12", "10", "1,089,600", "1,048,640")
-                  LEAK_SUMMARY("1,048,576 bytes in 1 blocks", NONE, "64 bytes in 1 blocks", NONE,
-                               NONE)
-                  BLANK
-                  ERRORS("2"));
+    expect_report(
+        PREAMBLE P
+        "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 2\n" MALLOC_AT P
+        " Block 0x7fa473e00000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+        "allocation #11\n" BLANK GEN_HEAD(
+            "definite") "   fun:cudaMalloc\n"
+                        "   fun:make_buffer(unsigned long)\n"
+                        "   obj:*\n"
+                        "   fun:main\n"
+                        "}\n" P
+                        "64 bytes in 1 blocks are possibly lost in loss record 2 of 2\n" SMALL_AT
+                            DEV_BLOCK("0x7fa474000000", "12") BLANK GEN_HEAD(
+                                "possible") "   fun:cudaMalloc\n"
+                                            "}\n" GPU_SUMMARY("1,048,640", "2", "12", "10",
+                                                              "1,089,600", "1,048,640")
+                                                LEAK_SUMMARY("1,048,576 bytes in 1 blocks", NONE,
+                                                             "64 bytes in 1 blocks", NONE, NONE)
+                                                    BLANK ERRORS("2"));
     /* The default, no: none. */
     set_option("--gen-suppressions=no");
     char *text = render();
@@ -915,7 +893,8 @@ START_TEST(test_gen_suppressions_round_trip)
             snprintf(entries + strlen(entries), sizeof entries - strlen(entries), "%s\n", line);
     free(text);
     char err[512];
-    ck_assert_int_eq(gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err), 0);
+    ck_assert_int_eq(
+        gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err), 0);
     ck_assert_uint_eq(supps.n, 3);
     gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
     for (size_t i = 0; i < 3; i++)
@@ -938,19 +917,26 @@ START_TEST(test_gen_suppressions_without_stack)
     free(text);
     char err[512] = "";
     int rc = gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err);
-    ck_assert_msg(rc == 0, "the suppression printed for a record without a stack cannot be "
-                           "read back: %s\n%s", err, entries);
+    ck_assert_msg(rc == 0,
+                  "the suppression printed for a record without a stack cannot be "
+                  "read back: %s\n%s",
+                  err, entries);
 }
 END_TEST
 
 START_TEST(test_errors_for_leak_kinds)
 {
     set_option("--show-leak-kinds=all");
-    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 3, 1, 3, 3, 0x3000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_CACHED, STACK_SMALL, 4, 1, 4, 4, 0x4000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_POSSIBLE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_REACHABLE, STACK_SMALL, 3, 1, 3, 3, 0x3000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 4, 1, 4, 4, 0x4000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2,
+               0);
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
     /* The default: definite,possible. */
     ck_assert_uint_eq(gl_report_error_count(&in), 2);
     set_option("--errors-for-leak-kinds=definite");
@@ -999,8 +985,10 @@ END_TEST
 START_TEST(test_errors_for_leak_kinds_and_suppressed)
 {
     set_option("--errors-for-leak-kinds=definite");
-    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
-    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1, 1, 1, 1, 0x1000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 2, 1, 2, 2, 0x2000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
     suppress(SUPP_MALLOC);
     char *text = render();
     ck_assert_ptr_nonnull(strstr(text, ERRORS_S("1", "1")));
@@ -1024,18 +1012,11 @@ START_TEST(test_exit_on_first_error)
     usage(3, 0, 60, 60);
     char *text = render();
     /* The record that is no error, the first error, the line, then the summaries. */
-    const char *want = PREAMBLE
-        P "10 bytes in 1 blocks are still reachable in loss record 1 of 3\n"
-        SMALL_AT
-        DEV_BLOCK("0x7f0000000000", "1")
-        BLANK
-        P "20 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
-        SMALL_AT
-        DEV_BLOCK("0x7f0000100000", "2")
-        BLANK
-        EXIT_LINE
-        BLANK
-        P "GPU MEMORY SUMMARY:\n";
+    const char *want = PREAMBLE P
+        "10 bytes in 1 blocks are still reachable in loss record 1 of 3\n" SMALL_AT DEV_BLOCK(
+            "0x7f0000000000", "1") BLANK P
+        "20 bytes in 1 blocks are definitely lost in loss record 2 of 3\n" SMALL_AT DEV_BLOCK(
+            "0x7f0000100000", "2") BLANK EXIT_LINE BLANK P "GPU MEMORY SUMMARY:\n";
     ck_assert_msg(strncmp(text, want, strlen(want)) == 0, "got:\n%s", text);
     ck_assert_ptr_null(strstr(text, "in loss record 3 of 3"));
     free(text);
@@ -1051,9 +1032,10 @@ START_TEST(test_exit_on_first_error)
                GL_API_cuMemAlloc_v2, 0);
     suppress(SUPP_MALLOC);
     text = render();
-    ck_assert_ptr_nonnull(strstr(text, P "20 bytes in 1 blocks are definitely lost in loss record 2 of 3\n"
-                                       SMALL_AT DEV_BLOCK("0x7f0000100000", "2") BLANK EXIT_LINE BLANK
-                                       P "GPU MEMORY SUMMARY:\n"));
+    ck_assert_ptr_nonnull(strstr(
+        text,
+        P "20 bytes in 1 blocks are definitely lost in loss record 2 of 3\n" SMALL_AT DEV_BLOCK(
+            "0x7f0000100000", "2") BLANK EXIT_LINE BLANK P "GPU MEMORY SUMMARY:\n"));
     ck_assert_ptr_null(strstr(text, "in loss record 1 of 3"));
     ck_assert_ptr_null(strstr(text, "in loss record 3 of 3"));
     free(text);

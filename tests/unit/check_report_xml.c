@@ -219,11 +219,11 @@ static const char *xpath(const char *expr)
     return out;
 }
 
-#define XPATH_EQ(expr, want)                                                                   \
-    do {                                                                                       \
-        const char *got_ = xpath(expr);                                                        \
-        ck_assert_msg(strcmp(got_, want) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", expr,     \
-                      got_, want);                                                             \
+#define XPATH_EQ(expr, want)                                                                       \
+    do {                                                                                           \
+        const char *got_ = xpath(expr);                                                            \
+        ck_assert_msg(strcmp(got_, want) == 0, "%s\n  got:  \"%s\"\n  want: \"%s\"", expr, got_,   \
+                      want);                                                                       \
     } while (0)
 
 /* The names of an element's children, space-separated, from XPath name(). */
@@ -259,8 +259,8 @@ START_TEST(test_well_formed_and_top_level_order)
     ck_assert_msg(strncmp(text, "<?xml version=\"1.0\"?>\n", 22) == 0, "first line: %.40s", text);
     /* Protocol 4's sequence: the leak check's errors come after FINISHED. */
     static const char *const top[] = {
-        "protocolversion", "protocoltool", "preamble", "pid", "ppid", "tool", "args",
-        "status", "status", "error", "error", "errorcounts", "suppcounts",
+        "protocolversion", "protocoltool", "preamble", "pid",   "ppid",        "tool",       "args",
+        "status",          "status",       "error",    "error", "errorcounts", "suppcounts",
     };
     assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
     XPATH_EQ("string(/valgrindoutput/protocolversion)", "4");
@@ -268,7 +268,8 @@ START_TEST(test_well_formed_and_top_level_order)
     XPATH_EQ("string(/valgrindoutput/tool)", "gpuleak");
     XPATH_EQ("string(/valgrindoutput/pid)", "4242");
     XPATH_EQ("string(/valgrindoutput/ppid)", "4000");
-    XPATH_EQ("string(/valgrindoutput/preamble/line[1])", "gpuleak-0.1.0, a GPU memory leak detector");
+    XPATH_EQ("string(/valgrindoutput/preamble/line[1])",
+             "gpuleak-0.1.0, a GPU memory leak detector");
     XPATH_EQ("string(/valgrindoutput/preamble/line[2])", "Command: ./app --size 1M");
     XPATH_EQ("string(/valgrindoutput/status[1]/state)", "RUNNING");
     XPATH_EQ("string(/valgrindoutput/status[2]/state)", "FINISHED");
@@ -393,10 +394,10 @@ START_TEST(test_generated_suppression)
     XPATH_EQ("count(/valgrindoutput/error/suppression)", "2");
     const char *s1 = "/valgrindoutput/error[1]/suppression";
     char expr[256];
-#define SX(sub, want)                                                                          \
-    do {                                                                                       \
-        snprintf(expr, sizeof expr, "string(%s/%s)", s1, sub);                                 \
-        XPATH_EQ(expr, want);                                                                  \
+#define SX(sub, want)                                                                              \
+    do {                                                                                           \
+        snprintf(expr, sizeof expr, "string(%s/%s)", s1, sub);                                     \
+        XPATH_EQ(expr, want);                                                                      \
     } while (0)
     SX("sname", "insert_a_suppression_name_here");
     SX("skind", "gpuleak:Leak");
@@ -535,8 +536,8 @@ START_TEST(test_no_records)
     char *text = render();
     assert_well_formed();
     static const char *const top[] = {
-        "protocolversion", "protocoltool", "preamble", "pid", "ppid", "tool", "args",
-        "status", "status", "errorcounts", "suppcounts",
+        "protocolversion", "protocoltool", "preamble",    "pid",        "ppid", "tool", "args",
+        "status",          "status",       "errorcounts", "suppcounts",
     };
     assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
     static const char *const vargv[] = {"exe"};

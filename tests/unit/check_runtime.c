@@ -91,10 +91,11 @@ START_TEST(test_log_file_unusable)
     snprintf(gl_rt.opt.log_file, sizeof gl_rt.opt.log_file, "/nonexistent-gpuleak-dir/x.log");
     char *text = capture_stderr(say_hello);
     char want[256];
-    snprintf(want, sizeof want,
-             "==%d== gpuleak: cannot open log file '/nonexistent-gpuleak-dir/x.log': %s; writing to "
-             "stderr\n==%d== gpuleak: hello 42\n",
-             (int)getpid(), strerror(ENOENT), (int)getpid());
+    snprintf(
+        want, sizeof want,
+        "==%d== gpuleak: cannot open log file '/nonexistent-gpuleak-dir/x.log': %s; writing to "
+        "stderr\n==%d== gpuleak: hello 42\n",
+        (int)getpid(), strerror(ENOENT), (int)getpid());
     ck_assert_str_eq(text, want);
     free(text);
 }

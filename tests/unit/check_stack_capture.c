@@ -42,10 +42,10 @@ static void expect_trim(const uintptr_t *in, unsigned n, const uintptr_t *want, 
                       (unsigned long)want[i]);
 }
 
-#define TRIM(in, ...)                                                                          \
-    do {                                                                                       \
-        const uintptr_t want_[] = {__VA_ARGS__};                                               \
-        expect_trim(in, sizeof in / sizeof *in, want_, sizeof want_ / sizeof *want_);          \
+#define TRIM(in, ...)                                                                              \
+    do {                                                                                           \
+        const uintptr_t want_[] = {__VA_ARGS__};                                                   \
+        expect_trim(in, sizeof in / sizeof *in, want_, sizeof want_ / sizeof *want_);              \
     } while (0)
 
 START_TEST(test_driver_called_directly)

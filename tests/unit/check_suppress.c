@@ -99,17 +99,17 @@ static struct gl_loss_record *add(enum gl_leak_kind kind, uint32_t stack, uint64
 
 static void suppress(void) { gl_suppress_records(&lr, &set, fake_frames, &calls); }
 
-#define ASSERT_TOTALS(t, by, bl)                                                               \
-    do {                                                                                       \
-        ck_assert_uint_eq((t).bytes, by);                                                      \
-        ck_assert_uint_eq((t).blocks, bl);                                                     \
+#define ASSERT_TOTALS(t, by, bl)                                                                   \
+    do {                                                                                           \
+        ck_assert_uint_eq((t).bytes, by);                                                          \
+        ck_assert_uint_eq((t).blocks, bl);                                                         \
     } while (0)
 
-#define ASSERT_COUNTS(e, c, by, bl)                                                            \
-    do {                                                                                       \
-        ck_assert_uint_eq((e)->count, c);                                                      \
-        ck_assert_uint_eq((e)->bytes, by);                                                     \
-        ck_assert_uint_eq((e)->blocks, bl);                                                    \
+#define ASSERT_COUNTS(e, c, by, bl)                                                                \
+    do {                                                                                           \
+        ck_assert_uint_eq((e)->count, c);                                                          \
+        ck_assert_uint_eq((e)->bytes, by);                                                         \
+        ck_assert_uint_eq((e)->blocks, bl);                                                        \
     } while (0)
 
 START_TEST(test_leak_entry_suppresses)

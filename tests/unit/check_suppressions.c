@@ -178,14 +178,15 @@ END_TEST
 
 START_TEST(test_match_leak_kinds_forms)
 {
-    LOAD_OK("{\n n1\n gpuleak:Leak\n match-leak-kinds: definite,possible\n fun:a\n}\n"
-            "{\n n2\n gpuleak:Leak\n match-leak-kinds:reachable\n fun:a\n}\n"
-            "{\n n3\n gpuleak:Leak\n match-leak-kinds:\tindirect,cached\n fun:a\n}\n"
-            "{\n n4\n gpuleak:Leak\n match-leak-kinds: all\n fun:a\n}\n"
-            "{\n n5\n gpuleak:Leak\n match-leak-kinds: none\n fun:a\n}\n"
-            "{\n n6\n gpuleak:Cached\n match-leak-kinds: definite,indirect,possible,reachable,cached\n"
-            " fun:a\n}\n"
-            "{\n n7\n gpuleak:Leak\n fun:a\n}\n");
+    LOAD_OK(
+        "{\n n1\n gpuleak:Leak\n match-leak-kinds: definite,possible\n fun:a\n}\n"
+        "{\n n2\n gpuleak:Leak\n match-leak-kinds:reachable\n fun:a\n}\n"
+        "{\n n3\n gpuleak:Leak\n match-leak-kinds:\tindirect,cached\n fun:a\n}\n"
+        "{\n n4\n gpuleak:Leak\n match-leak-kinds: all\n fun:a\n}\n"
+        "{\n n5\n gpuleak:Leak\n match-leak-kinds: none\n fun:a\n}\n"
+        "{\n n6\n gpuleak:Cached\n match-leak-kinds: definite,indirect,possible,reachable,cached\n"
+        " fun:a\n}\n"
+        "{\n n7\n gpuleak:Leak\n fun:a\n}\n");
     ck_assert_uint_eq(set.n, 7);
     ck_assert_uint_eq(set.v[0].leak_kinds, KB(DEFINITE) | KB(POSSIBLE));
     ck_assert_uint_eq(set.v[1].leak_kinds, KB(REACHABLE));
@@ -423,8 +424,8 @@ END_TEST
 
 START_TEST(test_error_match_leak_kinds)
 {
-#define MLK_ERR(v)                                                                             \
-    "t.supp:4: error: match-leak-kinds: expected definite,indirect,possible,reachable,cached, " \
+#define MLK_ERR(v)                                                                                 \
+    "t.supp:4: error: match-leak-kinds: expected definite,indirect,possible,reachable,cached, "    \
     "all or none, got '" v "'"
     LOAD_BAD("{\n n\n gpuleak:Leak\n match-leak-kinds: bogus\n fun:a\n}\n", MLK_ERR("bogus"));
     LOAD_BAD("{\n n\n gpuleak:Leak\n match-leak-kinds: definite,\n fun:a\n}\n",
@@ -451,8 +452,8 @@ END_TEST
 
 START_TEST(test_error_bad_frame_line)
 {
-#define FRAME_ERR(line, got)                                                                   \
-    "t.supp:" line ": error: expected a frame line (fun:NAME, obj:PATH, src:FILE[:LINE] or ...) " \
+#define FRAME_ERR(line, got)                                                                       \
+    "t.supp:" line ": error: expected a frame line (fun:NAME, obj:PATH, src:FILE[:LINE] or ...) "  \
     "or '}', got '" got "'"
     LOAD_BAD("{\n n\n gpuleak:Leak\n foo:bar\n}\n", FRAME_ERR("4", "foo:bar"));
     LOAD_BAD("{\n n\n gpuleak:Leak\n fun:a\n\n write(buf)\n}\n", FRAME_ERR("6", "write(buf)"));
@@ -594,8 +595,8 @@ START_TEST(test_load_file)
     close(fd);
     ck_assert_int_eq(gl_supp_load_file(&set, path, err, sizeof err), -1);
     char want[4200];
-    snprintf(want, sizeof want, "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak or Cached)",
-             path);
+    snprintf(want, sizeof want,
+             "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak or Cached)", path);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(set.n, 1);
     ck_assert_str_eq(set.v[0].file, path);
@@ -643,8 +644,8 @@ START_TEST(test_real_world_files)
             ck_assert_msg(rc == 0, "%s: %s", g.gl_pathv[i], e);
             ck_assert_msg(n == 0, "%s: %zu gpuleak entries", g.gl_pathv[i], n);
             ck_assert_msg(other > 0, "%s: no entries read", g.gl_pathv[i]);
-            fprintf(stderr, "check_suppressions: %s: %zu entries of other tools\n",
-                    g.gl_pathv[i], other);
+            fprintf(stderr, "check_suppressions: %s: %zu entries of other tools\n", g.gl_pathv[i],
+                    other);
             files++;
         }
         globfree(&g);
@@ -760,7 +761,8 @@ START_TEST(test_match_ellipsis)
     ck_assert(!MATCH("   fun:cudaMalloc\n   ...\n   fun:cudaMalloc\n", f, 5));
     /* At the end. */
     ck_assert(MATCH("   fun:cudaMalloc\n   ...\n", f, 5));
-    ck_assert(MATCH("   fun:cudaMalloc\n   fun:a\n   fun:b\n   fun:c\n   fun:main\n   ...\n", f, 5));
+    ck_assert(
+        MATCH("   fun:cudaMalloc\n   fun:a\n   fun:b\n   fun:c\n   fun:main\n   ...\n", f, 5));
     /* Several. */
     ck_assert(MATCH("   ...\n   fun:a\n   ...\n   fun:c\n   ...\n", f, 5));
     ck_assert(MATCH("   ...\n   ...\n   fun:main\n   ...\n   ...\n", f, 5));
@@ -854,11 +856,12 @@ END_TEST
 
 START_TEST(test_find_first_match_and_kind)
 {
-    const char *text = "{\n leak-definite-x\n gpuleak:Leak\n match-leak-kinds: definite\n fun:x\n}\n"
-                       "{\n cached-all\n gpuleak:Cached\n fun:*\n}\n"
-                       "{\n leak-x-any\n gpuleak:Leak\n fun:x\n}\n"
-                       "{\n leak-all\n gpuleak:Leak\n fun:*\n}\n"
-                       "{\n cached-y\n gpuleak:Cached\n fun:y\n}\n";
+    const char *text =
+        "{\n leak-definite-x\n gpuleak:Leak\n match-leak-kinds: definite\n fun:x\n}\n"
+        "{\n cached-all\n gpuleak:Cached\n fun:*\n}\n"
+        "{\n leak-x-any\n gpuleak:Leak\n fun:x\n}\n"
+        "{\n leak-all\n gpuleak:Leak\n fun:*\n}\n"
+        "{\n cached-y\n gpuleak:Cached\n fun:y\n}\n";
     ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "f.supp", err, sizeof err), 0);
     ck_assert_uint_eq(set.n, 5);
     struct gl_frame x[] = {fr("x", NULL, NULL, NULL, 0)};
@@ -888,20 +891,20 @@ START_TEST(test_glob_edges)
         const char *p, *t;
         bool want;
     } cases[] = {
-        {"", "", true},           {"", "a", false},           {"a", "", false},
-        {"*", "", true},          {"**", "", true},           {"***", "abc", true},
-        {"?", "", false},         {"?", "a", true},           {"??", "a", false},
-        {"a", "a", true},         {"A", "a", false},          {"a*", "a", true},
-        {"*a", "ba", true},       {"*a", "ab", false},        {"a*b*c", "aXbYc", true},
-        {"a*b*c", "aXbY", false}, {"a*b*c", "abc", true},     {"*.so*", "/lib/libc.so.6", true},
-        {"a\\", "a\\", true},     {"a\\", "a", false},        {"\\", "\\", true},
-        {"\\*", "*", true},       {"\\*", "a", false},        {"\\*", "", false},
-        {"\\?", "?", true},       {"\\?", "x", false},        {"\\\\", "\\", true},
-        {"\\\\*", "\\abc", true}, {"\\a", "a", true},         {"*\\*", "x*", true},
-        {"*\\*", "x*y", false},   {"*?", "", false},          {"*?", "x", true},
-        {"?*?", "ab", true},      {"?*?", "a", false},        {"*a*", "bab", true},
-        {"a*a", "aaa", true},     {"a*a", "a", false},        {"*ab", "aab", true},
-        {"*abc", "ababc", true},  {"*aab", "aaaab", true},    {"x*y*z", "xyyyzzzy", false},
+        {"", "", true},           {"", "a", false},        {"a", "", false},
+        {"*", "", true},          {"**", "", true},        {"***", "abc", true},
+        {"?", "", false},         {"?", "a", true},        {"??", "a", false},
+        {"a", "a", true},         {"A", "a", false},       {"a*", "a", true},
+        {"*a", "ba", true},       {"*a", "ab", false},     {"a*b*c", "aXbYc", true},
+        {"a*b*c", "aXbY", false}, {"a*b*c", "abc", true},  {"*.so*", "/lib/libc.so.6", true},
+        {"a\\", "a\\", true},     {"a\\", "a", false},     {"\\", "\\", true},
+        {"\\*", "*", true},       {"\\*", "a", false},     {"\\*", "", false},
+        {"\\?", "?", true},       {"\\?", "x", false},     {"\\\\", "\\", true},
+        {"\\\\*", "\\abc", true}, {"\\a", "a", true},      {"*\\*", "x*", true},
+        {"*\\*", "x*y", false},   {"*?", "", false},       {"*?", "x", true},
+        {"?*?", "ab", true},      {"?*?", "a", false},     {"*a*", "bab", true},
+        {"a*a", "aaa", true},     {"a*a", "a", false},     {"*ab", "aab", true},
+        {"*abc", "ababc", true},  {"*aab", "aaaab", true}, {"x*y*z", "xyyyzzzy", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         ck_assert_msg(gl_glob_match(cases[i].p, cases[i].t) == cases[i].want,
@@ -1029,8 +1032,8 @@ static void check_round_trip(const struct gl_frame *frames, unsigned n, const ch
                       text);
         for (unsigned other = 0; other < GL_LEAK_NKINDS; other++)
             if (other != k)
-                ck_assert_msg(!gl_supp_matches(g, frames, n, other),
-                              "%s: matches leak kind %u too", what, other);
+                ck_assert_msg(!gl_supp_matches(g, frames, n, other), "%s: matches leak kind %u too",
+                              what, other);
         struct gl_frame changed[64];
         ck_assert_uint_le(n, 64);
         unsigned upto = n < GL_SUPP_MAX_FRAMES ? n : GL_SUPP_MAX_FRAMES;
@@ -1060,8 +1063,7 @@ START_TEST(test_generate_round_trip)
     struct gl_frame cxx[] = {
         {0x7f01, "operator new(unsigned long)", NULL, 0, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
          "_Znwm"},
-        {0x4011, "void Foo::bar<int>(int*) const", "foo.h", 12, "/work/app",
-         "_ZNK3Foo3barIiEEvPi"},
+        {0x4011, "void Foo::bar<int>(int*) const", "foo.h", 12, "/work/app", "_ZNK3Foo3barIiEEvPi"},
         {0x4012, "(anonymous namespace)::init()", "init.cc", 3, "/work/app",
          "_ZN12_GLOBAL__N_14initEv"},
         {0x4013, "main", "main.cc", 9, "/work/app", NULL},

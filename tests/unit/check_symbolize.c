@@ -20,12 +20,18 @@ TEST_FN uintptr_t gl_test_return_address(void) { return (uintptr_t)__builtin_ret
 /* The call's line is recorded on the line of the call itself. */
 TEST_FN uintptr_t gl_test_caller(void)
 {
+    /* The call and __LINE__ must share a line: */
+    // clang-format off
     uintptr_t ra = gl_test_return_address(); call_line = __LINE__;
+    // clang-format on
     sink++; /* keeps the call from being a tail call */
     return ra;
 }
 
+/* The function's first line and __LINE__ must be the same line: */
+// clang-format off
 TEST_FN int gl_test_target(int x) { target_line = __LINE__; return x + sink; }
+// clang-format on
 
 TEST_FN int gl_test_neighbour(int x) { return x * 3 + sink; }
 
@@ -150,7 +156,8 @@ START_TEST(test_demangle)
     char buf[256];
     ck_assert_str_eq(gl_demangle("_Z3fooi", buf, sizeof buf), "foo(int)");
     ck_assert_ptr_eq(gl_demangle("_Z3fooi", buf, sizeof buf), buf);
-    ck_assert_str_eq(gl_demangle("_Z11make_bufferm", buf, sizeof buf), "make_buffer(unsigned long)");
+    ck_assert_str_eq(gl_demangle("_Z11make_bufferm", buf, sizeof buf),
+                     "make_buffer(unsigned long)");
     ck_assert_str_eq(gl_demangle("_ZN2ns3barEPKcm", buf, sizeof buf),
                      "ns::bar(char const*, unsigned long)");
     /* Not mangled, or not demangleable: the name itself. */

@@ -347,7 +347,7 @@ START_TEST(test_ctx_destroy)
     do_alloc(0x2000, 2, GL_MEM_HOST_PINNED, 0xc1);
     do_alloc(0x3000, 4, GL_MEM_ASYNC, 0xc1);
     do_alloc(gl_key_make(GL_NS_ARRAY, 0x77), 8, GL_MEM_ARRAY, 0xc1);
-    do_alloc(H(0x10), 16, GL_MEM_VMM, 0xc1); /* belongs to the device */
+    do_alloc(H(0x10), 16, GL_MEM_VMM, 0xc1);   /* belongs to the device */
     do_alloc(0x6000, 32, GL_MEM_DEVICE, 0xc2); /* another context */
     do_alloc(0x7000, 64, GL_MEM_MANAGED, 0xc2);
 

@@ -61,20 +61,21 @@ static inline void tu_assert_text_eq_at(const char *got, const char *want, const
     /* The whole texts go to stderr for debugging; the failure names the line. */
     fprintf(stderr, "%s:%d: text mismatch\n--- expected ---\n%s--- got ---\n%s---\n", file, line,
             want, got);
-    ck_abort_msg("text differs at line %zu, column %zu:\n  expected: \"%.*s\"\n  got:      \"%.*s\"",
-                 lineno, i - lstart + 1, (int)(wl > 300 ? 300 : wl), want + lstart,
-                 (int)(gl > 300 ? 300 : gl), got + lstart);
+    ck_abort_msg(
+        "text differs at line %zu, column %zu:\n  expected: \"%.*s\"\n  got:      \"%.*s\"", lineno,
+        i - lstart + 1, (int)(wl > 300 ? 300 : wl), want + lstart, (int)(gl > 300 ? 300 : gl),
+        got + lstart);
 }
 
 /* main() of every test program: run the suite, exit 0 only if all passed. */
-#define TU_MAIN(make_suite)                                                                    \
-    int main(void)                                                                             \
-    {                                                                                          \
-        SRunner *sr = srunner_create(make_suite());                                            \
-        srunner_run_all(sr, CK_NORMAL);                                                        \
-        int failed = srunner_ntests_failed(sr);                                                \
-        srunner_free(sr);                                                                      \
-        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                                      \
+#define TU_MAIN(make_suite)                                                                        \
+    int main(void)                                                                                 \
+    {                                                                                              \
+        SRunner *sr = srunner_create(make_suite());                                                \
+        srunner_run_all(sr, CK_NORMAL);                                                            \
+        int failed = srunner_ntests_failed(sr);                                                    \
+        srunner_free(sr);                                                                          \
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;                                          \
     }
 
 #endif
