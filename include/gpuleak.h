@@ -1,14 +1,20 @@
 /* gpuleak.h: the client API of gpuleak, for programs and test suites.
  *
- * Header-only: a program that includes it needs no library at link time.  Each
- * call reaches gpuleak's runtime when the program runs under gpuleak, and is a
- * cheap no-op otherwise (the documented "not running" value is returned).
- * Compiles as C99 and later, C++11 and later, and in .cu files through nvcc.
+ * Header-only: a program that includes it needs no library at link time.  Under
+ * gpuleak (the launcher preloads its runtime), each call reaches the runtime;
+ * otherwise every call is a cheap no-op that returns the documented "not
+ * running" value.  Valgrind's client requests and LeakSanitizer's
+ * __lsan_do_recoverable_leak_check are the models.
  *
- * The runtime's entry points are weak references here: under gpuleak the
- * preloaded runtime defines them; otherwise they stay NULL. */
+ * How the calls find the runtime: see gpuleak_api_table() below.
+ *
+ * Compiles warning-free as C99 and later, C++11 and later, and in .cu files. */
 #ifndef GPULEAK_H
 #define GPULEAK_H
+
+#include <stddef.h>
+#include <stdlib.h> /* getenv */
+#include <unistd.h> /* getpid */
 
 #define GPULEAK_VERSION_MAJOR 0
 #define GPULEAK_VERSION_MINOR 1
@@ -17,13 +23,217 @@
 extern "C" {
 #endif
 
-extern int gpuleak_runtime_running(void) __attribute__((weak));
+/* Which loss records a leak check reports (Valgrind's DO_LEAK_CHECK,
+ * DO_NEW_LEAK_CHECK, DO_ADDED_LEAK_CHECK, DO_CHANGED_LEAK_CHECK). */
+enum gpuleak_check_mode {
+    GPULEAK_CHECK_FULL = 0, /* every outstanding block, as at exit */
+    GPULEAK_CHECK_NEW,      /* records that did not exist at the reference point */
+    GPULEAK_CHECK_ADDED,    /* records that grew (or are new) since the reference point */
+    GPULEAK_CHECK_CHANGED,  /* records that grew or shrank since the reference point */
+};
 
-/* 1 if this process runs under gpuleak and its GPU memory is being tracked
- * (CUDA initialized, CUPTI available), else 0. */
+/* Leak kinds, indexes of struct gpuleak_counts. */
+enum gpuleak_kind {
+    GPULEAK_DEFINITE = 0,
+    GPULEAK_INDIRECT,
+    GPULEAK_POSSIBLE,
+    GPULEAK_REACHABLE,
+    GPULEAK_CACHED,
+    GPULEAK_SUPPRESSED,
+    GPULEAK_NKINDS
+};
+
+struct gpuleak_counts {
+    unsigned long long bytes[GPULEAK_NKINDS];
+    unsigned long long blocks[GPULEAK_NKINDS];
+};
+
+/* ---- how the calls reach the runtime ----
+ * The runtime publishes a table of entry points in the environment variable
+ * GPULEAK_CLIENT_API ("PID:0xADDRESS"), for its own process only (a fork
+ * child's copy is rewritten with the child's id): a program
+ * that runs without gpuleak, or a child that inherited the variable without
+ * the runtime, finds no table (or another process's id) and every call is a
+ * no-op.  This works for any executable (PIE or not) and any shared library,
+ * with nothing to link; weak symbol references would silently resolve to
+ * nothing in non-PIE executables.  The runtime also exports the functions
+ * below under their names, for dlsym and Python's ctypes. */
+#define GPULEAK_API_ENV "GPULEAK_CLIENT_API"
+#define GPULEAK_API_MAGIC 0x47504c4bu /* "GPLK" */
+#define GPULEAK_API_VERSION 1u        /* members are only ever added, at the end */
+
+struct gpuleak_api {
+    unsigned magic;   /* GPULEAK_API_MAGIC */
+    unsigned version; /* GPULEAK_API_VERSION of the runtime */
+    int (*running)(void);
+    int (*checkpoint)(const char *name);
+    long (*leak_check)(int mode, const char *since, char *buf, size_t buflen);
+    int (*count_leaks)(const char *since, struct gpuleak_counts *out);
+    int (*ignore)(const void *ptr);
+    int (*tracking)(int delta);
+    int (*pool)(int op, const void *pool, const void *addr, size_t size, const char *name);
+};
+
+/* The table a GPULEAK_CLIENT_API value names, if it names this process. */
+static inline const struct gpuleak_api *gpuleak_api_parse(const char *s)
+{
+    unsigned long pid = 0, addr = 0;
+    if (!s || *s < '0' || *s > '9')
+        return NULL;
+    while (*s >= '0' && *s <= '9')
+        pid = pid * 10 + (unsigned long)(*s++ - '0');
+    if (pid != (unsigned long)getpid() || s[0] != ':' || s[1] != '0' || s[2] != 'x' || !s[3])
+        return NULL;
+    for (s += 3; *s; s++) {
+        int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+        if (d < 0)
+            return NULL;
+        addr = addr * 16 + (unsigned long)d;
+    }
+    const struct gpuleak_api *t = (const struct gpuleak_api *)addr;
+    return t && t->magic == GPULEAK_API_MAGIC && t->version >= 1 ? t : NULL;
+}
+
+/* The runtime's table, or NULL when not running under gpuleak.  Looked up once
+ * per translation unit; later calls cost a load and a compare. */
+static inline const struct gpuleak_api *gpuleak_api_table(void)
+{
+    static const struct gpuleak_api *table;
+    static int looked;
+    if (__atomic_load_n(&looked, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&table, __ATOMIC_RELAXED);
+    const struct gpuleak_api *found = gpuleak_api_parse(getenv(GPULEAK_API_ENV));
+    __atomic_store_n(&table, found, __ATOMIC_RELAXED);
+    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    return found;
+}
+
+/* 1 if this process runs under gpuleak: its GPU memory is tracked, or will be
+ * once it initializes CUDA.  0 otherwise, and also when tracking cannot work
+ * (CUPTI missing or taken by another tool, the exit report already written). */
 static inline int gpuleak_running(void)
 {
-    return gpuleak_runtime_running ? gpuleak_runtime_running() : 0;
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->running() : 0;
+}
+
+/* Remember this moment under a name (1 to 63 characters; a name given again
+ * moves its checkpoint): later checks can report what was allocated after it,
+ * or compare with the loss records it saw.  Setting one costs a leak check
+ * without printing (linear in the live blocks).  Returns 0, or -1 when not
+ * running under gpuleak or the name is empty or too long. */
+static inline int gpuleak_checkpoint(const char *name)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->checkpoint(name) : -1;
+}
+
+/* Leak check now, through the same classification and suppressions as the exit
+ * report, printed in its style (to stderr or --log-file) as Valgrind prints
+ * VALGRIND_DO_LEAK_CHECK: a title line, the loss records of the kinds
+ * --show-leak-kinds shows, and LEAK SUMMARY.
+ *   GPULEAK_CHECK_FULL: every outstanding block; with since, only the blocks
+ *     allocated after that checkpoint ("did this test leak?").
+ *   GPULEAK_CHECK_NEW / _ADDED / _CHANGED: the records that are new / grew /
+ *     changed compared with the last check that saw every block (since NULL)
+ *     or with checkpoint since, each with its delta: "10 (+10) bytes in 1 (+1)
+ *     blocks are definitely lost in new loss record 3 of 5".
+ * Every check with since NULL, and every delta check, becomes "the last check".
+ * Returns the number of errors among the records printed (records of the kinds
+ * in --errors-for-leak-kinds, unsuppressed), or -1 when not running under
+ * gpuleak, since names no checkpoint, or mode is unknown (one line in the log
+ * says which). */
+static inline long gpuleak_leak_check(enum gpuleak_check_mode mode, const char *since)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->leak_check((int)mode, since, NULL, 0) : -1;
+}
+
+/* The same check, its report written into buf instead, for assertion messages:
+ * the bare lines, without the "==PID==" prefix, cut to fit and NUL-terminated. */
+static inline long gpuleak_leak_check_to(enum gpuleak_check_mode mode, const char *since, char *buf,
+                                         size_t buflen)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    if (buf && buflen)
+        buf[0] = '\0';
+    return t ? t->leak_check((int)mode, since, buf, buflen) : -1;
+}
+
+/* Bytes and blocks per leak kind of the outstanding blocks (those allocated
+ * after checkpoint since, or all when since is NULL), classified and suppressed
+ * as in a check, without printing.  Blocks the program asked never to report
+ * are not counted.  Returns 0, or -1 (and zeros) when not running under gpuleak
+ * or since names no checkpoint. */
+static inline int gpuleak_count_leaks(const char *since, struct gpuleak_counts *out)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    int i;
+    for (i = 0; i < GPULEAK_NKINDS; i++)
+        out->bytes[i] = out->blocks[i] = 0;
+    return t ? t->count_leaks(since, out) : -1;
+}
+
+/* Never report the block allocated at ptr (its start address; else a pool
+ * sub-allocation starting there).  It still counts as in use.  Returns 0, or -1
+ * if no such block is tracked (or not running under gpuleak). */
+static inline int gpuleak_ignore(const void *ptr)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->ignore(ptr) : -1;
+}
+
+/* Allocations the calling thread makes from now until the matching
+ * gpuleak_enable() are never reported (as LeakSanitizer's __lsan_disable): they
+ * are still recorded, so that their frees match.  Calls nest.  Both return the
+ * thread's depth after the call (0: reporting again), or -1 when not running
+ * under gpuleak or on an enable without a disable. */
+static inline int gpuleak_disable(void)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->tracking(+1) : -1;
+}
+
+static inline int gpuleak_enable(void)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->tracking(-1) : -1;
+}
+
+/* ---- custom pools (Valgrind's mempool client requests) ----
+ * A program that carves its own sub-allocations out of a big block declares
+ * them: each live sub-allocation is reported with the stack that made it, and
+ * the rest of the pool's block is reported as cached.  pool is the start of a
+ * block gpuleak tracks (from cudaMalloc, say); a pool made of several blocks
+ * declares each.  Sub-allocations are not GPU allocations: they leave the
+ * allocation counters alone.  Freeing the pool's block forgets them.  All
+ * return 0, or -1 when not tracking or the arguments name nothing gpuleak
+ * knows (one line in the log says what). */
+enum { GPULEAK_POOL_CREATE, GPULEAK_POOL_ALLOC, GPULEAK_POOL_FREE, GPULEAK_POOL_DESTROY };
+
+static inline int gpuleak_pool_create(const void *pool, const char *name)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->pool(GPULEAK_POOL_CREATE, pool, NULL, 0, name) : -1;
+}
+
+static inline int gpuleak_pool_alloc(const void *pool, const void *addr, size_t size)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->pool(GPULEAK_POOL_ALLOC, pool, addr, size, NULL) : -1;
+}
+
+static inline int gpuleak_pool_free(const void *pool, const void *addr)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->pool(GPULEAK_POOL_FREE, pool, addr, 0, NULL) : -1;
+}
+
+/* Forget the pool and every sub-allocation still in it. */
+static inline int gpuleak_pool_destroy(const void *pool)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t ? t->pool(GPULEAK_POOL_DESTROY, pool, NULL, 0, NULL) : -1;
 }
 
 #ifdef __cplusplus

@@ -14,7 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/pools.h"
+#include "client_api.h"
 #include "report/exit_report.h"
+#include "report/leak_run.h"
 #include "runtime.h"
 #include "track/api.h"
 #include "track/callback.h"
@@ -47,6 +50,8 @@ static void after_fork_child(void)
     gl_thread_after_fork_child();
     gl_tool_alloc_after_fork_child();
     gl_tracker_after_fork_child();
+    gl_leak_run_after_fork_child();
+    gl_pools_after_fork_child();
     /* A child of a process that tracks CUDA cannot use its parent's contexts, and
      * its copy of the parent's blocks is not its own: it must not report them.
      * A child of a process that never started CUDA may start it and be tracked. */
@@ -55,6 +60,8 @@ static void after_fork_child(void)
         atomic_store(&gl_rt.state, GL_RT_DISABLED);
     gl_rt.pid = getpid();
     gl_rt.is_main_process = false; /* the note is for the process the user started */
+    gl_rt.forked_child = true;
+    gl_client_api_after_fork_child();
 }
 
 __attribute__((constructor)) static void gl_runtime_load(void)
@@ -62,6 +69,7 @@ __attribute__((constructor)) static void gl_runtime_load(void)
     gl_rt.pid = getpid();
     gl_rt_mark_start();
     gl_thread_init();
+    gl_client_api_publish();
     gl_options_defaults(&gl_rt.opt);
     gl_rt_save_stderr();
     gl_rt_read_command();
@@ -205,6 +213,3 @@ GL_EXPORT int InitializeInjection(void)
     pthread_mutex_unlock(&once);
     return 1;
 }
-
-/* For gpuleak.h: is this process's GPU memory being tracked? */
-GL_EXPORT int gpuleak_runtime_running(void) { return gl_rt_tracking(); }

@@ -22,6 +22,7 @@ struct gl_runtime {
     _Atomic int state;    /* enum gl_rt_state */
     pid_t pid;            /* process that started tracking */
     bool is_main_process; /* the process the launcher started (GPULEAK_PID) */
+    bool forked_child;    /* made by fork() from a process running the runtime */
     char command[2048];   /* the program's command line, for the report header */
     double start_time;    /* CLOCK_MONOTONIC at load */
 };

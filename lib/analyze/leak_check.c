@@ -6,12 +6,14 @@
 #include "track/event.h"
 #include "track/tool_alloc.h"
 
-enum gl_leak_kind gl_classify_all_definite(const struct gl_block_info *b, void *arg)
+enum gl_leak_kind gl_classify_without_scan(const struct gl_block_info *b, void *arg)
 {
-    (void)b;
     (void)arg;
-    return GL_LEAK_DEFINITE;
+    return (b->flags & GL_BLK_POOL) ? GL_LEAK_CACHED : GL_LEAK_DEFINITE;
 }
+
+/* The sort key of ignored blocks: after every leak kind, in no record. */
+#define IGNORED_KIND GL_LEAK_NKINDS
 
 /* Blocks are sorted by (leak kind, stack, allocation number) through an index, so
  * that each loss record is one run and its first block the oldest. */
@@ -79,12 +81,21 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
     struct keyed *keys = gl_tool_map(kbytes);
     if (!keys)
         return -1;
+    size_t shown = 0;
     for (size_t i = 0; i < n; i++) {
-        enum gl_leak_kind k = classify(&blocks[i], arg);
-        keys[i] = (struct keyed){(uint32_t)k, blocks[i].stack,
-                                 (uint32_t)blocks[i].kind << 16 | blocks[i].api, blocks[i].seq, i};
-        out->kind[k].bytes += blocks[i].size;
-        out->kind[k].blocks++;
+        uint32_t k;
+        if (blocks[i].flags & GL_BLK_IGNORED) {
+            k = IGNORED_KIND;
+            out->ignored.bytes += blocks[i].size;
+            out->ignored.blocks++;
+        } else {
+            k = (uint32_t)classify(&blocks[i], arg);
+            out->kind[k].bytes += blocks[i].size;
+            out->kind[k].blocks++;
+            shown++;
+        }
+        keys[i] = (struct keyed){k, blocks[i].stack, (uint32_t)blocks[i].kind << 16 | blocks[i].api,
+                                 blocks[i].seq, i};
         out->in_use.bytes += blocks[i].size;
         out->in_use.blocks++;
         if (blocks[i].flags & GL_BLK_IMPORTED) {
@@ -95,14 +106,14 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
     qsort(keys, n, sizeof *keys, cmp_keyed);
 
     size_t nrec = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < shown; i++)
         if (i == 0 || !same_record(&keys[i], &keys[i - 1]))
             nrec++;
     out->records_bytes = nrec * sizeof *out->records;
-    out->records = gl_tool_map(out->records_bytes);
+    out->records = nrec ? gl_tool_map(out->records_bytes) : NULL;
     size_t sorted_bytes = n * sizeof *blocks;
     struct gl_block_info *sorted = gl_tool_map(sorted_bytes);
-    if (!out->records || !sorted) {
+    if ((nrec && !out->records) || !sorted) {
         gl_tool_unmap(out->records, out->records_bytes);
         gl_tool_unmap(sorted, sorted_bytes);
         gl_tool_unmap(keys, kbytes);
@@ -117,7 +128,7 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
     out->blocks = blocks;
 
     struct gl_loss_record *r = NULL;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < shown; i++) {
         const struct gl_block_info *b = &blocks[i];
         if (!r || !same_record(&keys[i], &keys[i - 1])) {
             r = &out->records[out->nrecords++];

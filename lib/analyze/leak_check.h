@@ -4,8 +4,8 @@
  * record, as in Valgrind (and the same memory kind and API, which the stack
  * implies whenever there is one); records are sorted by total bytes, ascending, so the
  * biggest leak is printed last, next to the summary.  Classification into leak
- * kinds is a separate step (classify_fn): until reachability analysis exists,
- * every outstanding block is definitely lost. */
+ * kinds is a separate step (classify_fn).  Blocks the program asked never to
+ * report (GL_BLK_IGNORED) count as in use and form no record. */
 #ifndef GPULEAK_LEAK_CHECK_H
 #define GPULEAK_LEAK_CHECK_H
 
@@ -47,17 +47,19 @@ struct gl_leak_result {
     struct gl_leak_totals suppressed;
     struct gl_leak_totals in_use;
     struct gl_leak_totals imported; /* of in_use: opened from other processes (GL_BLK_IMPORTED) */
+    struct gl_leak_totals ignored;  /* of in_use: never reported (GL_BLK_IGNORED) */
 };
 
 typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);
 
 /* Classify, group and sort.  blocks is reordered so that each record's blocks are
- * contiguous, oldest first.  Returns 0, -1 if out of memory. */
+ * contiguous, oldest first (ignored blocks last).  Returns 0, -1 if out of memory. */
 int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classify, void *arg,
                   struct gl_leak_result *out);
 void gl_leak_result_free(struct gl_leak_result *r);
 
-/* The classifier used until reachability lands: everything is definitely lost. */
-enum gl_leak_kind gl_classify_all_definite(const struct gl_block_info *b, void *arg);
+/* The classifier used until reachability lands: a custom pool's free part
+ * (GL_BLK_POOL, see pools.h) is cached, every other block definitely lost. */
+enum gl_leak_kind gl_classify_without_scan(const struct gl_block_info *b, void *arg);
 
 #endif

@@ -16,6 +16,8 @@ void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_mat
 {
     if (!s || s->n == 0)
         return;
+    for (size_t i = 0; i < s->n; i++)
+        s->v[i].count = s->v[i].bytes = s->v[i].blocks = 0;
     for (size_t i = 0; i < r->nrecords; i++) {
         struct gl_loss_record *rec = &r->records[i];
         struct gl_frame f[GL_DEPOT_MAX_FRAMES];

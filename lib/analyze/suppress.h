@@ -4,7 +4,8 @@
  * entries of kind Leak: a matching record is suppressed (not printed, counted in
  * LEAK SUMMARY's "suppressed" line and in ERROR SUMMARY's "suppressed: N from M").
  * The first matching entry of each kind wins, in file order, as in Valgrind;
- * each entry counts what it suppressed. */
+ * each entry counts what it suppressed in this pass (counts start from zero at
+ * each call: a set may serve many leak checks). */
 #ifndef GPULEAK_SUPPRESS_H
 #define GPULEAK_SUPPRESS_H
 

@@ -36,6 +36,7 @@ struct gl_options {
     bool xml;
     char xml_file[GL_PATH_MAX];
     char json_file[GL_PATH_MAX];
+    bool child_silent_after_fork;
     int tool; /* only memcheck: accepted for compatibility */
     bool quiet;
     int verbose;

@@ -25,15 +25,42 @@ void gl_out_init(struct gl_out *o, int fd, int pid)
 {
     o->fd = fd;
     o->failed = false;
+    o->mem = NULL;
+    o->mem_cap = o->mem_len = 0;
+    o->truncated = false;
     o->len = 0;
     snprintf(o->prefix, sizeof o->prefix, "==%d==", pid);
     snprintf(o->note_prefix, sizeof o->note_prefix, "--%d--", pid);
 }
 
+void gl_out_init_mem(struct gl_out *o, char *buf, size_t cap)
+{
+    gl_out_init(o, -1, 0);
+    o->prefix[0] = o->note_prefix[0] = '\0'; /* for assertion messages: the bare text */
+    o->mem = buf;
+    o->mem_cap = cap;
+    buf[0] = '\0';
+}
+
+static void flush_mem(struct gl_out *o)
+{
+    size_t room = o->mem_cap - 1 - o->mem_len;
+    size_t k = o->len < room ? o->len : room;
+    memcpy(o->mem + o->mem_len, o->buf, k);
+    o->mem_len += k;
+    o->mem[o->mem_len] = '\0';
+    if (k < o->len)
+        o->truncated = true;
+}
+
 bool gl_out_flush(struct gl_out *o)
 {
-    if (o->len > 0 && !o->failed && !gl_write_all(o->fd, o->buf, o->len))
+    if (o->mem) {
+        if (o->len > 0)
+            flush_mem(o);
+    } else if (o->len > 0 && !o->failed && !gl_write_all(o->fd, o->buf, o->len)) {
         o->failed = true;
+    }
     o->len = 0;
     return !o->failed;
 }
@@ -75,9 +102,11 @@ static void prefixed_line(struct gl_out *o, const char *prefix, const char *fmt,
         n = 0;
     if ((size_t)n >= sizeof line)
         n = sizeof line - 1; /* a truncated line beats a lost one */
-    put(o, prefix, strlen(prefix));
+    size_t plen = strlen(prefix);
+    put(o, prefix, plen);
     if (n > 0) {
-        put(o, " ", 1);
+        if (plen)
+            put(o, " ", 1);
         put(o, line, (size_t)n);
     }
     put(o, "\n", 1);

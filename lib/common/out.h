@@ -12,8 +12,11 @@
 #include <stdint.h>
 
 struct gl_out {
-    int fd;
+    int fd;      /* -1: writes go to mem instead */
     bool failed; /* a write failed; later output is dropped */
+    char *mem;   /* gl_out_init_mem: the caller's buffer, always NUL-terminated */
+    size_t mem_cap, mem_len;
+    bool truncated; /* mem was too small for everything */
     size_t len;
     char prefix[24];      /* "==4242==" */
     char note_prefix[24]; /* "--4242--": Valgrind's prefix for -v diagnostics */
@@ -21,6 +24,9 @@ struct gl_out {
 };
 
 void gl_out_init(struct gl_out *o, int fd, int pid);
+/* Write into buf (cap bytes, cap > 0) instead, lines without the "==PID=="
+ * prefix: the text is cut at cap - 1 bytes and NUL-terminated at every flush. */
+void gl_out_init_mem(struct gl_out *o, char *buf, size_t cap);
 
 /* One report line: prefix, formatted text, newline.  An empty format gives the bare
  * prefix line "==PID==" that Valgrind uses as a separator. */

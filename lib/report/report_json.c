@@ -71,8 +71,8 @@ static void block(struct gl_out *o, const struct gl_block_info *b, bool last)
 {
     enum gl_key_ns ns = gl_key_ns(b->key);
     gl_out_printf(o, "        {\"%s\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ", \"device\": %d, ",
-                  ns == GL_NS_ADDR ? "address" : "handle", gl_key_value(b->key), b->size,
-                  b->device);
+                  ns == GL_NS_ADDR || ns == GL_NS_POOL_SUB ? "address" : "handle",
+                  gl_key_value(b->key), b->size, b->device);
     gl_out_str(o, "\"memory_kind\": ");
     str(o, gl_mem_kind_name(b->kind));
     gl_out_str(o, ", \"driver_api\": ");
@@ -90,6 +90,10 @@ static void block(struct gl_out *o, const struct gl_block_info *b, bool last)
     if (b->kind == GL_MEM_VMM)
         gl_out_printf(o, ", \"released\": %s, \"mappings\": %" PRIu64,
                       (b->flags & GL_BLK_RELEASED) ? "true" : "false", b->aux);
+    if (b->kind == GL_MEM_POOL_SUB)
+        gl_out_printf(o, ", \"pool\": \"0x%" PRIx64 "\"", gl_key_value(b->aux));
+    if (b->flags & GL_BLK_POOL)
+        gl_out_str(o, ", \"custom_pool\": true");
     gl_out_str(o, last ? "}\n" : "},\n");
 }
 
@@ -172,7 +176,8 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
         record(o, in, &lr->records[i], i + 1, i + 1 == lr->nrecords);
     gl_out_str(o, "  ],\n  \"summary\": {\n    ");
     totals(o, "in_use", &lr->in_use, false);
-    totals(o, "imported", &lr->imported, true);
+    totals(o, "imported", &lr->imported, false);
+    totals(o, "ignored", &lr->ignored, true);
     gl_out_printf(
         o,
         ",\n    \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64

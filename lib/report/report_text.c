@@ -146,6 +146,34 @@ static void vmm_text(const struct gl_report_input *in, const struct gl_block_inf
         snprintf(buf, len, ", %sstill mapped at 0x%" PRIx64 " and %zu more", rel, addrs[0], n - 1);
 }
 
+/* A custom pool's sub-allocation names its pool (when all of the record's
+ * blocks share one); a pool's own block says that what it reports is the part
+ * no sub-allocation holds. */
+static void pool_text(const struct gl_report_input *in, const struct gl_loss_record *r, char *buf,
+                      size_t len)
+{
+    const struct gl_block_info *b = &r->first;
+    bool sub = b->kind == GL_MEM_POOL_SUB;
+    uint64_t pool = sub ? b->aux : b->key;
+    bool one_pool = true;
+    const struct gl_block_info *blocks = in->leaks->blocks;
+    for (uint64_t i = 0; sub && blocks && i < r->blocks; i++)
+        if (blocks[r->block_begin + i].aux != pool)
+            one_pool = false;
+    char name_buf[80], quoted[96] = "";
+    const char *name =
+        in->pool_name ? in->pool_name(pool, name_buf, sizeof name_buf, in->arg) : NULL;
+    if (name)
+        snprintf(quoted, sizeof quoted, " \"%s\"", name);
+    size_t l = strlen(buf);
+    if (sub && one_pool)
+        snprintf(buf + l, len - l, ", in pool 0x%" PRIx64 "%s", gl_key_value(pool), quoted);
+    else if (sub)
+        snprintf(buf + l, len - l, ", in several custom pools");
+    else
+        snprintf(buf + l, len - l, ", custom pool%s: its part not sub-allocated", quoted);
+}
+
 void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
                           const char *api, char *buf, size_t len)
 {
@@ -182,6 +210,8 @@ void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss
     char facts[320] = "";
     if (kind == GL_MEM_VMM && r->blocks == 1)
         vmm_text(in, b, facts, sizeof facts);
+    if (kind == GL_MEM_POOL_SUB || (b->flags & GL_BLK_POOL))
+        pool_text(in, r, facts, sizeof facts);
     if (r->size_unknown) {
         size_t l = strlen(facts);
         snprintf(facts + l, sizeof facts - l, ", size unknown");
@@ -202,17 +232,55 @@ void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss
     }
 }
 
+/* " (+N)" or " (-N)", Valgrind's delta after a number; "" without a reference. */
+static const char *delta_text(char *buf, size_t len, bool delta, uint64_t now, uint64_t before)
+{
+    if (!delta) {
+        buf[0] = '\0';
+        return buf;
+    }
+    char n[GL_U64_COMMAS_LEN];
+    if (now >= before)
+        snprintf(buf, len, " (+%s)", gl_fmt_u64_commas(n, now - before));
+    else
+        snprintf(buf, len, " (-%s)", gl_fmt_u64_commas(n, before - now));
+    return buf;
+}
+
+bool gl_report_selected(const struct gl_report_input *in, const struct gl_loss_record *r)
+{
+    if (in->select == GL_SELECT_ALL)
+        return true;
+    const struct gl_ref_record *old = gl_leak_ref_find(in->delta, r);
+    uint64_t ob = old ? old->bytes : 0, ok = old ? old->blocks : 0;
+    switch (in->select) {
+    case GL_SELECT_NEW:
+        return !old;
+    case GL_SELECT_ADDED:
+        return r->bytes > ob || r->blocks > ok;
+    case GL_SELECT_CHANGED:
+        return r->bytes != ob || r->blocks != ok;
+    default:
+        return true;
+    }
+}
+
 static void print_record(struct gl_out *o, const struct gl_report_input *in,
                          const struct gl_loss_record *r, size_t index, size_t total)
 {
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
-        of[GL_U64_COMMAS_LEN];
+        of[GL_U64_COMMAS_LEN], dbytes[GL_U64_COMMAS_LEN + 8], dblocks[GL_U64_COMMAS_LEN + 8];
     gl_fmt_u64_commas(bytes, r->bytes);
     gl_fmt_u64_commas(blocks, r->blocks);
     gl_fmt_u64_commas(num, index);
     gl_fmt_u64_commas(of, total);
-    gl_out_line(o, "%s bytes in %s blocks are %s in loss record %s of %s", bytes, blocks,
-                gl_leak_kind_phrase(r->kind), num, of);
+    bool delta = in->delta != NULL;
+    const struct gl_ref_record *old = delta ? gl_leak_ref_find(in->delta, r) : NULL;
+    delta_text(dbytes, sizeof dbytes, delta, r->bytes, old ? old->bytes : 0);
+    delta_text(dblocks, sizeof dblocks, delta, r->blocks, old ? old->blocks : 0);
+    gl_out_line(o, "%s%s bytes in %s%s blocks are %s in %sloss record %s of %s", bytes, dbytes,
+                blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "", num,
+                of);
 
     struct gl_frame frames[GL_MAX_CALLERS];
     unsigned n = in->stack_frames
@@ -236,11 +304,36 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
     }
 }
 
-static void totals_line(struct gl_out *o, const char *label, const struct gl_leak_totals *t)
+/* One LEAK SUMMARY line; before: the reference's totals for deltas, or NULL. */
+static void totals_line(struct gl_out *o, const char *label, const struct gl_leak_totals *t,
+                        const struct gl_leak_totals *before)
 {
-    char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN];
-    gl_out_line(o, "%18s: %s bytes in %s blocks", label, gl_fmt_u64_commas(bytes, t->bytes),
-                gl_fmt_u64_commas(blocks, t->blocks));
+    char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], db[GL_U64_COMMAS_LEN + 8],
+        dk[GL_U64_COMMAS_LEN + 8];
+    delta_text(db, sizeof db, before != NULL, t->bytes, before ? before->bytes : 0);
+    delta_text(dk, sizeof dk, before != NULL, t->blocks, before ? before->blocks : 0);
+    gl_out_line(o, "%18s: %s%s bytes in %s%s blocks", label, gl_fmt_u64_commas(bytes, t->bytes), db,
+                gl_fmt_u64_commas(blocks, t->blocks), dk);
+}
+
+static void leak_summary(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_leak_result *lr = in->leaks;
+    const struct gl_leak_ref *d = in->delta;
+    static const char *const labels[GL_LEAK_NKINDS] = {
+        [GL_LEAK_DEFINITE] = "definitely lost",
+        [GL_LEAK_INDIRECT] = "indirectly lost",
+        [GL_LEAK_POSSIBLE] = "possibly lost",
+        [GL_LEAK_REACHABLE] = "still reachable",
+        [GL_LEAK_CACHED] = "cached",
+    };
+    gl_out_line(o, "LEAK SUMMARY:");
+    for (int k = 0; k < GL_LEAK_NKINDS; k++)
+        totals_line(o, labels[k], &lr->kind[k], d ? &d->kind[k] : NULL);
+    totals_line(o, "suppressed", &lr->suppressed, d ? &d->suppressed : NULL);
+    if (lr->ignored.blocks)
+        /* Blocks the program said never to report (gpuleak_ignore, gpuleak_disable). */
+        totals_line(o, "ignored", &lr->ignored, NULL);
 }
 
 static void hidden_kinds_hint(struct gl_out *o, const struct gl_report_input *in)
@@ -333,13 +426,7 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
         if (lr->in_use.blocks == 0) {
             gl_out_line(o, "All GPU memory was freed -- no leaks are possible");
         } else {
-            gl_out_line(o, "LEAK SUMMARY:");
-            totals_line(o, "definitely lost", &lr->kind[GL_LEAK_DEFINITE]);
-            totals_line(o, "indirectly lost", &lr->kind[GL_LEAK_INDIRECT]);
-            totals_line(o, "possibly lost", &lr->kind[GL_LEAK_POSSIBLE]);
-            totals_line(o, "still reachable", &lr->kind[GL_LEAK_REACHABLE]);
-            totals_line(o, "cached", &lr->kind[GL_LEAK_CACHED]);
-            totals_line(o, "suppressed", &lr->suppressed);
+            leak_summary(o, in);
             if (opt->leak_check == GL_LEAK_CHECK_SUMMARY)
                 gl_out_line(o, "Rerun with --leak-check=full to see details of leaked memory");
             else
@@ -357,4 +444,39 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
     gl_out_line(o, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)",
                 gl_fmt_u64_commas(e1, c.errors), gl_fmt_u64_commas(e2, c.contexts),
                 gl_fmt_u64_commas(e3, c.suppressed), gl_fmt_u64_commas(e4, c.suppressed_contexts));
+}
+
+uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, const char *title)
+{
+    const struct gl_options *opt = in->opt;
+    const struct gl_leak_result *lr = in->leaks;
+    uint64_t errors = 0;
+    if (!opt->quiet) {
+        gl_out_line(o, "%s", title);
+        gl_out_line(o, "%s", "");
+    }
+    for (size_t i = 0; i < lr->nrecords; i++) {
+        const struct gl_loss_record *r = &lr->records[i];
+        if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)) ||
+            !gl_report_selected(in, r))
+            continue;
+        bool error = is_error_kind(opt, r->kind);
+        errors += error;
+        if (!opt->quiet || error)
+            print_record(o, in, r, i + 1, lr->nrecords);
+    }
+    if (opt->quiet)
+        return errors;
+    if (lr->in_use.blocks == 0) {
+        if (in->since)
+            gl_out_line(o, "All GPU memory allocated since checkpoint \"%s\" was freed", in->since);
+        else
+            gl_out_line(o, "All GPU memory was freed -- no leaks are possible");
+    } else {
+        leak_summary(o, in);
+    }
+    gl_out_line(o, "%s", "");
+    if (opt->verbose > 0 && in->supps)
+        used_suppressions(o, in->supps);
+    return errors;
 }

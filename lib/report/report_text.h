@@ -8,12 +8,21 @@
 
 #include <stdint.h>
 
+#include "analyze/checkpoints.h"
 #include "analyze/leak_check.h"
 #include "common/options.h"
 #include "common/suppressions.h"
 #include "common/out.h"
 #include "symbolize.h"
 #include "track/tracker.h"
+
+/* Which records a leak check prints (gpuleak.h's check modes). */
+enum gl_report_select {
+    GL_SELECT_ALL = 0, /* every record */
+    GL_SELECT_NEW,     /* records the reference did not have */
+    GL_SELECT_ADDED,   /* records that grew in bytes or blocks, new ones included */
+    GL_SELECT_CHANGED, /* records that grew or shrank */
+};
 
 struct gl_report_input {
     const struct gl_options *opt;
@@ -38,7 +47,14 @@ struct gl_report_input {
     unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
     /* Addresses a VMM handle is mapped at; returns the count (may be NULL). */
     size_t (*vmm_mappings)(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg);
+    /* A custom pool's name, written into buf; NULL if it has none (may be NULL). */
+    const char *(*pool_name)(uint64_t pool_key, char *buf, size_t len, void *arg);
     void *arg;
+
+    /* Leak checks asked for while the program runs (gl_report_check). */
+    const struct gl_leak_ref *delta; /* print deltas against it, Valgrind-style; NULL: none */
+    enum gl_report_select select;
+    const char *since; /* the checkpoint whose later blocks alone were checked, or NULL */
 };
 
 /* Parts shared with the XML and JSON reports. */
@@ -50,7 +66,18 @@ void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss
                           const char *api, char *buf, size_t len);
 
 void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in);
+/* The exit report's leak part: records, GPU MEMORY SUMMARY, LEAK SUMMARY, ERROR
+ * SUMMARY. */
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in);
+
+/* A leak check while the program runs, as Valgrind prints VALGRIND_DO_LEAK_CHECK:
+ * a title line, the selected records of the kinds --show-leak-kinds shows (with
+ * deltas when in->delta is set: "10 (+10) bytes in 1 (+1) blocks are definitely
+ * lost in new loss record 3 of 5"), and LEAK SUMMARY.  Always in full, whatever
+ * --leak-check says.  Returns the errors among the records printed. */
+uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, const char *title);
+/* Does the selection print this record (leak kinds and suppression aside)? */
+bool gl_report_selected(const struct gl_report_input *in, const struct gl_loss_record *r);
 
 /* ERROR SUMMARY's figures, as Valgrind counts them for leaks: with
  * --leak-check=full, each loss record of a kind in --errors-for-leak-kinds is one

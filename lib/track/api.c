@@ -9,7 +9,12 @@ static const char *const api_names[GL_API_COUNT] = {
 #undef GL_DRIVER_API
 };
 
-const char *gl_api_name(unsigned api) { return api < GL_API_COUNT ? api_names[api] : "?"; }
+const char *gl_api_name(unsigned api)
+{
+    if (api == GL_API_CLIENT_POOL_ALLOC)
+        return "gpuleak_pool_alloc";
+    return api < GL_API_COUNT ? api_names[api] : "?";
+}
 
 static const char *const kind_names[GL_MEM_NKINDS] = {
     [GL_MEM_NONE] = "memory",
@@ -24,6 +29,7 @@ static const char *const kind_names[GL_MEM_NKINDS] = {
     [GL_MEM_MIPMAPPED_ARRAY] = "mipmapped CUDA array",
     [GL_MEM_IPC] = "IPC-imported memory",
     [GL_MEM_GRAPH] = "graph memory",
+    [GL_MEM_POOL_SUB] = "pool sub-allocation",
 };
 
 const char *gl_mem_kind_name(unsigned kind)

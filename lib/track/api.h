@@ -10,7 +10,13 @@ enum gl_api {
     GL_API_COUNT
 };
 
-/* "cuMemAlloc_v2"; "?" for an unknown id. */
+/* Calls of the client API that create blocks: not driver entry points, so out of
+ * the range CUPTI callbacks are enabled for. */
+enum gl_client_api {
+    GL_API_CLIENT_POOL_ALLOC = 0x8000, /* gpuleak_pool_alloc */
+};
+
+/* "cuMemAlloc_v2", "gpuleak_pool_alloc"; "?" for an unknown id. */
 const char *gl_api_name(unsigned api);
 
 /* What a memory kind is called in a report: "device memory", "pinned host memory"... */

@@ -32,6 +32,8 @@ struct gl_block_info {
 #define GL_BLK_SIZE_UNKNOWN 0x1 /* resolve at report time */
 #define GL_BLK_RELEASED 0x2     /* VMM handle: cuMemRelease'd, alive through mappings */
 #define GL_BLK_IMPORTED 0x4     /* opened from another process (IPC, shareable handle) */
+#define GL_BLK_IGNORED 0x8      /* never reported (gpuleak_ignore, gpuleak_disable) */
+#define GL_BLK_POOL 0x10        /* a custom pool: its sub-allocations are blocks of their own */
 
 struct gl_table;
 struct gl_table_node; /* opaque: a detached block */

@@ -30,7 +30,10 @@ void gl_callback_bench_mode(const char *mode)
 
 static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb)
 {
-    ev->tid = gl_thread_id();
+    struct gl_thread *self = gl_thread_self();
+    ev->tid = self ? self->tid : 0;
+    if (self && __builtin_expect(self->disabled > 0, 0))
+        ev->flags |= GL_EVF_IGNORED;
     ev->ctx = (uintptr_t)cb->context;
 }
 

@@ -27,6 +27,7 @@ enum gl_mem_kind {
     GL_MEM_MIPMAPPED_ARRAY, /* cuMipmappedArrayCreate */
     GL_MEM_IPC,             /* cuIpcOpenMemHandle, cuMemPoolImportPointer */
     GL_MEM_GRAPH,           /* graph memory node (cuGraphAddMemAllocNode) */
+    GL_MEM_POOL_SUB,        /* a custom pool's sub-allocation (gpuleak_pool_alloc) */
     GL_MEM_NKINDS
 };
 
@@ -35,7 +36,16 @@ enum gl_mem_kind {
  * the unified address space below 2^57, so the tags cannot collide with them. */
 #define GL_KEY_NS_SHIFT 60
 #define GL_KEY_NS_MASK (0xfULL << GL_KEY_NS_SHIFT)
-enum gl_key_ns { GL_NS_ADDR = 0, GL_NS_VMM_HANDLE = 0x8, GL_NS_ARRAY = 0x9, GL_NS_MIPMAP = 0xa };
+enum gl_key_ns {
+    GL_NS_ADDR = 0,
+    GL_NS_VMM_HANDLE = 0x8,
+    GL_NS_ARRAY = 0x9,
+    GL_NS_MIPMAP = 0xa,
+    /* Custom pools' sub-allocations: their addresses lie inside a tracked block,
+     * so they need keys of their own.  A pool's first sub-allocation may start at
+     * the pool's own address. */
+    GL_NS_POOL_SUB = 0xb,
+};
 static inline uint64_t gl_key_make(enum gl_key_ns ns, uint64_t v)
 {
     return (v & ~GL_KEY_NS_MASK) | ((uint64_t)ns << GL_KEY_NS_SHIFT);
@@ -55,10 +65,19 @@ enum gl_event_type {
     GL_EV_VMM_UNMAP,   /* key = address, size = length of the unmapped range */
     GL_EV_VMM_RETAIN,  /* key = handle key (cuMemRetainAllocationHandle) */
     GL_EV_VMM_RELEASE, /* key = handle key (cuMemRelease) */
+    /* From the client API (gpuleak.h), outside any CUDA call. */
+    GL_EV_IGNORE,       /* key: never report this block */
+    GL_EV_POOL_CREATE,  /* key: this block is a custom pool */
+    GL_EV_POOL_DESTROY, /* key: the pool and its remaining sub-allocations are gone */
 };
+/* A pool's sub-allocation is an ALLOC of kind GL_MEM_POOL_SUB, key
+ * gl_key_make(GL_NS_POOL_SUB, address), aux = the pool's key; it is freed by a
+ * FREE of that key.  Sub-allocations are not GPU allocations: they leave the
+ * allocation counters and live bytes alone (the pool's block already counts). */
 
 #define GL_EVF_SIZE_UNKNOWN 0x1 /* size resolved at report time (IPC, imported handles) */
 #define GL_EVF_IMPORTED 0x2     /* memory of another process, opened here */
+#define GL_EVF_IGNORED 0x4      /* allocated while the thread disabled tracking */
 
 struct gl_event {
     uint8_t type;   /* enum gl_event_type */

@@ -23,6 +23,7 @@ struct depot_entry;
 
 struct gl_thread {
     uint32_t tid;
+    uint32_t seq_epoch; /* of the block of numbers below (tracker.c) */
     /* Written by the owner only (relaxed atomics: plain moves), summed by reports. */
     _Atomic uint64_t allocs, frees, bytes_allocated;
     /* Live bytes this thread added (or removed) and has not yet flushed to the
@@ -44,6 +45,9 @@ struct gl_thread {
         uintptr_t ips[GL_PREFIX_MAX];
     } prefix[GL_PREFIX_MEMO];
     unsigned prefix_next;
+    /* Depth of gpuleak_disable() calls: allocations made while it is above 0
+     * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
+    int disabled;
     struct gl_thread *next; /* registry */
     _Atomic int live;
 };

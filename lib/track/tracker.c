@@ -25,6 +25,10 @@ static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key
 #define LIVE_FLUSH (256 * 1024)
 #define COUNTER(name) static _Atomic uint64_t name __attribute__((aligned(64)))
 COUNTER(seq_counter);
+/* Bumped by gl_tracker_seq_mark(): a thread whose block of numbers predates the
+ * mark starts a new block, so that every allocation after a checkpoint is
+ * numbered above it. */
+static _Atomic uint32_t seq_epoch __attribute__((aligned(64)));
 static _Atomic int64_t live_flushed __attribute__((aligned(64)));
 COUNTER(peak_bytes);
 COUNTER(n_unknown_frees);
@@ -48,6 +52,7 @@ void gl_tracker_reset(void)
     blocks = maps = NULL;
     gl_thread_reset();
     atomic_store(&seq_counter, 0);
+    atomic_store(&seq_epoch, 0);
     atomic_store(&live_flushed, 0);
     atomic_store(&peak_bytes, 0);
     atomic_store(&n_unknown_frees, 0);
@@ -62,13 +67,27 @@ uint64_t gl_tracker_next_seq(void)
     struct gl_thread *self = gl_thread_self();
     if (!self)
         return atomic_fetch_add_explicit(&seq_counter, 1, memory_order_relaxed) + 1;
-    if (self->seq_next == self->seq_end) {
+    uint32_t epoch = atomic_load_explicit(&seq_epoch, memory_order_acquire);
+    if (self->seq_next == self->seq_end || self->seq_epoch != epoch) {
         self->seq_next =
             atomic_fetch_add_explicit(&seq_counter, SEQ_BLOCK, memory_order_relaxed) + 1;
         self->seq_end = self->seq_next + SEQ_BLOCK;
+        self->seq_epoch = epoch;
     }
     return self->seq_next++;
 }
+
+uint64_t gl_tracker_seq_mark(void)
+{
+    atomic_fetch_add_explicit(&seq_epoch, 1, memory_order_seq_cst);
+    /* Numbers handed out from now on exceed every number handed out before:
+     * blocks of numbers taken before the mark are abandoned by their threads at
+     * their next allocation. */
+    return atomic_load_explicit(&seq_counter, memory_order_seq_cst) + 1;
+}
+
+/* Pool sub-allocations are not GPU allocations: the pool's block already counts. */
+static inline bool counted(uint8_t kind) { return kind != GL_MEM_POOL_SUB; }
 
 static inline void publish(struct gl_event *ev)
 {
@@ -117,6 +136,64 @@ static void count_freed_n(struct gl_thread *self, uint64_t blocks_freed, uint64_
 
 static void count_freed(uint64_t size) { count_freed_n(gl_thread_self(), 1, size); }
 
+/* ---- custom pools ---- */
+
+static bool in_pool(const struct gl_block_info *b, void *arg)
+{
+    return b->kind == GL_MEM_POOL_SUB && b->aux == *(const uint64_t *)arg;
+}
+
+/* Forget a pool's sub-allocations (the pool is destroyed or its block freed).
+ * Linear in the live blocks, and only ever for a pool's block. */
+static size_t sweep_pool(uint64_t pool_key) { return gl_table_foreach(blocks, in_pool, &pool_key); }
+
+static bool set_flag(struct gl_block_info *b, void *arg)
+{
+    b->flags |= (uint8_t)(uintptr_t)arg;
+    return false;
+}
+
+static bool clear_pool(struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    b->flags &= (uint8_t)~GL_BLK_POOL;
+    return false;
+}
+
+bool gl_tracker_ignore(struct gl_event *ev)
+{
+    bool found = blocks && gl_table_update(blocks, ev->key, set_flag,
+                                           (void *)(uintptr_t)GL_BLK_IGNORED, NULL, NULL);
+    if (found)
+        publish(ev);
+    return found;
+}
+
+bool gl_tracker_pool_create(struct gl_event *ev)
+{
+    bool found = blocks && gl_table_update(blocks, ev->key, set_flag,
+                                           (void *)(uintptr_t)GL_BLK_POOL, NULL, NULL);
+    if (found)
+        publish(ev);
+    return found;
+}
+
+bool gl_tracker_pool_destroy(struct gl_event *ev)
+{
+    if (!blocks)
+        return false;
+    bool found = gl_table_update(blocks, ev->key, clear_pool, NULL, NULL, NULL);
+    sweep_pool(ev->key);
+    if (found)
+        publish(ev);
+    return found;
+}
+
+bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out)
+{
+    return blocks && gl_table_lookup(blocks, key, out);
+}
+
 void gl_tracker_alloc(struct gl_event *ev)
 {
     if (!ev->seq)
@@ -132,7 +209,8 @@ void gl_tracker_alloc(struct gl_event *ev)
         .device = ev->device,
         .kind = ev->kind,
         .flags = (uint8_t)(((ev->flags & GL_EVF_SIZE_UNKNOWN) ? GL_BLK_SIZE_UNKNOWN : 0) |
-                           ((ev->flags & GL_EVF_IMPORTED) ? GL_BLK_IMPORTED : 0)),
+                           ((ev->flags & GL_EVF_IMPORTED) ? GL_BLK_IMPORTED : 0) |
+                           ((ev->flags & GL_EVF_IGNORED) ? GL_BLK_IGNORED : 0)),
         .api = ev->api,
         .refs = ev->kind == GL_MEM_VMM ? 1 : 0,
     };
@@ -140,13 +218,18 @@ void gl_tracker_alloc(struct gl_event *ev)
     struct gl_block_info old;
     if (gl_table_insert(blocks, &b, &old, self ? &self->spare_node : NULL)) {
         atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
-        count_freed_n(self, 1, old.size);
+        if (counted(old.kind))
+            count_freed_n(self, 1, old.size);
+        if (old.flags & GL_BLK_POOL)
+            sweep_pool(old.key);
     }
-    if (self) {
-        gl_thread_count(&self->allocs, 1);
-        gl_thread_count(&self->bytes_allocated, ev->size);
+    if (__builtin_expect(counted(ev->kind), 1)) {
+        if (self) {
+            gl_thread_count(&self->allocs, 1);
+            gl_thread_count(&self->bytes_allocated, ev->size);
+        }
+        count_live_add(self, ev->size);
     }
-    count_live_add(self, ev->size);
     publish(ev);
 }
 
@@ -226,7 +309,10 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
         ev->size = b->size;
         ev->kind = b->kind;
         struct gl_thread *self = gl_thread_self();
-        count_freed_n(self, 1, b->size);
+        if (counted(b->kind))
+            count_freed_n(self, 1, b->size);
+        if (__builtin_expect(b->flags & GL_BLK_POOL, 0))
+            sweep_pool(b->key);
         /* Keep the node for this thread's next allocation: no lock now, none then. */
         if (self && !self->spare_node)
             self->spare_node = n;
@@ -316,7 +402,7 @@ void gl_tracker_vmm_retain(struct gl_event *ev)
 
 struct ctx_sweep {
     uint64_t ctx;
-    uint64_t bytes;
+    uint64_t bytes, blocks;
 };
 
 static bool in_context(const struct gl_block_info *b, void *arg)
@@ -324,15 +410,18 @@ static bool in_context(const struct gl_block_info *b, void *arg)
     struct ctx_sweep *sw = arg;
     if (b->ctx != sw->ctx || !gl_mem_kind_context_bound((enum gl_mem_kind)b->kind))
         return false;
-    sw->bytes += b->size;
-    return true;
+    if (counted(b->kind)) {
+        sw->bytes += b->size;
+        sw->blocks++;
+    }
+    return true; /* a pool's sub-allocations share its context and go with it */
 }
 
 void gl_tracker_ctx_destroy(struct gl_event *ev)
 {
-    struct ctx_sweep sw = {ev->ctx, 0};
-    size_t n = gl_table_foreach(blocks, in_context, &sw);
-    count_freed_n(gl_thread_self(), n, sw.bytes);
+    struct ctx_sweep sw = {ev->ctx, 0, 0};
+    gl_table_foreach(blocks, in_context, &sw);
+    count_freed_n(gl_thread_self(), sw.blocks, sw.bytes);
     publish(ev);
 }
 
@@ -357,6 +446,15 @@ void gl_tracker_apply(struct gl_event *ev)
         break;
     case GL_EV_VMM_RETAIN:
         gl_tracker_vmm_retain(ev);
+        break;
+    case GL_EV_IGNORE:
+        gl_tracker_ignore(ev);
+        break;
+    case GL_EV_POOL_CREATE:
+        gl_tracker_pool_create(ev);
+        break;
+    case GL_EV_POOL_DESTROY:
+        gl_tracker_pool_destroy(ev);
         break;
     case GL_EV_NONE:
         break;
@@ -399,6 +497,11 @@ static bool copy_block(const struct gl_block_info *b, void *arg)
 
 int gl_tracker_snapshot(struct gl_block_info **out, size_t *n, size_t *bytes)
 {
+    if (!blocks) { /* tracking never started: nothing is outstanding */
+        *out = NULL;
+        *n = *bytes = 0;
+        return 0;
+    }
     /* Blocks may still come and go on other threads: leave room for some. */
     size_t cap = gl_table_count(blocks) + 1024;
     size_t size = cap * sizeof **out;

@@ -41,7 +41,22 @@ void gl_tracker_apply(struct gl_event *ev);
 
 /* Allocation numbers: the next one, process-wide. */
 uint64_t gl_tracker_next_seq(void);
+/* A checkpoint in the numbering: every allocation made after this call gets a
+ * number >= the value returned (threads drop blocks of numbers taken before). */
+uint64_t gl_tracker_seq_mark(void);
 
+/* The client API's changes to a live block (ev->key); false when no block has
+ * that key (the event is then not published).  IGNORE: never report it.
+ * POOL_CREATE: the block is a custom pool, whose sub-allocations are blocks of
+ * kind GL_MEM_POOL_SUB (event.h).  POOL_DESTROY: it no longer is; its
+ * sub-allocations are forgotten (as when the pool's block is freed). */
+bool gl_tracker_ignore(struct gl_event *ev);
+bool gl_tracker_pool_create(struct gl_event *ev);
+bool gl_tracker_pool_destroy(struct gl_event *ev);
+/* The block with this key, copied (false if none). */
+bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out);
+
+/* Counters of GPU allocations: pool sub-allocations are not among them. */
 struct gl_tracker_stats {
     uint64_t allocs;          /* allocation events */
     uint64_t frees;           /* blocks freed (explicitly or with their context) */
@@ -55,7 +70,8 @@ struct gl_tracker_stats {
 void gl_tracker_stats(struct gl_tracker_stats *s);
 
 /* Copy every outstanding block (VMM mapping records excluded) into a tool-mapped
- * array; *n gets the count.  Caller frees with gl_tool_unmap(*out, *bytes). */
+ * array; *n gets the count (0 and no array before tracking starts).  Caller frees
+ * with gl_tool_unmap(*out, *bytes). */
 int gl_tracker_snapshot(struct gl_block_info **out, size_t *n, size_t *bytes);
 
 /* Mapped addresses of a VMM handle, for the report (up to max; returns the count);

@@ -3,6 +3,7 @@
  * tracker. */
 #include <check.h>
 #include <cupti.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,6 +14,7 @@
 #include "track/api.h"
 #include "track/callback.h"
 #include "track/contexts.h"
+#include "track/thread_state.h"
 #include "track/tool_alloc.h"
 #include "track/tracker.h"
 
@@ -137,6 +139,40 @@ START_TEST(test_alloc_then_free)
     ck_assert_uint_eq(s.live_bytes, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
     ck_assert_uint_eq(s.unknown_frees, 0);
+}
+END_TEST
+
+/* gpuleak_disable() on a thread: its allocations are recorded (frees must
+ * still match them) but flagged never to be reported; other threads' are not. */
+static void *alloc_on_other_thread(void *arg)
+{
+    (void)arg;
+    mem_alloc(0x7f0000600000ULL, 64, CUDA_SUCCESS, CTX_A);
+    return NULL;
+}
+
+START_TEST(test_disabled_thread_allocations_ignored)
+{
+    struct gl_thread *self = gl_thread_self();
+    self->disabled = 1;
+    mem_alloc(0x7f0000500000ULL, 4096, CUDA_SUCCESS, CTX_A);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, alloc_on_other_thread, NULL), 0);
+    pthread_join(t, NULL);
+    self->disabled = 0;
+    mem_alloc(0x7f0000700000ULL, 32, CUDA_SUCCESS, CTX_A);
+
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f0000500000ULL, &b));
+    ck_assert(b.flags & GL_BLK_IGNORED);
+    ck_assert(live_block(0x7f0000600000ULL, &b));
+    ck_assert(!(b.flags & GL_BLK_IGNORED));
+    ck_assert(live_block(0x7f0000700000ULL, &b));
+    ck_assert(!(b.flags & GL_BLK_IGNORED));
+    /* Still a GPU allocation: counted, and its free is not an unknown one. */
+    ck_assert_uint_eq(stats().allocs, 3);
+    mem_free(0x7f0000500000ULL, CUDA_SUCCESS, CTX_A);
+    ck_assert_uint_eq(stats().unknown_frees, 0);
 }
 END_TEST
 
@@ -428,6 +464,7 @@ static Suite *callback_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_alloc_then_free);
     tcase_add_test(tc, test_failed_free_keeps_block);
+    tcase_add_test(tc, test_disabled_thread_allocations_ignored);
     tcase_add_test(tc, test_failed_alloc_records_nothing);
     tcase_add_test(tc, test_exit_without_return_value);
     tcase_add_test(tc, test_unknown_free);

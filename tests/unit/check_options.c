@@ -455,6 +455,7 @@ static const char *const expected_names[] = {
     "xml",
     "xml-file",
     "json-file",
+    "child-silent-after-fork",
     "tool",
     "quiet",
     "verbose",

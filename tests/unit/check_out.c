@@ -150,6 +150,32 @@ START_TEST(test_long_line_is_truncated_not_lost)
 }
 END_TEST
 
+/* Into memory: bare lines, cut to fit, always NUL-terminated. */
+START_TEST(test_memory_sink)
+{
+    char buf[32];
+    memset(buf, 'x', sizeof buf);
+    struct gl_out o;
+    gl_out_init_mem(&o, buf, sizeof buf);
+    ck_assert_str_eq(buf, "");
+    gl_out_line(&o, "hello %d", 1);
+    gl_out_line(&o, "%s", "");
+    ck_assert_str_eq(buf, ""); /* buffered until a flush */
+    ck_assert(gl_out_flush(&o));
+    ck_assert_str_eq(buf, "hello 1\n\n");
+    ck_assert(!o.truncated);
+    gl_out_line(&o, "a line too long for what is left");
+    gl_out_note(&o, "note");
+    ck_assert(gl_out_flush(&o));
+    ck_assert_uint_eq(strlen(buf), sizeof buf - 1);
+    ck_assert_str_eq(buf, "hello 1\n\na line too long for wh");
+    ck_assert(o.truncated);
+    gl_out_line(&o, "more");
+    ck_assert(gl_out_flush(&o));
+    ck_assert_uint_eq(strlen(buf), sizeof buf - 1);
+}
+END_TEST
+
 START_TEST(test_failed_write)
 {
     struct gl_out o;
@@ -190,6 +216,7 @@ static Suite *out_suite(void)
     tcase_add_test(tc, test_more_than_buffer);
     tcase_add_test(tc, test_long_line_is_truncated_not_lost);
     tcase_add_test(tc, test_failed_write);
+    tcase_add_test(tc, test_memory_sink);
     tcase_add_test(tc, test_write_all_pipe);
     suite_add_tcase(s, tc);
     return s;

@@ -1,0 +1,385 @@
+/* The client API: what include/gpuleak.h's inline functions reach.
+ *
+ * These run on the program's own threads, outside any CUDA callback, so they
+ * may take locks, call the driver and print.  Misuse (an unknown checkpoint, a
+ * pool address gpuleak never saw) gets one line in the log naming the call and
+ * the value, and a -1 for the caller: a memory tool must not abort the program
+ * it checks. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuleak.h"
+#include "client_api.h"
+#include "analyze/checkpoints.h"
+#include "analyze/pools.h"
+#include "report/leak_run.h"
+#include "runtime.h"
+#include "track/api.h"
+#include "track/event.h"
+#include "track/stack_capture.h"
+#include "track/thread_state.h"
+#include "track/tracker.h"
+
+#define GL_EXPORT __attribute__((visibility("default")))
+
+_Static_assert(GPULEAK_NKINDS == GL_LEAK_NKINDS + 1,
+               "gpuleak.h's kinds: the leak kinds, then suppressed");
+_Static_assert((int)GPULEAK_DEFINITE == (int)GL_LEAK_DEFINITE &&
+                   (int)GPULEAK_CACHED == (int)GL_LEAK_CACHED,
+               "gpuleak.h's kinds index gl_leak_kind");
+
+/* Usable now: loaded, not disabled, and tracking or ready to track once the
+ * program initializes CUDA. */
+static bool usable(void)
+{
+    int s = atomic_load(&gl_rt.state);
+    return s == GL_RT_IDLE || s == GL_RT_TRACKING;
+}
+
+GL_EXPORT int gpuleak_runtime_running(void) { return usable(); }
+
+static bool checkpoint_name_ok(const char *call, const char *name)
+{
+    if (name && name[0] && strlen(name) < GL_CHECKPOINT_NAME_MAX)
+        return true;
+    gl_rt_message("gpuleak: %s: a checkpoint name must be 1 to %d characters%s", call,
+                  GL_CHECKPOINT_NAME_MAX - 1, name ? "" : " (got NULL)");
+    return false;
+}
+
+/* The named checkpoint, or NULL after a line to the log. */
+static struct gl_checkpoint *named(const char *call, const char *name)
+{
+    struct gl_checkpoint *c = gl_checkpoint_find(name);
+    if (!c)
+        gl_rt_message("gpuleak: %s: no checkpoint named \"%s\" (set one with gpuleak_checkpoint)",
+                      call, name);
+    return c;
+}
+
+GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
+{
+    if (!usable() || !checkpoint_name_ok("gpuleak_checkpoint", name))
+        return -1;
+    gl_leak_run_lock();
+    int rc = -1;
+    struct gl_checkpoint *c = gl_checkpoint_get(name);
+    if (c) {
+        /* The mark first: a block allocated while the snapshot is taken belongs
+         * after the checkpoint. */
+        c->seq = gl_tracker_seq_mark();
+        struct gl_leak_run run;
+        if (gl_leak_run(&run, 0) == 0) {
+            rc = gl_leak_ref_take(&c->ref, &run.leaks);
+            gl_leak_run_free(&run);
+        }
+    }
+    gl_leak_run_unlock();
+    return rc;
+}
+
+static const char *mode_word(enum gl_report_select s)
+{
+    switch (s) {
+    case GL_SELECT_NEW:
+        return "new";
+    case GL_SELECT_ADDED:
+        return "added";
+    case GL_SELECT_CHANGED:
+        return "changed";
+    default:
+        return "full";
+    }
+}
+
+GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf, size_t buflen)
+{
+    if (!usable())
+        return -1;
+    if (mode < GPULEAK_CHECK_FULL || mode > GPULEAK_CHECK_CHANGED) {
+        gl_rt_message("gpuleak: gpuleak_leak_check: unknown mode %d (expected GPULEAK_CHECK_FULL, "
+                      "_NEW, _ADDED or _CHANGED)",
+                      mode);
+        return -1;
+    }
+    enum gl_report_select select = (enum gl_report_select)mode; /* same order */
+    static unsigned long checks;
+
+    gl_leak_run_lock();
+    struct gl_checkpoint *cp = NULL;
+    if (since && !(cp = named("gpuleak_leak_check", since))) {
+        gl_leak_run_unlock();
+        return -1;
+    }
+    /* Full: the blocks allocated since the checkpoint (all without one).
+     * Deltas: all blocks, compared with the checkpoint or the last check. */
+    uint64_t since_seq = select == GL_SELECT_ALL && cp ? cp->seq : 0;
+    struct gl_leak_run run;
+    if (gl_leak_run(&run, since_seq) < 0) {
+        gl_leak_run_unlock();
+        return -1;
+    }
+    struct gl_options opt = gl_rt.opt;
+    opt.leak_check = GL_LEAK_CHECK_FULL; /* as VALGRIND_DO_LEAK_CHECK: always in full */
+    struct gl_report_input in;
+    gl_leak_run_input(&run, &in);
+    in.opt = &opt;
+    if (select != GL_SELECT_ALL) {
+        in.delta = cp ? &cp->ref : gl_last_check();
+        in.select = select;
+    } else if (cp) {
+        in.since = cp->name;
+    }
+
+    char title[256], bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN];
+    char what[128];
+    if (select == GL_SELECT_ALL)
+        snprintf(what, sizeof what, cp ? "full, allocated since checkpoint \"%s\"" : "full",
+                 cp ? cp->name : "");
+    else if (cp)
+        snprintf(what, sizeof what, "%s since checkpoint \"%s\"", mode_word(select), cp->name);
+    else
+        snprintf(what, sizeof what, "%s since the last check", mode_word(select));
+    snprintf(title, sizeof title, "Leak check %lu (%s): %s bytes in %s blocks in use", ++checks,
+             what, gl_fmt_u64_commas(bytes, run.leaks.in_use.bytes),
+             gl_fmt_u64_commas(blocks, run.leaks.in_use.blocks));
+
+    struct gl_out out;
+    bool must_close = false;
+    int fd = -1;
+    if (buf && buflen) {
+        gl_out_init_mem(&out, buf, buflen);
+    } else {
+        fd = gl_rt_open_log(&must_close);
+        gl_out_init(&out, fd, (int)gl_rt.pid);
+    }
+    uint64_t errors = gl_report_check(&out, &in, title);
+    gl_out_flush(&out);
+    if (must_close)
+        close(fd);
+    if (since_seq == 0)
+        gl_leak_ref_take(gl_last_check(), &run.leaks);
+    gl_leak_run_free(&run);
+    gl_leak_run_unlock();
+    return errors > (uint64_t)LONG_MAX ? LONG_MAX : (long)errors;
+}
+
+GL_EXPORT int gpuleak_runtime_count_leaks(const char *since, struct gpuleak_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!usable())
+        return -1;
+    gl_leak_run_lock();
+    struct gl_checkpoint *cp = NULL;
+    if (since && !(cp = named("gpuleak_count_leaks", since))) {
+        gl_leak_run_unlock();
+        return -1;
+    }
+    struct gl_leak_run run;
+    int rc = gl_leak_run(&run, cp ? cp->seq : 0);
+    if (rc == 0) {
+        for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+            out->bytes[k] = run.leaks.kind[k].bytes;
+            out->blocks[k] = run.leaks.kind[k].blocks;
+        }
+        out->bytes[GPULEAK_SUPPRESSED] = run.leaks.suppressed.bytes;
+        out->blocks[GPULEAK_SUPPRESSED] = run.leaks.suppressed.blocks;
+        gl_leak_run_free(&run);
+    }
+    gl_leak_run_unlock();
+    return rc;
+}
+
+/* A block the client API can name by address: an allocation, or else a pool's
+ * sub-allocation there. */
+static bool find_block(const void *ptr, struct gl_block_info *b)
+{
+    uint64_t a = (uint64_t)(uintptr_t)ptr;
+    return gl_tracker_lookup(gl_key_make(GL_NS_ADDR, a), b) ||
+           gl_tracker_lookup(gl_key_make(GL_NS_POOL_SUB, a), b);
+}
+
+GL_EXPORT int gpuleak_runtime_ignore(const void *ptr)
+{
+    if (!usable())
+        return -1;
+    struct gl_block_info b;
+    if (!find_block(ptr, &b)) {
+        gl_rt_message("gpuleak: gpuleak_ignore: no block gpuleak tracks starts at %p", ptr);
+        return -1;
+    }
+    struct gl_event ev = {.type = GL_EV_IGNORE, .key = b.key, .tid = gl_thread_id()};
+    return gl_tracker_ignore(&ev) ? 0 : -1;
+}
+
+GL_EXPORT int gpuleak_runtime_tracking(int delta)
+{
+    if (!usable())
+        return -1;
+    struct gl_thread *self = gl_thread_self();
+    if (!self)
+        return -1;
+    if (delta < 0 && self->disabled == 0) {
+        gl_rt_message("gpuleak: gpuleak_enable: called without a matching gpuleak_disable on "
+                      "thread %u",
+                      self->tid);
+        return -1;
+    }
+    self->disabled += delta > 0 ? 1 : -1;
+    return self->disabled;
+}
+
+static int pool_create(const void *pool, const char *name)
+{
+    struct gl_event ev = {.type = GL_EV_POOL_CREATE,
+                          .key = gl_key_make(GL_NS_ADDR, (uint64_t)(uintptr_t)pool),
+                          .tid = gl_thread_id()};
+    if (!gl_tracker_pool_create(&ev)) {
+        gl_rt_message("gpuleak: gpuleak_pool_create: %p is not the start of a block gpuleak "
+                      "tracks (a pool is memory from cudaMalloc or the like)",
+                      pool);
+        return -1;
+    }
+    gl_pools_set_name(ev.key, name);
+    return 0;
+}
+
+/* The pool's block, or false after a line to the log. */
+static bool pool_block(const char *call, const void *pool, struct gl_block_info *b)
+{
+    if (gl_tracker_lookup(gl_key_make(GL_NS_ADDR, (uint64_t)(uintptr_t)pool), b) &&
+        (b->flags & GL_BLK_POOL))
+        return true;
+    gl_rt_message("gpuleak: %s: %p is not a pool (declare it with gpuleak_pool_create)", call,
+                  pool);
+    return false;
+}
+
+static int pool_alloc(const void *pool, const void *addr, size_t size)
+{
+    struct gl_block_info p;
+    if (!pool_block("gpuleak_pool_alloc", pool, &p))
+        return -1;
+    uint64_t a = (uint64_t)(uintptr_t)addr, start = gl_key_value(p.key);
+    if (a < start ||
+        (!(p.flags & GL_BLK_SIZE_UNKNOWN) && (a - start > p.size || size > p.size - (a - start)))) {
+        gl_rt_message("gpuleak: gpuleak_pool_alloc: %zu bytes at %p lie outside pool %p of %" PRIu64
+                      " bytes",
+                      size, addr, pool, p.size);
+        return -1;
+    }
+    struct gl_thread *self = gl_thread_self();
+    struct gl_event ev = {
+        .type = GL_EV_ALLOC,
+        .kind = GL_MEM_POOL_SUB,
+        .api = GL_API_CLIENT_POOL_ALLOC,
+        .device = p.device,
+        .flags = self && self->disabled > 0 ? GL_EVF_IGNORED : 0,
+        .tid = self ? self->tid : 0,
+        .stack = gl_stack_capture(),
+        .key = gl_key_make(GL_NS_POOL_SUB, a),
+        .size = size,
+        .ctx = p.ctx,
+        .aux = p.key,
+    };
+    gl_tracker_alloc(&ev);
+    return 0;
+}
+
+static int pool_free(const void *pool, const void *addr)
+{
+    struct gl_block_info p, sub;
+    if (!pool_block("gpuleak_pool_free", pool, &p))
+        return -1;
+    uint64_t key = gl_key_make(GL_NS_POOL_SUB, (uint64_t)(uintptr_t)addr);
+    if (!gl_tracker_lookup(key, &sub) || sub.aux != p.key) {
+        gl_rt_message("gpuleak: gpuleak_pool_free: no sub-allocation of pool %p starts at %p", pool,
+                      addr);
+        return -1;
+    }
+    struct gl_event ev = {.type = GL_EV_FREE, .key = key, .tid = gl_thread_id()};
+    gl_tracker_apply(&ev);
+    return 0;
+}
+
+static int pool_destroy(const void *pool)
+{
+    struct gl_event ev = {.type = GL_EV_POOL_DESTROY,
+                          .key = gl_key_make(GL_NS_ADDR, (uint64_t)(uintptr_t)pool),
+                          .tid = gl_thread_id()};
+    struct gl_block_info p;
+    if (!pool_block("gpuleak_pool_destroy", pool, &p))
+        return -1;
+    gl_tracker_pool_destroy(&ev);
+    gl_pools_set_name(ev.key, NULL);
+    return 0;
+}
+
+GL_EXPORT int gpuleak_runtime_pool(int op, const void *pool, const void *addr, size_t size,
+                                   const char *name)
+{
+    /* Pools are tracked blocks: nothing to name before tracking starts. */
+    if (!gl_rt_tracking())
+        return -1;
+    switch (op) {
+    case GPULEAK_POOL_CREATE:
+        return pool_create(pool, name);
+    case GPULEAK_POOL_ALLOC:
+        return pool_alloc(pool, addr, size);
+    case GPULEAK_POOL_FREE:
+        return pool_free(pool, addr);
+    case GPULEAK_POOL_DESTROY:
+        return pool_destroy(pool);
+    default:
+        gl_rt_message("gpuleak: gpuleak_runtime_pool: unknown operation %d", op);
+        return -1;
+    }
+}
+
+static const struct gpuleak_api api_table = {
+    .magic = GPULEAK_API_MAGIC,
+    .version = GPULEAK_API_VERSION,
+    .running = gpuleak_runtime_running,
+    .checkpoint = gpuleak_runtime_checkpoint,
+    .leak_check = gpuleak_runtime_leak_check,
+    .count_leaks = gpuleak_runtime_count_leaks,
+    .ignore = gpuleak_runtime_ignore,
+    .tracking = gpuleak_runtime_tracking,
+    .pool = gpuleak_runtime_pool,
+};
+
+/* Fixed width, so that a fork child can rewrite the value in place. */
+#define API_VALUE_FORMAT "%010d:0x%016lx"
+#define API_VALUE_LEN (10 + 3 + 16)
+
+void gl_client_api_publish(void)
+{
+    char value[API_VALUE_LEN + 1];
+    snprintf(value, sizeof value, API_VALUE_FORMAT, (int)getpid(),
+             (unsigned long)(uintptr_t)&api_table);
+    setenv(GPULEAK_API_ENV, value, 1);
+}
+
+extern char **environ;
+
+void gl_client_api_after_fork_child(void)
+{
+    /* In place: the environment's strings may belong to the program (perl frees
+     * its own), so none is replaced; the value keeps its length. */
+    size_t klen = strlen(GPULEAK_API_ENV);
+    for (char **e = environ; e && *e; e++) {
+        if (strncmp(*e, GPULEAK_API_ENV, klen) != 0 || (*e)[klen] != '=')
+            continue;
+        char *v = *e + klen + 1;
+        if (strlen(v) != API_VALUE_LEN)
+            return; /* changed by the program: leave it */
+        char pid[11];
+        snprintf(pid, sizeof pid, "%010d", (int)getpid());
+        memcpy(v, pid, 10);
+        return;
+    }
+}

@@ -1,0 +1,31 @@
+/* The client API (include/gpuleak.h) inside the runtime: its entry points are
+ * exported as gpuleak_runtime_* (for dlsym and ctypes) and gathered in a table
+ * whose address the runtime publishes in its own environment, where the
+ * header's inline functions find it. */
+#ifndef GPULEAK_CLIENT_API_H
+#define GPULEAK_CLIENT_API_H
+
+#include <stddef.h>
+
+#include "gpuleak.h"
+
+/* The entry points, one per member of struct gpuleak_api (see gpuleak.h for
+ * what each does); exported under these names. */
+int gpuleak_runtime_running(void);
+int gpuleak_runtime_checkpoint(const char *name);
+long gpuleak_runtime_leak_check(int mode, const char *since, char *buf, size_t buflen);
+int gpuleak_runtime_count_leaks(const char *since, struct gpuleak_counts *out);
+int gpuleak_runtime_ignore(const void *ptr);
+int gpuleak_runtime_tracking(int delta);
+int gpuleak_runtime_pool(int op, const void *pool, const void *addr, size_t size, const char *name);
+
+/* Put GPULEAK_CLIENT_API=PID:0xADDRESS in the environment (setenv: its string is
+ * malloc'ed, like any other the program may free or replace).  At load. */
+void gl_client_api_publish(void);
+
+/* In a fork child: the table is at the same address, the process id is new;
+ * the value is rewritten in place, never replaced (no allocation, and no string
+ * of the program's is swapped for one it did not allocate). */
+void gl_client_api_after_fork_child(void);
+
+#endif

@@ -1,0 +1,286 @@
+#include "leak_run.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analyze/pools.h"
+#include "analyze/suppress.h"
+#include "common/paths.h"
+#include "frame_filter.h"
+#include "runtime.h"
+#include "symbolize.h"
+#include "track/event.h"
+#include "track/modules.h"
+#include "track/stack_depot.h"
+#include "track/tool_alloc.h"
+#include "track/tracker.h"
+
+#define MAX_DEVICES 64
+
+static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gl_leak_run_lock(void) { pthread_mutex_lock(&run_lock); }
+void gl_leak_run_unlock(void) { pthread_mutex_unlock(&run_lock); }
+
+/* Driver calls made at check time, outside any callback.  The driver is already
+ * loaded; it is looked up, never loaded by gpuleak. */
+struct driver {
+    bool looked_up;
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*device_get_name)(char *, int, CUdevice);
+    CUresult (*mem_get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr);
+};
+
+/* The services, kept from one check to the next (under run_lock). */
+static struct {
+    struct driver drv;
+    struct gl_symbolizer *sym;
+    unsigned long long sym_objects; /* loaded-object signature sym was opened for */
+    bool supps_loaded;
+    struct gl_supp_set supps;
+    char names[MAX_DEVICES][128];
+    bool named[MAX_DEVICES];
+} env;
+
+static void load_driver(struct driver *d)
+{
+    if (d->looked_up)
+        return;
+    d->looked_up = true;
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return;
+    *(void **)&d->device_get = dlsym(h, "cuDeviceGet");
+    *(void **)&d->device_get_name = dlsym(h, "cuDeviceGetName");
+    *(void **)&d->mem_get_address_range = dlsym(h, "cuMemGetAddressRange_v2");
+    dlclose(h); /* still loaded by the program */
+}
+
+/* glibc counts objects loaded (dlpi_adds) and unloaded (dlpi_subs): together
+ * they change whenever the set of loaded objects does. */
+static int objects_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_adds * 1000003ULL + info->dlpi_subs;
+    return 1;
+}
+
+static struct gl_symbolizer *symbolizer(void)
+{
+    unsigned long long sig = 0;
+    dl_iterate_phdr(objects_cb, &sig);
+    if (env.sym && sig != env.sym_objects) {
+        gl_symbolizer_close(env.sym);
+        env.sym = NULL;
+    }
+    if (!env.sym) {
+        env.sym = gl_symbolizer_open();
+        env.sym_objects = sig;
+    }
+    return env.sym;
+}
+
+static const char *device_name(int device, void *arg)
+{
+    (void)arg;
+    if (device < 0 || device >= MAX_DEVICES)
+        return NULL;
+    if (!env.named[device]) {
+        env.named[device] = true;
+        CUdevice dev;
+        if (env.drv.device_get && env.drv.device_get_name &&
+            env.drv.device_get(&dev, device) == CUDA_SUCCESS &&
+            env.drv.device_get_name(env.names[device], sizeof env.names[device], dev) ==
+                CUDA_SUCCESS)
+            return env.names[device];
+        env.names[device][0] = '\0';
+    }
+    return env.names[device][0] ? env.names[device] : NULL;
+}
+
+static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
+                         enum gl_module_role *role, void *arg)
+{
+    (void)index;
+    struct gl_symbolizer *sym = arg;
+    *role = gl_module_role(ip);
+    if (sym) {
+        gl_symbolize(sym, ip, true, out);
+    } else {
+        memset(out, 0, sizeof *out);
+        out->ip = ip;
+    }
+}
+
+/* The frames kept for a stack, symbolized and filtered; for suppression
+ * matching (every kept frame) and for printing (--num-callers). */
+static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    (void)arg;
+    unsigned n;
+    const uintptr_t *ips = gl_depot_frames(stack, &n);
+    return ips ? gl_frame_filter(ips, n, frame_lookup, symbolizer(), gl_rt.opt.show_below_main, out,
+                                 max)
+               : 0;
+}
+
+static size_t vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)
+{
+    (void)arg;
+    return gl_tracker_vmm_mappings(handle_key, addrs, max, NULL);
+}
+
+static const char *pool_name(uint64_t pool_key, char *buf, size_t len, void *arg)
+{
+    (void)arg;
+    return gl_pools_name(pool_key, buf, len) ? buf : NULL;
+}
+
+static void add_default(const char *path, void *arg)
+{
+    struct gl_supp_set *s = arg;
+    char err[512];
+    if (gl_supp_load_file(s, path, err, sizeof err) < 0)
+        gl_rt_message("gpuleak: %s", err);
+}
+
+/* --suppressions files, then the defaults installed beside the runtime (unless
+ * the launcher already listed them: it passes --default-suppressions=no then). */
+static void load_suppressions(struct gl_supp_set *s)
+{
+    gl_supp_set_init(s);
+    char err[512];
+    for (int i = 0; gl_options_suppression(&gl_rt.opt, i); i++)
+        if (gl_supp_load_file(s, gl_options_suppression(&gl_rt.opt, i), err, sizeof err) < 0)
+            gl_rt_message("gpuleak: %s", err);
+    if (!gl_rt.opt.default_suppressions)
+        return;
+    Dl_info info;
+    if (dladdr((void *)&gl_leak_run, &info) && info.dli_fname) {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", info.dli_fname);
+        char *slash = strrchr(dir, '/');
+        if (slash) {
+            *slash = '\0';
+            gl_default_suppressions(dir, true, add_default, s);
+        }
+    }
+}
+
+const struct gl_supp_set *gl_leak_run_supps(void) { return env.supps_loaded ? &env.supps : NULL; }
+
+/* Sizes the callbacks could not know are found now: memory opened through IPC
+ * is asked of the driver, an imported VMM handle measured by its mappings. */
+static void resolve_sizes(struct gl_block_info *blocks, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct gl_block_info *b = &blocks[i];
+        if (!(b->flags & GL_BLK_SIZE_UNKNOWN))
+            continue;
+        if (gl_key_ns(b->key) == GL_NS_VMM_HANDLE) {
+            uint64_t mapped = 0;
+            gl_tracker_vmm_mappings(b->key, NULL, 0, &mapped);
+            if (mapped) {
+                b->size = mapped;
+                b->flags &= (uint8_t)~GL_BLK_SIZE_UNKNOWN;
+            }
+            continue;
+        }
+        if (gl_key_ns(b->key) != GL_NS_ADDR || !env.drv.mem_get_address_range)
+            continue;
+        CUdeviceptr base;
+        size_t size;
+        if (env.drv.mem_get_address_range(&base, &size, (CUdeviceptr)b->key) == CUDA_SUCCESS) {
+            b->size = size;
+            b->flags &= (uint8_t)~GL_BLK_SIZE_UNKNOWN;
+        }
+    }
+}
+
+/* Keep the blocks numbered since_seq or later, in place; returns their count. */
+static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_seq)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (blocks[i].seq >= since_seq)
+            blocks[k++] = blocks[i];
+    return k;
+}
+
+int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq)
+{
+    memset(run, 0, sizeof *run);
+    load_driver(&env.drv);
+    if (gl_tracker_snapshot(&run->blocks, &run->n, &run->snap_bytes) < 0) {
+        gl_rt_message("gpuleak: out of memory while taking the leak snapshot; no leak check");
+        return -1;
+    }
+    /* Pools first: a pool made before the checkpoint still gives back what its
+     * later sub-allocations hold. */
+    if (gl_pools_settle(run->blocks, run->n) < 0)
+        gl_rt_message("gpuleak: out of memory while settling custom pools; their sizes are "
+                      "shown whole");
+    if (since_seq)
+        run->n = keep_since(run->blocks, run->n, since_seq);
+    resolve_sizes(run->blocks, run->n);
+    if (gl_leak_check(run->blocks, run->n, gl_classify_without_scan, NULL, &run->leaks) < 0) {
+        gl_tool_unmap(run->blocks, run->snap_bytes);
+        memset(run, 0, sizeof *run);
+        gl_rt_message("gpuleak: out of memory during the leak check; no leak check");
+        return -1;
+    }
+    gl_tracker_stats(&run->stats);
+    if (!env.supps_loaded) {
+        load_suppressions(&env.supps);
+        env.supps_loaded = true;
+    }
+    gl_suppress_records(&run->leaks, &env.supps, stack_frames, NULL);
+    return 0;
+}
+
+void gl_leak_run_free(struct gl_leak_run *run)
+{
+    gl_leak_result_free(&run->leaks);
+    gl_tool_unmap(run->blocks, run->snap_bytes);
+    memset(run, 0, sizeof *run);
+}
+
+void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->opt = &gl_rt.opt;
+    in->tool_version = PACKAGE_VERSION;
+    in->command = gl_rt.command;
+    in->leaks = &run->leaks;
+    in->stats = &run->stats;
+    in->supps = gl_leak_run_supps();
+    in->main_tid = (int)gl_rt.pid;
+    in->pid = (int)gl_rt.pid;
+    in->ppid = (int)getppid();
+    in->elapsed_s = gl_rt_elapsed();
+    in->device_name = device_name;
+    in->stack_frames = stack_frames;
+    in->vmm_mappings = vmm_mappings;
+    in->pool_name = pool_name;
+}
+
+void gl_leak_run_close(void)
+{
+    gl_symbolizer_close(env.sym);
+    env.sym = NULL;
+    if (env.supps_loaded)
+        gl_supp_set_free(&env.supps);
+    env.supps_loaded = false;
+}
+
+void gl_leak_run_after_fork_child(void)
+{
+    /* The parent's checks belong to the parent; a thread of it may have held the
+     * lock at fork, and it is gone here. */
+    pthread_mutex_init(&run_lock, NULL);
+}

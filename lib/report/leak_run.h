@@ -1,0 +1,54 @@
+/* One leak check, from the live tracker to loss records ready to report: the
+ * path shared by the exit report and the checks a program asks for (gpuleak.h),
+ * so that both classify and suppress alike.
+ *
+ *   snapshot -> settle custom pools -> keep the blocks allocated after a
+ *   checkpoint -> resolve sizes the callbacks could not know -> classify, group,
+ *   sort -> Cached rules and suppressions.
+ *
+ * The report-time services (driver entry points, the symbolizer, suppression
+ * files, device names) are opened by the first check and kept for the next;
+ * the symbolizer is reopened when objects were loaded or unloaded since.
+ *
+ * Checks run one at a time under gl_leak_run_lock(), from the program's own
+ * threads or its exit, never from a CUDA callback: they may call the driver and
+ * malloc. */
+#ifndef GPULEAK_LEAK_RUN_H
+#define GPULEAK_LEAK_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analyze/leak_check.h"
+#include "report_text.h"
+
+struct gl_leak_run {
+    struct gl_block_info *blocks; /* the snapshot, in record order */
+    size_t n, snap_bytes;
+    struct gl_leak_result leaks;
+    struct gl_tracker_stats stats;
+};
+
+void gl_leak_run_lock(void);
+void gl_leak_run_unlock(void);
+
+/* Take and analyse a snapshot.  since_seq: only blocks numbered at or above it
+ * (allocated after a checkpoint); 0 for all.  Returns 0, or -1 after one line
+ * to the log saying why. */
+int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq);
+void gl_leak_run_free(struct gl_leak_run *run);
+
+/* A report input for the run: options, results, counters and services
+ * (symbolized stacks, device and pool names) filled in; the caller adds what
+ * is particular to its report. */
+void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in);
+
+/* The loaded suppression set (for -v's used_suppression lines and documents). */
+const struct gl_supp_set *gl_leak_run_supps(void);
+
+/* Close the services (after the exit report). */
+void gl_leak_run_close(void);
+void gl_leak_run_after_fork_child(void);
+
+#endif

@@ -1,0 +1,704 @@
+/* The client API (include/gpuleak.h -> lib/client_api.c) without a GPU: the
+ * header's inline functions find this process's table in the environment, as
+ * in a program under gpuleak; blocks come in as events (track/event.h), stacks
+ * are made in the depot by hand.  Reports go into buffers or a --log-file that
+ * is read back. */
+#include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gpuleak.h"
+#include "testutil.h"
+#include "analyze/checkpoints.h"
+#include "analyze/pools.h"
+#include "client_api.h"
+#include "report/leak_run.h"
+#include "runtime.h"
+#include "track/api.h"
+#include "track/stack_depot.h"
+#include "track/thread_state.h"
+#include "track/tracker.h"
+
+#define DEV(n) (0x7f0000000000ULL + (uint64_t)(n)*0x100000ULL)
+
+static char log_path[4096];
+static uint32_t stack_a, stack_b, stack_c;
+
+static void setup(void)
+{
+    gl_tracker_init();
+    gl_tracker_reset();
+    gl_checkpoints_reset();
+    gl_pools_reset();
+    gl_leak_run_close();
+    gl_options_defaults(&gl_rt.opt);
+    gl_rt.opt.default_suppressions = false;
+    const char *t = getenv("TMPDIR");
+    snprintf(gl_rt.opt.log_file, sizeof gl_rt.opt.log_file, "%s/gpuleak-client-api.%%p.log",
+             t && *t ? t : "/tmp");
+    snprintf(log_path, sizeof log_path, "%s/gpuleak-client-api.%d.log", t && *t ? t : "/tmp",
+             (int)getpid());
+    unlink(log_path);
+    gl_rt.pid = getpid();
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    gl_client_api_publish();
+    uintptr_t a[] = {0x1111, 0x2222}, b[] = {0x3333, 0x4444}, c[] = {0x5555, 0x6666};
+    stack_a = gl_depot_intern(a, 2);
+    stack_b = gl_depot_intern(b, 2);
+    stack_c = gl_depot_intern(c, 2);
+}
+
+static void teardown(void)
+{
+    unlink(log_path);
+    atomic_store(&gl_rt.state, GL_RT_IDLE);
+}
+
+static char *read_log(void)
+{
+    int fd = open(log_path, O_RDONLY);
+    if (fd < 0)
+        return strdup("");
+    char *text = tu_slurp(fd, NULL);
+    close(fd);
+    return text;
+}
+
+static void alloc(uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = GL_MEM_DEVICE,
+                          .api = GL_API_cuMemAlloc_v2,
+                          .device = 0,
+                          .tid = (uint32_t)getpid(),
+                          .stack = stack,
+                          .key = addr,
+                          .size = size,
+                          .ctx = 0xc1};
+    gl_tracker_apply(&ev);
+}
+
+static void release(uint64_t addr)
+{
+    struct gl_event ev = {.type = GL_EV_FREE, .key = addr, .api = GL_API_cuMemFree_v2};
+    gl_tracker_apply(&ev);
+}
+
+static struct gpuleak_counts count(const char *since)
+{
+    struct gpuleak_counts c;
+    ck_assert_int_eq(gpuleak_count_leaks(since, &c), 0);
+    return c;
+}
+
+/* The lines of text that start with prefix "==PID== " removed. */
+static char *unprefixed(const char *text)
+{
+    char pfx[32];
+    int n = snprintf(pfx, sizeof pfx, "==%d==", (int)getpid());
+    char *out = malloc(strlen(text) + 1), *o = out;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
+        if (strncmp(p, pfx, (size_t)n) == 0) {
+            p += n;
+            len -= (size_t)n;
+            if (*p == ' ') {
+                p++;
+                len--;
+            }
+        }
+        memcpy(o, p, len);
+        o += len;
+        p += len;
+    }
+    *o = '\0';
+    return out;
+}
+
+/* A fork child (Check runs each test in one) finds the same table under its
+ * own process id; its parent's value no longer names it before the rewrite. */
+START_TEST(test_table_after_fork)
+{
+    const char *v = getenv(GPULEAK_API_ENV);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(strlen(v), 29); /* fixed width: rewritten in place */
+    const struct gpuleak_api *t = gpuleak_api_parse(v);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_ptr_eq(t->count_leaks, gpuleak_runtime_count_leaks);
+    const char *entry = v;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int ok = gpuleak_api_parse(getenv(GPULEAK_API_ENV)) == NULL;
+        gl_client_api_after_fork_child();
+        ok = ok && gpuleak_api_parse(getenv(GPULEAK_API_ENV)) == t &&
+             getenv(GPULEAK_API_ENV) == entry && gpuleak_running() == 1;
+        _exit(ok ? 0 : 1);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child did not find the table");
+    ck_assert_ptr_eq(gpuleak_api_parse(getenv(GPULEAK_API_ENV)), t);
+}
+END_TEST
+
+START_TEST(test_running)
+{
+    ck_assert_int_eq(gpuleak_running(), 1);
+    atomic_store(&gl_rt.state, GL_RT_IDLE); /* ready: tracks once CUDA starts */
+    ck_assert_int_eq(gpuleak_running(), 1);
+    atomic_store(&gl_rt.state, GL_RT_FAILED); /* CUPTI taken: not tracking */
+    ck_assert_int_eq(gpuleak_running(), 0);
+    ck_assert_int_eq(gpuleak_checkpoint("x"), -1);
+    atomic_store(&gl_rt.state, GL_RT_DISABLED);
+    ck_assert_int_eq(gpuleak_running(), 0);
+}
+END_TEST
+
+/* Before CUDA starts there is no table of blocks: checks see nothing, and a
+ * checkpoint set then covers every later allocation. */
+START_TEST(test_checkpoint_before_tracking)
+{
+    gl_tracker_reset();
+    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    ck_assert_int_eq(gpuleak_checkpoint("start"), 0);
+    struct gpuleak_counts c = count("start");
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 0);
+    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    alloc(DEV(1), 100, stack_a);
+    c = count("start");
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 100);
+}
+END_TEST
+
+START_TEST(test_count_since_checkpoint)
+{
+    alloc(DEV(1), 1000, stack_a);
+    alloc(DEV(2), 2000, stack_a);
+    ck_assert_int_eq(gpuleak_checkpoint("test_one"), 0);
+    alloc(DEV(3), 300, stack_b);
+    alloc(DEV(4), 400, stack_b);
+    release(DEV(4));
+
+    struct gpuleak_counts c = count("test_one");
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 300);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    for (int k = GPULEAK_INDIRECT; k < GPULEAK_NKINDS; k++)
+        ck_assert_uint_eq(c.blocks[k], 0);
+    c = count(NULL);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 3300);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 3);
+
+    /* Freeing what the test allocated: nothing left since the checkpoint. */
+    release(DEV(3));
+    c = count("test_one");
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 0);
+    /* Setting the checkpoint again moves it. */
+    alloc(DEV(5), 5, stack_c);
+    ck_assert_int_eq(gpuleak_checkpoint("test_one"), 0);
+    c = count("test_one");
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 0);
+}
+END_TEST
+
+/* Allocation numbers are handed to threads in blocks: a checkpoint must still
+ * come after every number taken before it, on every thread. */
+static void *alloc_thread(void *arg)
+{
+    alloc((uint64_t)(uintptr_t)arg, 10, stack_c);
+    return NULL;
+}
+
+START_TEST(test_checkpoint_orders_threads)
+{
+    pthread_t t;
+    alloc(DEV(1), 10, stack_a); /* this thread takes a block of numbers */
+    ck_assert_int_eq(pthread_create(&t, NULL, alloc_thread, (void *)(uintptr_t)DEV(2)), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(gpuleak_checkpoint("cp"), 0);
+    alloc(DEV(3), 10, stack_a); /* same thread, same block of numbers before the fix */
+    ck_assert_int_eq(pthread_create(&t, NULL, alloc_thread, (void *)(uintptr_t)DEV(4)), 0);
+    pthread_join(t, NULL);
+    struct gpuleak_counts c = count("cp");
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 2);
+}
+END_TEST
+
+START_TEST(test_full_check_text)
+{
+    alloc(DEV(1), 1024, stack_a);
+    alloc(DEV(2), 48, stack_b);
+    char buf[16384];
+    long errors = gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf);
+    ck_assert_int_eq(errors, 2);
+    char *text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "Leak check 1 (full): 1,072 bytes in 2 blocks in use\n\n"), "%s",
+                  text);
+    ck_assert_msg(
+        strstr(text, "\n48 bytes in 1 blocks are definitely lost in loss record 1 of 2\n"), "%s",
+        text);
+    ck_assert_msg(
+        strstr(text, "1,024 bytes in 1 blocks are definitely lost in loss record 2 of 2\n"), "%s",
+        text);
+    ck_assert_msg(strstr(text, "LEAK SUMMARY:\n   definitely lost: 1,072 bytes in 2 blocks\n"),
+                  "%s", text);
+    ck_assert_msg(!strstr(text, "ERROR SUMMARY"), "a mid-run check has no ERROR SUMMARY:\n%s",
+                  text);
+    ck_assert_msg(!strstr(text, "(+"), "a full check has no deltas:\n%s", text);
+    free(text);
+    /* The report went to the buffer, not the log. */
+    char *log = read_log();
+    ck_assert_str_eq(log, "");
+    free(log);
+}
+END_TEST
+
+/* Valgrind's DO_ADDED_LEAK_CHECK: records that grew or are new since the last
+ * check, with deltas; the summary with deltas too. */
+START_TEST(test_added_since_last_check)
+{
+    alloc(DEV(1), 100, stack_a);
+    alloc(DEV(2), 7, stack_c);
+    char buf[16384];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 2);
+    alloc(DEV(3), 100, stack_a); /* record a grows */
+    alloc(DEV(4), 10, stack_b);  /* record b is new */
+    long errors = gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, NULL, buf, sizeof buf);
+    ck_assert_int_eq(errors, 2); /* the two records printed */
+    char *text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "Leak check 2 (added since the last check): 217 bytes in 4 blocks "
+                               "in use\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "\n10 (+10) bytes in 1 (+1) blocks are definitely lost in new loss "
+                               "record 2 of 3\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "\n200 (+100) bytes in 2 (+1) blocks are definitely lost in loss "
+                               "record 3 of 3\n"),
+                  "%s", text);
+    ck_assert_msg(!strstr(text, "7 (+0) bytes"), "unchanged records are not added:\n%s", text);
+    ck_assert_msg(strstr(text, "   definitely lost: 217 (+110) bytes in 4 (+2) blocks\n"), "%s",
+                  text);
+    ck_assert_msg(strstr(text, "        suppressed: 0 (+0) bytes in 0 (+0) blocks\n"), "%s", text);
+    free(text);
+
+    /* Nothing changed since: an added check prints no record and finds no error. */
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, NULL, buf, sizeof buf), 0);
+    ck_assert_msg(!strstr(buf, "loss record"), "%s", buf);
+}
+END_TEST
+
+START_TEST(test_changed_and_new)
+{
+    alloc(DEV(1), 100, stack_a);
+    alloc(DEV(2), 100, stack_a);
+    char buf[16384];
+    gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf);
+    release(DEV(2));            /* record a shrinks */
+    alloc(DEV(3), 30, stack_b); /* record b is new */
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, NULL, buf, sizeof buf), 1);
+    ck_assert_msg(!strstr(buf, "(-100)"), "a shrunk record is not added:\n%s", buf);
+
+    release(DEV(3));
+    alloc(DEV(4), 30, stack_c);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_CHANGED, NULL, buf, sizeof buf), 1);
+    char *text = unprefixed(buf);
+    /* b went away (Valgrind prints no record for it), c is new; a is unchanged. */
+    ck_assert_msg(strstr(text, "30 (+30) bytes in 1 (+1) blocks are definitely lost in new loss "
+                               "record 1 of 2\n"),
+                  "%s", text);
+    ck_assert_msg(!strstr(text, "100 (+0)"), "%s", text);
+    free(text);
+
+    release(DEV(1));
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_CHANGED, NULL, buf, sizeof buf), 0);
+    text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "   definitely lost: 30 (-100) bytes in 1 (-1) blocks\n"), "%s",
+                  text);
+    free(text);
+
+    alloc(DEV(5), 1, stack_a);
+    alloc(DEV(6), 1, stack_c);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_NEW, NULL, buf, sizeof buf), 1);
+    text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "1 (+1) bytes in 1 (+1) blocks are definitely lost in new loss "
+                               "record 1 of 2\n"),
+                  "%s", text);
+    ck_assert_msg(!strstr(text, "31 (+1)"), "a grown record is not new:\n%s", text);
+    free(text);
+}
+END_TEST
+
+/* Against a named checkpoint: deltas compare with the records it saw; a full
+ * check shows only what was allocated after it. */
+START_TEST(test_checks_since_checkpoint)
+{
+    alloc(DEV(1), 100, stack_a);
+    ck_assert_int_eq(gpuleak_checkpoint("before"), 0);
+    alloc(DEV(2), 100, stack_a);
+    alloc(DEV(3), 5, stack_b);
+    char buf[16384];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, "before", buf, sizeof buf), 2);
+    char *text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "Leak check 1 (full, allocated since checkpoint \"before\"): 105 "
+                               "bytes in 2 blocks in use\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "100 bytes in 1 blocks are definitely lost in loss record 2 of 2\n"),
+                  "%s", text);
+    free(text);
+
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, "before", buf, sizeof buf), 2);
+    text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "Leak check 2 (added since checkpoint \"before\")"), "%s", text);
+    ck_assert_msg(strstr(text, "200 (+100) bytes in 2 (+1) blocks are definitely lost in loss "
+                               "record 2 of 2\n"),
+                  "%s", text);
+    free(text);
+    /* The full check since "before" saw only part of the blocks: it did not
+     * become the last check, the added one did. */
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, NULL, buf, sizeof buf), 0);
+
+    release(DEV(2));
+    release(DEV(3));
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, "before", buf, sizeof buf), 0);
+    text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "All GPU memory allocated since checkpoint \"before\" was freed\n"),
+                  "%s", text);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    struct gpuleak_counts c;
+    char buf[256];
+    ck_assert_int_eq(gpuleak_count_leaks("nope", &c), -1);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_NEW, "nope", buf, sizeof buf), -1);
+    ck_assert_int_eq(gpuleak_leak_check_to((enum gpuleak_check_mode)9, NULL, buf, sizeof buf), -1);
+    ck_assert_int_eq(gpuleak_checkpoint(""), -1);
+    ck_assert_int_eq(gpuleak_checkpoint(NULL), -1);
+    char longname[100];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    ck_assert_int_eq(gpuleak_checkpoint(longname), -1);
+    char *log = unprefixed(read_log());
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_count_leaks: no checkpoint named \"nope\" (set "
+                              "one with gpuleak_checkpoint)\n"),
+                  "%s", log);
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_leak_check: no checkpoint named \"nope\""), "%s",
+                  log);
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_leak_check: unknown mode 9"), "%s", log);
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_checkpoint: a checkpoint name must be 1 to 63 "
+                              "characters\n"),
+                  "%s", log);
+    ck_assert_msg(strstr(log, "must be 1 to 63 characters (got NULL)\n"), "%s", log);
+    free(log);
+}
+END_TEST
+
+/* A check without a buffer prints to the log (here --log-file), where the exit
+ * report later goes too. */
+START_TEST(test_check_prints_to_log)
+{
+    alloc(DEV(1), 64, stack_a);
+    ck_assert_int_eq(gpuleak_leak_check(GPULEAK_CHECK_FULL, NULL), 1);
+    char *log = unprefixed(read_log());
+    ck_assert_msg(strstr(log, "64 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"),
+                  "%s", log);
+    free(log);
+}
+END_TEST
+
+START_TEST(test_buffer_truncated)
+{
+    alloc(DEV(1), 64, stack_a);
+    char buf[40];
+    memset(buf, 'z', sizeof buf);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 1);
+    ck_assert_uint_eq(strlen(buf), sizeof buf - 1);
+    ck_assert_msg(
+        strncmp(buf, "Leak check 1 (full): 64 bytes in 1 blocks in use\n", sizeof buf - 1) == 0,
+        "%s", buf);
+}
+END_TEST
+
+/* --show-leak-kinds and --errors-for-leak-kinds hold for checks too. */
+START_TEST(test_check_honours_kind_options)
+{
+    gl_rt.opt.errors_for_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
+    alloc(DEV(1), 64, stack_a);
+    char buf[8192];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "definitely lost in loss record"), "%s", buf);
+    gl_rt.opt.show_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 0);
+    ck_assert_msg(!strstr(buf, "loss record"), "%s", buf);
+}
+END_TEST
+
+START_TEST(test_suppressed_counted)
+{
+    char path[4096];
+    const char *t = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/gpuleak-client-api-%d.supp", t && *t ? t : "/tmp",
+             (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    /* The fake frames have no symbols: Valgrind calls such a function "???". */
+    fputs("{\n   hide_b\n   gpuleak:Leak\n   fun:???\n   fun:???\n}\n", f);
+    fclose(f);
+    char err[256];
+    char opt[4200];
+    snprintf(opt, sizeof opt, "--suppressions=%s", path);
+    ck_assert_int_eq(gl_options_parse_env(&gl_rt.opt, opt, err, sizeof err), 0);
+    gl_rt.opt.default_suppressions = false;
+    alloc(DEV(1), 64, stack_a);
+    alloc(DEV(2), 8, 0); /* no stack: no entry can match it */
+    struct gpuleak_counts c = count(NULL);
+    unlink(path);
+    ck_assert_uint_eq(c.blocks[GPULEAK_SUPPRESSED], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_SUPPRESSED], 64);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 8);
+    /* A second check counts afresh. */
+    c = count(NULL);
+    ck_assert_uint_eq(c.blocks[GPULEAK_SUPPRESSED], 1);
+    const struct gl_supp_set *set = gl_leak_run_supps();
+    ck_assert_ptr_nonnull(set);
+    ck_assert_uint_eq(set->n, 1);
+    ck_assert_uint_eq(set->v[0].count, 1);
+}
+END_TEST
+
+START_TEST(test_ignore)
+{
+    alloc(DEV(1), 64, stack_a);
+    alloc(DEV(2), 32, stack_b);
+    ck_assert_int_eq(gpuleak_ignore((void *)(uintptr_t)DEV(1)), 0);
+    ck_assert_int_eq(gpuleak_ignore((void *)(uintptr_t)DEV(9)), -1);
+    struct gpuleak_counts c = count(NULL);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 32);
+    char buf[8192];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 1);
+    char *text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "Leak check 1 (full): 96 bytes in 2 blocks in use\n"), "%s", text);
+    ck_assert_msg(strstr(text, "32 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, "           ignored: 64 bytes in 1 blocks\n"), "%s", text);
+    free(text);
+    char *log = unprefixed(read_log());
+    ck_assert_msg(
+        strstr(log, "gpuleak: gpuleak_ignore: no block gpuleak tracks starts at 0x7f00009"), "%s",
+        log);
+    free(log);
+}
+END_TEST
+
+START_TEST(test_disable_enable_nest)
+{
+    ck_assert_int_eq(gpuleak_disable(), 1);
+    ck_assert_int_eq(gpuleak_disable(), 2);
+    ck_assert_int_eq(gl_thread_self()->disabled, 2);
+    ck_assert_int_eq(gpuleak_enable(), 1);
+    ck_assert_int_eq(gpuleak_enable(), 0);
+    ck_assert_int_eq(gpuleak_enable(), -1);
+    ck_assert_int_eq(gl_thread_self()->disabled, 0);
+    char *log = unprefixed(read_log());
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_enable: called without a matching "
+                              "gpuleak_disable on thread "),
+                  "%s", log);
+    free(log);
+}
+END_TEST
+
+/* Depth is per thread. */
+static void *disable_on_thread(void *arg)
+{
+    *(int *)arg = gpuleak_disable();
+    return NULL;
+}
+
+START_TEST(test_disable_per_thread)
+{
+    int other = 0;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, disable_on_thread, &other), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(other, 1);
+    ck_assert_int_eq(gl_thread_self()->disabled, 0);
+}
+END_TEST
+
+#define POOL DEV(10)
+
+START_TEST(test_pool)
+{
+    struct gpuleak_counts c;
+    ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL, "arena"), -1); /* untracked */
+    alloc(POOL, 1 << 20, stack_a);
+    ck_assert_int_eq(gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)POOL, 64), -1);
+    ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL, "arena"), 0);
+
+    /* A sub-allocation may start at the pool's own address. */
+    ck_assert_int_eq(gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)POOL, 4096), 0);
+    ck_assert_int_eq(
+        gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)(POOL + 4096), 1000), 0);
+    /* Outside the pool. */
+    ck_assert_int_eq(
+        gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)(POOL + (1 << 20) - 8), 16),
+        -1);
+    ck_assert_int_eq(gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)(POOL - 8), 4),
+                     -1);
+
+    c = count(NULL);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 2);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 5096);
+    ck_assert_uint_eq(c.blocks[GPULEAK_CACHED], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_CACHED], (1 << 20) - 5096);
+
+    /* Sub-allocations are not GPU allocations. */
+    struct gl_tracker_stats s;
+    gl_tracker_stats(&s);
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.live_bytes, 1 << 20);
+
+    char buf[16384];
+    gl_rt.opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf);
+    char *text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "Leak check 1 (full): 1,048,576 bytes in 3 blocks in use\n"), "%s",
+                  text);
+    /* Without an unwinder here both have no stack: one record. */
+    ck_assert_msg(
+        strstr(text, "5,096 bytes in 2 blocks are definitely lost in loss record 1 of 2\n"), "%s",
+        text);
+    ck_assert_msg(strstr(text, "pool sub-allocation from gpuleak_pool_alloc, allocations #"), "%s",
+                  text);
+    ck_assert_msg(strstr(text, ", in pool 0x7f0000a00000 \"arena\""), "%s", text);
+    ck_assert_msg(strstr(text, "1,043,480 bytes in 1 blocks are cached in loss record"), "%s",
+                  text);
+    ck_assert_msg(strstr(text, "custom pool \"arena\": its part not sub-allocated"), "%s", text);
+    free(text);
+
+    ck_assert_int_eq(gpuleak_pool_free((void *)(uintptr_t)POOL, (void *)(uintptr_t)POOL), 0);
+    ck_assert_int_eq(gpuleak_pool_free((void *)(uintptr_t)POOL, (void *)(uintptr_t)POOL), -1);
+    c = count(NULL);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_CACHED], (1 << 20) - 1000);
+    gl_tracker_stats(&s);
+    ck_assert_uint_eq(s.frees, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+
+    /* Destroying the pool forgets its sub-allocations; the block stays. */
+    ck_assert_int_eq(gpuleak_pool_destroy((void *)(uintptr_t)POOL), 0);
+    ck_assert_int_eq(gpuleak_pool_destroy((void *)(uintptr_t)POOL), -1);
+    c = count(NULL);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 1 << 20);
+    ck_assert_uint_eq(c.blocks[GPULEAK_CACHED], 0);
+
+    char *log = unprefixed(read_log());
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_pool_create: 0x7f0000a00000 is not the start of a "
+                              "block gpuleak tracks"),
+                  "%s", log);
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_pool_alloc: 0x7f0000a00000 is not a pool"), "%s",
+                  log);
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_pool_alloc: 16 bytes at 0x7f0000affff8 lie outside "
+                              "pool 0x7f0000a00000 of 1048576 bytes"),
+                  "%s", log);
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_pool_free: no sub-allocation of pool "
+                              "0x7f0000a00000 starts at 0x7f0000a00000"),
+                  "%s", log);
+    free(log);
+}
+END_TEST
+
+/* Freeing the pool's memory takes its sub-allocations with it. */
+START_TEST(test_pool_block_freed)
+{
+    alloc(POOL, 1 << 20, stack_a);
+    ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL, NULL), 0);
+    ck_assert_int_eq(
+        gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)(POOL + 64), 64), 0);
+    ck_assert_int_eq(gpuleak_checkpoint("cp"), 0);
+    ck_assert_int_eq(
+        gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)(POOL + 128), 32), 0);
+    /* Since the checkpoint: the later sub-allocation only (the pool predates it). */
+    struct gpuleak_counts c = count("cp");
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 32);
+    ck_assert_uint_eq(c.blocks[GPULEAK_CACHED], 0);
+    release(POOL);
+    c = count(NULL);
+    for (int k = 0; k < GPULEAK_NKINDS; k++)
+        ck_assert_uint_eq(c.blocks[k], 0);
+    struct gl_tracker_stats s;
+    gl_tracker_stats(&s);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.frees, 1);
+}
+END_TEST
+
+/* A pool sub-allocation made while tracking is disabled is never reported. */
+START_TEST(test_pool_alloc_while_disabled)
+{
+    alloc(POOL, 4096, stack_a);
+    ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL, "p"), 0);
+    gpuleak_disable();
+    ck_assert_int_eq(gpuleak_pool_alloc((void *)(uintptr_t)POOL, (void *)(uintptr_t)POOL, 64), 0);
+    gpuleak_enable();
+    struct gpuleak_counts c = count(NULL);
+    ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 0);
+    ck_assert_uint_eq(c.bytes[GPULEAK_CACHED], 4096 - 64);
+}
+END_TEST
+
+/* The pool calls need tracking: before CUDA starts there are no blocks. */
+START_TEST(test_pool_needs_tracking)
+{
+    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL, "p"), -1);
+    ck_assert_int_eq(gpuleak_ignore((void *)(uintptr_t)POOL), -1);
+}
+END_TEST
+
+static Suite *client_api_suite(void)
+{
+    Suite *s = suite_create("client_api");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_table_after_fork);
+    tcase_add_test(tc, test_running);
+    tcase_add_test(tc, test_checkpoint_before_tracking);
+    tcase_add_test(tc, test_count_since_checkpoint);
+    tcase_add_test(tc, test_checkpoint_orders_threads);
+    tcase_add_test(tc, test_full_check_text);
+    tcase_add_test(tc, test_added_since_last_check);
+    tcase_add_test(tc, test_changed_and_new);
+    tcase_add_test(tc, test_checks_since_checkpoint);
+    tcase_add_test(tc, test_bad_arguments);
+    tcase_add_test(tc, test_check_prints_to_log);
+    tcase_add_test(tc, test_buffer_truncated);
+    tcase_add_test(tc, test_check_honours_kind_options);
+    tcase_add_test(tc, test_suppressed_counted);
+    tcase_add_test(tc, test_ignore);
+    tcase_add_test(tc, test_disable_enable_nest);
+    tcase_add_test(tc, test_disable_per_thread);
+    tcase_add_test(tc, test_pool);
+    tcase_add_test(tc, test_pool_block_freed);
+    tcase_add_test(tc, test_pool_alloc_while_disabled);
+    tcase_add_test(tc, test_pool_needs_tracking);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(client_api_suite)

@@ -1,0 +1,181 @@
+/* include/gpuleak.h on its own: no runtime linked, the header compiled as C99,
+ * C11 and C++11 with every warning an error (tests/Makefile.inc builds this file
+ * three times).  Without gpuleak every call is a no-op with its documented
+ * result; with a table published the way the runtime does it, calls reach it.
+ * Written in the common subset of C and C++. */
+#define _POSIX_C_SOURCE 200809L /* setenv, for the test itself */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpuleak.h"
+
+START_TEST(test_noop_without_gpuleak)
+{
+    unsetenv(GPULEAK_API_ENV);
+    struct gpuleak_counts c;
+    memset(&c, 0xff, sizeof c);
+    char buf[16] = "stale";
+    int x = 0;
+    ck_assert_int_eq(gpuleak_running(), 0);
+    ck_assert_int_eq(gpuleak_checkpoint("a"), -1);
+    ck_assert_int_eq(gpuleak_leak_check(GPULEAK_CHECK_FULL, NULL), -1);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, "a", buf, sizeof buf), -1);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(gpuleak_count_leaks(NULL, &c), -1);
+    for (int k = 0; k < GPULEAK_NKINDS; k++) {
+        ck_assert_uint_eq(c.bytes[k], 0);
+        ck_assert_uint_eq(c.blocks[k], 0);
+    }
+    ck_assert_int_eq(gpuleak_ignore(&x), -1);
+    ck_assert_int_eq(gpuleak_disable(), -1);
+    ck_assert_int_eq(gpuleak_enable(), -1);
+    ck_assert_int_eq(gpuleak_pool_create(&x, "p"), -1);
+    ck_assert_int_eq(gpuleak_pool_alloc(&x, &x, 4), -1);
+    ck_assert_int_eq(gpuleak_pool_free(&x, &x), -1);
+    ck_assert_int_eq(gpuleak_pool_destroy(&x), -1);
+}
+END_TEST
+
+/* A fake runtime: records what reached it. */
+static int calls;
+static int last_mode;
+static const char *last_since;
+static int fake_running(void) { return ++calls; }
+static int fake_checkpoint(const char *name)
+{
+    calls++;
+    last_since = name;
+    return 0;
+}
+static long fake_leak_check(int mode, const char *since, char *buf, size_t buflen)
+{
+    calls++;
+    last_mode = mode;
+    last_since = since;
+    if (buf && buflen > 3)
+        strcpy(buf, "ok");
+    return 7;
+}
+static int fake_count(const char *since, struct gpuleak_counts *out)
+{
+    calls++;
+    last_since = since;
+    out->bytes[GPULEAK_CACHED] = 42;
+    return 0;
+}
+static int fake_ignore(const void *p)
+{
+    (void)p;
+    return ++calls;
+}
+static int fake_tracking(int delta) { return delta; }
+static int fake_pool(int op, const void *pool, const void *addr, size_t size, const char *name)
+{
+    (void)pool;
+    (void)addr;
+    (void)name;
+    return op * 100 + (int)size;
+}
+
+static struct gpuleak_api fake;
+
+static void publish(unsigned long pid, unsigned magic)
+{
+    fake.magic = magic;
+    fake.version = GPULEAK_API_VERSION;
+    fake.running = fake_running;
+    fake.checkpoint = fake_checkpoint;
+    fake.leak_check = fake_leak_check;
+    fake.count_leaks = fake_count;
+    fake.ignore = fake_ignore;
+    fake.tracking = fake_tracking;
+    fake.pool = fake_pool;
+    char value[64];
+    snprintf(value, sizeof value, "%lu:0x%lx", pid, (unsigned long)&fake);
+    setenv(GPULEAK_API_ENV, value, 1);
+}
+
+START_TEST(test_calls_reach_the_table)
+{
+    publish((unsigned long)getpid(), GPULEAK_API_MAGIC);
+    ck_assert_int_eq(gpuleak_running(), 1);
+    ck_assert_int_eq(gpuleak_checkpoint("cp"), 0);
+    ck_assert_str_eq(last_since, "cp");
+    char buf[16];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_CHANGED, "cp", buf, sizeof buf), 7);
+    ck_assert_int_eq(last_mode, GPULEAK_CHECK_CHANGED);
+    ck_assert_str_eq(buf, "ok");
+    ck_assert_int_eq(gpuleak_leak_check(GPULEAK_CHECK_NEW, NULL), 7);
+    ck_assert_int_eq(last_mode, GPULEAK_CHECK_NEW);
+    ck_assert_ptr_null(last_since);
+    struct gpuleak_counts c;
+    ck_assert_int_eq(gpuleak_count_leaks("cp", &c), 0);
+    ck_assert_uint_eq(c.bytes[GPULEAK_CACHED], 42);
+    ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 0);
+    ck_assert_int_eq(gpuleak_disable(), 1);
+    ck_assert_int_eq(gpuleak_enable(), -1);
+    int x;
+    ck_assert_int_eq(gpuleak_pool_alloc(&x, &x, 5), GPULEAK_POOL_ALLOC * 100 + 5);
+    ck_assert_int_eq(gpuleak_pool_destroy(&x), GPULEAK_POOL_DESTROY * 100);
+}
+END_TEST
+
+/* A variable inherited from a parent process names another process: its
+ * address means nothing here and must never be followed. */
+START_TEST(test_other_process_ignored)
+{
+    publish((unsigned long)getpid() + 1, GPULEAK_API_MAGIC);
+    ck_assert_int_eq(gpuleak_running(), 0);
+    ck_assert_int_eq(calls, 0);
+}
+END_TEST
+
+START_TEST(test_bad_magic_ignored)
+{
+    publish((unsigned long)getpid(), 0x1234);
+    ck_assert_int_eq(gpuleak_running(), 0);
+}
+END_TEST
+
+START_TEST(test_malformed_values_ignored)
+{
+    static const char *const bad[] = {"", "abc", "123", ":0x10", "0:0x0", "1:0x", "1:10", "1:0xzz"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_ptr_null(gpuleak_api_parse(bad[i]));
+    ck_assert_ptr_null(gpuleak_api_parse(NULL));
+    publish((unsigned long)getpid(), GPULEAK_API_MAGIC);
+    char value[64];
+    snprintf(value, sizeof value, "%lu:0x%lxzz", (unsigned long)getpid(), (unsigned long)&fake);
+    ck_assert_ptr_null(gpuleak_api_parse(value));
+    snprintf(value, sizeof value, "%lu:0x%lx", (unsigned long)getpid(), (unsigned long)&fake);
+    ck_assert_ptr_eq(gpuleak_api_parse(value), &fake);
+    snprintf(value, sizeof value, "%lu:0x%lx", (unsigned long)getpid() + 1, (unsigned long)&fake);
+    ck_assert_ptr_null(gpuleak_api_parse(value));
+}
+END_TEST
+
+static Suite *header_suite(void)
+{
+    Suite *s = suite_create("header");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_noop_without_gpuleak);
+    tcase_add_test(tc, test_calls_reach_the_table);
+    tcase_add_test(tc, test_other_process_ignored);
+    tcase_add_test(tc, test_bad_magic_ignored);
+    tcase_add_test(tc, test_malformed_values_ignored);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(header_suite());
+    srunner_set_fork_status(sr, CK_FORK); /* each test looks the table up afresh */
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
