@@ -32,6 +32,11 @@ enum gpuleak_check_mode {
     GPULEAK_CHECK_CHANGED,  /* records that grew or shrank since the reference point */
 };
 
+/* A check mode may be combined (|) with GPULEAK_KINDS(bits): the leak kinds,
+ * 1u << GPULEAK_DEFINITE and so on, that this check prints and counts as
+ * errors, instead of --show-leak-kinds and --errors-for-leak-kinds. */
+#define GPULEAK_KINDS(bits) ((int)((((unsigned)(bits)) & 0x1fu) << 8 | 0x4000u))
+
 /* Leak kinds, indexes of struct gpuleak_counts. */
 enum gpuleak_kind {
     GPULEAK_DEFINITE = 0,
@@ -128,7 +133,8 @@ static inline int gpuleak_checkpoint(const char *name)
     return t ? t->checkpoint(name) : -1;
 }
 
-/* Leak check now, through the same classification and suppressions as the exit
+/* Leak check now (mode: an enum gpuleak_check_mode, perhaps | GPULEAK_KINDS),
+ * through the same classification and suppressions as the exit
  * report, printed in its style (to stderr or --log-file) as Valgrind prints
  * VALGRIND_DO_LEAK_CHECK: a title line, the loss records of the kinds
  * --show-leak-kinds shows, and LEAK SUMMARY.
@@ -143,10 +149,10 @@ static inline int gpuleak_checkpoint(const char *name)
  * in --errors-for-leak-kinds, unsuppressed), or -1 when not running under
  * gpuleak, since names no checkpoint, or mode is unknown (one line in the log
  * says which). */
-static inline long gpuleak_leak_check(enum gpuleak_check_mode mode, const char *since)
+static inline long gpuleak_leak_check(int mode, const char *since)
 {
     const struct gpuleak_api *t = gpuleak_api_table();
-    return t ? t->leak_check((int)mode, since, NULL, 0) : -1;
+    return t ? t->leak_check(mode, since, NULL, 0) : -1;
 }
 
 /* The same check, its report written into buf instead, for assertion messages:

@@ -100,9 +100,15 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
 {
     if (!usable())
         return -1;
+    unsigned kinds = 0;
+    bool kinds_given = (mode & GPULEAK_KINDS(0)) != 0;
+    if (kinds_given) {
+        kinds = ((unsigned)mode >> 8) & GL_LEAK_KINDS_ALL;
+        mode &= ~GPULEAK_KINDS(0x1f);
+    }
     if (mode < GPULEAK_CHECK_FULL || mode > GPULEAK_CHECK_CHANGED) {
         gl_rt_message("gpuleak: gpuleak_leak_check: unknown mode %d (expected GPULEAK_CHECK_FULL, "
-                      "_NEW, _ADDED or _CHANGED)",
+                      "_NEW, _ADDED or _CHANGED, perhaps | GPULEAK_KINDS(...))",
                       mode);
         return -1;
     }
@@ -125,6 +131,8 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     }
     struct gl_options opt = gl_rt.opt;
     opt.leak_check = GL_LEAK_CHECK_FULL; /* as VALGRIND_DO_LEAK_CHECK: always in full */
+    if (kinds_given)
+        opt.show_leak_kinds = opt.errors_for_leak_kinds = kinds;
     struct gl_report_input in;
     gl_leak_run_input(&run, &in);
     in.opt = &opt;

@@ -37,6 +37,27 @@ static void prepend_preload(const char *runtime)
     setenv("LD_PRELOAD", runtime, 1);
 }
 
+/* The Python package (gpuleak, gpuleak.pytest_plugin) importable by the
+ * program: its directory goes last on PYTHONPATH, after the user's own. */
+static void append_python_path(void)
+{
+    char exe[4096], dir[8192];
+    if (!gl_exe_dir(exe, sizeof exe) || !gl_python_dir(exe, false, dir, sizeof dir))
+        return;
+    const char *old = getenv("PYTHONPATH");
+    if (!old || !*old) {
+        setenv("PYTHONPATH", dir, 1);
+        return;
+    }
+    size_t len = strlen(old) + strlen(dir) + 2;
+    char *v = malloc(len);
+    if (!v)
+        return;
+    snprintf(v, len, "%s:%s", old, dir);
+    setenv("PYTHONPATH", v, 1);
+    free(v);
+}
+
 /* Die of the signal that killed the program, as a shell reports it; the program
  * already wrote any core dump, so the launcher writes none. */
 void gl_die_of_signal(int sig)
@@ -67,6 +88,7 @@ int gl_run_program(const char *path, char **argv, const char *runtime, const str
                 "gpuleak's runtime\n",
                 inj);
     prepend_preload(runtime);
+    append_python_path();
     setenv("CUDA_INJECTION64_PATH", runtime, 1);
     setenv(GL_OPTIONS_ENV, serialized, 1);
     if (status_file)

@@ -99,3 +99,25 @@ int gl_default_suppressions(const char *base, bool base_is_libdir, gl_path_fn fn
     /* 3. Where it was configured to be installed. */
     return list_supp(GL_PKGDATADIR, fn, arg);
 }
+
+static bool has_package(const char *dir)
+{
+    char init[8300];
+    struct stat st;
+    snprintf(init, sizeof init, "%s/gpuleak/__init__.py", dir);
+    return stat(init, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool gl_python_dir(const char *base, bool base_is_libdir, char *out, size_t len)
+{
+    char rel[4096];
+    gl_relative_path(base_is_libdir ? GL_PKGLIBDIR : GL_BINDIR, GL_PKGDATADIR, rel, sizeof rel);
+    snprintf(out, len, "%s/%s/python", base, rel);
+    if (has_package(out))
+        return true;
+    snprintf(out, len, "%s", GL_SRC_PYDIR);
+    if (has_package(out))
+        return true;
+    snprintf(out, len, "%s/python", GL_PKGDATADIR);
+    return has_package(out);
+}

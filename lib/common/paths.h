@@ -15,4 +15,8 @@ void gl_relative_path(const char *from, const char *to, char *out, size_t outlen
 typedef void (*gl_path_fn)(const char *path, void *arg);
 int gl_default_suppressions(const char *base, bool base_is_libdir, gl_path_fn fn, void *arg);
 
+/* The directory holding the Python package (gpuleak/__init__.py), found the same
+ * way: the installed tree, the sources' python/, the configured pkgdatadir. */
+bool gl_python_dir(const char *base, bool base_is_libdir, char *out, size_t len);
+
 #endif

@@ -26,6 +26,8 @@
 #include "track/tracker.h"
 
 #define DEV(n) (0x7f0000000000ULL + (uint64_t)(n)*0x100000ULL)
+#define POOL DEV(10)
+#define POOL_ADDR POOL
 
 static char log_path[4096];
 static uint32_t stack_a, stack_b, stack_c;
@@ -444,6 +446,28 @@ START_TEST(test_check_honours_kind_options)
 }
 END_TEST
 
+/* GPULEAK_KINDS: this check's kinds, shown and counted as errors. */
+START_TEST(test_check_with_kinds)
+{
+    alloc(POOL_ADDR, 4096, stack_a);
+    ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL_ADDR, "k"), 0);
+    alloc(DEV(1), 64, stack_b);
+    char buf[8192];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 1);
+    ck_assert_msg(!strstr(buf, "are cached in"), "%s", buf);
+    long errors = gpuleak_leak_check_to(GPULEAK_CHECK_FULL | GPULEAK_KINDS(1u << GPULEAK_CACHED),
+                                        NULL, buf, sizeof buf);
+    ck_assert_int_eq(errors, 1);
+    ck_assert_msg(strstr(buf, "4,096 bytes in 1 blocks are cached in loss record 2 of 2\n"), "%s",
+                  buf);
+    ck_assert_msg(!strstr(buf, "definitely lost in loss record"), "%s", buf);
+    errors =
+        gpuleak_leak_check_to(GPULEAK_CHECK_ADDED | GPULEAK_KINDS(0x1f), NULL, buf, sizeof buf);
+    ck_assert_int_eq(errors, 0); /* nothing grew since the last check */
+    ck_assert_int_eq(gpuleak_leak_check_to(7 | GPULEAK_KINDS(1), NULL, buf, sizeof buf), -1);
+}
+END_TEST
+
 START_TEST(test_suppressed_counted)
 {
     char path[4096];
@@ -537,8 +561,6 @@ START_TEST(test_disable_per_thread)
     ck_assert_int_eq(gl_thread_self()->disabled, 0);
 }
 END_TEST
-
-#define POOL DEV(10)
 
 START_TEST(test_pool)
 {
@@ -689,6 +711,7 @@ static Suite *client_api_suite(void)
     tcase_add_test(tc, test_check_prints_to_log);
     tcase_add_test(tc, test_buffer_truncated);
     tcase_add_test(tc, test_check_honours_kind_options);
+    tcase_add_test(tc, test_check_with_kinds);
     tcase_add_test(tc, test_suppressed_counted);
     tcase_add_test(tc, test_ignore);
     tcase_add_test(tc, test_disable_enable_nest);

@@ -1,0 +1,428 @@
+"""GPU memory leak checks from Python: the client API of gpuleak (gpuleak.h).
+
+Under gpuleak (``gpuleak python script.py``) these calls reach the runtime
+injected into the process; without it every call is a cheap no-op: running()
+is False, checks find nothing, no_leaks() never fails.
+
+    import gpuleak
+
+    with gpuleak.no_leaks():          # AssertionError listing the loss records
+        train_one_step(model)         # if this block leaked GPU memory
+
+    gpuleak.checkpoint("warm")
+    ...
+    counts = gpuleak.count_leaks(since="warm")
+    assert counts.definite.blocks == 0, gpuleak.leak_report(since="warm")
+
+Pure Python (ctypes), no compiled extension.  See doc/manual.md, "Checkpoints
+and leak checks from the program".
+"""
+import contextlib
+import ctypes
+import dataclasses
+import gc
+import itertools
+import os
+import sys
+import threading
+
+__all__ = [
+    "KINDS", "MODES", "Amount", "LeakCounts", "GpuLeakError", "running", "checkpoint",
+    "leak_check", "leak_report", "count_leaks", "ignore", "disable", "enable", "disabled",
+    "empty_caches", "no_leaks",
+]
+
+#: Leak kinds, in the order of gpuleak.h's enum gpuleak_kind.
+KINDS = ("definite", "indirect", "possible", "reachable", "cached", "suppressed")
+#: Check modes, in the order of gpuleak.h's enum gpuleak_check_mode (Valgrind's
+#: DO_LEAK_CHECK, DO_NEW_LEAK_CHECK, DO_ADDED_LEAK_CHECK, DO_CHANGED_LEAK_CHECK).
+MODES = ("full", "new", "added", "changed")
+_NAME_MAX = 63
+_API_ENV = "GPULEAK_CLIENT_API"
+_API_MAGIC = 0x47504C4B
+
+
+class _Counts(ctypes.Structure):
+    _fields_ = [("bytes", ctypes.c_ulonglong * len(KINDS)),
+                ("blocks", ctypes.c_ulonglong * len(KINDS))]
+
+
+_RUNNING = ctypes.CFUNCTYPE(ctypes.c_int)
+_CHECKPOINT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
+_LEAK_CHECK = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p,
+                               ctypes.c_size_t)
+_COUNT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(_Counts))
+_IGNORE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+_TRACKING = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+_POOL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.c_size_t, ctypes.c_char_p)
+
+
+class _Table(ctypes.Structure):
+    """struct gpuleak_api, version 1."""
+    _fields_ = [("magic", ctypes.c_uint), ("version", ctypes.c_uint), ("running", _RUNNING),
+                ("checkpoint", _CHECKPOINT), ("leak_check", _LEAK_CHECK), ("count_leaks", _COUNT),
+                ("ignore", _IGNORE), ("tracking", _TRACKING), ("pool", _POOL)]
+
+
+class _Api:
+    """The runtime's entry points, or None for each when not under gpuleak."""
+
+    def __init__(self):
+        self.running = self.checkpoint = self.leak_check = self.count_leaks = None
+        self.ignore = self.tracking = self.pool = None
+        try:
+            process = ctypes.CDLL(None)
+        except OSError:
+            return
+        # The launcher preloads the runtime: its exported names are in the
+        # process's global scope.
+        try:
+            self.running = _RUNNING(("gpuleak_runtime_running", process))
+            self.checkpoint = _CHECKPOINT(("gpuleak_runtime_checkpoint", process))
+            self.leak_check = _LEAK_CHECK(("gpuleak_runtime_leak_check", process))
+            self.count_leaks = _COUNT(("gpuleak_runtime_count_leaks", process))
+            self.ignore = _IGNORE(("gpuleak_runtime_ignore", process))
+            self.tracking = _TRACKING(("gpuleak_runtime_tracking", process))
+            self.pool = _POOL(("gpuleak_runtime_pool", process))
+            return
+        except AttributeError:
+            pass
+        # Injected by hand without LD_PRELOAD: the table the runtime publishes
+        # in its environment (read through libc: os.environ is a copy made at
+        # start-up, perhaps before CUDA loaded the runtime).
+        try:
+            process.getenv.restype = ctypes.c_char_p
+            value = process.getenv(_API_ENV.encode())
+            pid, addr = value.decode().split(":0x") if value else (None, None)
+            if pid is None or int(pid) != os.getpid():
+                return
+            table = _Table.from_address(int(addr, 16))
+        except (AttributeError, ValueError):
+            return
+        if table.magic != _API_MAGIC or table.version < 1:
+            return
+        for name in ("running", "checkpoint", "leak_check", "count_leaks", "ignore", "tracking",
+                     "pool"):
+            setattr(self, name, getattr(table, name))
+
+
+_api = None
+_api_lock = threading.Lock()
+
+
+def _runtime():
+    global _api
+    if _api is None:
+        with _api_lock:
+            if _api is None:
+                _api = _Api()
+    return _api
+
+
+@dataclasses.dataclass(frozen=True)
+class Amount:
+    """Bytes and blocks of one leak kind."""
+    bytes: int = 0
+    blocks: int = 0
+
+    def __add__(self, other):
+        return Amount(self.bytes + other.bytes, self.blocks + other.blocks)
+
+    def __bool__(self):
+        return self.blocks > 0
+
+
+@dataclasses.dataclass(frozen=True)
+class LeakCounts:
+    """What count_leaks() found, per leak kind."""
+    definite: Amount = Amount()
+    indirect: Amount = Amount()
+    possible: Amount = Amount()
+    reachable: Amount = Amount()
+    cached: Amount = Amount()
+    suppressed: Amount = Amount()
+
+    def total(self, kinds=("definite", "indirect", "possible")):
+        """The sum over kinds (names from KINDS)."""
+        return sum((getattr(self, _kind(k)) for k in kinds), Amount())
+
+
+class GpuLeakError(AssertionError):
+    """Raised by no_leaks() when the code it wraps leaked GPU memory.  The
+    message holds gpuleak's loss records."""
+
+    def __init__(self, message, counts=None):
+        super().__init__(message)
+        self.counts = counts
+
+
+def _kind(name):
+    if name not in KINDS:
+        raise ValueError(f"gpuleak: unknown leak kind {name!r} (expected one of {', '.join(KINDS)})")
+    return name
+
+
+def _mode(mode):
+    if mode not in MODES:
+        raise ValueError(f"gpuleak: unknown check mode {mode!r} (expected one of {', '.join(MODES)})")
+    return MODES.index(mode)
+
+
+def _kinds_flag(kinds):
+    """gpuleak.h's GPULEAK_KINDS(bits), or 0 for the options' kinds."""
+    if kinds is None:
+        return 0
+    bits = 0
+    for k in kinds:
+        if _kind(k) != "suppressed":
+            bits |= 1 << KINDS.index(k)
+    return (bits << 8) | 0x4000
+
+
+def _name(name, what="checkpoint"):
+    if name is None:
+        return None
+    if not isinstance(name, str) or not name or len(name.encode()) > _NAME_MAX:
+        raise ValueError(f"gpuleak: a {what} name must be a string of 1 to {_NAME_MAX} bytes, "
+                         f"not {name!r}")
+    return name.encode()
+
+
+def running():
+    """True if this process runs under gpuleak: its GPU memory is tracked, or
+    will be once it initializes CUDA."""
+    api = _runtime()
+    return bool(api.running and api.running())
+
+
+def checkpoint(name):
+    """Remember this moment as `name` (1 to 63 bytes; setting it again moves
+    it).  Returns True, or False when not running under gpuleak."""
+    encoded = _name(name)
+    api = _runtime()
+    if not api.checkpoint:
+        return False
+    return api.checkpoint(encoded) == 0
+
+
+def _unknown_since(since):
+    return ValueError(f"gpuleak: no checkpoint named {since!r} (set one with gpuleak.checkpoint)")
+
+
+def leak_check(mode="full", since=None, kinds=None):
+    """Leak check now, printed to gpuleak's log (stderr or --log-file) in the
+    style of the exit report; see leak_report() for the arguments.  Returns the
+    number of errors among the loss records printed, or None when not running
+    under gpuleak."""
+    m, encoded = _mode(mode) | _kinds_flag(kinds), _name(since)
+    api = _runtime()
+    if not api.leak_check or not api.running():
+        return None
+    errors = api.leak_check(m, encoded, None, 0)
+    if errors < 0:
+        raise _unknown_since(since)
+    return errors
+
+
+def leak_report(mode="full", since=None, kinds=None, limit=1 << 20):
+    """The same check, its report returned as (errors, text) instead of printed.
+
+    mode "full": every outstanding block, or with `since` only those allocated
+    after that checkpoint.  "new" / "added" / "changed": the loss records that
+    are new / grew / changed compared with the last check (or checkpoint
+    `since`), with Valgrind's deltas ("10 (+10) bytes in 1 (+1) blocks").
+    kinds: the leak kinds printed and counted as errors (names from KINDS);
+    None for gpuleak's --show-leak-kinds and --errors-for-leak-kinds.
+    Returns (None, "") when not running under gpuleak."""
+    m, encoded = _mode(mode) | _kinds_flag(kinds), _name(since)
+    api = _runtime()
+    if not api.leak_check or not api.running():
+        return None, ""
+    buf = ctypes.create_string_buffer(limit)
+    errors = api.leak_check(m, encoded, buf, limit)
+    if errors < 0:
+        raise _unknown_since(since)
+    return errors, buf.value.decode(errors="replace")
+
+
+def count_leaks(since=None):
+    """Bytes and blocks per leak kind of the outstanding blocks (those
+    allocated after checkpoint `since`, or all), without printing.  All zeros
+    when not running under gpuleak."""
+    encoded = _name(since)
+    api = _runtime()
+    if not api.count_leaks or not api.running():
+        return LeakCounts()
+    c = _Counts()
+    if api.count_leaks(encoded, ctypes.byref(c)) < 0:
+        raise _unknown_since(since)
+    return LeakCounts(*(Amount(c.bytes[i], c.blocks[i]) for i in range(len(KINDS))))
+
+
+def _address(obj):
+    """An address: an int, a PyTorch tensor (data_ptr()), a CuPy array (.data.ptr)
+    or anything with __cuda_array_interface__."""
+    if isinstance(obj, int):
+        return obj
+    if hasattr(obj, "data_ptr"):
+        return obj.data_ptr()
+    data = getattr(obj, "data", None)
+    if data is not None and hasattr(data, "ptr"):
+        return data.ptr
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai:
+        return cai["data"][0]
+    raise TypeError(f"gpuleak: cannot tell the device address of {type(obj).__name__}")
+
+
+def ignore(obj):
+    """Never report the block allocated at obj's address (an int, a tensor, an
+    array).  Returns True, or False if gpuleak tracks no block starting there
+    (a framework's cached tensor is inside a block, not at its start) or it is
+    not running."""
+    address = _address(obj)
+    api = _runtime()
+    return bool(api.ignore and api.ignore(address) == 0)
+
+
+def disable():
+    """Allocations this thread makes from now until enable() are never
+    reported.  Nests; returns the depth, or None when not running."""
+    api = _runtime()
+    if not api.tracking:
+        return None
+    depth = api.tracking(1)
+    return depth if depth >= 0 else None
+
+
+def enable():
+    """Undo one disable().  Returns the depth left, None when not running."""
+    api = _runtime()
+    if not api.tracking:
+        return None
+    depth = api.tracking(-1)
+    if depth < 0 and api.running():
+        raise RuntimeError("gpuleak: enable() without a matching disable()")
+    return depth if depth >= 0 else None
+
+
+@contextlib.contextmanager
+def disabled():
+    """with gpuleak.disabled(): allocations made inside are never reported."""
+    disable()
+    try:
+        yield
+    finally:
+        enable()
+
+
+# ---- frameworks' caches ----
+
+def _torch():
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            return torch
+    except Exception:  # a half-imported or broken torch: leave it alone
+        pass
+    return None
+
+
+def empty_caches():
+    """Give the memory that frameworks keep cached back to CUDA, so that what
+    is left is memory in use: garbage-collects, then for PyTorch frees the
+    cuBLAS workspaces and empties the caching allocator (as PyTorch's own leak
+    check does), for CuPy frees its pools' unused blocks.  Frameworks not
+    imported, or whose CUDA is not initialized, are left alone."""
+    gc.collect()
+    torch = _torch()
+    if torch is not None:
+        torch.cuda.synchronize()
+        clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+        if clear:
+            clear()
+        torch.cuda.empty_cache()
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        try:
+            cupy.get_default_memory_pool().free_all_blocks()
+            cupy.get_default_pinned_memory_pool().free_all_blocks()
+        except Exception:
+            pass
+
+
+def _framework_in_use():
+    """Bytes each framework counts as in use (its own view, past its cache)."""
+    views = {}
+    torch = _torch()
+    if torch is not None:
+        views["PyTorch (torch.cuda.memory_allocated)"] = sum(
+            torch.cuda.memory_allocated(d) for d in range(torch.cuda.device_count()))
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        try:
+            views["CuPy (memory pool used_bytes)"] = cupy.get_default_memory_pool().used_bytes()
+        except Exception:
+            pass
+    return views
+
+
+_sequence = itertools.count(1)
+
+
+class no_leaks:
+    """with gpuleak.no_leaks(): fail (GpuLeakError, an AssertionError) if the
+    code inside leaves GPU memory behind, listing gpuleak's loss records.
+
+    kinds: the leak kinds that count (names from KINDS).  By default
+    definite and possible, and, when `empty` is true, cached too: after the
+    frameworks' caches are emptied (empty_caches()), cached memory allocated
+    inside is held by live tensors or arrays.  A framework's own count of
+    memory in use (torch.cuda.memory_allocated, CuPy's pool) must not grow
+    either, which catches tensors kept alive inside cache segments made before.
+    With caching off (PYTORCH_NO_CUDA_MEMORY_CACHING=1) every tensor is a block
+    of its own, reported with the stack that made it.
+
+    Does nothing when not running under gpuleak, and checks nothing when the
+    body raises.  Blocks nest; each checks its own part."""
+
+    def __init__(self, kinds=None, empty=True):
+        if kinds is None:
+            kinds = ("definite", "possible") + (("cached",) if empty else ())
+        self.kinds = tuple(_kind(k) for k in kinds)
+        self.empty = empty
+        self.name = None
+
+    def __enter__(self):
+        if not running():
+            return self
+        if self.empty:
+            empty_caches()
+        self.before = _framework_in_use()
+        self.name = f"gpuleak.no_leaks.{os.getpid()}.{next(_sequence)}"
+        checkpoint(self.name)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        __tracebackhide__ = True
+        if self.name is None or exc_type is not None:
+            return False
+        if self.empty:
+            empty_caches()
+        counts = count_leaks(since=self.name)
+        leaked = counts.total(self.kinds)
+        grew = {view: now - self.before.get(view, 0)
+                for view, now in _framework_in_use().items() if now > self.before.get(view, 0)}
+        if not leaked and not grew:
+            return False
+        lines = []
+        if leaked:
+            lines.append(f"gpuleak: {leaked.bytes:,} bytes in {leaked.blocks:,} blocks leaked "
+                         f"({', '.join(self.kinds)}):")
+            _, text = leak_report("full", since=self.name, kinds=self.kinds)
+            lines.append(text.rstrip())
+        for view, delta in grew.items():
+            lines.append(f"gpuleak: {view} grew by {delta:,} bytes: tensors or arrays made here "
+                         f"are still alive")
+        raise GpuLeakError("\n".join(lines), counts)
