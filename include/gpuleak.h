@@ -157,13 +157,12 @@ static inline long gpuleak_leak_check(int mode, const char *since)
 
 /* The same check, its report written into buf instead, for assertion messages:
  * the bare lines, without the "==PID==" prefix, cut to fit and NUL-terminated. */
-static inline long gpuleak_leak_check_to(enum gpuleak_check_mode mode, const char *since, char *buf,
-                                         size_t buflen)
+static inline long gpuleak_leak_check_to(int mode, const char *since, char *buf, size_t buflen)
 {
     const struct gpuleak_api *t = gpuleak_api_table();
     if (buf && buflen)
         buf[0] = '\0';
-    return t ? t->leak_check((int)mode, since, buf, buflen) : -1;
+    return t ? t->leak_check(mode, since, buf, buflen) : -1;
 }
 
 /* Bytes and blocks per leak kind of the outstanding blocks (those allocated

@@ -106,6 +106,8 @@ __attribute__((destructor)) static void gl_runtime_unload(void)
     if (atomic_load(&gl_rt.state) != GL_RT_IDLE || !gl_rt.is_main_process || gl_rt.opt.quiet ||
         getpid() != gl_rt.pid)
         return;
+    if (gl_rt_status_seen("tracking"))
+        return; /* a child of it did start CUDA (a test runner's forked tests, say) */
     if (driver_loaded())
         gl_rt_message("gpuleak: the CUDA driver was loaded but never initialized (no GPU, or "
                       "cuInit failed): no GPU memory was tracked");

@@ -66,6 +66,30 @@ int gl_rt_open_output(const char *option, const char *tmpl)
     return fd;
 }
 
+bool gl_rt_status_seen(const char *word)
+{
+    const char *file = getenv(GL_STATUS_ENV);
+    if (!file || !*file)
+        return false;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[4096];
+    bool seen = false;
+    size_t keep = 0;
+    ssize_t n;
+    /* Lines are short; a word cut by a read boundary is carried to the next. */
+    while (!seen && (n = read(fd, buf + keep, sizeof buf - 1 - keep)) > 0) {
+        size_t len = keep + (size_t)n;
+        buf[len] = '\0';
+        seen = strstr(buf, word) != NULL;
+        keep = len < 64 ? len : 64;
+        memmove(buf, buf + len - keep, keep);
+    }
+    close(fd);
+    return seen;
+}
+
 void gl_rt_status(const char *fmt, ...)
 {
     const char *file = getenv(GL_STATUS_ENV);

@@ -41,6 +41,10 @@ int gl_rt_open_output(const char *option, const char *tmpl);
 /* Append a line to the launcher's status file (GL_STATUS_ENV), if there is one. */
 void gl_rt_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Has any process of the program appended a line containing word to the
+ * launcher's status file? */
+bool gl_rt_status_seen(const char *word);
+
 /* The program's command line, split (malloc'ed; free *args then *buf); -1 on error. */
 int gl_rt_program_argv(char **buf, char ***args);
 

@@ -51,10 +51,10 @@ static void load_driver(struct driver *d)
 {
     if (d->looked_up)
         return;
-    d->looked_up = true;
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
-        return;
+        return; /* not loaded yet (a check before CUDA starts): look again next time */
+    d->looked_up = true;
     *(void **)&d->device_get = dlsym(h, "cuDeviceGet");
     *(void **)&d->device_get_name = dlsym(h, "cuDeviceGetName");
     *(void **)&d->mem_get_address_range = dlsym(h, "cuMemGetAddressRange_v2");

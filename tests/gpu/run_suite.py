@@ -474,13 +474,137 @@ def t_ctest_memcheck(s):
     shutil.rmtree(build)
 
 
+# ---- the client API (issue 5) ----
+
+def split_checks(run):
+    """The lines of the program's process before its exit report (the checks it
+    asked for), and the exit report itself."""
+    pids = [r.pid for r in run.reports if r.command]
+    check(len(pids) == 1, f"{len(pids)} exit reports")
+    lines = [r for r in run.reports if r.pid == pids[0]][0].lines
+    start = next(i for i, l in enumerate(lines) if l.startswith("gpuleak-"))
+    return lines[:start], Report(pids[0], lines[start:])
+
+
+def t_client_api(s):
+    run = s.run("client_api", [s.fixture("client_api")])
+    check(run.rc == 0 and "client_api: done, 0 failures" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-1500:]}")
+    checks, r = split_checks(run)
+    src = "client_api.cu"
+    want = [
+        "Leak check 1 (full): 1,048,576 bytes in 1 blocks in use",
+        "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 1",
+        "Leak check 2 (added since the last check): 2,097,152 bytes in 2 blocks in use",
+        "2,097,152 (+1,048,576) bytes in 2 (+1) blocks are definitely lost in loss record 1 of 1",
+        "   definitely lost: 2,097,152 (+1,048,576) bytes in 2 (+1) blocks",
+        "Leak check 3 (added since the last check): 2,097,152 bytes in 2 blocks in use",
+        'gpuleak: gpuleak_leak_check: no checkpoint named "no such checkpoint" (set one with '
+        "gpuleak_checkpoint)",
+    ]
+    for line in want:
+        check(line in checks, f"missing from the checks: {line!r}")
+    i = checks.index(want[1])
+    frames = [FRAME.match(l).groups()[1:] for l in checks[i + 1:i + 4]]
+    check(frames[:3] == [("cudaMalloc", frames[0][1]),
+                         ("device_block(unsigned long)", f"{src}:{site_line(src, 'device_block')}"),
+                         ("main", f"{src}:{site_line(src, 'main_loop')}")], f"check 1 frames {frames}")
+    after3 = checks[checks.index(want[5]):]
+    check(not any("loss record" in l for l in after3),
+          "check 3 printed records though nothing grew")
+    # The exit report: the pool's live sub-allocation with its own stack, the
+    # pool's free part cached, the ignored and disabled blocks out of the records.
+    check(len(r.records) == 1, f"{len(r.records)} records at exit")
+    rec = r.records[0]
+    check((rec["bytes"], rec["blocks"], rec["kind"]) == (3000, 1, "definitely lost"), f"{rec}")
+    arena = ("Arena::alloc(unsigned long)", f"{src}:{site_line(src, 'arena_alloc')}")
+    check(arena in rec["frames"][:2], f"sub-allocation frames {rec['frames'][:3]}")
+    check(re.search(r"pool sub-allocation from gpuleak_pool_alloc, allocation #\d+, in pool "
+                    r'0x[0-9a-f]+ "arena"$', rec["block"] or ""), f"block line {rec['block']}")
+    check(r.summary.get("definitely lost") == (3000, 1), f"summary {r.summary}")
+    check(r.summary.get("cached") == ((4 << 20) - 3000, 1), f"summary {r.summary}")
+    check("           ignored: 12,288 bytes in 2 blocks" in r.lines, "no ignored line")
+    check(r.in_use == ((4 << 20) + 12288, 4), f"in use {r.in_use}")
+    check(r.usage[:2] == (5, 2), f"usage {r.usage}: sub-allocations are not GPU allocations")
+    check(r.errors == (1, 1), f"errors {r.errors}")
+
+
+def t_check_suite(s):
+    run = s.run("check_suite", [s.fixture("check_suite")], options=["--child-silent-after-fork=yes"])
+    check(run.rc == 1, f"exit status {run.rc}, expected 1 (one failed test)")
+    check("75%: Checks: 4, Failures: 1, Errors: 0" in run.out, f"Check summary: {run.out[-600:]}")
+    check(re.search(r"gpuleak_check\.h:\d+:F:gpu:test_leaks:0: the test leaked GPU memory \(1 loss "
+                    r"records\):\n", run.out), f"failure line: {run.out[-1500:]}")
+    check("3,145,728 bytes in 1 blocks are definitely lost in loss record 1 of 1" in run.out,
+          "no loss record in the failure")
+    check(f"leak_3mib (check_suite.c:{site_line('check_suite.c', 'check_leak')})" in run.out,
+          "the record's stack does not name the leaking line")
+    check(not run.reports, f"children wrote reports or notes despite --child-silent-after-fork: "
+          f"{[l for r in run.reports for l in r.lines][:5]}")
+
+
+def pytest_outcomes(run):
+    out = {}
+    for line in run.out.splitlines():
+        m = re.match(r"^(PASSED|FAILED|ERROR) \S+::(\w+)", line)
+        if m:
+            out[m.group(2)] = m.group(1)
+    return out
+
+
+def run_pytest(s, name, test_file, env=None):
+    return s.run(name, ["python3", "-m", "pytest", "-p", "no:cacheprovider", "-p",
+                        "gpuleak.pytest_plugin", "--gpuleak", "-rA",
+                        os.path.join(HERE, "pytest", test_file)], env=env)
+
+
+TORCH_EXPECTED = {"test_matmul_clean": "PASSED", "test_keeps_big_tensor": "FAILED",
+                  "test_frees_everything": "PASSED", "test_keeps_small_tensor": "FAILED",
+                  "test_training_step_clean": "PASSED"}
+
+
+def t_pytest_torch_cached(s):
+    """Caching on: leaked tensors are found past the caching allocator (its
+    cache emptied before each check, and its own in-use count compared)."""
+    run = run_pytest(s, "pytest_torch_cached", "test_torch_leaks.py")
+    got = pytest_outcomes(run)
+    check(got == TORCH_EXPECTED, f"outcomes {got}\n{run.out[-3000:]}")
+    check(run.rc == 1, f"pytest exit status {run.rc}")
+    check("gpuleak: each test fails if it leaks GPU memory" in run.out, "no header line")
+    check("PyTorch (torch.cuda.memory_allocated) grew by 4,194,304 bytes" in run.out,
+          "big tensor: PyTorch's own count not reported")
+    check(re.search(r"gpuleak: [\d,]+ bytes in 1 blocks leaked \(definite, possible, cached\)",
+                    run.out), "no gpuleak record for the big tensor's segment")
+
+
+def t_pytest_torch_uncached(s):
+    """Caching off: each tensor is a cudaMalloc of its own, reported with its stack."""
+    run = run_pytest(s, "pytest_torch_uncached", "test_torch_leaks.py",
+                     env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+    got = pytest_outcomes(run)
+    check(got == TORCH_EXPECTED, f"outcomes {got}\n{run.out[-3000:]}")
+    check("gpuleak: 4,194,304 bytes in 1 blocks leaked" in run.out, "big tensor not a block")
+    check(re.search(r"4,194,304 bytes in 1 blocks are definitely lost in loss record \d+ of \d+\n"
+                    r"   at 0x[0-9A-F]+: cudaMalloc", run.out), "no record with its stack")
+
+
+def t_pytest_cupy(s):
+    run = run_pytest(s, "pytest_cupy", "test_cupy_leaks.py")
+    got = pytest_outcomes(run)
+    want = {"test_sum_clean": "PASSED", "test_keeps_array": "FAILED",
+            "test_elementwise_clean": "PASSED"}
+    check(got == want, f"outcomes {got}\n{run.out[-3000:]}")
+    check("CuPy (memory pool used_bytes) grew by 4,194,304 bytes" in run.out, "CuPy's count")
+
+
 TESTS = [
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
-    t_ctest_memcheck,
+    t_ctest_memcheck, t_client_api, t_check_suite, t_pytest_torch_cached,
+    t_pytest_torch_uncached, t_pytest_cupy,
 ]
 
 

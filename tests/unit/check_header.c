@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "gpuleak.h"
+#include "gpuleak_check.h" /* Check's fixture helper: compiles alongside */
 
 START_TEST(test_noop_without_gpuleak)
 {
