@@ -332,8 +332,9 @@ def _torch():
 def empty_caches():
     """Give the memory that frameworks keep cached back to CUDA, so that what
     is left is memory in use: garbage-collects, then for PyTorch frees the
-    cuBLAS workspaces and empties the caching allocator (as PyTorch's own leak
-    check does), for CuPy frees its pools' unused blocks.  Frameworks not
+    cuBLAS workspaces and empties the caching allocators of device and pinned
+    host memory (as PyTorch's own leak check does), for CuPy frees its pools'
+    unused blocks.  Frameworks not
     imported, or whose CUDA is not initialized, are left alone."""
     gc.collect()
     torch = _torch()
@@ -343,6 +344,11 @@ def empty_caches():
         if clear:
             clear()
         torch.cuda.empty_cache()
+        # Pinned host memory too: .item() and copies to the host go through
+        # PyTorch's caching host allocator, which keeps what they used.
+        host_empty = getattr(torch._C, "_host_emptyCache", None)
+        if host_empty:
+            host_empty()
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         try:

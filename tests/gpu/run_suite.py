@@ -532,8 +532,9 @@ def t_client_api(s):
 def t_check_suite(s):
     run = s.run("check_suite", [s.fixture("check_suite")], options=["--child-silent-after-fork=yes"])
     check(run.rc == 1, f"exit status {run.rc}, expected 1 (one failed test)")
+    # Check marks failures of a fixture S (setup/teardown), of the test body F.
     check("75%: Checks: 4, Failures: 1, Errors: 0" in run.out, f"Check summary: {run.out[-600:]}")
-    check(re.search(r"gpuleak_check\.h:\d+:F:gpu:test_leaks:0: the test leaked GPU memory \(1 loss "
+    check(re.search(r"gpuleak_check\.h:\d+:[FS]:gpu:test_leaks:0: the test leaked GPU memory \(1 loss "
                     r"records\):\n", run.out), f"failure line: {run.out[-1500:]}")
     check("3,145,728 bytes in 1 blocks are definitely lost in loss record 1 of 1" in run.out,
           "no loss record in the failure")
