@@ -13,8 +13,8 @@
 #define GPULEAK_H
 
 #include <stddef.h>
-#include <stdlib.h> /* getenv */
-#include <unistd.h> /* getpid */
+#include <stdlib.h>   /* getenv */
+#include <sys/auxv.h> /* getauxval */
 
 #define GPULEAK_VERSION_MAJOR 0
 #define GPULEAK_VERSION_MINOR 1
@@ -55,14 +55,16 @@ struct gpuleak_counts {
 
 /* ---- how the calls reach the runtime ----
  * The runtime publishes a table of entry points in the environment variable
- * GPULEAK_CLIENT_API ("PID:0xADDRESS"), for its own process only (a fork
- * child's copy is rewritten with the child's id): a program
- * that runs without gpuleak, or a child that inherited the variable without
- * the runtime, finds no table (or another process's id) and every call is a
- * no-op.  This works for any executable (PIE or not) and any shared library,
- * with nothing to link; weak symbol references would silently resolve to
- * nothing in non-PIE executables.  The runtime also exports the functions
- * below under their names, for dlsym and Python's ctypes. */
+ * GPULEAK_CLIENT_API ("IMAGE:0xADDRESS"), where IMAGE (8 hex digits) is drawn
+ * from the 16 random bytes the kernel gives each program image at exec
+ * (getauxval(AT_RANDOM), gpuleak_image_id()): a fork child shares them, and the
+ * table, with its parent; a program exec'ed from a process under gpuleak has
+ * new ones, so a variable it inherited without the runtime names nothing and
+ * is never followed.  Without gpuleak every call is a no-op.  This works for
+ * any executable (PIE or not) and any shared library, with nothing to link;
+ * weak symbol references would silently resolve to nothing in non-PIE
+ * executables.  The runtime also exports the functions below under their
+ * names, for dlsym and Python's ctypes. */
 #define GPULEAK_API_ENV "GPULEAK_CLIENT_API"
 #define GPULEAK_API_MAGIC 0x47504c4bu /* "GPLK" */
 #define GPULEAK_API_VERSION 1u        /* members are only ever added, at the end */
@@ -79,38 +81,67 @@ struct gpuleak_api {
     int (*pool)(int op, const void *pool, const void *addr, size_t size, const char *name);
 };
 
-/* The table a GPULEAK_CLIENT_API value names, if it names this process. */
+/* This program image's id: 32 bits mixed from its AT_RANDOM bytes (a one-way
+ * summary: the bytes themselves also seed the stack protector). */
+static inline unsigned gpuleak_image_id(void)
+{
+    const unsigned char *r = (const unsigned char *)getauxval(25 /* AT_RANDOM */);
+    unsigned long long a = 0, b = 0, x;
+    int i;
+    if (!r)
+        return 0;
+    for (i = 7; i >= 0; i--) {
+        a = a << 8 | r[i];
+        b = b << 8 | r[i + 8];
+    }
+    x = a ^ (b * 0x9e3779b97f4a7c15ull);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return (unsigned)(x >> 32);
+}
+
+/* The table a GPULEAK_CLIENT_API value names, if it names this program image. */
 static inline const struct gpuleak_api *gpuleak_api_parse(const char *s)
 {
-    unsigned long pid = 0, addr = 0;
-    if (!s || *s < '0' || *s > '9')
+    unsigned long long image = 0, addr = 0;
+    int i, d;
+    if (!s)
         return NULL;
-    while (*s >= '0' && *s <= '9')
-        pid = pid * 10 + (unsigned long)(*s++ - '0');
-    if (pid != (unsigned long)getpid() || s[0] != ':' || s[1] != '0' || s[2] != 'x' || !s[3])
-        return NULL;
-    for (s += 3; *s; s++) {
-        int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+    for (i = 0; i < 8; i++, s++) {
+        d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
         if (d < 0)
             return NULL;
-        addr = addr * 16 + (unsigned long)d;
+        image = image << 4 | (unsigned)d;
     }
-    const struct gpuleak_api *t = (const struct gpuleak_api *)addr;
+    if (image != gpuleak_image_id() || s[0] != ':' || s[1] != '0' || s[2] != 'x' || !s[3])
+        return NULL;
+    for (s += 3; *s; s++) {
+        d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+        if (d < 0 || addr >> 60)
+            return NULL;
+        addr = addr << 4 | (unsigned)d;
+    }
+    const struct gpuleak_api *t = (const struct gpuleak_api *)(size_t)addr;
     return t && t->magic == GPULEAK_API_MAGIC && t->version >= 1 ? t : NULL;
 }
 
-/* The runtime's table, or NULL when not running under gpuleak.  Looked up once
- * per translation unit; later calls cost a load and a compare. */
+/* The runtime's table, or NULL when not running under gpuleak.  Found once per
+ * translation unit, then a load and a compare per call.  Not finding it is not
+ * remembered (the runtime's constructor may run after a library's that calls
+ * in): without gpuleak each call costs a getenv. */
 static inline const struct gpuleak_api *gpuleak_api_table(void)
 {
     static const struct gpuleak_api *table;
-    static int looked;
-    if (__atomic_load_n(&looked, __ATOMIC_ACQUIRE))
-        return __atomic_load_n(&table, __ATOMIC_RELAXED);
-    const struct gpuleak_api *found = gpuleak_api_parse(getenv(GPULEAK_API_ENV));
-    __atomic_store_n(&table, found, __ATOMIC_RELAXED);
-    __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
-    return found;
+    const struct gpuleak_api *t = __atomic_load_n(&table, __ATOMIC_ACQUIRE);
+    if (t)
+        return t;
+    t = gpuleak_api_parse(getenv(GPULEAK_API_ENV));
+    if (t)
+        __atomic_store_n(&table, t, __ATOMIC_RELEASE);
+    return t;
 }
 
 /* 1 if this process runs under gpuleak: its GPU memory is tracked, or will be

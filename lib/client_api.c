@@ -42,6 +42,18 @@ static bool usable(void)
 
 GL_EXPORT int gpuleak_runtime_running(void) { return usable(); }
 
+/* Take the leak-run lock, if checks are still possible once it is held: the
+ * exit report may have run while this thread waited for it.  Returns whether
+ * the lock is held. */
+static bool lock_usable(void)
+{
+    gl_leak_run_lock();
+    if (usable())
+        return true;
+    gl_leak_run_unlock();
+    return false;
+}
+
 static bool checkpoint_name_ok(const char *call, const char *name)
 {
     if (name && name[0] && strlen(name) < GL_CHECKPOINT_NAME_MAX)
@@ -65,7 +77,8 @@ GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
 {
     if (!usable() || !checkpoint_name_ok("gpuleak_checkpoint", name))
         return -1;
-    gl_leak_run_lock();
+    if (!lock_usable())
+        return -1;
     int rc = -1;
     struct gl_checkpoint *c = gl_checkpoint_get(name);
     if (c) {
@@ -115,7 +128,8 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     enum gl_report_select select = (enum gl_report_select)mode; /* same order */
     static unsigned long checks;
 
-    gl_leak_run_lock();
+    if (!lock_usable())
+        return -1;
     struct gl_checkpoint *cp = NULL;
     if (since && !(cp = named("gpuleak_leak_check", since))) {
         gl_leak_run_unlock();
@@ -181,7 +195,8 @@ GL_EXPORT int gpuleak_runtime_count_leaks(const char *since, struct gpuleak_coun
     memset(out, 0, sizeof *out);
     if (!usable())
         return -1;
-    gl_leak_run_lock();
+    if (!lock_usable())
+        return -1;
     struct gl_checkpoint *cp = NULL;
     if (since && !(cp = named("gpuleak_count_leaks", since))) {
         gl_leak_run_unlock();
@@ -360,34 +375,10 @@ static const struct gpuleak_api api_table = {
     .pool = gpuleak_runtime_pool,
 };
 
-/* Fixed width, so that a fork child can rewrite the value in place. */
-#define API_VALUE_FORMAT "%010d:0x%016lx"
-#define API_VALUE_LEN (10 + 3 + 16)
-
 void gl_client_api_publish(void)
 {
-    char value[API_VALUE_LEN + 1];
-    snprintf(value, sizeof value, API_VALUE_FORMAT, (int)getpid(),
+    char value[8 + 3 + 16 + 1];
+    snprintf(value, sizeof value, "%08x:0x%lx", gpuleak_image_id(),
              (unsigned long)(uintptr_t)&api_table);
     setenv(GPULEAK_API_ENV, value, 1);
-}
-
-extern char **environ;
-
-void gl_client_api_after_fork_child(void)
-{
-    /* In place: the environment's strings may belong to the program (perl frees
-     * its own), so none is replaced; the value keeps its length. */
-    size_t klen = strlen(GPULEAK_API_ENV);
-    for (char **e = environ; e && *e; e++) {
-        if (strncmp(*e, GPULEAK_API_ENV, klen) != 0 || (*e)[klen] != '=')
-            continue;
-        char *v = *e + klen + 1;
-        if (strlen(v) != API_VALUE_LEN)
-            return; /* changed by the program: leave it */
-        char pid[11];
-        snprintf(pid, sizeof pid, "%010d", (int)getpid());
-        memcpy(v, pid, 10);
-        return;
-    }
 }

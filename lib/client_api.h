@@ -19,13 +19,10 @@ int gpuleak_runtime_ignore(const void *ptr);
 int gpuleak_runtime_tracking(int delta);
 int gpuleak_runtime_pool(int op, const void *pool, const void *addr, size_t size, const char *name);
 
-/* Put GPULEAK_CLIENT_API=PID:0xADDRESS in the environment (setenv: its string is
- * malloc'ed, like any other the program may free or replace).  At load. */
+/* Put GPULEAK_CLIENT_API=IMAGE:0xADDRESS in the environment (gpuleak.h says
+ * what IMAGE is; setenv: the string is malloc'ed, like any other the program
+ * may free or replace).  At load.  A fork child needs nothing more: it shares
+ * its parent's program image and AT_RANDOM bytes. */
 void gl_client_api_publish(void);
-
-/* In a fork child: the table is at the same address, the process id is new;
- * the value is rewritten in place, never replaced (no allocation, and no string
- * of the program's is swapped for one it did not allocate). */
-void gl_client_api_after_fork_child(void);
 
 #endif

@@ -61,7 +61,6 @@ static void after_fork_child(void)
     gl_rt.pid = getpid();
     gl_rt.is_main_process = false; /* the note is for the process the user started */
     gl_rt.forked_child = true;
-    gl_client_api_after_fork_child();
 }
 
 __attribute__((constructor)) static void gl_runtime_load(void)

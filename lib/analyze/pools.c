@@ -98,6 +98,25 @@ bool gl_pools_name(uint64_t pool_key, char *buf, size_t len)
     return found;
 }
 
+void gl_pools_prune_names(const struct gl_block_info *blocks, size_t n)
+{
+    pthread_mutex_lock(&names_lock);
+    struct pool_name **pp = &names;
+    while (*pp) {
+        bool alive = false;
+        for (size_t i = 0; i < n && !alive; i++)
+            alive = blocks[i].key == (*pp)->key && (blocks[i].flags & GL_BLK_POOL);
+        if (alive) {
+            pp = &(*pp)->next;
+        } else {
+            struct pool_name *dead = *pp;
+            *pp = dead->next;
+            gl_tool_free(dead, sizeof *dead);
+        }
+    }
+    pthread_mutex_unlock(&names_lock);
+}
+
 void gl_pools_reset(void)
 {
     pthread_mutex_lock(&names_lock);

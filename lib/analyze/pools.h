@@ -24,6 +24,10 @@ int gl_pools_settle(struct gl_block_info *blocks, size_t n);
 void gl_pools_set_name(uint64_t pool_key, const char *name); /* NULL or "": forget */
 /* Copies the name into buf; false if the pool has none. */
 bool gl_pools_name(uint64_t pool_key, char *buf, size_t len);
+/* Forget the names of pools that are no longer pools in this snapshot (their
+ * block was freed without gpuleak_pool_destroy: that happens inside a CUDA
+ * callback, where the names' lock may not be taken). */
+void gl_pools_prune_names(const struct gl_block_info *blocks, size_t n);
 void gl_pools_reset(void); /* tests */
 void gl_pools_after_fork_child(void);
 

@@ -220,14 +220,16 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq)
         gl_rt_message("gpuleak: out of memory while taking the leak snapshot; no leak check");
         return -1;
     }
-    /* Pools first: a pool made before the checkpoint still gives back what its
-     * later sub-allocations hold. */
+    /* Sizes first (a pool may be memory of unknown size, opened through IPC),
+     * then pools: one made before the checkpoint still gives back what its later
+     * sub-allocations hold; then the checkpoint. */
+    resolve_sizes(run->blocks, run->n);
     if (gl_pools_settle(run->blocks, run->n) < 0)
         gl_rt_message("gpuleak: out of memory while settling custom pools; their sizes are "
                       "shown whole");
+    gl_pools_prune_names(run->blocks, run->n);
     if (since_seq)
         run->n = keep_since(run->blocks, run->n, since_seq);
-    resolve_sizes(run->blocks, run->n);
     if (gl_leak_check(run->blocks, run->n, gl_classify_without_scan, NULL, &run->leaks) < 0) {
         gl_tool_unmap(run->blocks, run->snap_bytes);
         memset(run, 0, sizeof *run);

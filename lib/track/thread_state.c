@@ -27,6 +27,7 @@ static void on_thread_exit(void *arg)
     atomic_fetch_add(&retired_bytes, atomic_exchange(&t->bytes_allocated, 0));
     atomic_fetch_add(&retired_live, atomic_exchange(&t->live_delta, 0));
     t->seq_next = t->seq_end = 0; /* unused numbers of a block are simply skipped */
+    t->disabled = 0; /* a thread that exits inside gpuleak_disable() must not pass it on */
     if (t->spare_node && spare_release)
         spare_release(t->spare_node);
     t->spare_node = NULL;
@@ -98,6 +99,7 @@ void gl_thread_reset(void)
         atomic_store(&t->live_delta, 0);
         t->seq_next = t->seq_end = 0;
         t->spare_node = NULL;
+        t->disabled = 0;
     }
     pthread_mutex_unlock(&lock);
 }

@@ -79,11 +79,14 @@ uint64_t gl_tracker_next_seq(void)
 
 uint64_t gl_tracker_seq_mark(void)
 {
+    /* The counter first, then the epoch: a thread that sees the new epoch takes
+     * its next block of numbers after the counter was read, so above the mark.
+     * (The other order lets a thread see the new epoch, take a block, and have
+     * it counted below a mark read afterwards.)  Blocks taken before are
+     * abandoned by their threads at their next allocation. */
+    uint64_t mark = atomic_load_explicit(&seq_counter, memory_order_seq_cst) + 1;
     atomic_fetch_add_explicit(&seq_epoch, 1, memory_order_seq_cst);
-    /* Numbers handed out from now on exceed every number handed out before:
-     * blocks of numbers taken before the mark are abandoned by their threads at
-     * their next allocation. */
-    return atomic_load_explicit(&seq_counter, memory_order_seq_cst) + 1;
+    return mark;
 }
 
 /* Pool sub-allocations are not GPU allocations: the pool's block already counts. */

@@ -21,8 +21,6 @@ import contextlib
 import ctypes
 import dataclasses
 import gc
-import itertools
-import os
 import sys
 import threading
 
@@ -90,12 +88,15 @@ class _Api:
             pass
         # Injected by hand without LD_PRELOAD: the table the runtime publishes
         # in its environment (read through libc: os.environ is a copy made at
-        # start-up, perhaps before CUDA loaded the runtime).
+        # start-up, perhaps before CUDA loaded the runtime), for this program
+        # image only (gpuleak.h, gpuleak_image_id).
         try:
             process.getenv.restype = ctypes.c_char_p
             value = process.getenv(_API_ENV.encode())
-            pid, addr = value.decode().split(":0x") if value else (None, None)
-            if pid is None or int(pid) != os.getpid():
+            if not value:
+                return
+            image, addr = value.decode().split(":0x")
+            if len(image) != 8 or int(image, 16) != _image_id(process):
                 return
             table = _Table.from_address(int(addr, 16))
         except (AttributeError, ValueError):
@@ -106,17 +107,45 @@ class _Api:
                      "pool"):
             setattr(self, name, getattr(table, name))
 
+    def found(self):
+        return self.running is not None
+
+
+def _image_id(process):
+    """gpuleak.h's gpuleak_image_id(): 32 bits mixed from this program image's
+    AT_RANDOM bytes."""
+    process.getauxval.restype = ctypes.c_ulong
+    process.getauxval.argtypes = [ctypes.c_ulong]
+    address = process.getauxval(25)  # AT_RANDOM
+    if not address:
+        return 0
+    r = ctypes.string_at(address, 16)
+    m = (1 << 64) - 1
+    a, b = int.from_bytes(r[:8], "little"), int.from_bytes(r[8:], "little")
+    x = a ^ ((b * 0x9E3779B97F4A7C15) & m)
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & m
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & m
+    x ^= x >> 33
+    return x >> 32
+
 
 _api = None
 _api_lock = threading.Lock()
 
 
 def _runtime():
+    """The runtime's entry points.  Not finding them is not remembered: the
+    runtime may arrive later (loaded by CUDA at cuInit, without LD_PRELOAD)."""
     global _api
     if _api is None:
         with _api_lock:
             if _api is None:
-                _api = _Api()
+                api = _Api()
+                if not api.found():
+                    return api
+                _api = api
     return _api
 
 
@@ -206,8 +235,16 @@ def checkpoint(name):
     return api.checkpoint(encoded) == 0
 
 
-def _unknown_since(since):
-    return ValueError(f"gpuleak: no checkpoint named {since!r} (set one with gpuleak.checkpoint)")
+def _failed(call, since, api):
+    """A call the runtime refused.  Not running any more (the exit report was
+    written): a no-op, as without gpuleak.  Else the checkpoint is unknown, or
+    the runtime ran out of memory; its log says which."""
+    if not api.running():
+        return
+    if since is not None:
+        raise ValueError(f"gpuleak: no checkpoint named {since!r} (set one with "
+                         f"gpuleak.checkpoint), or {call} failed: see gpuleak's log")
+    raise RuntimeError(f"gpuleak: {call} failed: see gpuleak's log")
 
 
 def leak_check(mode="full", since=None, kinds=None):
@@ -221,7 +258,8 @@ def leak_check(mode="full", since=None, kinds=None):
         return None
     errors = api.leak_check(m, encoded, None, 0)
     if errors < 0:
-        raise _unknown_since(since)
+        _failed("leak_check", since, api)
+        return None
     return errors
 
 
@@ -242,7 +280,8 @@ def leak_report(mode="full", since=None, kinds=None, limit=1 << 20):
     buf = ctypes.create_string_buffer(limit)
     errors = api.leak_check(m, encoded, buf, limit)
     if errors < 0:
-        raise _unknown_since(since)
+        _failed("leak_report", since, api)
+        return None, ""
     return errors, buf.value.decode(errors="replace")
 
 
@@ -256,7 +295,8 @@ def count_leaks(since=None):
         return LeakCounts()
     c = _Counts()
     if api.count_leaks(encoded, ctypes.byref(c)) < 0:
-        raise _unknown_since(since)
+        _failed("count_leaks", since, api)
+        return LeakCounts()
     return LeakCounts(*(Amount(c.bytes[i], c.blocks[i]) for i in range(len(KINDS))))
 
 
@@ -374,7 +414,7 @@ def _framework_in_use():
     return views
 
 
-_sequence = itertools.count(1)
+_nesting = threading.local()
 
 
 class no_leaks:
@@ -406,13 +446,21 @@ class no_leaks:
         if self.empty:
             empty_caches()
         self.before = _framework_in_use()
-        self.name = f"gpuleak.no_leaks.{os.getpid()}.{next(_sequence)}"
-        checkpoint(self.name)
+        # One checkpoint per thread and nesting depth, reused: the runtime
+        # keeps every checkpoint it was given.
+        depth = getattr(_nesting, "depth", 0)
+        name = f"gpuleak.no_leaks.{threading.get_ident() % 10**12}.{depth}"
+        if checkpoint(name):
+            self.name = name
+            _nesting.depth = depth + 1
         return self
 
     def __exit__(self, exc_type, exc, tb):
         __tracebackhide__ = True
-        if self.name is None or exc_type is not None:
+        if self.name is None:
+            return False
+        _nesting.depth -= 1
+        if exc_type is not None or not running():
             return False
         if self.empty:
             empty_caches()

@@ -60,8 +60,10 @@ def pytest_runtest_setup(item):
     """Wrap the test's body (not its fixtures) in gpuleak.no_leaks(), so that a
     leak fails the test itself rather than erroring a later phase."""
     config = item.config
-    if not config._gpuleak_active or item.get_closest_marker("gpuleak_skip"):
-        return
+    if (not config._gpuleak_active or item.get_closest_marker("gpuleak_skip")
+            or getattr(item, "_gpuleak_wrapped", False)):
+        return  # wrapped once, even when the item runs again (reruns)
+    item._gpuleak_wrapped = True
     body = item.runtest
     empty = not config.getoption("gpuleak_no_empty")
     kinds = config._gpuleak_kinds

@@ -128,6 +128,18 @@ def test_no_leaks_passes_clean_code_and_keeps_exceptions():
     """, preload=FAKE)
 
 
+def test_no_leaks_reuses_its_checkpoints():
+    """The runtime keeps every checkpoint it is given: a test suite's thousands
+    of checks must not make thousands."""
+    run_code(prelude=FAKE_PRELUDE, code="""
+        for _ in range(50):
+            with gpuleak.no_leaks():
+                with gpuleak.no_leaks():
+                    free(alloc(8))
+        assert lib.gpuleak_fake_checkpoints() == 2, lib.gpuleak_fake_checkpoints()
+    """, preload=FAKE)
+
+
 def test_counts_reports_and_modes():
     run_code(prelude=FAKE_PRELUDE, code="""
         assert gpuleak.running() is True
@@ -197,6 +209,20 @@ def test_runtime_found_without_preload():
         assert gpuleak.checkpoint("x") is True
         assert gpuleak.leak_report()[1].startswith("Leak check 1 (full)")
     """)
+
+
+def test_inherited_table_not_followed_after_exec():
+    """A program exec'ed from a process under gpuleak, without the runtime,
+    inherits GPULEAK_CLIENT_API; it must say "not running", not crash."""
+    r = run_code(f"""
+        import os, sys
+        assert os.environ.get("GPULEAK_CLIENT_API")
+        env = dict(os.environ)
+        del env["LD_PRELOAD"]
+        os.execve(sys.executable, [sys.executable, "-c",
+                  "import gpuleak; print('running', gpuleak.running())"], env)
+    """, preload=REAL)
+    assert r.stdout == "running False\n", r.stdout + r.stderr
 
 
 SAMPLE_TESTS = """

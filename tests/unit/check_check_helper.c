@@ -1,7 +1,7 @@
 /* include/gpuleak_check.h: a Check suite whose tests use the fixture, run by an
  * inner SRunner in both of Check's modes, over the runtime's core with blocks
- * made as events (no GPU).  The fork child finds the client table the way it
- * does under gpuleak: the runtime's fork handler rewrites its process id. */
+ * made as events (no GPU).  In fork mode each test runs in a child, which
+ * finds the client table as under gpuleak: it shares its parent's image. */
 #include <check.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -83,11 +83,6 @@ static void setup(void)
 
 static void teardown(void) { atomic_store(&gl_rt.state, GL_RT_IDLE); }
 
-static void register_fork_handler(void)
-{
-    pthread_atfork(NULL, NULL, gl_client_api_after_fork_child);
-}
-
 static void run_inner(enum fork_status mode)
 {
     SRunner *sr = srunner_create(inner_suite());
@@ -115,11 +110,7 @@ static void run_inner(enum fork_status mode)
     srunner_free(sr);
 }
 
-START_TEST(test_fixture_in_fork_mode)
-{
-    register_fork_handler();
-    run_inner(CK_FORK);
-}
+START_TEST(test_fixture_in_fork_mode) { run_inner(CK_FORK); }
 END_TEST
 
 START_TEST(test_fixture_without_fork) { run_inner(CK_NOFORK); }

@@ -124,31 +124,51 @@ static char *unprefixed(const char *text)
     return out;
 }
 
-/* A fork child (Check runs each test in one) finds the same table under its
- * own process id; its parent's value no longer names it before the rewrite. */
+/* The table is published for this program image; a fork child (Check runs
+ * each test in one) shares the image and finds the same table. */
 START_TEST(test_table_after_fork)
 {
     const char *v = getenv(GPULEAK_API_ENV);
     ck_assert_ptr_nonnull(v);
-    ck_assert_uint_eq(strlen(v), 29); /* fixed width: rewritten in place */
+    char image[9];
+    snprintf(image, sizeof image, "%08x", gpuleak_image_id());
+    ck_assert_msg(strncmp(v, image, 8) == 0 && strncmp(v + 8, ":0x", 3) == 0, "%s", v);
     const struct gpuleak_api *t = gpuleak_api_parse(v);
     ck_assert_ptr_nonnull(t);
     ck_assert_ptr_eq(t->count_leaks, gpuleak_runtime_count_leaks);
-    const char *entry = v;
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int ok = gpuleak_api_parse(getenv(GPULEAK_API_ENV)) == NULL;
-        gl_client_api_after_fork_child();
-        ok = ok && gpuleak_api_parse(getenv(GPULEAK_API_ENV)) == t &&
-             getenv(GPULEAK_API_ENV) == entry && gpuleak_running() == 1;
-        _exit(ok ? 0 : 1);
-    }
+    if (pid == 0)
+        _exit(gpuleak_api_parse(getenv(GPULEAK_API_ENV)) == t && gpuleak_running() == 1 ? 0 : 1);
     int status;
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "the child did not find the table");
-    ck_assert_ptr_eq(gpuleak_api_parse(getenv(GPULEAK_API_ENV)), t);
+}
+END_TEST
+
+/* A program exec'ed from a process under gpuleak inherits the variable, but
+ * not the runtime: its own image id differs, and the address is never read. */
+START_TEST(test_table_not_followed_after_exec)
+{
+    char cmd[256];
+    /* The child program checks the id the way the header does, with its own
+     * AT_RANDOM: a shell's "$$" is enough to tell it is another image. */
+    const char *v = getenv(GPULEAK_API_ENV);
+    ck_assert_ptr_nonnull(v);
+    snprintf(cmd, sizeof cmd, "%s", "/proc/self/exe");
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* Re-exec this test program in a mode that only parses the variable. */
+        setenv("GPULEAK_TEST_PARSE_ONLY", "1", 1);
+        execl(cmd, cmd, (char *)NULL);
+        _exit(3);
+    }
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "an exec'ed image followed its parent's table (status %d)", status);
 }
 END_TEST
 
@@ -551,6 +571,33 @@ static void *disable_on_thread(void *arg)
     return NULL;
 }
 
+/* A thread that exits inside gpuleak_disable() does not pass it on to the
+ * thread that gets its recycled state. */
+static void *disable_and_exit(void *arg)
+{
+    (void)arg;
+    gpuleak_disable();
+    return NULL;
+}
+
+static void *depth_of_new_thread(void *arg)
+{
+    *(int *)arg = gl_thread_self()->disabled;
+    return NULL;
+}
+
+START_TEST(test_disable_not_inherited_by_next_thread)
+{
+    pthread_t t;
+    int depth = -1;
+    ck_assert_int_eq(pthread_create(&t, NULL, disable_and_exit, NULL), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(pthread_create(&t, NULL, depth_of_new_thread, &depth), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(depth, 0);
+}
+END_TEST
+
 START_TEST(test_disable_per_thread)
 {
     int other = 0;
@@ -659,10 +706,15 @@ START_TEST(test_pool_block_freed)
     ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
     ck_assert_uint_eq(c.bytes[GPULEAK_DEFINITE], 32);
     ck_assert_uint_eq(c.blocks[GPULEAK_CACHED], 0);
+    char name[16];
+    gl_pools_set_name(POOL, "doomed");
+    ck_assert(gl_pools_name(POOL, name, sizeof name));
     release(POOL);
     c = count(NULL);
     for (int k = 0; k < GPULEAK_NKINDS; k++)
         ck_assert_uint_eq(c.blocks[k], 0);
+    /* Its name went with it, at the next check. */
+    ck_assert(!gl_pools_name(POOL, name, sizeof name));
     struct gl_tracker_stats s;
     gl_tracker_stats(&s);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -699,6 +751,7 @@ static Suite *client_api_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_table_after_fork);
+    tcase_add_test(tc, test_table_not_followed_after_exec);
     tcase_add_test(tc, test_running);
     tcase_add_test(tc, test_checkpoint_before_tracking);
     tcase_add_test(tc, test_count_since_checkpoint);
@@ -716,6 +769,7 @@ static Suite *client_api_suite(void)
     tcase_add_test(tc, test_ignore);
     tcase_add_test(tc, test_disable_enable_nest);
     tcase_add_test(tc, test_disable_per_thread);
+    tcase_add_test(tc, test_disable_not_inherited_by_next_thread);
     tcase_add_test(tc, test_pool);
     tcase_add_test(tc, test_pool_block_freed);
     tcase_add_test(tc, test_pool_alloc_while_disabled);
@@ -724,4 +778,15 @@ static Suite *client_api_suite(void)
     return s;
 }
 
-TU_MAIN(client_api_suite)
+int main(void)
+{
+    /* test_table_not_followed_after_exec runs this program again, to parse the
+     * variable it inherited from its parent image: NULL, or it failed. */
+    if (getenv("GPULEAK_TEST_PARSE_ONLY"))
+        return gpuleak_api_parse(getenv(GPULEAK_API_ENV)) == NULL ? 0 : 1;
+    SRunner *sr = srunner_create(client_api_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

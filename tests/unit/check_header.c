@@ -83,7 +83,7 @@ static int fake_pool(int op, const void *pool, const void *addr, size_t size, co
 
 static struct gpuleak_api fake;
 
-static void publish(unsigned long pid, unsigned magic)
+static void publish(unsigned image, unsigned magic)
 {
     fake.magic = magic;
     fake.version = GPULEAK_API_VERSION;
@@ -95,13 +95,13 @@ static void publish(unsigned long pid, unsigned magic)
     fake.tracking = fake_tracking;
     fake.pool = fake_pool;
     char value[64];
-    snprintf(value, sizeof value, "%lu:0x%lx", pid, (unsigned long)&fake);
+    snprintf(value, sizeof value, "%08x:0x%lx", image, (unsigned long)&fake);
     setenv(GPULEAK_API_ENV, value, 1);
 }
 
 START_TEST(test_calls_reach_the_table)
 {
-    publish((unsigned long)getpid(), GPULEAK_API_MAGIC);
+    publish(gpuleak_image_id(), GPULEAK_API_MAGIC);
     ck_assert_int_eq(gpuleak_running(), 1);
     ck_assert_int_eq(gpuleak_checkpoint("cp"), 0);
     ck_assert_str_eq(last_since, "cp");
@@ -124,37 +124,59 @@ START_TEST(test_calls_reach_the_table)
 }
 END_TEST
 
-/* A variable inherited from a parent process names another process: its
- * address means nothing here and must never be followed. */
-START_TEST(test_other_process_ignored)
+/* A variable inherited from another program image (exec) names a table that
+ * is not here: it must never be followed. */
+START_TEST(test_other_image_ignored)
 {
-    publish((unsigned long)getpid() + 1, GPULEAK_API_MAGIC);
+    publish(gpuleak_image_id() ^ 1u, GPULEAK_API_MAGIC);
     ck_assert_int_eq(gpuleak_running(), 0);
     ck_assert_int_eq(calls, 0);
 }
 END_TEST
 
+/* Not finding the table is not remembered: the runtime's constructor may run
+ * after the first call (from another library's constructor). */
+START_TEST(test_late_table_found)
+{
+    unsetenv(GPULEAK_API_ENV);
+    ck_assert_int_eq(gpuleak_running(), 0);
+    publish(gpuleak_image_id(), GPULEAK_API_MAGIC);
+    ck_assert_int_eq(gpuleak_running(), 1);
+}
+END_TEST
+
+/* The image id: stable within the image, 8 hex digits in the variable. */
+START_TEST(test_image_id)
+{
+    ck_assert_uint_eq(gpuleak_image_id(), gpuleak_image_id());
+    ck_assert_uint_ne(gpuleak_image_id(), 0);
+}
+END_TEST
+
 START_TEST(test_bad_magic_ignored)
 {
-    publish((unsigned long)getpid(), 0x1234);
+    publish(gpuleak_image_id(), 0x1234);
     ck_assert_int_eq(gpuleak_running(), 0);
 }
 END_TEST
 
 START_TEST(test_malformed_values_ignored)
 {
-    static const char *const bad[] = {"", "abc", "123", ":0x10", "0:0x0", "1:0x", "1:10", "1:0xzz"};
+    static const char *const bad[] = {
+        "", "abc", "123", ":0x10", "0000000:0x10", "00000000:0x", "00000000:10", "zzzzzzzz:0x10"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         ck_assert_ptr_null(gpuleak_api_parse(bad[i]));
     ck_assert_ptr_null(gpuleak_api_parse(NULL));
-    publish((unsigned long)getpid(), GPULEAK_API_MAGIC);
+    publish(gpuleak_image_id(), GPULEAK_API_MAGIC);
     char value[64];
-    snprintf(value, sizeof value, "%lu:0x%lxzz", (unsigned long)getpid(), (unsigned long)&fake);
+    snprintf(value, sizeof value, "%08x:0x%lxzz", gpuleak_image_id(), (unsigned long)&fake);
     ck_assert_ptr_null(gpuleak_api_parse(value));
-    snprintf(value, sizeof value, "%lu:0x%lx", (unsigned long)getpid(), (unsigned long)&fake);
+    snprintf(value, sizeof value, "%08x:0x%lx", gpuleak_image_id(), (unsigned long)&fake);
     ck_assert_ptr_eq(gpuleak_api_parse(value), &fake);
-    snprintf(value, sizeof value, "%lu:0x%lx", (unsigned long)getpid() + 1, (unsigned long)&fake);
+    snprintf(value, sizeof value, "%08x:0x%lx", gpuleak_image_id() + 1u, (unsigned long)&fake);
     ck_assert_ptr_null(gpuleak_api_parse(value));
+    snprintf(value, sizeof value, "%08x:0x1%016lx", gpuleak_image_id(), (unsigned long)&fake);
+    ck_assert_ptr_null(gpuleak_api_parse(value)); /* more than 64 bits */
 }
 END_TEST
 
@@ -164,7 +186,9 @@ static Suite *header_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_noop_without_gpuleak);
     tcase_add_test(tc, test_calls_reach_the_table);
-    tcase_add_test(tc, test_other_process_ignored);
+    tcase_add_test(tc, test_other_image_ignored);
+    tcase_add_test(tc, test_late_table_found);
+    tcase_add_test(tc, test_image_id);
     tcase_add_test(tc, test_bad_magic_ignored);
     tcase_add_test(tc, test_malformed_values_ignored);
     suite_add_tcase(s, tc);
@@ -174,7 +198,7 @@ static Suite *header_suite(void)
 int main(void)
 {
     SRunner *sr = srunner_create(header_suite());
-    srunner_set_fork_status(sr, CK_FORK); /* each test looks the table up afresh */
+    srunner_set_fork_status(sr, CK_FORK); /* each test starts with no table found */
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

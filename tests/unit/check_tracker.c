@@ -2,6 +2,7 @@
  * handles and their mappings, contexts, snapshots. */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -834,6 +835,54 @@ START_TEST(test_peak_exact_one_thread)
 }
 END_TEST
 
+/* Checkpoints (gl_tracker_seq_mark): an allocation that starts after a mark
+ * was returned, on any thread, is numbered at or above it, although threads
+ * take numbers in blocks. */
+static _Atomic uint64_t latest_mark;
+static _Atomic int marking_done;
+static _Atomic uint64_t mark_violations;
+
+static void *number_after_marks(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&marking_done)) {
+        uint64_t mark = atomic_load_explicit(&latest_mark, memory_order_acquire);
+        if (gl_tracker_next_seq() < mark)
+            atomic_fetch_add(&mark_violations, 1);
+    }
+    return NULL;
+}
+
+START_TEST(test_seq_mark_orders_threads)
+{
+    /* Sized to catch the race of a mark that reads the counter after bumping
+     * the epoch on a 2-core machine (a few seconds). */
+    enum { THREADS = 2, MARKS = 2000000 };
+    pthread_t t[THREADS];
+    atomic_store(&marking_done, 0);
+    atomic_store(&mark_violations, 0);
+    atomic_store(&latest_mark, 0);
+    for (int i = 0; i < THREADS; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, number_after_marks, NULL), 0);
+    uint64_t last = 0;
+    for (int i = 0; i < MARKS; i++) {
+        uint64_t m = gl_tracker_seq_mark();
+        ck_assert_uint_ge(m, last); /* marks never go back */
+        last = m;
+        atomic_store_explicit(&latest_mark, m, memory_order_release);
+    }
+    atomic_store(&marking_done, 1);
+    for (int i = 0; i < THREADS; i++)
+        pthread_join(t[i], NULL);
+    uint64_t violations = atomic_load(&mark_violations);
+    ck_assert_msg(violations == 0, "%llu allocations after a mark were numbered below it",
+                  (unsigned long long)violations);
+    /* And on this thread: the next number after a mark is above it. */
+    uint64_t m = gl_tracker_seq_mark();
+    ck_assert_uint_ge(gl_tracker_next_seq(), m);
+}
+END_TEST
+
 static Suite *tracker_suite(void)
 {
     Suite *s = suite_create("tracker");
@@ -869,6 +918,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_peak_not_below_live_with_threads);
     tcase_add_test(tc, test_peak_exact_one_thread);
+    tcase_add_test(tc, test_seq_mark_orders_threads);
     suite_add_tcase(s, tc);
     return s;
 }
