@@ -25,8 +25,10 @@
  * too.  Without gpuleak both functions do nothing and every test passes as it
  * would.
  *
- * Which leak kinds fail a test: GPULEAK_CHECK_KINDS, a set of 1u << GPULEAK_*
- * (default definite and possible); define it before including this header. */
+ * Which leak kinds fail a test: GPULEAK_CHECK_KINDS, a set of 1u << GPULEAK_*;
+ * by default every kind but suppressed (what a test allocated and left
+ * allocated is its leak, whether or not a pointer to it is still held); define
+ * it before including this header. */
 #ifndef GPULEAK_CHECK_H
 #define GPULEAK_CHECK_H
 
@@ -35,7 +37,9 @@
 #include "gpuleak.h"
 
 #ifndef GPULEAK_CHECK_KINDS
-#define GPULEAK_CHECK_KINDS (1u << GPULEAK_DEFINITE | 1u << GPULEAK_POSSIBLE)
+#define GPULEAK_CHECK_KINDS                                                                        \
+    (1u << GPULEAK_DEFINITE | 1u << GPULEAK_INDIRECT | 1u << GPULEAK_POSSIBLE |                    \
+     1u << GPULEAK_REACHABLE | 1u << GPULEAK_CACHED)
 #endif
 /* The report put in a failure message is cut to this many bytes (Check itself
  * cuts messages at CK_MAX_MSG_SIZE, 4096 by default). */

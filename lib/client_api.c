@@ -82,14 +82,11 @@ GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
     int rc = -1;
     struct gl_checkpoint *c = gl_checkpoint_get(name);
     if (c) {
-        /* The mark first: a block allocated while the snapshot is taken belongs
-         * after the checkpoint. */
+        /* A position in the allocation numbering, and a fresh scope for the
+         * delta checks made since it: nothing is scanned now. */
         c->seq = gl_tracker_seq_mark();
-        struct gl_leak_run run;
-        if (gl_leak_run(&run, 0) == 0) {
-            rc = gl_leak_ref_take(&c->ref, &run.leaks);
-            gl_leak_run_free(&run);
-        }
+        gl_leak_ref_free(&c->ref);
+        rc = 0;
     }
     gl_leak_run_unlock();
     return rc;
@@ -111,6 +108,8 @@ static const char *mode_word(enum gl_report_select s)
 
 GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf, size_t buflen)
 {
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
     if (!usable())
         return -1;
     unsigned kinds = 0;
@@ -135,11 +134,12 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
         gl_leak_run_unlock();
         return -1;
     }
-    /* Full: the blocks allocated since the checkpoint (all without one).
-     * Deltas: all blocks, compared with the checkpoint or the last check. */
-    uint64_t since_seq = select == GL_SELECT_ALL && cp ? cp->seq : 0;
+    /* The blocks allocated since the checkpoint (all without one); deltas
+     * against the previous check of the same scope. */
+    uint64_t since_seq = cp ? cp->seq : 0;
+    struct gl_leak_ref *scope = cp ? &cp->ref : gl_last_check();
     struct gl_leak_run run;
-    if (gl_leak_run(&run, since_seq) < 0) {
+    if (gl_leak_run(&run, since_seq, &cc) < 0) {
         gl_leak_run_unlock();
         return -1;
     }
@@ -151,19 +151,19 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     gl_leak_run_input(&run, &in);
     in.opt = &opt;
     if (select != GL_SELECT_ALL) {
-        in.delta = cp ? &cp->ref : gl_last_check();
+        in.delta = scope;
         in.select = select;
-    } else if (cp) {
-        in.since = cp->name;
     }
+    if (cp)
+        in.since = cp->name;
 
     char title[256], bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN];
     char what[128];
-    if (select == GL_SELECT_ALL)
-        snprintf(what, sizeof what, cp ? "full, allocated since checkpoint \"%s\"" : "full",
-                 cp ? cp->name : "");
-    else if (cp)
-        snprintf(what, sizeof what, "%s since checkpoint \"%s\"", mode_word(select), cp->name);
+    if (cp)
+        snprintf(what, sizeof what, "%s, allocated since checkpoint \"%s\"", mode_word(select),
+                 cp->name);
+    else if (select == GL_SELECT_ALL)
+        snprintf(what, sizeof what, "full");
     else
         snprintf(what, sizeof what, "%s since the last check", mode_word(select));
     snprintf(title, sizeof title, "Leak check %lu (%s): %s bytes in %s blocks in use", ++checks,
@@ -183,8 +183,7 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     gl_out_flush(&out);
     if (must_close)
         close(fd);
-    if (since_seq == 0)
-        gl_leak_ref_take(gl_last_check(), &run.leaks);
+    gl_leak_ref_take(scope, &run.leaks);
     gl_leak_run_free(&run);
     gl_leak_run_unlock();
     return errors > (uint64_t)LONG_MAX ? LONG_MAX : (long)errors;
@@ -192,6 +191,8 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
 
 GL_EXPORT int gpuleak_runtime_count_leaks(const char *since, struct gpuleak_counts *out)
 {
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
     memset(out, 0, sizeof *out);
     if (!usable())
         return -1;
@@ -203,7 +204,7 @@ GL_EXPORT int gpuleak_runtime_count_leaks(const char *since, struct gpuleak_coun
         return -1;
     }
     struct gl_leak_run run;
-    int rc = gl_leak_run(&run, cp ? cp->seq : 0);
+    int rc = gl_leak_run(&run, cp ? cp->seq : 0, &cc);
     if (rc == 0) {
         for (int k = 0; k < GL_LEAK_NKINDS; k++) {
             out->bytes[k] = run.leaks.kind[k].bytes;

@@ -3,13 +3,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/reachability.h"
 #include "track/event.h"
 #include "track/tool_alloc.h"
 
-enum gl_leak_kind gl_classify_without_scan(const struct gl_block_info *b, void *arg)
+enum gl_leak_kind gl_classify_block(const struct gl_block_info *b, void *arg)
 {
     (void)arg;
-    return (b->flags & GL_BLK_POOL) ? GL_LEAK_CACHED : GL_LEAK_DEFINITE;
+    if (b->flags & GL_BLK_POOL)
+        return GL_LEAK_CACHED;
+    if (b->flags & GL_BLK_REACH_START)
+        return GL_LEAK_REACHABLE;
+    if (b->flags & GL_BLK_REACH_INTERIOR)
+        return GL_LEAK_POSSIBLE;
+    if (b->flags & GL_BLK_INDIRECT)
+        return GL_LEAK_INDIRECT;
+    return GL_LEAK_DEFINITE;
 }
 
 /* The sort key of ignored blocks: after every leak kind, in no record. */

@@ -58,8 +58,10 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
                   struct gl_leak_result *out);
 void gl_leak_result_free(struct gl_leak_result *r);
 
-/* The classifier used until reachability lands: a custom pool's free part
- * (GL_BLK_POOL, see pools.h) is cached, every other block definitely lost. */
-enum gl_leak_kind gl_classify_without_scan(const struct gl_block_info *b, void *arg);
+/* The classifier: a custom pool's free part (GL_BLK_POOL, pools.h) is cached;
+ * otherwise what the reachability scan found (reachability.h): a pointer to the
+ * start, still reachable; only interior pointers, possibly lost; pointed to only
+ * from other lost blocks, indirectly lost; nothing, definitely lost. */
+enum gl_leak_kind gl_classify_block(const struct gl_block_info *b, void *arg);
 
 #endif

@@ -66,6 +66,8 @@ static void profile_report(struct gl_out *o)
 
 void gl_exit_report(void)
 {
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
     int expected = GL_RT_TRACKING;
     if (!atomic_compare_exchange_strong(&gl_rt.state, &expected, GL_RT_REPORTED))
         return;
@@ -77,7 +79,7 @@ void gl_exit_report(void)
     /* A check the program asked for on another thread finishes first. */
     gl_leak_run_lock();
     struct gl_leak_run run;
-    if (gl_leak_run(&run, 0) < 0) {
+    if (gl_leak_run(&run, 0, &cc) < 0) {
         gl_leak_run_unlock();
         return;
     }

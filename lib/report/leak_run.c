@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "analyze/pools.h"
+#include "analyze/reachability.h"
 #include "analyze/suppress.h"
 #include "common/paths.h"
 #include "frame_filter.h"
@@ -202,6 +203,18 @@ static void resolve_sizes(struct gl_block_info *blocks, size_t n)
     }
 }
 
+/* The function at ip, for telling a static CUDA runtime's code (owners.h). */
+static const char *function_name(uintptr_t ip, void *arg)
+{
+    (void)arg;
+    struct gl_symbolizer *sym = symbolizer();
+    if (!sym || !ip)
+        return NULL;
+    struct gl_frame f;
+    gl_symbolize(sym, ip, false, &f);
+    return f.function;
+}
+
 /* Keep the blocks numbered since_seq or later, in place; returns their count. */
 static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_seq)
 {
@@ -212,8 +225,13 @@ static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_
     return k;
 }
 
-int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq)
+int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_caller_context *cc)
 {
+    struct gl_caller_context here;
+    if (!cc) {
+        GL_CALLER_CONTEXT(&here);
+        cc = &here;
+    }
     memset(run, 0, sizeof *run);
     load_driver(&env.drv);
     if (gl_tracker_snapshot(&run->blocks, &run->n, &run->snap_bytes) < 0) {
@@ -230,7 +248,8 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq)
     gl_pools_prune_names(run->blocks, run->n);
     if (since_seq)
         run->n = keep_since(run->blocks, run->n, since_seq);
-    if (gl_leak_check(run->blocks, run->n, gl_classify_without_scan, NULL, &run->leaks) < 0) {
+    gl_reachability(run->blocks, run->n, cc, function_name, NULL, &run->reach);
+    if (gl_leak_check(run->blocks, run->n, gl_classify_block, NULL, &run->leaks) < 0) {
         gl_tool_unmap(run->blocks, run->snap_bytes);
         memset(run, 0, sizeof *run);
         gl_rt_message("gpuleak: out of memory during the leak check; no leak check");

@@ -2,9 +2,10 @@
  * path shared by the exit report and the checks a program asks for (gpuleak.h),
  * so that both classify and suppress alike.
  *
- *   snapshot -> settle custom pools -> keep the blocks allocated after a
- *   checkpoint -> resolve sizes the callbacks could not know -> classify, group,
- *   sort -> Cached rules and suppressions.
+ *   snapshot -> resolve sizes the callbacks could not know -> settle custom
+ *   pools -> keep the blocks allocated after a checkpoint -> reachability scan
+ *   of the program's memory -> classify, group, sort -> Cached rules and
+ *   suppressions.
  *
  * The report-time services (driver entry points, the symbolizer, suppression
  * files, device names) are opened by the first check and kept for the next;
@@ -21,6 +22,7 @@
 #include <stdint.h>
 
 #include "analyze/leak_check.h"
+#include "analyze/reachability.h"
 #include "report_text.h"
 
 struct gl_leak_run {
@@ -28,15 +30,17 @@ struct gl_leak_run {
     size_t n, snap_bytes;
     struct gl_leak_result leaks;
     struct gl_tracker_stats stats;
+    struct gl_reachability reach; /* how the blocks' reachability was found */
 };
 
 void gl_leak_run_lock(void);
 void gl_leak_run_unlock(void);
 
 /* Take and analyse a snapshot.  since_seq: only blocks numbered at or above it
- * (allocated after a checkpoint); 0 for all.  Returns 0, or -1 after one line
- * to the log saying why. */
-int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq);
+ * (allocated after a checkpoint); 0 for all.  cc: where gpuleak was entered
+ * (GL_CALLER_CONTEXT in the entry point; NULL: here).  Returns 0, or -1 after
+ * one line to the log saying why. */
+int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_caller_context *cc);
 void gl_leak_run_free(struct gl_leak_run *run);
 
 /* A report input for the run: options, results, counters and services

@@ -467,7 +467,10 @@ uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, con
     }
     if (opt->quiet)
         return errors;
-    if (lr->in_use.blocks == 0) {
+    /* Nothing outstanding: one line, unless a delta check has something that
+     * went away since its reference to show. */
+    bool went_away = in->delta && (in->delta->n > 0 || in->delta->suppressed.blocks);
+    if (lr->in_use.blocks == 0 && !went_away) {
         if (in->since)
             gl_out_line(o, "All GPU memory allocated since checkpoint \"%s\" was freed", in->since);
         else

@@ -10,6 +10,7 @@
 
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 typedef struct {
     _Atomic int locked;
@@ -37,6 +38,21 @@ static inline void gl_spin_lock(gl_spinlock *l)
 static inline void gl_spin_unlock(gl_spinlock *l)
 {
     atomic_store_explicit(&l->locked, 0, memory_order_release);
+}
+
+/* Take the lock if it comes free within about `spins` tries.  For readers with
+ * the world stopped (analyze/world.h): a holder that is stopped never lets go,
+ * and its structure is then read as it stands. */
+static inline bool gl_spin_trylock(gl_spinlock *l, unsigned spins)
+{
+    for (unsigned i = 0;; i++) {
+        if (!atomic_load_explicit(&l->locked, memory_order_relaxed) &&
+            !atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))
+            return true;
+        if (i >= spins)
+            return false;
+        __builtin_ia32_pause();
+    }
 }
 
 /* After fork() in the child: a lock held by a thread that no longer exists. */

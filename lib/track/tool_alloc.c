@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static _Atomic size_t mapped_bytes;
 
@@ -12,9 +14,13 @@ static size_t page_round(size_t n) { return (n + 4095) & ~(size_t)4095; }
 void *gl_tool_map(size_t size)
 {
     size = page_round(size);
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
+    /* The system call itself, not mmap(): the runtime interposes mmap (heap/hooks.c),
+     * and the tool's own memory must neither be recorded nor recurse into it. */
+    long r =
+        syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == -1) /* libc's syscall(): -1 and errno on failure */
         return NULL;
+    void *p = (void *)r;
     atomic_fetch_add_explicit(&mapped_bytes, size, memory_order_relaxed);
     return p;
 }
@@ -24,7 +30,7 @@ void gl_tool_unmap(void *p, size_t size)
     if (!p)
         return;
     size = page_round(size);
-    munmap(p, size);
+    syscall(SYS_munmap, p, size);
     atomic_fetch_sub_explicit(&mapped_bytes, size, memory_order_relaxed);
 }
 

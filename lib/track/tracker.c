@@ -547,6 +547,28 @@ size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max,
     return q.n;
 }
 
+struct map_list {
+    struct gl_vmm_mapping *out;
+    size_t n, max;
+};
+
+static bool list_mapping(const struct gl_block_info *m, void *arg)
+{
+    struct map_list *l = arg;
+    if (l->n < l->max)
+        l->out[l->n] = (struct gl_vmm_mapping){m->key, m->size, m->aux};
+    l->n++;
+    return false;
+}
+
+size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max)
+{
+    struct map_list l = {out, 0, max};
+    if (maps)
+        gl_table_foreach(maps, list_mapping, &l);
+    return l.n;
+}
+
 size_t gl_tracker_memory_bytes(void)
 {
     return (blocks ? gl_table_memory_bytes(blocks) : 0) + (maps ? gl_table_memory_bytes(maps) : 0);

@@ -79,6 +79,13 @@ int gl_tracker_snapshot(struct gl_block_info **out, size_t *n, size_t *bytes);
 size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max,
                                uint64_t *mapped_bytes);
 
+/* Every VMM mapping (address, length, handle key), up to max; returns how many
+ * there are. */
+struct gl_vmm_mapping {
+    uint64_t addr, size, handle;
+};
+size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max);
+
 /* Memory used by the tracker's tables (for -v and the overhead benchmark). */
 size_t gl_tracker_memory_bytes(void);
 

@@ -421,8 +421,10 @@ class no_leaks:
     """with gpuleak.no_leaks(): fail (GpuLeakError, an AssertionError) if the
     code inside leaves GPU memory behind, listing gpuleak's loss records.
 
-    kinds: the leak kinds that count (names from KINDS).  By default
-    definite and possible, and, when `empty` is true, cached too: after the
+    kinds: the leak kinds that count (names from KINDS).  By default every kind
+    but suppressed: memory the code allocated and left allocated is what it
+    leaked, whether something still points to it (reachable: a tensor kept in a
+    global list) or not.  Cached counts only when `empty` is true: after the
     frameworks' caches are emptied (empty_caches()), cached memory allocated
     inside is held by live tensors or arrays.  A framework's own count of
     memory in use (torch.cuda.memory_allocated, CuPy's pool) must not grow
@@ -435,7 +437,7 @@ class no_leaks:
 
     def __init__(self, kinds=None, empty=True):
         if kinds is None:
-            kinds = ("definite", "possible") + (("cached",) if empty else ())
+            kinds = ("definite", "indirect", "possible", "reachable") + (("cached",) if empty else ())
         self.kinds = tuple(_kind(k) for k in kinds)
         self.empty = empty
         self.name = None

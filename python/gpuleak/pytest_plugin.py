@@ -8,8 +8,8 @@ test's fixtures allocate before the body runs is not the test's; what the body
 leaves alive (a tensor stored in a global, in a module-scoped fixture, ...) is.
 Without gpuleak (not run under the launcher) the plugin does nothing.
 
-Options: --gpuleak-kinds=KINDS (comma-separated, default definite,possible,
-cached), --gpuleak-no-empty (do not empty PyTorch's and CuPy's caches before
+Options: --gpuleak-kinds=KINDS (comma-separated, default every kind but
+suppressed), --gpuleak-no-empty (do not empty PyTorch's and CuPy's caches before
 checking; then cached memory never counts).  Marker: @pytest.mark.gpuleak_skip
 exempts a test.
 """
@@ -24,7 +24,8 @@ def pytest_addoption(parser):
                     help="fail each test that leaks GPU memory (when run under gpuleak)")
     group.addoption("--gpuleak-kinds", default=None, metavar="KINDS",
                     help="leak kinds that fail a test, comma-separated, from "
-                         + ",".join(gpuleak.KINDS) + " (default: definite,possible,cached)")
+                         + ",".join(gpuleak.KINDS)
+                         + " (default: all but suppressed; cached only with caches emptied)")
     group.addoption("--gpuleak-no-empty", action="store_true", default=False,
                     help="do not empty the frameworks' GPU caches before each check")
 
@@ -52,7 +53,9 @@ def pytest_report_header(config):
         return None
     if not config._gpuleak_active:
         return "gpuleak: not running under gpuleak; GPU leak checks are off"
-    kinds = config._gpuleak_kinds or ("definite", "possible", "cached")
+    kinds = config._gpuleak_kinds or (
+        ("definite", "indirect", "possible", "reachable")
+        + (() if config.getoption("gpuleak_no_empty") else ("cached",)))
     return f"gpuleak: each test fails if it leaks GPU memory ({', '.join(kinds)})"
 
 

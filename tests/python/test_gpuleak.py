@@ -95,10 +95,10 @@ def test_no_leaks_catches_a_leak():
             text = str(e)
             assert isinstance(e, AssertionError)
             assert e.counts.definite == gpuleak.Amount(4096, 1), e.counts
-            assert text.startswith("gpuleak: 4,096 bytes in 1 blocks leaked (definite, possible, "
-                                   "cached):\\n"), text
+            assert text.startswith("gpuleak: 4,096 bytes in 1 blocks leaked (definite, indirect, "
+                                   "possible, reachable, cached):\\n"), text
             # The report asked for: full, since the block's checkpoint, with its kinds.
-            mode = 0 | 0x4000 | ((1 << 0 | 1 << 2 | 1 << 4) << 8)
+            mode = 0 | 0x4000 | (0x1F << 8)
             assert f"Leak check (fake, mode {mode}): 4096 bytes in 1 blocks" in text, text
         else:
             raise AssertionError("no GpuLeakError")
@@ -182,7 +182,7 @@ def test_real_runtime_before_cuda_starts():
         assert text == ("Leak check 1 (full): 0 bytes in 0 blocks in use\\n\\n"
                         "All GPU memory was freed -- no leaks are possible\\n\\n"), repr(text)
         errors, text = gpuleak.leak_report("added", since="start")
-        assert text.startswith("Leak check 2 (added since checkpoint \\"start\\")"), text
+        assert text.startswith("Leak check 2 (added, allocated since checkpoint \\"start\\")"), text
         try:
             gpuleak.leak_report(since="nope")
         except ValueError as e:
@@ -288,14 +288,15 @@ def outcome(result, test):
 def test_plugin_fails_leaky_tests(sample):
     r = pytest_run(sample, "--gpuleak", preload=FAKE)
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "gpuleak: each test fails if it leaks GPU memory (definite, possible, cached)" in r.stdout
+    assert ("gpuleak: each test fails if it leaks GPU memory (definite, indirect, possible, "
+            "reachable, cached)") in r.stdout
     assert outcome(r, "test_clean") == "PASSED"
     assert outcome(r, "test_leaky") == "FAILED"
     assert outcome(r, "test_skipped_leaky") == "PASSED"
     assert outcome(r, "test_fixture_memory_is_not_the_tests") == "PASSED"
     assert outcome(r, "test_own_failure") == "FAILED"
-    assert "\ngpuleak: 4,096 bytes in 1 blocks leaked (definite, possible, cached):\n" \
-        in r.stdout, r.stdout
+    assert ("\ngpuleak: 4,096 bytes in 1 blocks leaked (definite, indirect, possible, reachable, "
+            "cached):\n") in r.stdout, r.stdout
     assert "Leak check (fake" in r.stdout
     assert "the test's own failure" in r.stdout
     # The test's own failure is not reported as a leak.

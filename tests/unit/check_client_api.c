@@ -359,8 +359,8 @@ START_TEST(test_changed_and_new)
 }
 END_TEST
 
-/* Against a named checkpoint: deltas compare with the records it saw; a full
- * check shows only what was allocated after it. */
+/* Since a named checkpoint: only the blocks allocated after it, and deltas
+ * against the previous check of that same scope (none at first). */
 START_TEST(test_checks_since_checkpoint)
 {
     alloc(DEV(1), 100, stack_a);
@@ -377,24 +377,61 @@ START_TEST(test_checks_since_checkpoint)
                   "%s", text);
     free(text);
 
-    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, "before", buf, sizeof buf), 2);
+    /* Nothing grew since check 1, in this scope. */
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, "before", buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "Leak check 2 (added, allocated since checkpoint \"before\"): 105 "
+                              "bytes in 2 blocks in use\n"),
+                  "%s", buf);
+    ck_assert_msg(!strstr(buf, "loss record"), "%s", buf);
+
+    alloc(DEV(4), 100, stack_a);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, "before", buf, sizeof buf), 1);
     text = unprefixed(buf);
-    ck_assert_msg(strstr(text, "Leak check 2 (added since checkpoint \"before\")"), "%s", text);
     ck_assert_msg(strstr(text, "200 (+100) bytes in 2 (+1) blocks are definitely lost in loss "
                                "record 2 of 2\n"),
                   "%s", text);
     free(text);
-    /* The full check since "before" saw only part of the blocks: it did not
-     * become the last check, the added one did. */
-    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, NULL, buf, sizeof buf), 0);
+    /* The unnamed scope has seen no check yet: everything is new there. */
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_NEW, NULL, buf, sizeof buf), 2);
+    text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "300 (+300) bytes in 3 (+3) blocks are definitely lost in new loss "
+                               "record 2 of 2\n"),
+                  "%s", text);
+    free(text);
 
+    /* Setting the checkpoint again starts a new scope. */
+    ck_assert_int_eq(gpuleak_checkpoint("before"), 0);
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_CHANGED, "before", buf, sizeof buf), 0);
     release(DEV(2));
     release(DEV(3));
+    release(DEV(4));
+    ck_assert_int_eq(gpuleak_checkpoint("before"), 0);
+    alloc(DEV(5), 7, stack_c);
+    release(DEV(5));
     ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, "before", buf, sizeof buf), 0);
     text = unprefixed(buf);
     ck_assert_msg(strstr(text, "All GPU memory allocated since checkpoint \"before\" was freed\n"),
                   "%s", text);
     free(text);
+}
+END_TEST
+
+/* A delta check that finds nothing left still shows what went away. */
+START_TEST(test_changed_to_nothing)
+{
+    ck_assert_int_eq(gpuleak_checkpoint("cp"), 0);
+    alloc(DEV(1), 64, stack_a);
+    char buf[8192];
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_ADDED, "cp", buf, sizeof buf), 1);
+    release(DEV(1));
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_CHANGED, "cp", buf, sizeof buf), 0);
+    char *text = unprefixed(buf);
+    ck_assert_msg(strstr(text, "   definitely lost: 0 (-64) bytes in 0 (-1) blocks\n"), "%s", text);
+    free(text);
+    /* And once nothing changes any more, the short line. */
+    ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_CHANGED, "cp", buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "All GPU memory allocated since checkpoint \"cp\" was freed\n"), "%s",
+                  buf);
 }
 END_TEST
 
@@ -760,6 +797,7 @@ static Suite *client_api_suite(void)
     tcase_add_test(tc, test_added_since_last_check);
     tcase_add_test(tc, test_changed_and_new);
     tcase_add_test(tc, test_checks_since_checkpoint);
+    tcase_add_test(tc, test_changed_to_nothing);
     tcase_add_test(tc, test_bad_arguments);
     tcase_add_test(tc, test_check_prints_to_log);
     tcase_add_test(tc, test_buffer_truncated);

@@ -1,0 +1,60 @@
+/* Who owns memory: the program, an NVIDIA library it uses, CUDA itself, or
+ * gpuleak.  The reachability scan roots itself in the writable segments of
+ * the program's own modules only, and never enters chunks that CUDA or gpuleak
+ * allocated (see reach.h for why).
+ *
+ *   APP   the program, its interpreter, frameworks, C and C++ libraries: its
+ *         writable segments are roots, its chunks are followed.
+ *   LIB   NVIDIA's libraries (cuBLAS, cuDNN, NCCL, ...): their chunks are
+ *         followed when the program reaches them (a live cuBLAS handle keeps its
+ *         workspace reachable), their segments are not roots.
+ *   CUDA  the driver, the CUDA runtime (shared, or the internals of a static
+ *         one, told apart by symbol), CUPTI: never roots, never followed.
+ *   TOOL  gpuleak and the libraries it loads: never roots, never followed.
+ *
+ * Built once per check before the world is stopped (it calls the loader and
+ * allocates); lookups afterwards read only its arrays. */
+#ifndef GPULEAK_OWNERS_H
+#define GPULEAK_OWNERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum gl_owner { GL_OWNER_APP = 0, GL_OWNER_LIB, GL_OWNER_CUDA, GL_OWNER_TOOL };
+
+/* By a loaded object's path (its file name decides). */
+enum gl_owner gl_owner_of_path(const char *path);
+
+struct gl_segment {
+    uint64_t start, end;
+};
+
+struct gl_owner_module {
+    uint64_t text_start, text_end; /* its executable segments' span */
+    enum gl_owner owner;
+};
+
+struct gl_owners {
+    struct gl_owner_module *modules; /* sorted by text_start */
+    size_t nmodules;
+    struct gl_segment *roots; /* writable segments of APP modules */
+    size_t nroots;
+    uint8_t *callers; /* enum gl_owner of each caller id (callers.h), [0, GL_CALLERS_MAX] */
+    size_t modules_cap, roots_cap;
+};
+
+/* The name of the function at ip, or NULL: to tell a static CUDA runtime's
+ * internals (and its API functions) inside the program's own modules. */
+typedef const char *(*gl_function_name_fn)(uintptr_t ip, void *arg);
+
+/* Read the loaded objects and classify every interned caller.  Returns 0, -1
+ * if out of memory. */
+int gl_owners_load(struct gl_owners *o, gl_function_name_fn name, void *arg);
+void gl_owners_free(struct gl_owners *o);
+
+enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip);
+
+/* Is this the name of a static CUDA runtime's function (internal or API)? */
+int gl_owner_cudart_function(const char *name);
+
+#endif

@@ -1,0 +1,214 @@
+#include "chunk_table.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "track/spinlock.h"
+#include "track/tool_alloc.h"
+
+#define SHARD_BITS 8
+#define NSHARDS (1u << SHARD_BITS)
+#define MIN_CAP 256u /* entries: 4 KiB */
+
+/* An entry: addr 0 is empty, 1 a tombstone (no chunk lives at 0 or 1). */
+#define EMPTY 0ULL
+#define TOMB 1ULL
+
+struct entry {
+    uint64_t addr;
+    uint64_t meta; /* size (40 bits) << 24 | caller (24 bits) */
+};
+
+struct shard {
+    gl_spinlock lock;
+    struct entry *_Atomic v; /* published after it is filled: readers with the world
+                                stopped may read it without the lock */
+    uint32_t cap;            /* power of two, 0 before the first insert */
+    uint32_t count, tombs;
+} __attribute__((aligned(64))); /* one per cache line: threads on other shards never meet */
+
+_Static_assert(sizeof(struct shard) == 64, "one shard per cache line");
+static struct shard shards[NSHARDS] __attribute__((aligned(64)));
+static _Atomic size_t total;
+
+static inline uint64_t mix(uint64_t addr) { return (addr >> 4) * 0x9e3779b97f4a7c15ULL; }
+static inline struct shard *shard_of(uint64_t h) { return &shards[h >> (64 - SHARD_BITS)]; }
+
+static inline uint64_t pack(uint64_t size, uint32_t caller)
+{
+    if (size > GL_CHUNK_SIZE_MAX)
+        size = GL_CHUNK_SIZE_MAX;
+    return size << 24 | (caller & 0xffffffu);
+}
+
+/* Rebuild into a table of cap entries, dropping tombstones.  false if out of
+ * memory (the shard keeps its old table). */
+static bool rebuild(struct shard *s, uint32_t cap)
+{
+    struct entry *n = gl_tool_map((size_t)cap * sizeof *n);
+    if (!n)
+        return false;
+    struct entry *old = atomic_load_explicit(&s->v, memory_order_relaxed);
+    for (uint32_t i = 0; old && i < s->cap; i++) {
+        if (old[i].addr <= TOMB)
+            continue;
+        uint32_t j = (uint32_t)mix(old[i].addr) & (cap - 1);
+        while (n[j].addr != EMPTY)
+            j = (j + 1) & (cap - 1);
+        n[j] = old[i];
+    }
+    atomic_store_explicit(&s->v, n, memory_order_release);
+    if (old)
+        gl_tool_unmap(old, (size_t)s->cap * sizeof *old);
+    s->cap = cap;
+    s->tombs = 0;
+    return true;
+}
+
+void gl_chunk_insert(uint64_t addr, uint64_t size, uint32_t caller)
+{
+    if (addr <= TOMB)
+        return;
+    uint64_t h = mix(addr);
+    struct shard *s = shard_of(h);
+    gl_spin_lock(&s->lock);
+    /* At most half full, tombstones included. */
+    if ((s->count + s->tombs + 1) * 2 > s->cap) {
+        uint32_t cap = s->cap ? s->cap : MIN_CAP;
+        while ((s->count + 1) * 4 > cap) /* after cleaning, at most a quarter full */
+            cap *= 2;
+        if (!rebuild(s, cap) && (s->count + s->tombs + 1) * 2 > s->cap) {
+            gl_spin_unlock(&s->lock); /* no memory: this chunk goes unrecorded */
+            return;
+        }
+    }
+    struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    uint32_t mask = s->cap - 1, i = (uint32_t)h & mask, tomb = UINT32_MAX;
+    for (;; i = (i + 1) & mask) {
+        if (v[i].addr == addr) { /* replaced: its free went unseen */
+            v[i].meta = pack(size, caller);
+            gl_spin_unlock(&s->lock);
+            return;
+        }
+        if (v[i].addr == TOMB && tomb == UINT32_MAX)
+            tomb = i;
+        if (v[i].addr == EMPTY)
+            break;
+    }
+    if (tomb != UINT32_MAX) {
+        i = tomb;
+        s->tombs--;
+    }
+    v[i].meta = pack(size, caller);
+    atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, addr, memory_order_release);
+    s->count++;
+    gl_spin_unlock(&s->lock);
+    atomic_fetch_add_explicit(&total, 1, memory_order_relaxed);
+}
+
+/* The slot of addr in a locked shard, or UINT32_MAX. */
+static uint32_t find(struct shard *s, uint64_t addr, uint64_t h)
+{
+    struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    if (!v)
+        return UINT32_MAX;
+    uint32_t mask = s->cap - 1;
+    for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
+        if (v[i].addr == addr)
+            return i;
+        if (v[i].addr == EMPTY)
+            return UINT32_MAX;
+    }
+}
+
+bool gl_chunk_remove(uint64_t addr)
+{
+    if (addr <= TOMB)
+        return false;
+    uint64_t h = mix(addr);
+    struct shard *s = shard_of(h);
+    gl_spin_lock(&s->lock);
+    uint32_t i = find(s, addr, h);
+    if (i != UINT32_MAX) {
+        struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+        atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, TOMB, memory_order_release);
+        s->count--;
+        s->tombs++;
+    }
+    gl_spin_unlock(&s->lock);
+    if (i != UINT32_MAX)
+        atomic_fetch_sub_explicit(&total, 1, memory_order_relaxed);
+    return i != UINT32_MAX;
+}
+
+bool gl_chunk_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
+{
+    if (addr <= TOMB)
+        return false;
+    uint64_t h = mix(addr);
+    struct shard *s = shard_of(h);
+    gl_spin_lock(&s->lock);
+    uint32_t i = find(s, addr, h);
+    if (i != UINT32_MAX) {
+        uint64_t meta = atomic_load_explicit(&s->v, memory_order_relaxed)[i].meta;
+        if (size)
+            *size = meta >> 24;
+        if (caller)
+            *caller = (uint32_t)(meta & 0xffffff);
+    }
+    gl_spin_unlock(&s->lock);
+    return i != UINT32_MAX;
+}
+
+size_t gl_chunk_count(void) { return atomic_load_explicit(&total, memory_order_relaxed); }
+
+size_t gl_chunk_memory_bytes(void)
+{
+    size_t bytes = sizeof shards;
+    for (unsigned i = 0; i < NSHARDS; i++)
+        bytes += (size_t)shards[i].cap * sizeof(struct entry);
+    return bytes;
+}
+
+void gl_chunk_table_foreach(gl_chunk_visit_fn fn, void *arg, bool trylock_only)
+{
+    for (unsigned k = 0; k < NSHARDS; k++) {
+        struct shard *s = &shards[k];
+        bool locked;
+        if (trylock_only)
+            locked = gl_spin_trylock(&s->lock, 4096);
+        else {
+            gl_spin_lock(&s->lock);
+            locked = true;
+        }
+        struct entry *v = atomic_load_explicit(&s->v, memory_order_acquire);
+        uint32_t cap = v ? s->cap : 0;
+        for (uint32_t i = 0; i < cap; i++) {
+            uint64_t a = atomic_load_explicit((_Atomic uint64_t *)&v[i].addr, memory_order_acquire);
+            if (a > TOMB)
+                fn(a, v[i].meta >> 24, (uint32_t)(v[i].meta & 0xffffff), arg);
+        }
+        if (locked)
+            gl_spin_unlock(&s->lock);
+    }
+}
+
+void gl_chunk_table_reset(void)
+{
+    for (unsigned k = 0; k < NSHARDS; k++) {
+        struct shard *s = &shards[k];
+        struct entry *v = atomic_load(&s->v);
+        if (v)
+            gl_tool_unmap(v, (size_t)s->cap * sizeof *v);
+        atomic_store(&s->v, NULL);
+        s->cap = s->count = s->tombs = 0;
+        gl_spin_reset(&s->lock);
+    }
+    atomic_store(&total, 0);
+}
+
+void gl_chunk_table_after_fork_child(void)
+{
+    for (unsigned k = 0; k < NSHARDS; k++)
+        gl_spin_reset(&shards[k].lock);
+}

@@ -1,0 +1,58 @@
+#include "heap.h"
+
+#include "anon_maps.h"
+#include "callers.h"
+#include "chunk_table.h"
+#include "heap_state.h"
+
+_Atomic bool gl_heap_seen;
+
+bool gl_heap_active(void) { return atomic_load_explicit(&gl_heap_seen, memory_order_relaxed); }
+
+size_t gl_heap_chunk_count(void) { return gl_chunk_count(); }
+size_t gl_heap_mapping_count(void) { return gl_anon_map_count(); }
+
+struct copy {
+    struct gl_heap_object *out;
+    size_t n, cap;
+};
+
+static void copy_chunk(uint64_t addr, uint64_t size, uint32_t caller, void *arg)
+{
+    struct copy *c = arg;
+    if (c->n < c->cap)
+        c->out[c->n] = (struct gl_heap_object){addr, size, caller, 0};
+    c->n++;
+}
+
+static void copy_mapping(uint64_t start, uint64_t len, uint32_t caller, void *arg)
+{
+    struct copy *c = arg;
+    if (c->n < c->cap)
+        c->out[c->n] = (struct gl_heap_object){start, len, caller, 1};
+    c->n++;
+}
+
+size_t gl_heap_snapshot(struct gl_heap_object *out, size_t cap, bool world_stopped)
+{
+    struct copy c = {out, 0, cap};
+    gl_chunk_table_foreach(copy_chunk, &c, world_stopped);
+    gl_anon_map_foreach(copy_mapping, &c, world_stopped);
+    return c.n;
+}
+
+size_t gl_heap_memory_bytes(void) { return gl_chunk_memory_bytes() + gl_anon_map_memory_bytes(); }
+
+void gl_heap_after_fork_child(void)
+{
+    gl_chunk_table_after_fork_child();
+    gl_anon_maps_after_fork_child();
+}
+
+void gl_heap_reset(void)
+{
+    gl_chunk_table_reset();
+    gl_anon_maps_reset();
+    gl_callers_reset();
+    atomic_store(&gl_heap_seen, false);
+}

@@ -1,0 +1,57 @@
+/* What the program's allocator hands out, and who asked for it.
+ *
+ * The runtime interposes the allocator (hooks.c: malloc and its family, C++'s
+ * operator new, mmap and its family) and records every live chunk and every
+ * anonymous writable mapping the program makes, each with the return address of
+ * the code that asked for it (interned, callers.h).  The leak check uses them
+ * to tell which device blocks the program can still reach (analyze/reach.h):
+ * only chunks made by the program and the libraries it uses are followed,
+ * never those made by the CUDA driver, runtime or CUPTI, which keep their own
+ * copies of every device pointer.
+ *
+ * Everything here runs inside the program's allocations: no malloc (the tables
+ * live in tool memory, mapped with raw system calls), short spinlocked
+ * sections, nothing that can recurse into the hooks.
+ *
+ * The hooks work when the runtime is preloaded (the launcher does it): loaded
+ * only through CUDA_INJECTION64_PATH, or in a program with an allocator of its
+ * own linked in statically, they never run, gl_heap_active() stays false and
+ * the leak check says it cannot tell reachability. */
+#ifndef GPULEAK_HEAP_H
+#define GPULEAK_HEAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A live chunk or mapping, as a snapshot gives it. */
+struct gl_heap_object {
+    uint64_t start;
+    uint64_t size;
+    uint32_t caller; /* callers.h id: who allocated it (0: unknown) */
+    uint32_t is_mapping;
+};
+
+/* Have the hooks seen an allocation in this process? */
+bool gl_heap_active(void);
+
+/* Live chunks and mappings now (both counts; for sizing snapshots). */
+size_t gl_heap_chunk_count(void);
+size_t gl_heap_mapping_count(void);
+
+/* Copy live chunks, then live mappings, into out (at most cap); returns how
+ * many there are, which may exceed cap (the rest are left out).  With
+ * world_stopped, shards whose lock another (stopped) thread holds are read
+ * as they are instead of waited for: see analyze/world.h. */
+size_t gl_heap_snapshot(struct gl_heap_object *out, size_t cap, bool world_stopped);
+
+/* Bytes of tool memory the tables use. */
+size_t gl_heap_memory_bytes(void);
+
+/* After fork() in the child: locks held by the parent's other threads. */
+void gl_heap_after_fork_child(void);
+
+/* Tests: forget every chunk and mapping. */
+void gl_heap_reset(void);
+
+#endif

@@ -1,0 +1,353 @@
+/* lib/heap: the chunk table, interned callers and anonymous mappings, and the
+ * interposed allocator itself: heap/hooks.c is linked into this program, so
+ * every malloc here (Check's, libc's) goes through it, as in a program under
+ * gpuleak. */
+#include <check.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "heap/anon_maps.h"
+#include "heap/callers.h"
+#include "heap/chunk_table.h"
+#include "heap/heap.h"
+
+/* ---- the chunk table ---- */
+
+START_TEST(test_chunk_insert_lookup_remove)
+{
+    gl_chunk_table_reset();
+    uint64_t base = 0x5000000000ULL;
+    for (uint64_t i = 0; i < 100000; i++)
+        gl_chunk_insert(base + i * 48, 40 + i % 7, (uint32_t)(i % 1000) + 1);
+    ck_assert_uint_eq(gl_chunk_count(), 100000);
+    uint64_t size;
+    uint32_t caller;
+    ck_assert(gl_chunk_lookup(base + 48 * 12345, &size, &caller));
+    ck_assert_uint_eq(size, 40 + 12345 % 7);
+    ck_assert_uint_eq(caller, 12345 % 1000 + 1);
+    for (uint64_t i = 0; i < 100000; i += 2)
+        ck_assert(gl_chunk_remove(base + i * 48));
+    ck_assert(!gl_chunk_remove(base)); /* twice */
+    ck_assert(!gl_chunk_lookup(base, NULL, NULL));
+    ck_assert(gl_chunk_lookup(base + 48, NULL, NULL));
+    ck_assert_uint_eq(gl_chunk_count(), 50000);
+    /* Tombstones are reused and cleaned: churn does not grow the table. */
+    size_t before = gl_chunk_memory_bytes();
+    for (int round = 0; round < 20; round++)
+        for (uint64_t i = 0; i < 100000; i += 2) {
+            gl_chunk_insert(base + i * 48 + 8, 1, 1);
+            gl_chunk_remove(base + i * 48 + 8);
+        }
+    ck_assert_uint_le(gl_chunk_memory_bytes(), before * 2);
+    ck_assert_uint_eq(gl_chunk_count(), 50000);
+    /* Insert at a live address replaces (a free the hooks missed). */
+    gl_chunk_insert(base + 48, 999, 7);
+    ck_assert_uint_eq(gl_chunk_count(), 50000);
+    ck_assert(gl_chunk_lookup(base + 48, &size, &caller) && size == 999 && caller == 7);
+    /* Addresses 0 and 1 are never chunks; huge sizes are capped. */
+    gl_chunk_insert(0, 10, 1);
+    gl_chunk_insert(1, 10, 1);
+    ck_assert_uint_eq(gl_chunk_count(), 50000);
+    gl_chunk_insert(base + 7, 1ULL << 50, 1);
+    ck_assert(gl_chunk_lookup(base + 7, &size, NULL) && size == GL_CHUNK_SIZE_MAX);
+    gl_chunk_table_reset();
+}
+END_TEST
+
+struct sum {
+    size_t n;
+    uint64_t bytes;
+};
+
+static void add_up(uint64_t addr, uint64_t size, uint32_t caller, void *arg)
+{
+    (void)addr, (void)caller;
+    struct sum *s = arg;
+    s->n++;
+    s->bytes += size;
+}
+
+START_TEST(test_chunk_foreach)
+{
+    gl_chunk_table_reset();
+    for (uint64_t i = 0; i < 1000; i++)
+        gl_chunk_insert(0x6000000000ULL + i * 64, 10, 1);
+    struct sum s = {0, 0};
+    gl_chunk_table_foreach(add_up, &s, false);
+    ck_assert_uint_eq(s.n, 1000);
+    ck_assert_uint_eq(s.bytes, 10000);
+    s = (struct sum){0, 0};
+    gl_chunk_table_foreach(add_up, &s, true);
+    ck_assert_uint_eq(s.n, 1000);
+    gl_chunk_table_reset();
+}
+END_TEST
+
+static void count_range(uint64_t addr, uint64_t size, uint32_t caller, void *arg)
+{
+    (void)size, (void)caller;
+    if (addr >= 0x7000000000ULL && addr < 0x7000000000ULL + 4 * 0x10000000ULL)
+        ((struct sum *)arg)->n++;
+}
+
+static void *insert_many(void *arg)
+{
+    uint64_t base = (uint64_t)(uintptr_t)arg;
+    for (uint64_t i = 0; i < 50000; i++)
+        gl_chunk_insert(base + i * 16, 16, 1);
+    for (uint64_t i = 0; i < 50000; i += 5)
+        gl_chunk_remove(base + i * 16);
+    return NULL;
+}
+
+START_TEST(test_chunk_threads)
+{
+    gl_chunk_table_reset();
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, insert_many,
+                       (void *)(uintptr_t)(0x7000000000ULL + (uint64_t)i * 0x10000000));
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    /* (The threads' own allocations go through the hooks too: count ours.) */
+    struct sum mine = {0, 0};
+    gl_chunk_table_foreach(count_range, &mine, false);
+    ck_assert_uint_eq(mine.n, 4 * 40000);
+    gl_chunk_table_reset();
+}
+END_TEST
+
+/* ---- callers ---- */
+
+START_TEST(test_callers)
+{
+    gl_callers_reset();
+    uint32_t a = gl_caller_id(0x401000), b = gl_caller_id(0x402000);
+    ck_assert_uint_ne(a, 0);
+    ck_assert_uint_ne(a, b);
+    ck_assert_uint_eq(gl_caller_id(0x401000), a);
+    ck_assert_uint_eq(gl_caller_ip(a), 0x401000);
+    ck_assert_uint_eq(gl_caller_id(0), 0);
+    ck_assert_uint_eq(gl_caller_ip(0), 0);
+    /* Full (three quarters): new callers get 0, known ones keep their id. */
+    uint32_t zeros = 0;
+    for (uintptr_t ip = 0x10000000; ip < 0x10000000 + GL_CALLERS_MAX * 16ULL; ip += 16)
+        zeros += gl_caller_id(ip) == 0;
+    ck_assert_uint_gt(zeros, GL_CALLERS_MAX / 8);
+    ck_assert_uint_eq(gl_caller_id(0x401000), a);
+    gl_callers_reset();
+}
+END_TEST
+
+/* ---- anonymous mappings ---- */
+
+struct spans {
+    uint64_t start[16], len[16];
+    uint32_t caller[16];
+    int n;
+};
+
+static void collect(uint64_t start, uint64_t len, uint32_t caller, void *arg)
+{
+    struct spans *s = arg;
+    if (s->n < 16) {
+        s->start[s->n] = start;
+        s->len[s->n] = len;
+        s->caller[s->n] = caller;
+    }
+    s->n++;
+}
+
+static struct spans spans_now(void)
+{
+    struct spans s;
+    memset(&s, 0, sizeof s);
+    gl_anon_map_foreach(collect, &s, false);
+    return s;
+}
+
+START_TEST(test_anon_maps_cut_and_split)
+{
+    gl_anon_maps_reset();
+    gl_anon_map_add(0x100000, 0x10000, 1);
+    gl_anon_map_add(0x200000, 0x10000, 2);
+    struct spans s = spans_now();
+    ck_assert_int_eq(s.n, 2);
+    /* A hole in the middle splits. */
+    gl_anon_map_remove(0x104000, 0x1000);
+    s = spans_now();
+    ck_assert_int_eq(s.n, 3);
+    ck_assert_uint_eq(s.start[0], 0x100000);
+    ck_assert_uint_eq(s.len[0], 0x4000);
+    ck_assert_uint_eq(s.start[1], 0x105000);
+    ck_assert_uint_eq(s.len[1], 0xb000);
+    ck_assert_uint_eq(s.caller[1], 1);
+    /* A removal across intervals trims both ends and drops what is inside. */
+    gl_anon_map_remove(0x10f000, 0xf2000);
+    s = spans_now();
+    ck_assert_int_eq(s.n, 3);
+    ck_assert_uint_eq(s.start[1], 0x105000);
+    ck_assert_uint_eq(s.len[1], 0xa000);
+    ck_assert_uint_eq(s.start[2], 0x201000);
+    ck_assert_uint_eq(s.len[2], 0xf000);
+    /* An add over existing ones replaces them (MAP_FIXED). */
+    gl_anon_map_add(0x0ff000, 0x200000, 9);
+    s = spans_now();
+    ck_assert_int_eq(s.n, 1);
+    ck_assert_uint_eq(s.caller[0], 9);
+    uint32_t caller = 0;
+    ck_assert(gl_anon_map_take(0x100000, 0x1000, &caller));
+    ck_assert_uint_eq(caller, 9);
+    ck_assert(!gl_anon_map_take(0x100000, 0x1000, &caller));
+    ck_assert_int_eq(spans_now().n, 2);
+    gl_anon_maps_reset();
+    ck_assert_uint_eq(gl_anon_map_count(), 0);
+}
+END_TEST
+
+START_TEST(test_anon_maps_many)
+{
+    gl_anon_maps_reset();
+    for (uint64_t i = 0; i < 5000; i++)
+        gl_anon_map_add(0x10000000 + i * 0x20000, 0x10000, 1);
+    ck_assert_uint_eq(gl_anon_map_count(), 5000);
+    for (uint64_t i = 0; i < 5000; i += 2)
+        gl_anon_map_remove(0x10000000 + i * 0x20000, 0x10000);
+    ck_assert_uint_eq(gl_anon_map_count(), 2500);
+    gl_anon_maps_reset();
+}
+END_TEST
+
+/* ---- the hooks, live ---- */
+
+/* Is ip in this program (not libc, not a library)? */
+static bool in_this_program(uintptr_t ip)
+{
+    Dl_info a, b;
+    return dladdr((void *)ip, &a) && dladdr((void *)&in_this_program, &b) &&
+           a.dli_fbase == b.dli_fbase;
+}
+
+static uint32_t caller_of_chunk(void *p)
+{
+    uint32_t caller = 0;
+    ck_assert_msg(gl_chunk_lookup((uint64_t)(uintptr_t)p, NULL, &caller), "chunk %p not recorded",
+                  p);
+    return caller;
+}
+
+START_TEST(test_hooks_malloc_family)
+{
+    ck_assert(gl_heap_active());
+    void *a = malloc(100);
+    uint64_t size = 0;
+    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)a, &size, NULL));
+    ck_assert_uint_eq(size, 100);
+    ck_assert(in_this_program(gl_caller_ip(caller_of_chunk(a))));
+    void *c = calloc(10, 30);
+    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)c, &size, NULL) && size == 300);
+    void *r = realloc(a, 100000);
+    ck_assert(!gl_chunk_lookup((uint64_t)(uintptr_t)a, NULL, NULL) || r == a);
+    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)r, &size, NULL) && size == 100000);
+    void *m = NULL;
+    ck_assert_int_eq(posix_memalign(&m, 256, 1000), 0);
+    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)m, &size, NULL) && size == 1000);
+    void *al = aligned_alloc(64, 640);
+    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)al, &size, NULL) && size == 640);
+    /* Through libc: strdup's chunk is owned by libc. */
+    char *d = strdup("hello");
+    ck_assert(!in_this_program(gl_caller_ip(caller_of_chunk(d))));
+    size_t before = gl_chunk_count();
+    free(r);
+    free(c);
+    free(m);
+    free(al);
+    free(d);
+    ck_assert_uint_eq(gl_chunk_count(), before - 5);
+    ck_assert(!gl_chunk_lookup((uint64_t)(uintptr_t)r, NULL, NULL));
+    /* realloc(p, 0) frees; realloc(NULL, n) allocates. */
+    void *z = realloc(NULL, 50);
+    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)z, &size, NULL) && size == 50);
+    z = realloc(z, 0);
+    free(z);
+}
+END_TEST
+
+START_TEST(test_hooks_mmap)
+{
+    size_t len = 1 << 20;
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(p, MAP_FAILED);
+    uint32_t caller = 0;
+    /* Recorded, owned by this program. */
+    size_t n0 = gl_anon_map_count();
+    ck_assert_uint_ge(n0, 1);
+    ck_assert_int_eq(munmap(p + 4096, 4096), 0);
+    ck_assert_uint_eq(gl_anon_map_count(), n0 + 1); /* split */
+    char *q = mremap(p, 4096, 8192, MREMAP_MAYMOVE);
+    ck_assert_ptr_ne(q, MAP_FAILED);
+    ck_assert(gl_anon_map_take((uint64_t)(uintptr_t)q, 8192, &caller));
+    ck_assert(in_this_program(gl_caller_ip(caller)));
+    munmap(q, 8192);
+    munmap(p + 8192, len - 8192);
+    /* Read-only or file mappings are not the program's heap. */
+    size_t n1 = gl_anon_map_count();
+    void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_uint_eq(gl_anon_map_count(), n1);
+    munmap(ro, 4096);
+}
+END_TEST
+
+static void *thread_mallocs(void *arg)
+{
+    (void)arg;
+    void *v[1000];
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 1000; i++)
+            v[i] = malloc((size_t)(i % 200) + 1);
+        for (int i = 0; i < 1000; i++)
+            free(v[i]);
+    }
+    return NULL;
+}
+
+START_TEST(test_hooks_threads)
+{
+    size_t before = gl_chunk_count();
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, thread_mallocs, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    /* Every chunk the threads made was freed (their stacks' chunks too). */
+    ck_assert_uint_le(gl_chunk_count(), before + 8);
+}
+END_TEST
+
+static Suite *heap_suite(void)
+{
+    Suite *s = suite_create("heap");
+    TCase *tc = tcase_create("tables");
+    tcase_add_test(tc, test_chunk_insert_lookup_remove);
+    tcase_add_test(tc, test_chunk_foreach);
+    tcase_add_test(tc, test_chunk_threads);
+    tcase_add_test(tc, test_callers);
+    tcase_add_test(tc, test_anon_maps_cut_and_split);
+    tcase_add_test(tc, test_anon_maps_many);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    TCase *th = tcase_create("hooks");
+    tcase_add_test(th, test_hooks_malloc_family);
+    tcase_add_test(th, test_hooks_mmap);
+    tcase_add_test(th, test_hooks_threads);
+    suite_add_tcase(s, th);
+    return s;
+}
+
+TU_MAIN(heap_suite)
