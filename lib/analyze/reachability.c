@@ -16,7 +16,12 @@
 #include "track/tracker.h"
 #include "world.h"
 
-#define RED_ZONE 128 /* x86-64 ABI: a leaf function may keep data below its stack pointer */
+#define RED_ZONE 128
+#define MIN_HANDLE                                                                                 \
+    (1ULL                                                                                          \
+     << 20) /* smaller values are taken for anything but handles */ /* x86-64 ABI: a leaf function \
+                                                                       may keep data below its     \
+                                                                       stack pointer */
 
 static double now_s(void)
 {
@@ -169,8 +174,11 @@ static bool build_targets(struct plan *p, const struct gl_block_info *blocks, si
             p->targets[p->ntargets++] = (struct gl_reach_target){v, v + size, 0, (uint32_t)i, 0};
             continue;
         }
-        /* A handle, and for VMM each address it is mapped at. */
-        p->targets[p->ntargets++] = (struct gl_reach_target){0, 0, v, (uint32_t)i, 0};
+        /* A handle, and for VMM each address it is mapped at.  Handles that are
+         * small numbers (VMM handles may be) would match any counter: only
+         * the mappings then tell. */
+        if (v >= MIN_HANDLE)
+            p->targets[p->ntargets++] = (struct gl_reach_target){0, 0, v, (uint32_t)i, 0};
         if (b->kind != GL_MEM_VMM)
             continue;
         struct gl_vmm_mapping key = {0, 0, b->key};

@@ -49,6 +49,8 @@ void gl_heap_after_fork_child(void)
     gl_anon_maps_after_fork_child();
 }
 
+void gl_heap_set_active(bool active) { atomic_store(&gl_heap_seen, active); }
+
 void gl_heap_reset(void)
 {
     gl_chunk_table_reset();

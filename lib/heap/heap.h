@@ -53,5 +53,7 @@ void gl_heap_after_fork_child(void);
 
 /* Tests: forget every chunk and mapping. */
 void gl_heap_reset(void);
+/* Tests: act as if the hooks had run (or not). */
+void gl_heap_set_active(bool active);
 
 #endif

@@ -288,6 +288,7 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->stack_frames = stack_frames;
     in->vmm_mappings = vmm_mappings;
     in->pool_name = pool_name;
+    in->reach = &run->reach;
 }
 
 void gl_leak_run_close(void)

@@ -376,12 +376,46 @@ static void used_suppressions(struct gl_out *o, const struct gl_supp_set *s)
         gl_out_line(o, "%s", "");
 }
 
+/* What the reachability scan did (-v, as Valgrind's "searching for pointers"),
+ * or, when it could not run, why every block counts as definitely lost. */
+static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_reachability *r = in->reach;
+    const struct gl_leak_result *lr = in->leaks;
+    if (!r || in->opt->quiet || lr->in_use.blocks == 0)
+        return;
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN];
+    if (!r->available) {
+        gl_out_line(o,
+                    "gpuleak: which blocks the program still points to is not known: %s; every "
+                    "outstanding block counts as definitely lost",
+                    r->why_not ? r->why_not : "no scan");
+        gl_out_line(o, "%s", "");
+        return;
+    }
+    if (in->opt->verbose <= 0)
+        return;
+    gl_out_note(o, "searching for pointers to %s not-freed blocks",
+                gl_fmt_u64_commas(b1, lr->in_use.blocks - lr->ignored.blocks));
+    gl_out_note(o, "checked %s bytes: %s in roots, %s in %s reached chunks",
+                gl_fmt_u64_commas(b1, r->root_bytes + r->object_bytes),
+                gl_fmt_u64_commas(b2, r->root_bytes), gl_fmt_u64_commas(b3, r->object_bytes),
+                gl_fmt_u64_commas(b1, r->objects_reached));
+    gl_out_note(o,
+                "%zu threads stopped, %zu not (the CUDA driver's, or blocking SIGURG); %.1f ms%s",
+                r->threads_stopped, r->threads_skipped, r->seconds * 1e3,
+                r->faults ? "; some memory could not be read" : "");
+    gl_out_line(o, "%s", "");
+}
+
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_options *opt = in->opt;
     const struct gl_leak_result *lr = in->leaks;
     bool quiet = opt->quiet;
 
+    if (opt->leak_check != GL_LEAK_CHECK_NO)
+        reach_notes(o, in);
     if (opt->leak_check == GL_LEAK_CHECK_FULL) {
         for (size_t i = 0; i < lr->nrecords; i++) {
             const struct gl_loss_record *r = &lr->records[i];
@@ -455,6 +489,7 @@ uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, con
         gl_out_line(o, "%s", title);
         gl_out_line(o, "%s", "");
     }
+    reach_notes(o, in);
     for (size_t i = 0; i < lr->nrecords; i++) {
         const struct gl_loss_record *r = &lr->records[i];
         if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)) ||

@@ -10,6 +10,7 @@
 
 #include "analyze/checkpoints.h"
 #include "analyze/leak_check.h"
+#include "analyze/reachability.h"
 #include "common/options.h"
 #include "common/suppressions.h"
 #include "common/out.h"
@@ -50,6 +51,9 @@ struct gl_report_input {
     /* A custom pool's name, written into buf; NULL if it has none (may be NULL). */
     const char *(*pool_name)(uint64_t pool_key, char *buf, size_t len, void *arg);
     void *arg;
+
+    /* How the blocks' reachability was found (NULL: not looked for). */
+    const struct gl_reachability *reach;
 
     /* Leak checks asked for while the program runs (gl_report_check). */
     const struct gl_leak_ref *delta; /* print deltas against it, Valgrind-style; NULL: none */
