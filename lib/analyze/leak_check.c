@@ -10,7 +10,8 @@
 enum gl_leak_kind gl_classify_block(const struct gl_block_info *b, void *arg)
 {
     (void)arg;
-    if (b->flags & GL_BLK_POOL)
+    if ((b->flags & GL_BLK_POOL) || b->kind == GL_MEM_POOL_RESERVE ||
+        b->kind == GL_MEM_GRAPH_RESERVE)
         return GL_LEAK_CACHED;
     if (b->flags & GL_BLK_REACH_START)
         return GL_LEAK_REACHABLE;

@@ -58,7 +58,8 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
                   struct gl_leak_result *out);
 void gl_leak_result_free(struct gl_leak_result *r);
 
-/* The classifier: a custom pool's free part (GL_BLK_POOL, pools.h) is cached;
+/* The classifier: a custom pool's free part (GL_BLK_POOL, pools.h) and what
+ * stream-ordered pools and graph memory keep unused are cached;
  * otherwise what the reachability scan found (reachability.h): a pointer to the
  * start, still reachable; only interior pointers, possibly lost; pointed to only
  * from other lost blocks, indirectly lost; nothing, definitely lost. */

@@ -105,7 +105,7 @@ static const struct mapping *containing(const struct mapping *m, size_t n, uint6
 static bool addressed(uint8_t kind)
 {
     return kind != GL_MEM_VMM && kind != GL_MEM_ARRAY && kind != GL_MEM_MIPMAPPED_ARRAY &&
-           kind != GL_MEM_NONE;
+           kind != GL_MEM_NONE && kind != GL_MEM_POOL_RESERVE && kind != GL_MEM_GRAPH_RESERVE;
 }
 
 struct plan {
@@ -166,8 +166,9 @@ static bool build_targets(struct plan *p, const struct gl_block_info *blocks, si
     qsort(p->maps, p->nmaps, sizeof *p->maps, cmp_handle);
     for (size_t i = 0; i < n; i++) {
         const struct gl_block_info *b = &blocks[i];
-        if (b->flags & (GL_BLK_IGNORED | GL_BLK_POOL))
-            continue;
+        if ((b->flags & (GL_BLK_IGNORED | GL_BLK_POOL)) || b->kind == GL_MEM_POOL_RESERVE ||
+            b->kind == GL_MEM_GRAPH_RESERVE)
+            continue; /* cached whatever points to them */
         uint64_t v = gl_key_value(b->key);
         if (addressed(b->kind)) {
             uint64_t size = b->size ? b->size : 1;

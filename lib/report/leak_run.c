@@ -33,8 +33,12 @@ void gl_leak_run_unlock(void) { pthread_mutex_unlock(&run_lock); }
 struct driver {
     bool looked_up;
     CUresult (*device_get)(CUdevice *, int);
+    CUresult (*device_get_count)(int *);
     CUresult (*device_get_name)(char *, int, CUdevice);
     CUresult (*mem_get_address_range)(CUdeviceptr *, size_t *, CUdeviceptr);
+    CUresult (*default_mem_pool)(CUmemoryPool *, CUdevice);
+    CUresult (*mem_pool_get_attribute)(CUmemoryPool, CUmemPool_attribute, void *);
+    CUresult (*graph_mem_attribute)(CUdevice, CUgraphMem_attribute, void *);
 };
 
 /* The services, kept from one check to the next (under run_lock). */
@@ -57,6 +61,10 @@ static void load_driver(struct driver *d)
         return; /* not loaded yet (a check before CUDA starts): look again next time */
     d->looked_up = true;
     *(void **)&d->device_get = dlsym(h, "cuDeviceGet");
+    *(void **)&d->device_get_count = dlsym(h, "cuDeviceGetCount");
+    *(void **)&d->default_mem_pool = dlsym(h, "cuDeviceGetDefaultMemPool");
+    *(void **)&d->mem_pool_get_attribute = dlsym(h, "cuMemPoolGetAttribute");
+    *(void **)&d->graph_mem_attribute = dlsym(h, "cuDeviceGetGraphMemAttribute");
     *(void **)&d->device_get_name = dlsym(h, "cuDeviceGetName");
     *(void **)&d->mem_get_address_range = dlsym(h, "cuMemGetAddressRange_v2");
     dlclose(h); /* still loaded by the program */
@@ -175,6 +183,61 @@ static void load_suppressions(struct gl_supp_set *s)
 
 const struct gl_supp_set *gl_leak_run_supps(void) { return env.supps_loaded ? &env.supps : NULL; }
 
+/* What a stream-ordered pool holds from the driver, and what of it is in use. */
+static bool pool_usage(CUmemoryPool pool, uint64_t *reserved, uint64_t *used)
+{
+    cuuint64_t r = 0, u = 0;
+    if (!env.drv.mem_pool_get_attribute ||
+        env.drv.mem_pool_get_attribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &r) !=
+            CUDA_SUCCESS ||
+        env.drv.mem_pool_get_attribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &u) != CUDA_SUCCESS)
+        return false;
+    *reserved = r;
+    *used = u;
+    return true;
+}
+
+/* The memory every device's default stream-ordered pool and graph memory keep
+ * unused, as blocks of the snapshot (pools the program created are blocks of
+ * their own already).  Returns the new count. */
+static size_t add_device_pools(struct gl_block_info *blocks, size_t n, size_t cap)
+{
+    int count = 0;
+    if (!env.drv.device_get_count || env.drv.device_get_count(&count) != CUDA_SUCCESS)
+        return n;
+    for (int d = 0; d < count && n < cap; d++) {
+        CUdevice dev;
+        if (env.drv.device_get(&dev, d) != CUDA_SUCCESS)
+            continue;
+        CUmemoryPool pool;
+        uint64_t reserved, used;
+        if (env.drv.default_mem_pool && env.drv.default_mem_pool(&pool, dev) == CUDA_SUCCESS &&
+            pool_usage(pool, &reserved, &used) && reserved > used)
+            blocks[n++] = (struct gl_block_info){
+                .key = gl_key_make(GL_NS_MEMPOOL, (uintptr_t)pool),
+                .size = reserved - used,
+                .aux = used,
+                .device = (int16_t)d,
+                .kind = GL_MEM_POOL_RESERVE,
+            };
+        cuuint64_t r = 0, u = 0;
+        if (n < cap && env.drv.graph_mem_attribute &&
+            env.drv.graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &r) ==
+                CUDA_SUCCESS &&
+            env.drv.graph_mem_attribute(dev, CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT, &u) ==
+                CUDA_SUCCESS &&
+            r > u)
+            blocks[n++] = (struct gl_block_info){
+                .key = gl_key_make(GL_NS_GRAPH_MEMORY, (uint64_t)d + 1),
+                .size = r - u,
+                .aux = u,
+                .device = (int16_t)d,
+                .kind = GL_MEM_GRAPH_RESERVE,
+            };
+    }
+    return n;
+}
+
 /* Sizes the callbacks could not know are found now: memory opened through IPC
  * is asked of the driver, an imported VMM handle measured by its mappings. */
 static void resolve_sizes(struct gl_block_info *blocks, size_t n)
@@ -188,6 +251,15 @@ static void resolve_sizes(struct gl_block_info *blocks, size_t n)
             gl_tracker_vmm_mappings(b->key, NULL, 0, &mapped);
             if (mapped) {
                 b->size = mapped;
+                b->flags &= (uint8_t)~GL_BLK_SIZE_UNKNOWN;
+            }
+            continue;
+        }
+        if (gl_key_ns(b->key) == GL_NS_MEMPOOL) {
+            uint64_t reserved, used;
+            if (pool_usage((CUmemoryPool)(uintptr_t)gl_key_value(b->key), &reserved, &used)) {
+                b->size = reserved > used ? reserved - used : 0;
+                b->aux = used; /* for the report: what its allocations hold */
                 b->flags &= (uint8_t)~GL_BLK_SIZE_UNKNOWN;
             }
             continue;
@@ -242,6 +314,8 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
      * then pools: one made before the checkpoint still gives back what its later
      * sub-allocations hold; then the checkpoint. */
     resolve_sizes(run->blocks, run->n);
+    if (!since_seq) /* the devices' own pools: not the business of a check since a checkpoint */
+        run->n = add_device_pools(run->blocks, run->n, run->snap_bytes / sizeof *run->blocks);
     if (gl_pools_settle(run->blocks, run->n) < 0)
         gl_rt_message("gpuleak: out of memory while settling custom pools; their sizes are "
                       "shown whole");

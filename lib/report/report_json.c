@@ -90,6 +90,9 @@ static void block(struct gl_out *o, const struct gl_block_info *b, bool last)
     if (b->kind == GL_MEM_VMM)
         gl_out_printf(o, ", \"released\": %s, \"mappings\": %" PRIu64,
                       (b->flags & GL_BLK_RELEASED) ? "true" : "false", b->aux);
+    if (b->kind == GL_MEM_POOL_RESERVE || b->kind == GL_MEM_GRAPH_RESERVE)
+        gl_out_printf(o, ", \"reserved\": %" PRIu64 ", \"in_use\": %" PRIu64, b->size + b->aux,
+                      b->aux);
     if (b->kind == GL_MEM_POOL_SUB)
         gl_out_printf(o, ", \"pool\": \"0x%" PRIx64 "\"", gl_key_value(b->aux));
     if (b->flags & GL_BLK_POOL)

@@ -109,6 +109,8 @@ static bool host_kind(unsigned kind)
 static const char *object_word(unsigned kind)
 {
     switch (kind) {
+    case GL_MEM_POOL_RESERVE:
+        return "Pool";
     case GL_MEM_VMM:
         return "Handle";
     case GL_MEM_ARRAY:
@@ -174,9 +176,42 @@ static void pool_text(const struct gl_report_input *in, const struct gl_loss_rec
         snprintf(buf + l, len - l, ", custom pool%s: its part not sub-allocated", quoted);
 }
 
+/* What a stream-ordered pool or a device's graph memory keeps unused: sizes
+ * measured at the check (the block's size is the unused part, aux what its
+ * allocations hold). */
+static bool reserve_text(const struct gl_report_input *in, const struct gl_loss_record *r,
+                         const char *api, char *buf, size_t len)
+{
+    const struct gl_block_info *b = &r->first;
+    if (b->kind != GL_MEM_POOL_RESERVE && b->kind != GL_MEM_GRAPH_RESERVE)
+        return false;
+    char where[256], sizes[96] = "", rb[GL_U64_COMMAS_LEN], ub[GL_U64_COMMAS_LEN];
+    where_text(in, false, b->device, where, sizeof where);
+    if (r->blocks == 1 && !(b->flags & GL_BLK_SIZE_UNKNOWN))
+        snprintf(sizes, sizeof sizes, " (reserved %s bytes, %s in use)",
+                 gl_fmt_u64_commas(rb, b->size + b->aux), gl_fmt_u64_commas(ub, b->aux));
+    else if (b->flags & GL_BLK_SIZE_UNKNOWN)
+        snprintf(sizes, sizeof sizes, ", size unknown");
+    const char *more = r->blocks > 1 ? " and others" : "";
+    if (b->kind == GL_MEM_GRAPH_RESERVE)
+        snprintf(buf, len, "Graph memory %s%s: unused memory the driver keeps for graphs%s", where,
+                 more, sizes);
+    else if (b->api == GL_API_NONE)
+        snprintf(buf, len, "Pool 0x%" PRIx64 "%s %s: the default stream-ordered pool's unused memory%s",
+                 gl_key_value(b->key), more, where, sizes);
+    else
+        snprintf(buf, len,
+                 "Pool 0x%" PRIx64 "%s %s: a stream-ordered pool's unused memory, from %s, "
+                 "allocation #%" PRIu64 "%s",
+                 gl_key_value(b->key), more, where, api, b->seq, sizes);
+    return true;
+}
+
 void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
                           const char *api, char *buf, size_t len)
 {
+    if (reserve_text(in, r, api, buf, len))
+        return;
     const struct gl_block_info *b = &r->first;
     char where[256], extra[256] = "", thread[64] = "", what[128];
     unsigned kind = b->kind;

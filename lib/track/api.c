@@ -30,6 +30,8 @@ static const char *const kind_names[GL_MEM_NKINDS] = {
     [GL_MEM_IPC] = "IPC-imported memory",
     [GL_MEM_GRAPH] = "graph memory",
     [GL_MEM_POOL_SUB] = "pool sub-allocation",
+    [GL_MEM_POOL_RESERVE] = "stream-ordered pool's unused memory",
+    [GL_MEM_GRAPH_RESERVE] = "graph memory's unused memory",
 };
 
 const char *gl_mem_kind_name(unsigned kind)

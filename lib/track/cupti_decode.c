@@ -468,6 +468,27 @@ static bool dec_mipmapped_array_destroy(enum gl_site site, const void *params, s
                     (uintptr_t)((const cuMipmappedArrayDestroy_params *)params)->hMipmappedArray));
 }
 
+/* A created stream-ordered pool is a block of its own, of unknown size: what it
+ * keeps beyond its live allocations is measured at each check (cached). */
+static bool dec_mem_pool_create(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemPoolCreate_params *p = params;
+    EXIT_ONLY;
+    int dev = p->poolProps ? location_device(&p->poolProps->location) : GL_DEVICE_FROM_CONTEXT;
+    if (!p->pool || !alloc_at(ev, GL_MEM_POOL_RESERVE,
+                              gl_key_make(GL_NS_MEMPOOL, (uintptr_t)*p->pool), 0, dev))
+        return false;
+    ev->flags |= GL_EVF_SIZE_UNKNOWN;
+    return true;
+}
+
+static bool dec_mem_pool_destroy(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemPoolDestroy_params *p = params;
+    ENTER_ONLY;
+    return p->pool && free_at(ev, gl_key_make(GL_NS_MEMPOOL, (uintptr_t)p->pool));
+}
+
 static bool dec_ipc_close(enum gl_site site, const void *params, struct gl_event *ev)
 {
     ENTER_ONLY;

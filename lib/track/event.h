@@ -28,6 +28,9 @@ enum gl_mem_kind {
     GL_MEM_IPC,             /* cuIpcOpenMemHandle, cuMemPoolImportPointer */
     GL_MEM_GRAPH,           /* graph memory node (cuGraphAddMemAllocNode) */
     GL_MEM_POOL_SUB,        /* a custom pool's sub-allocation (gpuleak_pool_alloc) */
+    GL_MEM_POOL_RESERVE,    /* a stream-ordered pool (cuMemPoolCreate; the default pools and
+                               graph memory are added at checks): its unused memory */
+    GL_MEM_GRAPH_RESERVE,   /* a device's graph memory pool: its unused memory */
     GL_MEM_NKINDS
 };
 
@@ -45,6 +48,8 @@ enum gl_key_ns {
      * so they need keys of their own.  A pool's first sub-allocation may start at
      * the pool's own address. */
     GL_NS_POOL_SUB = 0xb,
+    GL_NS_MEMPOOL = 0xc,      /* a CUmemoryPool handle */
+    GL_NS_GRAPH_MEMORY = 0xd, /* a device's graph memory: the ordinal */
 };
 static inline uint64_t gl_key_make(enum gl_key_ns ns, uint64_t v)
 {

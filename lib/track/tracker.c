@@ -60,7 +60,12 @@ void gl_tracker_reset(void)
     gl_tracker_init();
 }
 
-bool gl_mem_kind_context_bound(enum gl_mem_kind k) { return k != GL_MEM_VMM && k != GL_MEM_NONE; }
+bool gl_mem_kind_context_bound(enum gl_mem_kind k)
+{
+    /* VMM memory and pools belong to the device, not to a context. */
+    return k != GL_MEM_VMM && k != GL_MEM_NONE && k != GL_MEM_POOL_RESERVE &&
+           k != GL_MEM_GRAPH_RESERVE;
+}
 
 uint64_t gl_tracker_next_seq(void)
 {
@@ -89,8 +94,13 @@ uint64_t gl_tracker_seq_mark(void)
     return mark;
 }
 
-/* Pool sub-allocations are not GPU allocations: the pool's block already counts. */
-static inline bool counted(uint8_t kind) { return kind != GL_MEM_POOL_SUB; }
+/* Pool sub-allocations are not GPU allocations (the pool's block counts), nor
+ * are stream-ordered pools themselves (the driver reserves their memory as it
+ * sees fit; their allocations count). */
+static inline bool counted(uint8_t kind)
+{
+    return kind != GL_MEM_POOL_SUB && kind != GL_MEM_POOL_RESERVE && kind != GL_MEM_GRAPH_RESERVE;
+}
 
 static inline void publish(struct gl_event *ev)
 {

@@ -659,6 +659,30 @@ static void chk_cuIpcCloseMemHandle(void)
     EXPECT(cuIpcCloseMemHandle, &p, FREE_AT_ENTER, .key = 0x7f3000000000ULL);
 }
 
+static void chk_cuMemPoolCreate(void)
+{
+    CUmemoryPool pool = (CUmemoryPool)0x5000a0;
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 2;
+    cuMemPoolCreate_params p = {&pool, &props};
+    EXPECT(cuMemPoolCreate, &p, ALLOC_AT_EXIT, .kind = GL_MEM_POOL_RESERVE,
+           .key = gl_key_make(GL_NS_MEMPOOL, 0x5000a0), .size = 0, .device = 2,
+           .flags = GL_EVF_SIZE_UNKNOWN);
+    p.pool = NULL;
+    EXPECT_NOTHING(cuMemPoolCreate, &p);
+}
+
+static void chk_cuMemPoolDestroy(void)
+{
+    cuMemPoolDestroy_params p = {(CUmemoryPool)0x5000a0};
+    EXPECT(cuMemPoolDestroy, &p, FREE_AT_ENTER, .key = gl_key_make(GL_NS_MEMPOOL, 0x5000a0));
+    p.pool = NULL;
+    EXPECT_NOTHING(cuMemPoolDestroy, &p);
+}
+
 /* Every entry point of driver_api.def must have its checker here: a new line in
  * the .def without one fails test_every_entry_point. */
 static void (*const checkers[GL_API_COUNT])(void) = {
@@ -704,6 +728,8 @@ static void (*const checkers[GL_API_COUNT])(void) = {
     [GL_API_cuArrayDestroy] = chk_cuArrayDestroy,
     [GL_API_cuMipmappedArrayDestroy] = chk_cuMipmappedArrayDestroy,
     [GL_API_cuIpcCloseMemHandle] = chk_cuIpcCloseMemHandle,
+    [GL_API_cuMemPoolCreate] = chk_cuMemPoolCreate,
+    [GL_API_cuMemPoolDestroy] = chk_cuMemPoolDestroy,
 };
 
 /* Loop test: _i is the API id. */

@@ -835,6 +835,30 @@ START_TEST(test_peak_exact_one_thread)
 }
 END_TEST
 
+/* A stream-ordered pool the program created is a block (its unused memory is
+ * measured at checks), but not a GPU allocation, and outlives contexts. */
+START_TEST(test_mempool_blocks)
+{
+    struct gl_event ev = simple_ev(GL_EV_ALLOC, gl_key_make(GL_NS_MEMPOOL, 0x5000a0), 0, 0);
+    ev.kind = GL_MEM_POOL_RESERVE;
+    ev.ctx = 0xc1;
+    gl_tracker_apply(&ev);
+    struct gl_tracker_stats st;
+    gl_tracker_stats(&st);
+    ck_assert_uint_eq(st.allocs, 0);
+    ck_assert_uint_eq(st.live_blocks, 1);
+    struct gl_event cd = simple_ev(GL_EV_CTX_DESTROY, 0, 0, 0);
+    cd.ctx = 0xc1;
+    gl_tracker_apply(&cd);
+    gl_tracker_stats(&st);
+    ck_assert_uint_eq(st.live_blocks, 1);
+    do_event(GL_EV_FREE, gl_key_make(GL_NS_MEMPOOL, 0x5000a0), 0, 0);
+    gl_tracker_stats(&st);
+    ck_assert_uint_eq(st.live_blocks, 0);
+    ck_assert_uint_eq(st.frees, 0);
+}
+END_TEST
+
 /* Checkpoints (gl_tracker_seq_mark): an allocation that starts after a mark
  * was returned, on any thread, is numbered at or above it, although threads
  * take numbers in blocks. */
@@ -919,6 +943,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, test_peak_not_below_live_with_threads);
     tcase_add_test(tc, test_peak_exact_one_thread);
     tcase_add_test(tc, test_seq_mark_orders_threads);
+    tcase_add_test(tc, test_mempool_blocks);
     suite_add_tcase(s, tc);
     return s;
 }
