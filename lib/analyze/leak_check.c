@@ -61,8 +61,9 @@ static int cmp_keyed(const void *a, const void *b)
 static int cmp_record(const void *a, const void *b)
 {
     const struct gl_loss_record *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes < y->bytes ? -1 : 1;
+    uint64_t tx = x->bytes + x->indirect_bytes, ty = y->bytes + y->indirect_bytes;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
     if (x->blocks != y->blocks)
         return x->blocks < y->blocks ? -1 : 1;
     if (x->kind != y->kind)
@@ -81,8 +82,8 @@ static uint64_t device_bit(const struct gl_block_info *b)
     return 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
 }
 
-int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classify, void *arg,
-                  struct gl_leak_result *out)
+int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indirect,
+                  gl_classify_fn classify, void *arg, struct gl_leak_result *out)
 {
     memset(out, 0, sizeof *out);
     if (n == 0)
@@ -149,6 +150,8 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classif
             r->block_begin = i;
         }
         r->bytes += b->size;
+        if (indirect)
+            r->indirect_bytes += indirect[keys[i].index];
         r->blocks++;
         r->seq_max = b->seq;
         r->devices |= device_bit(b);

@@ -2,8 +2,9 @@
  *
  * Blocks with the same allocation stack and the same leak kind form one loss
  * record, as in Valgrind (and the same memory kind and API, which the stack
- * implies whenever there is one); records are sorted by total bytes, ascending, so the
- * biggest leak is printed last, next to the summary.  Classification into leak
+ * implies whenever there is one); records are sorted by total bytes (indirect
+ * included), ascending, so the biggest leak is printed last, next to the
+ * summary.  Classification into leak
  * kinds is a separate step (classify_fn).  Blocks the program asked never to
  * report (GL_BLK_IGNORED) count as in use and form no record. */
 #ifndef GPULEAK_LEAK_CHECK_H
@@ -20,7 +21,9 @@ struct gl_supp;
 struct gl_loss_record {
     enum gl_leak_kind kind;
     uint32_t stack;
-    uint64_t bytes;
+    uint64_t bytes;          /* its own blocks' */
+    uint64_t indirect_bytes; /* of the blocks its blocks lead (--scan-device): Valgrind's
+                                "N (D direct, I indirect) bytes" */
     uint64_t blocks;
     uint64_t seq_min, seq_max;
     uint64_t devices;           /* bit d: a block on device d (d < 62); see the bits below */
@@ -53,9 +56,11 @@ struct gl_leak_result {
 typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);
 
 /* Classify, group and sort.  blocks is reordered so that each record's blocks are
- * contiguous, oldest first (ignored blocks last).  Returns 0, -1 if out of memory. */
-int gl_leak_check(struct gl_block_info *blocks, size_t n, gl_classify_fn classify, void *arg,
-                  struct gl_leak_result *out);
+ * contiguous, oldest first (ignored blocks last).  indirect (may be NULL): per
+ * block, in the order given, the bytes of the lost blocks it leads
+ * (device_scan.h).  Returns 0, -1 if out of memory. */
+int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indirect,
+                  gl_classify_fn classify, void *arg, struct gl_leak_result *out);
 void gl_leak_result_free(struct gl_leak_result *r);
 
 /* The classifier: a custom pool's free part (GL_BLK_POOL, pools.h) and what

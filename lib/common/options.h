@@ -27,6 +27,7 @@ struct gl_options {
     int num_callers;          /* 1..GL_MAX_CALLERS */
     bool show_below_main;
     char log_file[GL_PATH_MAX];
+    bool scan_device;
     char suppressions[GL_PATHLIST_MAX]; /* paths, each NUL-terminated; "" ends the list */
     bool default_suppressions;
     int gen_suppressions; /* enum gl_gen_supp */

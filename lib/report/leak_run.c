@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/device_scan.h"
 #include "analyze/pools.h"
 #include "analyze/reachability.h"
 #include "analyze/suppress.h"
@@ -39,6 +40,9 @@ struct driver {
     CUresult (*default_mem_pool)(CUmemoryPool *, CUdevice);
     CUresult (*mem_pool_get_attribute)(CUmemoryPool, CUmemPool_attribute, void *);
     CUresult (*graph_mem_attribute)(CUdevice, CUgraphMem_attribute, void *);
+    CUresult (*memcpy_dtoh)(void *, CUdeviceptr, size_t);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
 };
 
 /* The services, kept from one check to the next (under run_lock). */
@@ -65,6 +69,9 @@ static void load_driver(struct driver *d)
     *(void **)&d->default_mem_pool = dlsym(h, "cuDeviceGetDefaultMemPool");
     *(void **)&d->mem_pool_get_attribute = dlsym(h, "cuMemPoolGetAttribute");
     *(void **)&d->graph_mem_attribute = dlsym(h, "cuDeviceGetGraphMemAttribute");
+    *(void **)&d->memcpy_dtoh = dlsym(h, "cuMemcpyDtoH_v2");
+    *(void **)&d->ctx_push = dlsym(h, "cuCtxPushCurrent_v2");
+    *(void **)&d->ctx_pop = dlsym(h, "cuCtxPopCurrent_v2");
     *(void **)&d->device_get_name = dlsym(h, "cuDeviceGetName");
     *(void **)&d->mem_get_address_range = dlsym(h, "cuMemGetAddressRange_v2");
     dlclose(h); /* still loaded by the program */
@@ -275,6 +282,21 @@ static void resolve_sizes(struct gl_block_info *blocks, size_t n)
     }
 }
 
+/* --scan-device: a block's contents, through the driver, in the block's context. */
+static bool read_device(const struct gl_block_info *b, uint64_t offset, void *buf, size_t len,
+                        void *arg)
+{
+    (void)arg;
+    if (!env.drv.memcpy_dtoh || !env.drv.ctx_push || !env.drv.ctx_pop || !b->ctx)
+        return false;
+    if (env.drv.ctx_push((CUcontext)(uintptr_t)b->ctx) != CUDA_SUCCESS)
+        return false;
+    CUresult rc = env.drv.memcpy_dtoh(buf, (CUdeviceptr)(gl_key_value(b->key) + offset), len);
+    CUcontext popped;
+    env.drv.ctx_pop(&popped);
+    return rc == CUDA_SUCCESS;
+}
+
 /* The function at ip, for telling a static CUDA runtime's code (owners.h). */
 static const char *function_name(uintptr_t ip, void *arg)
 {
@@ -323,7 +345,22 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
     if (since_seq)
         run->n = keep_since(run->blocks, run->n, since_seq);
     gl_reachability(run->blocks, run->n, cc, function_name, NULL, &run->reach);
-    if (gl_leak_check(run->blocks, run->n, gl_classify_block, NULL, &run->leaks) < 0) {
+    uint64_t *indirect = NULL;
+    size_t indirect_bytes = run->n * sizeof *indirect;
+    if (gl_rt.opt.scan_device && run->n) {
+        indirect = gl_tool_map(indirect_bytes);
+        run->device.max_block_bytes = 0;
+        if (indirect &&
+            gl_device_scan(run->blocks, run->n, indirect, read_device, NULL, &run->device) < 0) {
+            gl_tool_unmap(indirect, indirect_bytes);
+            indirect = NULL;
+        }
+        run->device_scanned = indirect != NULL;
+    }
+    int checked =
+        gl_leak_check(run->blocks, run->n, indirect, gl_classify_block, NULL, &run->leaks);
+    gl_tool_unmap(indirect, indirect_bytes);
+    if (checked < 0) {
         gl_tool_unmap(run->blocks, run->snap_bytes);
         memset(run, 0, sizeof *run);
         gl_rt_message("gpuleak: out of memory during the leak check; no leak check");

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/device_scan.h"
 #include "analyze/leak_check.h"
 #include "analyze/reachability.h"
 #include "report_text.h"
@@ -31,6 +32,8 @@ struct gl_leak_run {
     struct gl_leak_result leaks;
     struct gl_tracker_stats stats;
     struct gl_reachability reach; /* how the blocks' reachability was found */
+    bool device_scanned;          /* --scan-device ran */
+    struct gl_device_scan device;
 };
 
 void gl_leak_run_lock(void);

@@ -121,8 +121,10 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
     str(o, r->suppressed_by ? r->suppressed_by->name : NULL);
     gl_out_str(o, ", \"cached_by\": ");
     str(o, r->cached_by ? r->cached_by->name : NULL);
-    gl_out_printf(o, ",\n     \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"api\": ", r->bytes,
-                  r->blocks);
+    gl_out_printf(o,
+                  ",\n     \"bytes\": %" PRIu64 ", \"indirect_bytes\": %" PRIu64
+                  ", \"blocks\": %" PRIu64 ", \"api\": ",
+                  r->bytes, r->indirect_bytes, r->blocks);
     str(o, api);
     gl_out_str(o, ", \"memory_kind\": ");
     str(o, gl_mem_kind_name(r->first.kind));

@@ -197,7 +197,8 @@ static bool reserve_text(const struct gl_report_input *in, const struct gl_loss_
         snprintf(buf, len, "Graph memory %s%s: unused memory the driver keeps for graphs%s", where,
                  more, sizes);
     else if (b->api == GL_API_NONE)
-        snprintf(buf, len, "Pool 0x%" PRIx64 "%s %s: the default stream-ordered pool's unused memory%s",
+        snprintf(buf, len,
+                 "Pool 0x%" PRIx64 "%s %s: the default stream-ordered pool's unused memory%s",
                  gl_key_value(b->key), more, where, sizes);
     else
         snprintf(buf, len,
@@ -313,9 +314,16 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
     const struct gl_ref_record *old = delta ? gl_leak_ref_find(in->delta, r) : NULL;
     delta_text(dbytes, sizeof dbytes, delta, r->bytes, old ? old->bytes : 0);
     delta_text(dblocks, sizeof dblocks, delta, r->blocks, old ? old->blocks : 0);
-    gl_out_line(o, "%s%s bytes in %s%s blocks are %s in %sloss record %s of %s", bytes, dbytes,
-                blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "", num,
-                of);
+    char split[2 * GL_U64_COMMAS_LEN + 32] = "";
+    if (r->indirect_bytes) { /* Valgrind's "N (D direct, I indirect) bytes" */
+        char d[GL_U64_COMMAS_LEN], i[GL_U64_COMMAS_LEN];
+        snprintf(split, sizeof split, " (%s direct, %s indirect)", gl_fmt_u64_commas(d, r->bytes),
+                 gl_fmt_u64_commas(i, r->indirect_bytes));
+        gl_fmt_u64_commas(bytes, r->bytes + r->indirect_bytes);
+    }
+    gl_out_line(o, "%s%s%s bytes in %s%s blocks are %s in %sloss record %s of %s", bytes, dbytes,
+                split, blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "",
+                num, of);
 
     struct gl_frame frames[GL_MAX_CALLERS];
     unsigned n = in->stack_frames

@@ -139,10 +139,16 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
                      : 0;
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
         of[GL_U64_COMMAS_LEN], text[512], block[1024];
-    snprintf(text, sizeof text, "%s bytes in %s blocks are %s in loss record %s of %s",
-             gl_fmt_u64_commas(bytes, r->bytes), gl_fmt_u64_commas(blocks, r->blocks),
-             gl_leak_kind_phrase(r->kind), gl_fmt_u64_commas(num, index),
-             gl_fmt_u64_commas(of, in->leaks->nrecords));
+    char split[2 * GL_U64_COMMAS_LEN + 32] = "";
+    if (r->indirect_bytes) {
+        char d[GL_U64_COMMAS_LEN], i[GL_U64_COMMAS_LEN];
+        snprintf(split, sizeof split, " (%s direct, %s indirect)", gl_fmt_u64_commas(d, r->bytes),
+                 gl_fmt_u64_commas(i, r->indirect_bytes));
+    }
+    snprintf(text, sizeof text, "%s%s bytes in %s blocks are %s in loss record %s of %s",
+             gl_fmt_u64_commas(bytes, r->bytes + r->indirect_bytes), split,
+             gl_fmt_u64_commas(blocks, r->blocks), gl_leak_kind_phrase(r->kind),
+             gl_fmt_u64_commas(num, index), gl_fmt_u64_commas(of, in->leaks->nrecords));
     gl_report_block_text(in, r, gl_report_api_called(&frames[0], n, r->first.api), block,
                          sizeof block);
 
@@ -152,7 +158,7 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
     gl_out_printf(o, "  <kind>%s</kind>\n", gl_xml_leak_kind(r->kind));
     gl_out_str(o, "  <xwhat>\n");
     elem(o, "    ", "text", text);
-    gl_out_printf(o, "    <leakedbytes>%" PRIu64 "</leakedbytes>\n", r->bytes);
+    gl_out_printf(o, "    <leakedbytes>%" PRIu64 "</leakedbytes>\n", r->bytes + r->indirect_bytes);
     gl_out_printf(o, "    <leakedblocks>%" PRIu64 "</leakedblocks>\n", r->blocks);
     gl_out_str(o, "  </xwhat>\n");
     /* Protocol 4: the error's stack comes right after its what; <auxwhat> after.

@@ -475,8 +475,8 @@ static bool dec_mem_pool_create(enum gl_site site, const void *params, struct gl
     const cuMemPoolCreate_params *p = params;
     EXIT_ONLY;
     int dev = p->poolProps ? location_device(&p->poolProps->location) : GL_DEVICE_FROM_CONTEXT;
-    if (!p->pool || !alloc_at(ev, GL_MEM_POOL_RESERVE,
-                              gl_key_make(GL_NS_MEMPOOL, (uintptr_t)*p->pool), 0, dev))
+    if (!p->pool ||
+        !alloc_at(ev, GL_MEM_POOL_RESERVE, gl_key_make(GL_NS_MEMPOOL, (uintptr_t)*p->pool), 0, dev))
         return false;
     ev->flags |= GL_EVF_SIZE_UNKNOWN;
     return true;

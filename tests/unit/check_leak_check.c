@@ -32,7 +32,7 @@ static struct gl_leak_result check(struct gl_block_info *b, size_t n)
 {
     struct gl_leak_result r;
     unsigned calls = 0;
-    ck_assert_int_eq(gl_leak_check(b, n, classify_by_aux, &calls, &r), 0);
+    ck_assert_int_eq(gl_leak_check(b, n, NULL, classify_by_aux, &calls, &r), 0);
     ck_assert_uint_eq(calls, n); /* every block classified once, arg passed through */
     return r;
 }
@@ -41,7 +41,7 @@ START_TEST(test_empty)
 {
     struct gl_leak_result r;
     memset(&r, 0xab, sizeof r);
-    ck_assert_int_eq(gl_leak_check(NULL, 0, gl_classify_block, NULL, &r), 0);
+    ck_assert_int_eq(gl_leak_check(NULL, 0, NULL, gl_classify_block, NULL, &r), 0);
     ck_assert_uint_eq(r.nrecords, 0);
     ck_assert_ptr_null(r.records);
     ck_assert_uint_eq(r.in_use.bytes, 0);

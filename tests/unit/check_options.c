@@ -445,6 +445,7 @@ static const char *const expected_names[] = {
     "show-leak-kinds",
     "num-callers",
     "show-below-main",
+    "scan-device",
     "log-file",
     "suppressions",
     "default-suppressions",

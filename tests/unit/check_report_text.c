@@ -295,6 +295,30 @@ START_TEST(test_full_report_one_record)
 }
 END_TEST
 
+/* --scan-device: a record that leads lost blocks shows Valgrind's split;
+ * records sort by their total. */
+START_TEST(test_direct_and_indirect)
+{
+    struct gl_loss_record *r = add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 4096, 1, 11, 11,
+                                          0x7fa473e00000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    r->indirect_bytes = 2097152;
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 2097152, 2, 12, 13, 0x7fa474000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(13, 10, 2101248, 2101248);
+    set_option("--show-leak-kinds=all");
+    char *got = render();
+    ck_assert_msg(strstr(got,
+                         P "2,101,248 (4,096 direct, 2,097,152 indirect) bytes in 1 blocks are "
+                           "definitely lost in loss record 1 of 2\n"),
+                  "%s", got);
+    ck_assert_msg(strstr(got, P "2,097,152 bytes in 2 blocks are indirectly lost in loss record 2 "
+                                "of 2\n"),
+                  "%s", got);
+    ck_assert_msg(strstr(got, P "   indirectly lost: 2,097,152 bytes in 2 blocks\n"), "%s", got);
+    free(got);
+}
+END_TEST
+
 START_TEST(test_record_of_many_blocks)
 {
     add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 409600, 100, 3, 102, 0x7fd1bbe00000, GL_MEM_DEVICE,
@@ -1055,6 +1079,7 @@ static Suite *report_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_full_report_one_record);
     tcase_add_test(tc, test_record_of_many_blocks);
+    tcase_add_test(tc, test_direct_and_indirect);
     tcase_add_test(tc, test_host_async_vmm_thread);
     tcase_add_test(tc, test_block_line_variants);
     tcase_add_test(tc, test_vmm_variants);
