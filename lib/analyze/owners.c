@@ -112,7 +112,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip)
+const struct gl_owner_module *gl_owner_module_of(const struct gl_owners *o, uintptr_t ip)
 {
     size_t lo = 0, hi = o->nmodules;
     while (lo < hi) {
@@ -123,11 +123,17 @@ enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip)
             hi = mid;
     }
     if (lo > 0 && ip < o->modules[lo - 1].text_end)
-        return o->modules[lo - 1].owner;
-    return GL_OWNER_APP; /* JIT code, or unknown: the program's */
+        return &o->modules[lo - 1];
+    return NULL;
 }
 
-int gl_owners_load(struct gl_owners *o, gl_function_name_fn name, void *arg)
+enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip)
+{
+    const struct gl_owner_module *m = gl_owner_module_of(o, ip);
+    return m ? m->owner : GL_OWNER_APP; /* JIT code, or unknown: the program's */
+}
+
+int gl_owners_load(struct gl_owners *o)
 {
     memset(o, 0, sizeof *o);
     struct collect c = {o, 0};
@@ -142,19 +148,39 @@ int gl_owners_load(struct gl_owners *o, gl_function_name_fn name, void *arg)
         }
         o->modules[j] = m;
     }
-    size_t cbytes = (size_t)GL_CALLERS_MAX + 1;
-    o->callers = gl_tool_map(cbytes);
-    if (c.failed || !o->callers) {
+    if (c.failed) {
         gl_owners_free(o);
         return -1;
     }
+    return 0;
+}
+
+void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name,
+                            void *arg)
+{
+    if (!ip || !name)
+        return;
+    /* ip is a return address: the call is just before it. */
+    struct gl_owner_module *m = (struct gl_owner_module *)gl_owner_module_of(o, ip - 1);
+    if (m && m->owner == GL_OWNER_APP && !m->has_cudart &&
+        gl_owner_cudart_function(name(ip - 1, arg)))
+        m->has_cudart = 1;
+}
+
+int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg)
+{
+    size_t cbytes = (size_t)GL_CALLERS_MAX + 1;
+    if (!o->callers)
+        o->callers = gl_tool_map(cbytes);
+    if (!o->callers)
+        return -1;
     for (uint32_t id = 1; id <= GL_CALLERS_MAX; id++) {
         uintptr_t ip = gl_caller_ip(id);
         if (!ip)
             continue;
-        /* ip is a return address: the call is just before it. */
-        enum gl_owner w = gl_owner_of_ip(o, ip - 1);
-        if (w == GL_OWNER_APP && name && gl_owner_cudart_function(name(ip - 1, arg)))
+        const struct gl_owner_module *m = gl_owner_module_of(o, ip - 1);
+        enum gl_owner w = m ? m->owner : GL_OWNER_APP;
+        if (m && m->has_cudart && name && gl_owner_cudart_function(name(ip - 1, arg)))
             w = GL_OWNER_CUDA;
         o->callers[id] = (uint8_t)w;
     }

@@ -32,6 +32,7 @@ struct gl_segment {
 struct gl_owner_module {
     uint64_t text_start, text_end; /* its executable segments' span */
     enum gl_owner owner;
+    int has_cudart; /* a static CUDA runtime was seen in it (gl_owners_probe_cudart) */
 };
 
 struct gl_owners {
@@ -47,9 +48,26 @@ struct gl_owners {
  * internals (and its API functions) inside the program's own modules. */
 typedef const char *(*gl_function_name_fn)(uintptr_t ip, void *arg);
 
-/* Read the loaded objects and classify every interned caller.  Returns 0, -1
- * if out of memory. */
-int gl_owners_load(struct gl_owners *o, gl_function_name_fn name, void *arg);
+/* Read the loaded objects.  Returns 0, -1 if out of memory. */
+int gl_owners_load(struct gl_owners *o);
+
+/* A static CUDA runtime lives inside the program's modules, where only symbol
+ * names tell it apart.  Naming every caller would cost minutes in a process
+ * such as PyTorch's (tens of thousands of callers, libraries with a million
+ * symbols, and a symbol lookup that scans them all), so only modules where a
+ * static runtime was seen are named: the allocation stacks show where.  ip is
+ * a frame of an allocation stack (a return address) in an APP module; if the
+ * function there is a static runtime's, its module is flagged.  The first
+ * such frame of each distinct stack is enough: the runtime calls the driver. */
+void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name,
+                            void *arg);
+
+/* Classify every interned caller (callers.h), naming only those in flagged
+ * modules.  Returns 0, -1 if out of memory. */
+int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg);
+
+/* The module holding ip, or NULL. */
+const struct gl_owner_module *gl_owner_module_of(const struct gl_owners *o, uintptr_t ip);
 void gl_owners_free(struct gl_owners *o);
 
 enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip);

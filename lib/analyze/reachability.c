@@ -12,6 +12,7 @@
 #include "heap/heap.h"
 #include "reach.h"
 #include "track/event.h"
+#include "track/stack_depot.h"
 #include "track/tool_alloc.h"
 #include "track/tracker.h"
 #include "world.h"
@@ -195,6 +196,34 @@ static bool build_targets(struct plan *p, const struct gl_block_info *blocks, si
     return true;
 }
 
+/* Show the owners where a static CUDA runtime is (owners.h): the first frame
+ * of each distinct allocation stack that lies in the program's own modules. */
+static void probe_cudart(struct gl_owners *own, const struct gl_block_info *blocks, size_t n,
+                         gl_function_name_fn name, void *arg)
+{
+    if (!name)
+        return;
+    size_t nstacks = (size_t)gl_depot_count() + 1;
+    size_t bytes = (nstacks + 7) / 8;
+    uint8_t *seen = gl_tool_map(bytes);
+    if (!seen)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = blocks[i].stack;
+        if (id >= nstacks || (seen[id / 8] >> (id % 8) & 1))
+            continue;
+        seen[id / 8] |= (uint8_t)(1u << (id % 8));
+        unsigned nf = 0;
+        const uintptr_t *f = gl_depot_frames(id, &nf);
+        for (unsigned k = 0; f && k < nf; k++)
+            if (gl_owner_of_ip(own, f[k] - 1) == GL_OWNER_APP) {
+                gl_owners_probe_cudart(own, f[k], name, arg);
+                break;
+            }
+    }
+    gl_tool_unmap(seen, bytes);
+}
+
 /* The size of the main thread's static TLS block, from the loader if it says. */
 static size_t static_tls_size(void)
 {
@@ -257,8 +286,15 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
      * before the loaded objects are read, so that they are known as gpuleak's. */
     if (name)
         name(0, arg);
-    if (!build_targets(&p, blocks, n) || gl_owners_load(&own, name, arg) < 0) {
+    if (!build_targets(&p, blocks, n) || gl_owners_load(&own) < 0) {
         out->why_not = "out of memory";
+        plan_free(&p);
+        return;
+    }
+    probe_cudart(&own, blocks, n, name, arg);
+    if (gl_owners_classify_callers(&own, name, arg) < 0) {
+        out->why_not = "out of memory";
+        gl_owners_free(&own);
         plan_free(&p);
         return;
     }

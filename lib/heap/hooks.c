@@ -279,9 +279,12 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
     if (p == MAP_FAILED)
         return p;
     /* Whatever was there is gone (MAP_FIXED), and the new mapping is the
-     * program's own if it is anonymous, writable and not the allocator's. */
+     * program's own if it is anonymous, writable and not the allocator's.  A
+     * thread stack (MAP_STACK: glibc's, with a guard page it is PROT_NONE here
+     * anyway) is not: a live thread's stack is scanned from its stack pointer,
+     * and a dead one's, kept in glibc's stack cache, holds only stale values. */
     gl_anon_map_remove((uint64_t)(uintptr_t)p, len);
-    if ((flags & MAP_ANONYMOUS) && (prot & PROT_WRITE) && !tls.depth) {
+    if ((flags & MAP_ANONYMOUS) && (prot & PROT_WRITE) && !(flags & MAP_STACK) && !tls.depth) {
         gl_anon_map_add((uint64_t)(uintptr_t)p, len, gl_caller_id(caller_of(RET_ADDR)));
         gl_heap_mark_active();
     }

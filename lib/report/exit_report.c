@@ -1,5 +1,6 @@
 #include "exit_report.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "track/profile.h"
 #include "track/stack_depot.h"
 #include "track/tracker.h"
+#include "track/unwind.h"
 
 /* --xml-file and --json-file. */
 static void write_document(const char *option, const char *tmpl,
@@ -64,6 +66,37 @@ static void profile_report(struct gl_out *o)
     gl_symbolizer_close(sym);
 }
 
+static bool exit_machinery(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return strncmp(b, "libgpuleak.", 11) == 0 || strncmp(b, "libc.so", 7) == 0 ||
+           strncmp(b, "libc-", 5) == 0 || strncmp(b, "ld-linux", 8) == 0;
+}
+
+/* At exit, the frames below whoever called exit() are dead: main has returned,
+ * or the function that called exit() never runs again.  Their slots still hold
+ * what the program left there - a pointer it dropped, in a local of a function
+ * that returned - and exit()'s frames and ours overwrite only some of them.  So
+ * this thread's stack is scanned from the frame of exit()'s caller: the first
+ * frame, walking out, that is neither gpuleak's nor the C library's (_start's,
+ * when main returned).  The registers the program had are scanned still. */
+static void exit_scan_start(struct gl_caller_context *cc)
+{
+    uintptr_t ips[64], sps[64];
+    int n = gl_unwind_walk(ips, sps, 64);
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        if (!dladdr((void *)(ips[i] - 1), &info) || !info.dli_fname)
+            return; /* unknown code: keep the whole stack */
+        if (exit_machinery(info.dli_fname))
+            continue;
+        if (sps[i] > cc->frame)
+            cc->frame = sps[i];
+        return;
+    }
+}
+
 void gl_exit_report(void)
 {
     struct gl_caller_context cc;
@@ -75,6 +108,7 @@ void gl_exit_report(void)
         return;
     if (gl_rt.forked_child && gl_rt.opt.child_silent_after_fork)
         return;
+    exit_scan_start(&cc);
 
     /* A check the program asked for on another thread finishes first. */
     gl_leak_run_lock();

@@ -427,7 +427,7 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
     const struct gl_leak_result *lr = in->leaks;
     if (!r || in->opt->quiet || lr->in_use.blocks == 0)
         return;
-    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN];
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN];
     if (!r->available) {
         gl_out_line(o,
                     "gpuleak: which blocks the program still points to is not known: %s; every "
@@ -443,7 +443,7 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
     gl_out_note(o, "checked %s bytes: %s in roots, %s in %s reached chunks",
                 gl_fmt_u64_commas(b1, r->root_bytes + r->object_bytes),
                 gl_fmt_u64_commas(b2, r->root_bytes), gl_fmt_u64_commas(b3, r->object_bytes),
-                gl_fmt_u64_commas(b1, r->objects_reached));
+                gl_fmt_u64_commas(b4, r->objects_reached));
     gl_out_note(o,
                 "%zu threads stopped, %zu not (the CUDA driver's, or blocking SIGURG); %.1f ms%s",
                 r->threads_stopped, r->threads_skipped, r->seconds * 1e3,

@@ -67,6 +67,27 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max)
+{
+    if (!lu.getcontext || !lu.init_local || !lu.step || !lu.get_reg)
+        return 0;
+    unw_context_t uc;
+    unw_cursor_t c;
+    lu.getcontext(&uc);
+    if (lu.init_local(&c, &uc) < 0)
+        return 0;
+    int n = 0;
+    while (n < max && lu.step(&c) > 0) {
+        unw_word_t ip, sp;
+        lu.get_reg(&c, UNW_REG_IP, &ip);
+        lu.get_reg(&c, UNW_REG_SP, &sp);
+        ips[n] = ip;
+        sps[n] = sp;
+        n++;
+    }
+    return n;
+}
+
 int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max)
 {
     if (!lu.getcontext || !lu.init_local || !lu.step || !lu.get_reg)

@@ -20,6 +20,10 @@ bool gl_unwind_loaded(void);
 /* Return addresses of the calling stack, innermost first (unw_backtrace). */
 int gl_unwind_backtrace(uintptr_t *frames, int max);
 
+/* The calling stack frame by frame (unw_step): each caller's ip (a return
+ * address) and its stack pointer in that frame.  Returns the number of frames. */
+int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max);
+
 /* Profiling aid: walk the stack frame by frame with unw_step, timing each step;
  * fills ips and ns (per step) and returns the number of frames. */
 int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max);

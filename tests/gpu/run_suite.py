@@ -15,13 +15,15 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRCDIR = os.path.dirname(os.path.dirname(HERE))
 
 LINE = re.compile(r"^==(\d+)== ?(.*)$")
-RECORD = re.compile(r"^([\d,]+) bytes in ([\d,]+) blocks are (definitely lost|indirectly lost|"
-                    r"possibly lost|still reachable|cached) in loss record ([\d,]+) of ([\d,]+)$")
+RECORD = re.compile(r"^([\d,]+)(?: \(([\d,]+) direct, ([\d,]+) indirect\))? bytes in ([\d,]+) "
+                    r"blocks are (definitely lost|indirectly lost|possibly lost|still reachable|"
+                    r"cached) in loss record ([\d,]+) of ([\d,]+)$")
 FRAME = re.compile(r"^   (at|by) 0x[0-9A-F]+: (.*?)(?: \((?:in )?(.*)\))?$")
 
 
@@ -47,16 +49,17 @@ class Report:
                 self.command = line[len("Command: "):]
             m = RECORD.match(line)
             if m:
-                rec = {"bytes": num(m.group(1)), "blocks": num(m.group(2)), "kind": m.group(3),
-                       "index": num(m.group(4)), "total": num(m.group(5)), "frames": [],
-                       "block": None}
+                rec = {"bytes": num(m.group(1)), "blocks": num(m.group(4)), "kind": m.group(5),
+                       "index": num(m.group(6)), "total": num(m.group(7)), "frames": [],
+                       "block": None,
+                       "indirect": num(m.group(3)) if m.group(3) else 0}
                 self.records.append(rec)
                 continue
             m = FRAME.match(line)
             if m and rec is not None:
                 rec["frames"].append((m.group(2), m.group(3) or ""))
                 continue
-            if rec is not None and re.match(r"^ (Block|Blocks|Handle|Handles|Array|Arrays) ", line):
+            if rec is not None and re.match(r"^ (Block|Blocks|Handle|Handles|Array|Arrays|Pool|Graph) ", line):
                 rec["block"] = line.strip()
                 rec = None
                 continue
@@ -133,12 +136,20 @@ class Suite:
         self.logdir = logdir
         self.results = []
 
-    def run(self, name, args, env=None, options=(), timeout=300):
+    def run(self, name, args, env=None, options=(), timeout=150):
         cmd = [self.gpuleak, *options, *args]
         e = dict(os.environ)
         e.update(env or {})
-        p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout,
-                           cwd=self.fixtures)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout,
+                               cwd=self.fixtures)
+        except subprocess.TimeoutExpired as t:
+            with open(os.path.join(self.logdir, name + ".log"), "a") as f:
+                out, err = (x.decode(errors="replace") if isinstance(x, bytes) else x or ""
+                            for x in (t.stdout, t.stderr))
+                f.write(f"$ {' '.join(cmd)}\n--- TIMEOUT after {timeout} s\n--- stdout\n"
+                        f"{out}--- stderr\n{err}\n")
+            raise Failure(f"{name}: no exit within {timeout} s")
         with open(os.path.join(self.logdir, name + ".log"), "a") as f:
             f.write(f"$ {' '.join(cmd)}\n--- rc {p.returncode}\n--- stdout\n{p.stdout}"
                     f"--- stderr\n{p.stderr}\n")
@@ -301,13 +312,16 @@ def t_torch_raw(s):
 
 
 def t_torch_cached(s):
-    run = s.run("torch_cached", ["python3", os.path.join(HERE, "torch_leak.py")])
+    run = s.run("torch_cached", ["python3", os.path.join(HERE, "torch_leak.py")],
+                options=["--show-leak-kinds=all"])
     check(run.rc == 3, f"exit status {run.rc}, expected 3")
     r = run.only_report()
-    # The caching allocator's segments are still held at exit (cached, once
-    # classification lands): the report must be written before CUDA tears down.
-    check(any("CUDACachingAllocator" in f[0] for rec in r.records for f in rec["frames"]),
-          "no block from PyTorch's caching allocator in the exit report")
+    # The caching allocator's segments are still held at exit, written before
+    # CUDA tears down, and classified cached (suppressions/frameworks.supp).
+    segs = [rec for rec in r.records if any("CUDACachingAllocator" in f[0] for f in rec["frames"])]
+    check(segs, "no block from PyTorch's caching allocator in the exit report")
+    check(all(rec["kind"] == "cached" for rec in segs),
+          f"allocator segments not cached: {[(x['bytes'], x['kind']) for x in segs]}")
 
 
 def t_no_cuda(s):
@@ -364,11 +378,17 @@ def t_default_suppressions(s):
     check(r.summary.get("suppressed", (0, 0))[1] >= 5, f"summary {r.summary}")
     used = [l for l in run.err.splitlines() if "used_suppression:" in l and "default.supp" in l]
     check(len(used) >= 2, f"used_suppression lines: {used}")
+    # Without the defaults the handles show, as what they are: PyTorch still
+    # holds them, so they are still reachable, never lost.
     r2 = s.run("default_supp_off", cmd, env=env,
-               options=["--default-suppressions=no"]).only_report()
+               options=["--default-suppressions=no", "--show-leak-kinds=all"]).only_report()
     lib2 = [rec for rec in r2.records
             if any(f[0] in ("cublasCreate_v2", "cudnnCreate") for f in rec["frames"])]
     check(len(lib2) >= 5, f"--default-suppressions=no: {len(lib2)} library records")
+    kinds = sorted({rec["kind"] for rec in lib2})
+    check(kinds == ["still reachable"], f"cuBLAS/cuDNN handles classified {kinds}")
+    check(not r2.summary.get("definitely lost", (0, 0))[1] and
+          not r2.summary.get("possibly lost", (0, 0))[1], f"summary {r2.summary}")
 
 
 def t_libraries_free_on_teardown(s):
@@ -474,6 +494,150 @@ def t_ctest_memcheck(s):
     shutil.rmtree(build)
 
 
+# ---- leak kinds: reachability, device scan, cached pools (issue 3) ----
+
+MiB = 1 << 20
+
+
+def records_by_size(report):
+    return {(rec["bytes"], rec["blocks"]): rec for rec in report.records}
+
+
+REACH_WANT = {  # (bytes, blocks): (kind, function, site) -- tests/gpu/reach.cu
+    (1 * MiB, 1): ("definitely lost", "lose(unsigned long)", "lose"),
+    (2 * MiB, 1): ("still reachable", "keep_global(unsigned long)", "keep_global"),
+    (3 * MiB, 1): ("still reachable", "keep_in_struct(unsigned long)", "keep_in_struct"),
+    (12 * MiB, 3): ("still reachable", "keep_in_vector(unsigned long)", "keep_in_vector"),
+    (5 * MiB, 1): ("possibly lost", "keep_interior(unsigned long)", "keep_interior"),
+    (6 * MiB, 1): ("still reachable", "waiter(void*)", "waiter"),
+    (32, 1): ("definitely lost", "lose_tree(unsigned long)", "lose_tree_table"),
+    (28 * MiB, 4): ("definitely lost", "lose_tree(unsigned long)", "lose_tree_child"),
+}
+
+
+def t_reach(s):
+    """Ground truth in C++: dropped, kept in a global, a malloc'd struct, a
+    std::vector, another thread's stack, only an interior pointer."""
+    run = s.run("reach", [s.fixture("reach")], options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "reach: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    got = records_by_size(r)
+    check(set(got) == set(REACH_WANT), f"records {sorted(got)}, expected {sorted(REACH_WANT)}")
+    for key, (kind, func, site) in REACH_WANT.items():
+        rec = got[key]
+        check(rec["kind"] == kind, f"{key}: {rec['kind']}, expected {kind}")
+        loc = f"reach.cu:{site_line('reach.cu', site)}"
+        check(rec["frames"][1] == (func, loc), f"{key}: frames {rec['frames'][:2]}")
+    check(r.summary.get("definitely lost") == (29 * MiB + 32, 6), f"summary {r.summary}")
+    check(r.summary.get("still reachable") == (23 * MiB, 6), f"summary {r.summary}")
+    check(r.errors == (4, 4), f"errors {r.errors}: definite and possible records")
+
+
+def t_reach_scan_device(s):
+    """--scan-device=yes: blocks pointed to only from a lost device table are
+    indirectly lost, counted in the table's record as Valgrind does."""
+    run = s.run("reach_scan_device", [s.fixture("reach")],
+                options=["--show-leak-kinds=all", "--scan-device=yes", "-v"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    r = run.only_report()
+    got = records_by_size(r)
+    kids = got.get((28 * MiB, 4))
+    check(kids and kids["kind"] == "indirectly lost", f"children: {kids and kids['kind']}")
+    table = [rec for rec in r.records if rec["indirect"]]
+    check(len(table) == 1 and table[0]["blocks"] == 1 and table[0]["indirect"] == 28 * MiB and
+          table[0]["bytes"] == 28 * MiB + 32 and table[0]["kind"] == "definitely lost",
+          f"table record {table}")
+    check(r.summary.get("definitely lost") == (MiB + 32, 2), f"summary {r.summary}")
+    check(r.summary.get("indirectly lost") == (28 * MiB, 4), f"summary {r.summary}")
+    check(r.errors == (3, 3), f"errors {r.errors}")
+    check(re.search(r"--\d+-- checked [\d,]+ bytes: [\d,]+ in roots, [\d,]+ in [\d,]+ reached chunks",
+                    run.err), "no -v scan line")
+
+
+def t_reach_python(s):
+    """Python objects holding device memory (ctypes, a CuPy array) are still
+    reachable; a dropped one is definitely lost, with Python's allocator and
+    with PYTHONMALLOC=malloc."""
+    for name, env in (("reach_python", {}), ("reach_python_malloc", {"PYTHONMALLOC": "malloc"})):
+        run = s.run(name, ["python3", os.path.join(HERE, "reach.py")], env=env)
+        check(run.rc == 0 and "reach.py: done" in run.out, f"{name}: exit status {run.rc}")
+        start = run.out.index("Leak check 1")
+        r = Report(0, run.out[start:].splitlines())
+        got = records_by_size(r)
+        want = {(MiB, 1): "definitely lost", (5 * MiB, 2): "still reachable",
+                (4 * MiB, 1): "still reachable"}
+        check({k: v["kind"] for k, v in got.items()} == want,
+              f"{name}: {[(k, v['kind']) for k, v in got.items()]}")
+
+
+def cached_device_bytes(report):
+    """Bytes of the cached records that are device memory (not pinned host)."""
+    return sum(rec["bytes"] for rec in report.records
+               if rec["kind"] == "cached" and "host memory" not in (rec["block"] or ""))
+
+
+def torch_allocator(s, name, conf):
+    env = {"PYTORCH_CUDA_ALLOC_CONF": conf} if conf else {}
+    run = s.run(name, ["python3", os.path.join(HERE, "frameworks", "torch_train.py")], env=env,
+                options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "torch_train: done" in run.out, f"exit status {run.rc}")
+    m = re.search(r"torch_train: reserved (\d+) allocated (\d+)", run.out)
+    check(m, "no memory_reserved line")
+    reserved = int(m.group(1))
+    r = run.only_report()
+    check(not r.summary.get("definitely lost", (0, 0))[1] and
+          not r.summary.get("possibly lost", (0, 0))[1], f"summary {r.summary}")
+    cached = cached_device_bytes(r)
+    check(cached == reserved, f"cached device memory {cached:,} bytes, "
+          f"torch.cuda.memory_reserved() {reserved:,}")
+    check(r.errors == (0, 0), f"errors {r.errors}")
+
+
+def t_frameworks_torch_native(s):
+    torch_allocator(s, "frameworks_torch_native", None)
+
+
+def t_frameworks_torch_async(s):
+    torch_allocator(s, "frameworks_torch_async", "backend:cudaMallocAsync")
+
+
+def t_frameworks_torch_expandable(s):
+    torch_allocator(s, "frameworks_torch_expandable", "expandable_segments:True")
+
+
+def t_frameworks_cupy(s):
+    run = s.run("frameworks_cupy", ["python3", os.path.join(HERE, "frameworks", "cupy_pool.py")],
+                options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "cupy_pool: done" in run.out, f"exit status {run.rc}")
+    m = re.search(r"cupy_pool: total (\d+) used (\d+)", run.out)
+    check(m, "no pool line")
+    start = run.out.index("Leak check 1")
+    mid = Report(0, run.out[start:m.start()].splitlines())
+    check(not mid.summary.get("definitely lost", (0, 0))[1], f"check: {mid.summary}")
+    pool = [rec for rec in mid.records
+            if any("SingleDeviceMemoryPool" in f[0] for f in rec["frames"])]
+    check(pool and all(rec["kind"] == "cached" for rec in pool),
+          f"pool records {[(x['bytes'], x['kind']) for x in pool]}")
+    check(sum(rec["bytes"] for rec in pool) == int(m.group(1)),
+          f"pool records {sum(rec['bytes'] for rec in pool):,} bytes, total_bytes() {m.group(1)}")
+    r = run.only_report()
+    check(not r.summary.get("definitely lost", (0, 0))[1], f"exit: {r.summary}")
+
+
+def t_frameworks_jax(s):
+    run = s.run("frameworks_jax", ["python3", os.path.join(HERE, "frameworks", "jax_pool.py")],
+                options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "jax_pool: done" in run.out, f"exit status {run.rc}")
+    start = run.out.index("Leak check 1")
+    mid = Report(0, run.out[start:].splitlines())
+    check(not mid.summary.get("definitely lost", (0, 0))[1], f"check: {mid.summary}")
+    bfc = [rec for rec in mid.records if any("BFCAllocator" in f[0] for f in rec["frames"])]
+    check(bfc and all(rec["kind"] == "cached" for rec in bfc),
+          f"BFC records {[(x['bytes'], x['kind']) for x in bfc]}")
+    r = run.only_report()
+    check(not r.summary.get("definitely lost", (0, 0))[1], f"exit: {r.summary}")
+
+
 # ---- the client API (issue 5) ----
 
 def split_checks(run):
@@ -536,7 +700,9 @@ def t_check_suite(s):
     check("75%: Checks: 4, Failures: 1, Errors: 0" in run.out, f"Check summary: {run.out[-600:]}")
     check(re.search(r"gpuleak_check\.h:\d+:[FS]:gpu:test_leaks:0: the test leaked GPU memory \(1 loss "
                     r"records\):\n", run.out), f"failure line: {run.out[-1500:]}")
-    check("3,145,728 bytes in 1 blocks are definitely lost in loss record 1 of 1" in run.out,
+    # The test keeps the block in a global: still reachable, and a failure (the
+    # helper's default kinds count every kind but cached).
+    check("3,145,728 bytes in 1 blocks are still reachable in loss record 1 of 1" in run.out,
           "no loss record in the failure")
     check(f"leak_3mib (check_suite.c:{site_line('check_suite.c', 'check_leak')})" in run.out,
           "the record's stack does not name the leaking line")
@@ -574,7 +740,7 @@ def t_pytest_torch_cached(s):
     check("gpuleak: each test fails if it leaks GPU memory" in run.out, "no header line")
     check("PyTorch (torch.cuda.memory_allocated) grew by 4,194,304 bytes" in run.out,
           "big tensor: PyTorch's own count not reported")
-    check(re.search(r"gpuleak: [\d,]+ bytes in 1 blocks leaked \(definite, possible, cached\)",
+    check(re.search(r"gpuleak: [\d,]+ bytes in 1 blocks leaked \([a-z, ]*cached\)",
                     run.out), "no gpuleak record for the big tensor's segment")
 
 
@@ -585,8 +751,9 @@ def t_pytest_torch_uncached(s):
     got = pytest_outcomes(run)
     check(got == TORCH_EXPECTED, f"outcomes {got}\n{run.out[-3000:]}")
     check("gpuleak: 4,194,304 bytes in 1 blocks leaked" in run.out, "big tensor not a block")
-    check(re.search(r"4,194,304 bytes in 1 blocks are definitely lost in loss record \d+ of \d+\n"
-                    r"   at 0x[0-9A-F]+: cudaMalloc", run.out), "no record with its stack")
+    check(re.search(r"4,194,304 bytes in 1 blocks are (definitely lost|still reachable) in loss "
+                    r"record \d+ of \d+\n   at 0x[0-9A-F]+: cudaMalloc", run.out),
+          "no record with its stack")
 
 
 def t_pytest_cupy(s):
@@ -604,8 +771,9 @@ TESTS = [
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
-    t_ctest_memcheck, t_client_api, t_check_suite, t_pytest_torch_cached,
-    t_pytest_torch_uncached, t_pytest_cupy,
+    t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
+    t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_cupy, t_frameworks_jax,
+    t_client_api, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached, t_pytest_cupy,
 ]
 
 
@@ -637,19 +805,21 @@ def main():
     rows = []
     for t in TESTS:
         name = t.__name__[2:]
-        if a.only and a.only not in name:
+        if a.only and not any(k in name for k in a.only.split(",")):
             continue
+        t0 = time.monotonic()
         try:
             t(suite)
-            rows.append((name, "PASS", ""))
+            res, detail = "PASS", ""
         except Failure as e:
-            rows.append((name, "FAIL", str(e)))
+            res, detail = "FAIL", str(e)
         except Exception as e:  # a broken test is a failure too, never a pass
-            rows.append((name, "ERROR", f"{type(e).__name__}: {e}"))
+            res, detail = "ERROR", f"{type(e).__name__}: {e}"
+        rows.append((name, res, detail, time.monotonic() - t0))
     width = max(len(r[0]) for r in rows)
     print(f"\nGPU suite ({gpuleak}), logs in {a.logs}")
-    for name, res, detail in rows:
-        print(f"  {name:<{width}}  {res:<5}  {detail[:160]}")
+    for name, res, detail, secs in rows:
+        print(f"  {name:<{width}}  {res:<5} {secs:5.1f}s  {detail[:160]}")
     failed = sum(1 for r in rows if r[1] != "PASS")
     print(f"{len(rows) - failed} passed, {failed} failed")
     return 1 if failed else 0

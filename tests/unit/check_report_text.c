@@ -1022,6 +1022,44 @@ END_TEST
 
 #define EXIT_LINE P "gpuleak: the first error ends the list (--exit-on-first-error=yes)\n"
 
+/* What the reachability scan did, with -v; and why it could not, always. */
+START_TEST(test_reachability_notes)
+{
+    struct gl_reachability reach = {.available = true,
+                                    .root_bytes = 270640,
+                                    .object_bytes = 109750,
+                                    .objects_reached = 1234,
+                                    .threads_stopped = 3,
+                                    .threads_skipped = 4,
+                                    .seconds = 0.0066};
+    in.reach = &reach;
+    set_option("-v");
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 10, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(1, 0, 10, 10);
+    char *text = render();
+    ck_assert_msg(strstr(text, "--4242-- searching for pointers to 1 not-freed blocks\n"
+                               "--4242-- checked 380,390 bytes: 270,640 in roots, 109,750 in "
+                               "1,234 reached chunks\n"
+                               "--4242-- 3 threads stopped, 4 not (the CUDA driver's, or blocking "
+                               "SIGURG); 6.6 ms\n"),
+                  "got:\n%s", text);
+    free(text);
+    /* Not verbose: nothing said while the scan worked. */
+    opt.verbose = 0;
+    text = render();
+    ck_assert_ptr_null(strstr(text, "searching for pointers"));
+    free(text);
+    reach = (struct gl_reachability){.why_not = "out of memory"};
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, P "gpuleak: which blocks the program still points to is "
+                                         "not known: out of memory; every outstanding block "
+                                         "counts as definitely lost\n"));
+    free(text);
+    in.reach = NULL;
+}
+END_TEST
+
 START_TEST(test_exit_on_first_error)
 {
     set_option("--show-leak-kinds=all");
@@ -1107,6 +1145,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_errors_for_leak_kinds);
     tcase_add_test(tc, test_errors_for_leak_kinds_and_suppressed);
     tcase_add_test(tc, test_exit_on_first_error);
+    tcase_add_test(tc, test_reachability_notes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,214 @@
+/* The suppression and classification files gpuleak ships (suppressions/, every .supp file):
+ * they load cleanly, and each rule matches the stacks it was written for -
+ * taken from real reports on the GPU machine (PyTorch 2.11, CuPy 14, JAX 0.11),
+ * or, for RMM, written from its sources - and nothing else: a framework's
+ * allocations outside its cache, and the program's own, stay leaks. */
+#include <check.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "common/frame.h"
+#include "common/leak_kind.h"
+#include "common/suppressions.h"
+
+static struct gl_supp_set set;
+
+static void load(void)
+{
+    gl_supp_set_init(&set);
+    const char *files[] = {GL_TOP_SRCDIR "/suppressions/default.supp",
+                           GL_TOP_SRCDIR "/suppressions/frameworks.supp"};
+    for (size_t i = 0; i < 2; i++) {
+        char err[512] = "";
+        ck_assert_msg(gl_supp_load_file(&set, files[i], err, sizeof err) == 0, "%s", err);
+    }
+}
+
+static void unload(void) { gl_supp_set_free(&set); }
+
+enum verdict { NONE, CACHED, SUPPRESSED };
+
+/* What the shipped files do with a record of this kind whose stack is these
+ * functions, innermost first (NULL-terminated). */
+static enum verdict verdict(unsigned kind, const char *const *fun)
+{
+    struct gl_frame f[32];
+    unsigned n = 0;
+    for (; fun[n] && n < 32; n++)
+        f[n] = (struct gl_frame){.ip = 0x1000 + n, .function = fun[n], .object = "/lib/x.so"};
+    if (gl_supp_find(&set, GL_SUPP_CACHED, f, n, kind))
+        return CACHED;
+    if (gl_supp_find(&set, GL_SUPP_LEAK, f, n, kind))
+        return SUPPRESSED;
+    return NONE;
+}
+
+#define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const char *const torch_native[] = {
+    "cudaMalloc",
+    "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block(c10::cuda::"
+    "CUDACachingAllocator::Native::(anonymous namespace)::AllocParams&, bool, "
+    "std::shared_ptr<c10::GatheredContext> const&, std::unique_lock<std::recursive_mutex>&)",
+    "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, "
+    "CUstream_st*)",
+    "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, signed "
+    "char, unsigned long, CUstream_st*)",
+    "at::detail::empty_strided_generic(c10::ArrayRef<long>, c10::ArrayRef<long>, "
+    "c10::Allocator*, c10::DispatchKeySet, c10::ScalarType)",
+    "_PyEval_EvalFrameDefault", NULL};
+
+START_TEST(test_pytorch)
+{
+    for (unsigned k = 0; k < GL_LEAK_NKINDS; k++)
+        ck_assert_int_eq(verdict(k, torch_native), CACHED);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cuMemCreate",
+                      "c10::cuda::CUDACachingAllocator::Native::(anonymous "
+                      "namespace)::ExpandableSegment::map(c10::cuda::CUDACachingAllocator::"
+                      "Native::(anonymous namespace)::SegmentRange)",
+                      "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::"
+                      "map_block(c10::cuda::CUDACachingAllocator::Native::(anonymous "
+                      "namespace)::Block*, unsigned long, "
+                      "std::shared_ptr<c10::GatheredContext> const&)")),
+        CACHED);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMallocAsync",
+                      "c10::cuda::CUDACachingAllocator::CudaMallocAsync::(anonymous "
+                      "namespace)::mallocAsync(void**, signed char, unsigned long, CUstream_st*)",
+                      "c10::cuda::CUDACachingAllocator::CudaMallocAsync::"
+                      "CudaMallocAsyncAllocator::allocate(unsigned long)",
+                      "at::cuda::getCUDABlasLtWorkspace()")),
+        CACHED);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaHostAlloc",
+                      "at::cuda::(anonymous namespace)::CUDACachingHostAllocatorImpl::"
+                      "allocate_host_memory_slowpath(unsigned long, void**)",
+                      "at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::allocate(unsigned "
+                      "long)")),
+        CACHED);
+    /* A handle PyTorch keeps: suppressed (default.supp), not cached. */
+    ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, STACK("cudaMalloc", "cublasCreate_v2",
+                                                      "at::cuda::getCurrentCUDABlasHandle()")),
+                     SUPPRESSED);
+    /* An extension's own cudaMalloc, called from PyTorch code: the user's. */
+    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE,
+                             STACK("cudaMalloc", "my_ext::forward(at::Tensor const&)",
+                                   "at::native::empty_cuda(c10::ArrayRef<long>)")),
+                     NONE);
+}
+END_TEST
+
+START_TEST(test_cupy)
+{
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMalloc", "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned "
+                                    "long, int)",
+                      "__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, "
+                      "_object*)",
+                      "_PyObject_MakeTpCall",
+                      "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__try_malloc(__pyx_"
+                      "obj_4cupy_4cuda_6memory_SingleDeviceMemoryPool*, unsigned long)",
+                      "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc")),
+        CACHED);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaHostAlloc",
+                      "__pyx_f_4cupy_4cuda_13pinned_memory_16PinnedMemoryPool_malloc")),
+        CACHED);
+    /* CuPy with its pool off (cupy.cuda.set_allocator(None)): every array is
+     * the program's, reachable or lost as the scan says. */
+    ck_assert_int_eq(
+        verdict(GL_LEAK_DEFINITE,
+                STACK("cudaMalloc", "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned "
+                                    "long, int)",
+                      "__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, "
+                      "_object*)",
+                      "_PyObject_MakeTpCall",
+                      "__pyx_pw_4cupy_4cuda_6memory_3_malloc(_object*, _object* const*, long, "
+                      "_object*)",
+                      "__pyx_f_4cupy_4cuda_6memory_alloc(_object*, int)")),
+        NONE);
+}
+END_TEST
+
+START_TEST(test_xla_and_rmm)
+{
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cuMemAlloc_v2",
+                      "stream_executor::gpu::GpuDriver::DeviceAllocate(stream_executor::gpu::"
+                      "GpuContext*, unsigned long)",
+                      "stream_executor::DeviceMemAllocator::Alloc(unsigned long, unsigned long, "
+                      "unsigned long*)",
+                      "tsl::BFCAllocator::Extend(unsigned long, unsigned long)",
+                      "tsl::BFCAllocator::AllocateRawInternal(unsigned long, unsigned long, "
+                      "bool, unsigned long)")),
+        CACHED);
+    /* XLA's own handles: suppressed by default.supp, not cached. */
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMalloc", "cublasCreate_v2",
+                      "stream_executor::cuda::CUDABlas::Init()")),
+        SUPPRESSED);
+    /* RMM, old (templates) and new (detail::..._impl, a versioned namespace). */
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMalloc",
+                      "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, "
+                      "rmm::cuda_stream_view)",
+                      "rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>::"
+                      "try_to_expand(unsigned long, unsigned long, rmm::cuda_stream_view)")),
+        CACHED);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMallocAsync",
+                      "rmm::v26_02::mr::detail::pool_memory_resource_impl::expand_pool(unsigned "
+                      "long, rmm::v26_02::mr::detail::free_list&, rmm::v26_02::cuda_stream_view)")),
+        CACHED);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMalloc", "rmm::mr::detail::arena::global_arena::expand_arena(unsigned "
+                                    "long)")),
+        CACHED);
+    /* RMM's plain cuda_memory_resource caches nothing: a buffer the program
+     * keeps is its own. */
+    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE,
+                             STACK("cudaMalloc",
+                                   "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, "
+                                   "rmm::cuda_stream_view)",
+                                   "rmm::device_buffer::allocate_async(unsigned long)")),
+                     NONE);
+}
+END_TEST
+
+START_TEST(test_program_code_is_never_matched)
+{
+    for (unsigned k = 0; k < GL_LEAK_NKINDS; k++) {
+        ck_assert_int_eq(verdict(k, STACK("cudaMalloc", "make_buffer(unsigned long)", "main")),
+                         NONE);
+        ck_assert_int_eq(verdict(k, STACK("cuMemAlloc_v2", "ffi_call", "_PyEval_EvalFrameDefault",
+                                          "Py_BytesMain")),
+                         NONE);
+    }
+}
+END_TEST
+
+static Suite *shipped_suite(void)
+{
+    Suite *s = suite_create("shipped_rules");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, load, unload);
+    tcase_add_test(tc, test_pytorch);
+    tcase_add_test(tc, test_cupy);
+    tcase_add_test(tc, test_xla_and_rmm);
+    tcase_add_test(tc, test_program_code_is_never_matched);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(shipped_suite)
