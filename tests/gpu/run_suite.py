@@ -579,7 +579,7 @@ def cached_device_bytes(report):
 def torch_allocator(s, name, conf):
     env = {"PYTORCH_CUDA_ALLOC_CONF": conf} if conf else {}
     run = s.run(name, ["python3", os.path.join(HERE, "frameworks", "torch_train.py")], env=env,
-                options=["--show-leak-kinds=all"])
+                options=["--show-leak-kinds=all", "-v"])  # -v: the scan's figures, in the log
     check(run.rc == 0 and "torch_train: done" in run.out, f"exit status {run.rc}")
     m = re.search(r"torch_train: reserved (\d+) allocated (\d+)", run.out)
     check(m, "no memory_reserved line")

@@ -301,6 +301,40 @@ START_TEST(test_hooks_mmap)
     void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ck_assert_uint_eq(gl_anon_map_count(), n1);
     munmap(ro, 4096);
+    /* Nor is a thread stack: a dead thread's, cached by glibc, holds stale values. */
+    void *st = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                    -1, 0);
+    ck_assert_ptr_ne(st, MAP_FAILED);
+    ck_assert_uint_eq(gl_anon_map_count(), n1);
+    munmap(st, 65536);
+}
+END_TEST
+
+/* With an allocator preloaded (tests/heap_preload.test sets
+ * GPULEAK_TEST_NEXT_MALLOC to its file name), the hooks forward to it, and what
+ * they record is its chunks. */
+START_TEST(test_hooks_forward_to_the_next_allocator)
+{
+    const char *want = getenv("GPULEAK_TEST_NEXT_MALLOC");
+    void *next = dlsym(RTLD_NEXT, "malloc");
+    ck_assert_ptr_nonnull(next);
+    Dl_info info;
+    ck_assert(dladdr(next, &info) && info.dli_fname);
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    if (want && *want)
+        ck_assert_msg(strncmp(base, want, strlen(want)) == 0, "next malloc is %s's, not %s's",
+                      base, want);
+    else
+        ck_assert_msg(strncmp(base, "libc.so", 7) == 0, "next malloc is %s's", base);
+    size_t before = gl_chunk_count();
+    void *v[64];
+    for (int i = 0; i < 64; i++)
+        v[i] = malloc(100 + (size_t)i * 1000);
+    ck_assert_uint_ge(gl_chunk_count(), before + 64);
+    for (int i = 0; i < 64; i++)
+        free(v[i]);
+    ck_assert_uint_le(gl_chunk_count(), before);
 }
 END_TEST
 
@@ -345,6 +379,7 @@ static Suite *heap_suite(void)
     TCase *th = tcase_create("hooks");
     tcase_add_test(th, test_hooks_malloc_family);
     tcase_add_test(th, test_hooks_mmap);
+    tcase_add_test(th, test_hooks_forward_to_the_next_allocator);
     tcase_add_test(th, test_hooks_threads);
     suite_add_tcase(s, th);
     return s;
