@@ -155,8 +155,7 @@ int gl_owners_load(struct gl_owners *o)
     return 0;
 }
 
-void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name,
-                            void *arg)
+void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name, void *arg)
 {
     if (!ip || !name)
         return;

@@ -59,8 +59,7 @@ int gl_owners_load(struct gl_owners *o);
  * a frame of an allocation stack (a return address) in an APP module; if the
  * function there is a static runtime's, its module is flagged.  The first
  * such frame of each distinct stack is enough: the runtime calls the driver. */
-void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name,
-                            void *arg);
+void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name, void *arg);
 
 /* Classify every interned caller (callers.h), naming only those in flagged
  * modules.  Returns 0, -1 if out of memory. */

@@ -100,7 +100,8 @@ void gl_chunk_insert(uint64_t addr, uint64_t size, uint32_t caller)
     }
     v[i].meta = pack(size, caller);
     atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, addr, memory_order_release);
-    __atomic_store_n(&s->count, s->count + 1, __ATOMIC_RELAXED); /* read unlocked by gl_chunk_count */
+    __atomic_store_n(&s->count, s->count + 1,
+                     __ATOMIC_RELAXED); /* read unlocked by gl_chunk_count */
     gl_spin_unlock(&s->lock);
 }
 

@@ -29,10 +29,10 @@ struct holder {
     void *block;
 };
 
-void *g_kept;                    // SITE:global
-static holder *g_struct;         // heap struct reached from a global
+void *g_kept;                     // SITE:global
+static holder *g_struct;          // heap struct reached from a global
 static std::vector<void *> g_vec; // its buffer is operator new's
-static char *g_interior;         // only an interior pointer
+static char *g_interior;          // only an interior pointer
 
 NOINLINE static void lose(size_t n)
 {
@@ -74,7 +74,7 @@ NOINLINE static void lose_tree(size_t n)
     void *children[4];
     void **table;
     for (int i = 0; i < 4; i++)
-        CHECK(cudaMalloc(&children[i], n)); // SITE:lose_tree_child
+        CHECK(cudaMalloc(&children[i], n));              // SITE:lose_tree_child
     CHECK(cudaMalloc((void **)&table, sizeof children)); // SITE:lose_tree_table
     CHECK(cudaMemcpy(table, children, sizeof children, cudaMemcpyHostToDevice));
     memset(children, 0, sizeof children);

@@ -302,8 +302,8 @@ START_TEST(test_hooks_mmap)
     ck_assert_uint_eq(gl_anon_map_count(), n1);
     munmap(ro, 4096);
     /* Nor is a thread stack: a dead thread's, cached by glibc, holds stale values. */
-    void *st = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
-                    -1, 0);
+    void *st =
+        mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     ck_assert_ptr_ne(st, MAP_FAILED);
     ck_assert_uint_eq(gl_anon_map_count(), n1);
     munmap(st, 65536);
@@ -323,8 +323,8 @@ START_TEST(test_hooks_forward_to_the_next_allocator)
     const char *base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
     if (want && *want)
-        ck_assert_msg(strncmp(base, want, strlen(want)) == 0, "next malloc is %s's, not %s's",
-                      base, want);
+        ck_assert_msg(strncmp(base, want, strlen(want)) == 0, "next malloc is %s's, not %s's", base,
+                      want);
     else
         ck_assert_msg(strncmp(base, "libc.so", 7) == 0, "next malloc is %s's", base);
     size_t before = gl_chunk_count();

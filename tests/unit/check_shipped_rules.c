@@ -56,7 +56,8 @@ static const char *const torch_native[] = {
     "char, unsigned long, CUstream_st*)",
     "at::detail::empty_strided_generic(c10::ArrayRef<long>, c10::ArrayRef<long>, "
     "c10::Allocator*, c10::DispatchKeySet, c10::ScalarType)",
-    "_PyEval_EvalFrameDefault", NULL};
+    "_PyEval_EvalFrameDefault",
+    NULL};
 
 START_TEST(test_pytorch)
 {
@@ -95,10 +96,10 @@ START_TEST(test_pytorch)
                                                       "at::cuda::getCurrentCUDABlasHandle()")),
                      SUPPRESSED);
     /* An extension's own cudaMalloc, called from PyTorch code: the user's. */
-    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE,
-                             STACK("cudaMalloc", "my_ext::forward(at::Tensor const&)",
-                                   "at::native::empty_cuda(c10::ArrayRef<long>)")),
-                     NONE);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "my_ext::forward(at::Tensor const&)",
+                                        "at::native::empty_cuda(c10::ArrayRef<long>)")),
+        NONE);
 }
 END_TEST
 
@@ -106,8 +107,9 @@ START_TEST(test_cupy)
 {
     ck_assert_int_eq(
         verdict(GL_LEAK_REACHABLE,
-                STACK("cudaMalloc", "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned "
-                                    "long, int)",
+                STACK("cudaMalloc",
+                      "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned "
+                      "long, int)",
                       "__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, "
                       "_object*)",
                       "_PyObject_MakeTpCall",
@@ -124,8 +126,9 @@ START_TEST(test_cupy)
      * the program's, reachable or lost as the scan says. */
     ck_assert_int_eq(
         verdict(GL_LEAK_DEFINITE,
-                STACK("cudaMalloc", "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned "
-                                    "long, int)",
+                STACK("cudaMalloc",
+                      "__pyx_f_13cupy_backends_4cuda_3api_7runtime_malloc(unsigned "
+                      "long, int)",
                       "__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, "
                       "_object*)",
                       "_PyObject_MakeTpCall",
@@ -150,11 +153,9 @@ START_TEST(test_xla_and_rmm)
                       "bool, unsigned long)")),
         CACHED);
     /* XLA's own handles: suppressed by default.supp, not cached. */
-    ck_assert_int_eq(
-        verdict(GL_LEAK_REACHABLE,
-                STACK("cudaMalloc", "cublasCreate_v2",
-                      "stream_executor::cuda::CUDABlas::Init()")),
-        SUPPRESSED);
+    ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, STACK("cudaMalloc", "cublasCreate_v2",
+                                                      "stream_executor::cuda::CUDABlas::Init()")),
+                     SUPPRESSED);
     /* RMM, old (templates) and new (detail::..._impl, a versioned namespace). */
     ck_assert_int_eq(
         verdict(GL_LEAK_REACHABLE,
@@ -177,12 +178,12 @@ START_TEST(test_xla_and_rmm)
         CACHED);
     /* RMM's plain cuda_memory_resource caches nothing: a buffer the program
      * keeps is its own. */
-    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE,
-                             STACK("cudaMalloc",
-                                   "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, "
-                                   "rmm::cuda_stream_view)",
-                                   "rmm::device_buffer::allocate_async(unsigned long)")),
-                     NONE);
+    ck_assert_int_eq(
+        verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc",
+                                        "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, "
+                                        "rmm::cuda_stream_view)",
+                                        "rmm::device_buffer::allocate_async(unsigned long)")),
+        NONE);
 }
 END_TEST
 
