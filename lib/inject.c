@@ -16,6 +16,7 @@
 
 #include "analyze/pools.h"
 #include "client_api.h"
+#include "heap/heap.h"
 #include "report/exit_report.h"
 #include "report/leak_run.h"
 #include "runtime.h"
@@ -52,6 +53,7 @@ static void after_fork_child(void)
     gl_tracker_after_fork_child();
     gl_leak_run_after_fork_child();
     gl_pools_after_fork_child();
+    gl_heap_after_fork_child(); /* the allocator hooks' locks, perhaps held by a thread gone */
     /* A child of a process that tracks CUDA cannot use its parent's contexts, and
      * its copy of the parent's blocks is not its own: it must not report them.
      * A child of a process that never started CUDA may start it and be tracked. */

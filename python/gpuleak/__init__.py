@@ -14,8 +14,8 @@ is False, checks find nothing, no_leaks() never fails.
     counts = gpuleak.count_leaks(since="warm")
     assert counts.definite.blocks == 0, gpuleak.leak_report(since="warm")
 
-Pure Python (ctypes), no compiled extension.  See doc/manual.md, "Checkpoints
-and leak checks from the program".
+Pure Python (ctypes), no compiled extension.  See doc/manual.md, section 5,
+"Checks from the program: checkpoints, test suites, pools".
 """
 import contextlib
 import ctypes

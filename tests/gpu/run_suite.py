@@ -701,7 +701,7 @@ def t_check_suite(s):
     check(re.search(r"gpuleak_check\.h:\d+:[FS]:gpu:test_leaks:0: the test leaked GPU memory \(1 loss "
                     r"records\):\n", run.out), f"failure line: {run.out[-1500:]}")
     # The test keeps the block in a global: still reachable, and a failure (the
-    # helper's default kinds count every kind but cached).
+    # helper's default kinds, GPULEAK_CHECK_KINDS, are all five).
     check("3,145,728 bytes in 1 blocks are still reachable in loss record 1 of 1" in run.out,
           "no loss record in the failure")
     check(f"leak_3mib (check_suite.c:{site_line('check_suite.c', 'check_leak')})" in run.out,

@@ -3,8 +3,8 @@
 - torch.cuda.caching_allocator_alloc(3 MiB) is never given back: with
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 it is one cudaMalloc that nothing frees.
 - Tensors kept in a global list are freed when the interpreter tears its modules
-  down, before C exit handlers run: the exit report does not list them (the
-  checkpoint API, still to come, will be the way to see them).
+  down, before C exit handlers run: the exit report does not list them (a
+  leak check from the program, gpuleak.leak_check(), sees them while they live).
 Exits with status 3, to check that the status survives gpuleak."""
 import sys
 

@@ -5,10 +5,12 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -364,6 +366,62 @@ START_TEST(test_hooks_threads)
 }
 END_TEST
 
+/* fork() while a table's lock is held (here by the visitor of a foreach, as
+ * another thread's malloc might hold it): the child inherits it held, and its
+ * next malloc or mmap would spin forever unless the child handler
+ * (gl_heap_after_fork_child, which the runtime registers) resets the locks. */
+static int fork_status = -1;
+static void fork_inside(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(5); /* a child stuck on a lock dies of SIGALRM */
+        for (int i = 0; i < 20000; i++)
+            free(malloc(16 + (size_t)(i % 4096)));
+        for (int i = 0; i < 16; i++) {
+            void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            munmap(m, 4096);
+        }
+        _exit(0);
+    }
+    waitpid(pid, &fork_status, 0);
+}
+
+static void fork_in_chunk_visit(uint64_t addr, uint64_t size, uint32_t caller, void *arg)
+{
+    (void)addr, (void)size, (void)caller;
+    if (!*(int *)arg) {
+        *(int *)arg = 1;
+        fork_inside();
+    }
+}
+
+static void fork_in_map_visit(uint64_t start, uint64_t len, uint32_t caller, void *arg)
+{
+    fork_in_chunk_visit(start, len, caller, arg);
+}
+
+START_TEST(test_fork_with_a_lock_held)
+{
+    pthread_atfork(NULL, NULL, gl_heap_after_fork_child);
+    void *keep = malloc(100); /* at least one chunk to visit */
+    int done = 0;
+    gl_chunk_table_foreach(fork_in_chunk_visit, &done, false);
+    ck_assert_int_eq(done, 1);
+    ck_assert_msg(WIFEXITED(fork_status) && WEXITSTATUS(fork_status) == 0,
+                  "the child hung on the chunk table's lock (status %d)", fork_status);
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    done = 0;
+    fork_status = -1;
+    gl_anon_map_foreach(fork_in_map_visit, &done, false);
+    ck_assert_int_eq(done, 1);
+    ck_assert_msg(WIFEXITED(fork_status) && WEXITSTATUS(fork_status) == 0,
+                  "the child hung on the mappings' lock (status %d)", fork_status);
+    munmap(m, 4096);
+    free(keep);
+}
+END_TEST
+
 static Suite *heap_suite(void)
 {
     Suite *s = suite_create("heap");
@@ -380,6 +438,7 @@ static Suite *heap_suite(void)
     tcase_add_test(th, test_hooks_malloc_family);
     tcase_add_test(th, test_hooks_mmap);
     tcase_add_test(th, test_hooks_forward_to_the_next_allocator);
+    tcase_add_test(th, test_fork_with_a_lock_held);
     tcase_add_test(th, test_hooks_threads);
     suite_add_tcase(s, th);
     return s;
