@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/owners.h"
 #include "common/env.h"
 #include "report_json.h"
 #include "report_xml.h"
@@ -66,12 +67,15 @@ static void profile_report(struct gl_out *o)
     gl_symbolizer_close(sym);
 }
 
+/* gpuleak's own code, or the C library's (exit, __run_exit_handlers). */
 static bool exit_machinery(const char *path)
 {
+    if (gl_owner_of_path(path) == GL_OWNER_TOOL)
+        return true;
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
-    return strncmp(b, "libgpuleak.", 11) == 0 || strncmp(b, "libc.so", 7) == 0 ||
-           strncmp(b, "libc-", 5) == 0 || strncmp(b, "ld-linux", 8) == 0;
+    return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0 ||
+           strncmp(b, "ld-linux", 8) == 0;
 }
 
 /* At exit, the frames below whoever called exit() are dead: main has returned,

@@ -67,28 +67,11 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max)
-{
-    if (!lu.getcontext || !lu.init_local || !lu.step || !lu.get_reg)
-        return 0;
-    unw_context_t uc;
-    unw_cursor_t c;
-    lu.getcontext(&uc);
-    if (lu.init_local(&c, &uc) < 0)
-        return 0;
-    int n = 0;
-    while (n < max && lu.step(&c) > 0) {
-        unw_word_t ip, sp;
-        lu.get_reg(&c, UNW_REG_IP, &ip);
-        lu.get_reg(&c, UNW_REG_SP, &sp);
-        ips[n] = ip;
-        sps[n] = sp;
-        n++;
-    }
-    return n;
-}
-
-int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max)
+/* Walk the calling stack with unw_step: each caller's ip, and where asked its
+ * stack pointer (sps) and the time the step took (ns).  Inlined, so that the
+ * context taken is its caller's and no frame of its own shows. */
+static inline __attribute__((always_inline)) int walk(uintptr_t *ips, uintptr_t *sps, uint64_t *ns,
+                                                      int max)
 {
     if (!lu.getcontext || !lu.init_local || !lu.step || !lu.get_reg)
         return 0;
@@ -99,16 +82,27 @@ int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max)
         return 0;
     int n = 0;
     while (n < max) {
-        uint64_t t0 = now_ns();
+        uint64_t t0 = ns ? now_ns() : 0;
         int r = lu.step(&c);
-        uint64_t t1 = now_ns();
+        if (ns)
+            ns[n] = now_ns() - t0;
         if (r <= 0)
             break;
-        unw_word_t ip;
+        unw_word_t ip, sp;
         lu.get_reg(&c, UNW_REG_IP, &ip);
         ips[n] = ip;
-        ns[n] = t1 - t0;
+        if (sps) {
+            lu.get_reg(&c, UNW_REG_SP, &sp);
+            sps[n] = sp;
+        }
         n++;
     }
     return n;
+}
+
+int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max) { return walk(ips, sps, NULL, max); }
+
+int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max)
+{
+    return walk(ips, NULL, ns, max);
 }

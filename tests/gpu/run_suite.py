@@ -31,6 +31,11 @@ def num(text):
     return int(text.replace(",", ""))
 
 
+def blocks(summary, kind):
+    """Blocks of one leak kind in a parsed LEAK SUMMARY (0 when absent)."""
+    return summary.get(kind, (0, 0))[1]
+
+
 class Report:
     """One process's report, parsed."""
 
@@ -375,7 +380,7 @@ def t_default_suppressions(s):
     lib = [rec for rec in r.records
            if any(f[0] in ("cublasCreate_v2", "cudnnCreate") for f in rec["frames"])]
     check(not lib, f"{len(lib)} records from cublasCreate/cudnnCreate despite the defaults")
-    check(r.summary.get("suppressed", (0, 0))[1] >= 5, f"summary {r.summary}")
+    check(blocks(r.summary, "suppressed") >= 5, f"summary {r.summary}")
     used = [l for l in run.err.splitlines() if "used_suppression:" in l and "default.supp" in l]
     check(len(used) >= 2, f"used_suppression lines: {used}")
     # Without the defaults the handles show, as what they are: PyTorch still
@@ -387,8 +392,8 @@ def t_default_suppressions(s):
     check(len(lib2) >= 5, f"--default-suppressions=no: {len(lib2)} library records")
     kinds = sorted({rec["kind"] for rec in lib2})
     check(kinds == ["still reachable"], f"cuBLAS/cuDNN handles classified {kinds}")
-    check(not r2.summary.get("definitely lost", (0, 0))[1] and
-          not r2.summary.get("possibly lost", (0, 0))[1], f"summary {r2.summary}")
+    check(not blocks(r2.summary, "definitely lost") and
+          not blocks(r2.summary, "possibly lost"), f"summary {r2.summary}")
 
 
 def t_libraries_free_on_teardown(s):
@@ -409,7 +414,7 @@ def t_jax_default_suppressions(s):
                      "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}, options=["--error-exitcode=9"])
     check(run.rc == 0, f"exit status {run.rc}: XLA's kept handles counted as errors")
     r = run.only_report()
-    check(not r.records and r.summary.get("suppressed", (0, 0))[1] >= 9, f"{r.summary}")
+    check(not r.records and blocks(r.summary, "suppressed") >= 9, f"{r.summary}")
 
 
 def generated_entry(text):
@@ -585,8 +590,8 @@ def torch_allocator(s, name, conf):
     check(m, "no memory_reserved line")
     reserved = int(m.group(1))
     r = run.only_report()
-    check(not r.summary.get("definitely lost", (0, 0))[1] and
-          not r.summary.get("possibly lost", (0, 0))[1], f"summary {r.summary}")
+    check(not blocks(r.summary, "definitely lost") and
+          not blocks(r.summary, "possibly lost"), f"summary {r.summary}")
     cached = cached_device_bytes(r)
     check(cached == reserved, f"cached device memory {cached:,} bytes, "
           f"torch.cuda.memory_reserved() {reserved:,}")
@@ -613,7 +618,7 @@ def t_frameworks_cupy(s):
     check(m, "no pool line")
     start = run.out.index("Leak check 1")
     mid = Report(0, run.out[start:m.start()].splitlines())
-    check(not mid.summary.get("definitely lost", (0, 0))[1], f"check: {mid.summary}")
+    check(not blocks(mid.summary, "definitely lost"), f"check: {mid.summary}")
     pool = [rec for rec in mid.records
             if any("SingleDeviceMemoryPool" in f[0] for f in rec["frames"])]
     check(pool and all(rec["kind"] == "cached" for rec in pool),
@@ -621,7 +626,7 @@ def t_frameworks_cupy(s):
     check(sum(rec["bytes"] for rec in pool) == int(m.group(1)),
           f"pool records {sum(rec['bytes'] for rec in pool):,} bytes, total_bytes() {m.group(1)}")
     r = run.only_report()
-    check(not r.summary.get("definitely lost", (0, 0))[1], f"exit: {r.summary}")
+    check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
 
 
 def t_frameworks_jax(s):
@@ -630,12 +635,12 @@ def t_frameworks_jax(s):
     check(run.rc == 0 and "jax_pool: done" in run.out, f"exit status {run.rc}")
     start = run.out.index("Leak check 1")
     mid = Report(0, run.out[start:].splitlines())
-    check(not mid.summary.get("definitely lost", (0, 0))[1], f"check: {mid.summary}")
+    check(not blocks(mid.summary, "definitely lost"), f"check: {mid.summary}")
     bfc = [rec for rec in mid.records if any("BFCAllocator" in f[0] for f in rec["frames"])]
     check(bfc and all(rec["kind"] == "cached" for rec in bfc),
           f"BFC records {[(x['bytes'], x['kind']) for x in bfc]}")
     r = run.only_report()
-    check(not r.summary.get("definitely lost", (0, 0))[1], f"exit: {r.summary}")
+    check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
 
 
 # ---- the client API (issue 5) ----
