@@ -17,15 +17,19 @@
 #include "analyze/pools.h"
 #include "client_api.h"
 #include "heap/heap.h"
+#include "report/error_sink.h"
 #include "report/exit_report.h"
+#include "report/trace_file.h"
 #include "report/leak_run.h"
 #include "runtime.h"
 #include "track/api.h"
+#include "track/api_errors.h"
 #include "track/callback.h"
 #include "track/contexts.h"
 #include "track/cupti_decode.h"
 #include "track/cupti_loader.h"
 #include "track/modules.h"
+#include "track/quarantine.h"
 #include "track/stack_capture.h"
 #include "track/thread_state.h"
 #include "track/tool_alloc.h"
@@ -54,6 +58,10 @@ static void after_fork_child(void)
     gl_leak_run_after_fork_child();
     gl_pools_after_fork_child();
     gl_heap_after_fork_child(); /* the allocator hooks' locks, perhaps held by a thread gone */
+    gl_quarantine_after_fork_child();
+    gl_api_errors_after_fork_child();
+    gl_contexts_after_fork_child();
+    gl_error_sink_after_fork_child();
     /* A child of a process that tracks CUDA cannot use its parent's contexts, and
      * its copy of the parent's blocks is not its own: it must not report them.
      * A child of a process that never started CUDA may start it and be tracked. */
@@ -153,6 +161,8 @@ static bool subscribe(void)
 static bool enable_callbacks(void)
 {
     for (unsigned api = 1; api < GL_API_COUNT; api++) {
+        if (gl_api_is_access(api) && !gl_rt.opt.check_api_ranges)
+            continue; /* copies and sets: only when they are checked */
         CUptiResult rc = cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                                                gl_decode_cbid_of_api(api));
         if (rc != CUPTI_SUCCESS) {
@@ -164,6 +174,8 @@ static bool enable_callbacks(void)
     static const CUpti_CallbackId resource_cbids[] = {
         CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
         CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+        CUPTI_CBID_RESOURCE_STREAM_CREATED,
+        CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING,
     };
     for (size_t i = 0; i < sizeof resource_cbids / sizeof *resource_cbids; i++)
         if (cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resource_cbids[i]) !=
@@ -191,6 +203,12 @@ GL_EXPORT int InitializeInjection(void)
     if (!gl_unwind_load(err, sizeof err))
         gl_rt_message("gpuleak: %s; allocations are tracked without their stacks", err);
     gl_tracker_init();
+    gl_quarantine_configure((size_t)gl_rt.opt.quarantine_blocks, gl_rt.opt.check_api_ranges);
+    gl_api_errors_configure(gl_rt.opt.check_api_ranges);
+    gl_callback_set_free_stacks(gl_rt.opt.keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
+    gl_error_sink_install();
+    gl_trace_start(gl_rt.opt.trace_file, (unsigned)gl_rt.opt.trace_interval,
+                   (uint64_t)gl_rt.opt.trace_limit << 20);
     gl_modules_refresh();
     gl_stack_init((unsigned)gl_rt.opt.num_callers);
     gl_callback_bench_mode(getenv("GPULEAK_BENCH"));

@@ -28,6 +28,14 @@ struct gl_options {
     bool show_below_main;
     char log_file[GL_PATH_MAX];
     bool scan_device;
+    bool check_api_ranges;
+    int quarantine_blocks;
+    int keep_stacktraces; /* enum gl_keep_stacks */
+    bool stats;
+    int top_sites;
+    char trace_file[GL_PATH_MAX];
+    int trace_interval; /* ms */
+    int trace_limit;    /* MiB */
     char suppressions[GL_PATHLIST_MAX]; /* paths, each NUL-terminated; "" ends the list */
     bool default_suppressions;
     int gen_suppressions; /* enum gl_gen_supp */
@@ -44,6 +52,7 @@ struct gl_options {
 };
 
 enum gl_gen_supp { GL_GEN_SUPP_NO, GL_GEN_SUPP_ALL };
+enum gl_keep_stacks { GL_KEEP_ALLOC, GL_KEEP_ALLOC_AND_FREE };
 
 /* The i-th --suppressions file, or NULL past the end. */
 const char *gl_options_suppression(const struct gl_options *o, int i);

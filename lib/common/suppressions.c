@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "file.h"
+#include "error_kind.h"
 #include "leak_kind.h"
 
 void gl_supp_set_init(struct gl_supp_set *s) { memset(s, 0, sizeof *s); }
@@ -253,9 +254,14 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
         e.kind = GL_SUPP_LEAK;
     } else if (strcmp(kind, "Cached") == 0) {
         e.kind = GL_SUPP_CACHED;
+    } else if ((e.error_kind = gl_error_kind_parse(kind)) != GL_ERR_NONE) {
+        e.kind = GL_SUPP_ERROR;
     } else {
         free_entry(&e);
-        FAIL("unknown kind '%.40s' for " GL_SUPP_TOOL " (expected Leak or Cached)", kind);
+        FAIL("unknown kind '%.40s' for " GL_SUPP_TOOL
+             " (expected Leak, Cached, InvalidFree, DoubleFree, MismatchedFree, InvalidRange, "
+             "FreedRange or OutOfMemory)",
+             kind);
     }
 
     bool kinds_seen = false;
@@ -282,6 +288,11 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
             if (kinds_seen || e.nframes > 0) {
                 free_entry(&e);
                 FAIL("match-leak-kinds: must come once, right after the TOOL:KIND line");
+            }
+            if (e.kind == GL_SUPP_ERROR) {
+                free_entry(&e);
+                FAIL("match-leak-kinds: belongs to Leak and Cached entries, not %s",
+                     gl_error_kind_name(e.error_kind));
             }
             if (gl_leak_kinds_parse(v, &e.leak_kinds) < 0) {
                 free_entry(&e);
@@ -416,6 +427,16 @@ struct gl_supp *gl_supp_find(struct gl_supp_set *s, enum gl_supp_kind kind,
     return NULL;
 }
 
+struct gl_supp *gl_supp_find_error(struct gl_supp_set *s, unsigned error_kind,
+                                   const struct gl_frame *frames, unsigned n)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i].kind == GL_SUPP_ERROR && s->v[i].error_kind == error_kind &&
+            gl_supp_matches(&s->v[i], frames, n, 0))
+            return &s->v[i];
+    return NULL;
+}
+
 /* ---- generating ---- */
 
 struct sbuf {
@@ -450,16 +471,20 @@ static void put_literal(struct sbuf *b, const char *s)
     }
 }
 
-size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
-                        unsigned leak_kind)
+static size_t generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
+                       const char *kind_line, const char *leak_kind)
 {
     struct sbuf b = {buf, 0, buflen};
     if (buflen)
         buf[0] = '\0';
-    put(&b, "{\n   <insert_a_suppression_name_here>\n   " GL_SUPP_TOOL ":Leak\n");
-    put(&b, "   match-leak-kinds: ");
-    put(&b, gl_leak_kind_option_name((enum gl_leak_kind)leak_kind));
+    put(&b, "{\n   <insert_a_suppression_name_here>\n   " GL_SUPP_TOOL ":");
+    put(&b, kind_line);
     put(&b, "\n");
+    if (leak_kind) {
+        put(&b, "   match-leak-kinds: ");
+        put(&b, leak_kind);
+        put(&b, "\n");
+    }
     if (n > GL_SUPP_MAX_FRAMES)
         n = GL_SUPP_MAX_FRAMES;
     for (unsigned i = 0; i < n; i++) {
@@ -479,4 +504,18 @@ size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames,
     }
     put(&b, "}\n");
     return b.len;
+}
+
+size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
+                        unsigned leak_kind)
+{
+    return generate(buf, buflen, frames, n, "Leak",
+                    gl_leak_kind_option_name((enum gl_leak_kind)leak_kind));
+}
+
+size_t gl_supp_generate_error(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
+                              unsigned error_kind)
+{
+    const char *name = gl_error_kind_name(error_kind);
+    return generate(buf, buflen, frames, n, name ? name : "?", NULL);
 }

@@ -17,6 +17,10 @@
  * ship for Valgrind load as they are.  gpuleak's kinds:
  *   Leak    the matching loss records are suppressed
  *   Cached  the matching loss records are classified as cached
+ *   InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange,
+ *   OutOfMemory (common/error_kind.h)
+ *           the matching API errors are suppressed (matched against the
+ *           stack where the error happened)
  *
  * Used by the launcher (to reject a bad file before the program runs) and by the
  * runtime at report time; both may allocate with malloc. */
@@ -32,7 +36,7 @@
 #define GL_SUPP_TOOL "gpuleak"
 #define GL_SUPP_MAX_FRAMES 24
 
-enum gl_supp_kind { GL_SUPP_LEAK, GL_SUPP_CACHED };
+enum gl_supp_kind { GL_SUPP_LEAK, GL_SUPP_CACHED, GL_SUPP_ERROR };
 
 enum gl_supp_frame_type { GL_SF_FUN, GL_SF_OBJ, GL_SF_SRC, GL_SF_ANY /* ... */ };
 
@@ -47,6 +51,7 @@ struct gl_supp {
     const char *file; /* the file it came from (owned by the set) */
     int line;         /* of its '{' */
     enum gl_supp_kind kind;
+    unsigned error_kind; /* GL_SUPP_ERROR: enum gl_error_kind */
     unsigned leak_kinds; /* GL_LEAK_KIND_BIT set; all when no match-leak-kinds line */
     unsigned nframes;
     struct gl_supp_frame frames[GL_SUPP_MAX_FRAMES];
@@ -82,6 +87,10 @@ bool gl_supp_matches(const struct gl_supp *e, const struct gl_frame *frames, uns
 struct gl_supp *gl_supp_find(struct gl_supp_set *s, enum gl_supp_kind kind,
                              const struct gl_frame *frames, unsigned n, unsigned leak_kind);
 
+/* The first error entry of that error kind that matches, or NULL. */
+struct gl_supp *gl_supp_find_error(struct gl_supp_set *s, unsigned error_kind,
+                                   const struct gl_frame *frames, unsigned n);
+
 /* Valgrind's glob: '*' any run of characters, '?' one character, '\' quotes the
  * next one. */
 bool gl_glob_match(const char *pattern, const char *text);
@@ -92,5 +101,8 @@ bool gl_glob_match(const char *pattern, const char *text);
  * (truncated to buflen like snprintf). */
 size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
                         unsigned leak_kind);
+/* The same for an API error of that kind (no match-leak-kinds line). */
+size_t gl_supp_generate_error(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
+                              unsigned error_kind);
 
 #endif

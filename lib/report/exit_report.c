@@ -9,6 +9,7 @@
 #include "analyze/owners.h"
 #include "common/env.h"
 #include "report_json.h"
+#include "trace_file.h"
 #include "report_xml.h"
 #include "leak_run.h"
 #include "report_text.h"
@@ -113,6 +114,7 @@ void gl_exit_report(void)
     if (gl_rt.forked_child && gl_rt.opt.child_silent_after_fork)
         return;
     exit_scan_start(&cc);
+    gl_trace_finish();
 
     /* A check the program asked for on another thread finishes first. */
     gl_leak_run_lock();

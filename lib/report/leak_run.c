@@ -5,6 +5,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,7 +17,9 @@
 #include "frame_filter.h"
 #include "runtime.h"
 #include "symbolize.h"
+#include "track/api_errors.h"
 #include "track/event.h"
+#include "track/mem_stats.h"
 #include "track/modules.h"
 #include "track/stack_depot.h"
 #include "track/tool_alloc.h"
@@ -86,19 +89,24 @@ static int objects_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-static struct gl_symbolizer *symbolizer(void)
+struct gl_symbolizer *gl_symbolizer_fresh(struct gl_symbolizer **sym, unsigned long long *objects)
 {
     unsigned long long sig = 0;
     dl_iterate_phdr(objects_cb, &sig);
-    if (env.sym && sig != env.sym_objects) {
-        gl_symbolizer_close(env.sym);
-        env.sym = NULL;
+    if (*sym && sig != *objects) {
+        gl_symbolizer_close(*sym);
+        *sym = NULL;
     }
-    if (!env.sym) {
-        env.sym = gl_symbolizer_open();
-        env.sym_objects = sig;
+    if (!*sym) {
+        *sym = gl_symbolizer_open();
+        *objects = sig;
     }
-    return env.sym;
+    return *sym;
+}
+
+static struct gl_symbolizer *symbolizer(void)
+{
+    return gl_symbolizer_fresh(&env.sym, &env.sym_objects);
 }
 
 static const char *device_name(int device, void *arg)
@@ -135,14 +143,19 @@ static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
 
 /* The frames kept for a stack, symbolized and filtered; for suppression
  * matching (every kept frame) and for printing (--num-callers). */
+unsigned gl_stack_frames_with(struct gl_symbolizer *sym, uint32_t stack, struct gl_frame *out,
+                              unsigned max)
+{
+    unsigned n;
+    const uintptr_t *ips = gl_depot_frames(stack, &n);
+    return ips ? gl_frame_filter(ips, n, frame_lookup, sym, gl_rt.opt.show_below_main, out, max)
+               : 0;
+}
+
 static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
 {
     (void)arg;
-    unsigned n;
-    const uintptr_t *ips = gl_depot_frames(stack, &n);
-    return ips ? gl_frame_filter(ips, n, frame_lookup, symbolizer(), gl_rt.opt.show_below_main, out,
-                                 max)
-               : 0;
+    return gl_stack_frames_with(symbolizer(), stack, out, max);
 }
 
 static size_t vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)
@@ -167,7 +180,7 @@ static void add_default(const char *path, void *arg)
 
 /* --suppressions files, then the defaults installed beside the runtime (unless
  * the launcher already listed them: it passes --default-suppressions=no then). */
-static void load_suppressions(struct gl_supp_set *s)
+void gl_load_suppressions(struct gl_supp_set *s)
 {
     gl_supp_set_init(s);
     char err[512];
@@ -319,6 +332,28 @@ static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_
     return k;
 }
 
+static int by_peak_desc(const void *a, const void *b)
+{
+    const struct gl_site_stats *x = a, *y = b;
+    if (x->peak_bytes != y->peak_bytes)
+        return x->peak_bytes < y->peak_bytes ? 1 : -1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The --top-sites sites with the highest peaks. */
+static struct gl_site_stats *top_sites(size_t *n)
+{
+    *n = 0;
+    size_t all = gl_depot_sites(NULL, 0);
+    struct gl_site_stats *s = all ? malloc(all * sizeof *s) : NULL;
+    if (!s)
+        return NULL;
+    all = gl_depot_sites(s, all);
+    qsort(s, all, sizeof *s, by_peak_desc);
+    *n = all < (size_t)gl_rt.opt.top_sites ? all : (size_t)gl_rt.opt.top_sites;
+    return s;
+}
+
 int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_caller_context *cc)
 {
     struct gl_caller_context here;
@@ -367,8 +402,14 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
         return -1;
     }
     gl_tracker_stats(&run->stats);
+    gl_api_error_counts(&run->api_errors);
+    run->usage = malloc(sizeof *run->usage);
+    if (run->usage)
+        gl_stats_snapshot(run->usage);
+    if (gl_rt.opt.stats)
+        run->top = top_sites(&run->ntop);
     if (!env.supps_loaded) {
-        load_suppressions(&env.supps);
+        gl_load_suppressions(&env.supps);
         env.supps_loaded = true;
     }
     gl_suppress_records(&run->leaks, &env.supps, stack_frames, NULL);
@@ -377,6 +418,8 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
 
 void gl_leak_run_free(struct gl_leak_run *run)
 {
+    free(run->usage);
+    free(run->top);
     gl_leak_result_free(&run->leaks);
     gl_tool_unmap(run->blocks, run->snap_bytes);
     memset(run, 0, sizeof *run);
@@ -400,6 +443,10 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->vmm_mappings = vmm_mappings;
     in->pool_name = pool_name;
     in->reach = &run->reach;
+    in->api_errors = &run->api_errors;
+    in->usage = run->usage;
+    in->top_sites = run->top;
+    in->ntop_sites = run->ntop;
 }
 
 void gl_leak_run_close(void)

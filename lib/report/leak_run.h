@@ -34,6 +34,10 @@ struct gl_leak_run {
     struct gl_reachability reach; /* how the blocks' reachability was found */
     bool device_scanned;          /* --scan-device ran */
     struct gl_device_scan device;
+    struct gl_api_error_counts api_errors;
+    struct gl_usage *usage;    /* malloc'ed */
+    struct gl_site_stats *top; /* --stats: sites by peak bytes, malloc'ed */
+    size_t ntop;
 };
 
 void gl_leak_run_lock(void);
@@ -53,6 +57,17 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
 
 /* The loaded suppression set (for -v's used_suppression lines and documents). */
 const struct gl_supp_set *gl_leak_run_supps(void);
+
+/* Services shared with the API error reports (error_sink.h), which keep their
+ * own instances: they run inside CUDA calls and must not wait for a check.
+ * The symbolizer in *sym, reopened when objects were loaded or unloaded since
+ * *objects was taken: */
+struct gl_symbolizer *gl_symbolizer_fresh(struct gl_symbolizer **sym, unsigned long long *objects);
+/* A stored stack's frames to show, symbolized with sym and filtered. */
+unsigned gl_stack_frames_with(struct gl_symbolizer *sym, uint32_t stack, struct gl_frame *out,
+                              unsigned max);
+/* --suppressions files, then the installed defaults; errors go to the log. */
+void gl_load_suppressions(struct gl_supp_set *s);
 
 /* Close the services (after the exit report). */
 void gl_leak_run_close(void);

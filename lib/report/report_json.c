@@ -211,8 +211,11 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
             gl_out_printf(o,
                           ", \"line\": %d, \"kind\": \"%s\", \"count\": %" PRIu64
                           ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}",
-                          e->line, e->kind == GL_SUPP_CACHED ? "Cached" : "Leak", e->count,
-                          e->bytes, e->blocks);
+                          e->line,
+                          e->kind == GL_SUPP_CACHED  ? "Cached"
+                          : e->kind == GL_SUPP_ERROR ? gl_error_kind_name(e->error_kind)
+                                                     : "Leak",
+                          e->count, e->bytes, e->blocks);
             first = false;
         }
     gl_out_str(o, first ? "]\n}\n" : "\n  ]\n}\n");

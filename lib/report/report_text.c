@@ -7,6 +7,8 @@
 #include "track/api.h"
 #include "track/event.h"
 
+static void add_api_errors(const struct gl_report_input *in, struct gl_error_counts *out);
+
 static bool is_error_kind(const struct gl_options *opt, enum gl_leak_kind k)
 {
     return (opt->errors_for_leak_kinds & GL_LEAK_KIND_BIT(k)) != 0;
@@ -21,6 +23,7 @@ bool gl_report_is_error(const struct gl_options *opt, const struct gl_loss_recor
 void gl_report_error_counts(const struct gl_report_input *in, struct gl_error_counts *out)
 {
     memset(out, 0, sizeof *out);
+    add_api_errors(in, out);
     if (in->opt->leak_check != GL_LEAK_CHECK_FULL)
         return;
     for (size_t i = 0; i < in->leaks->nrecords; i++) {
@@ -35,6 +38,17 @@ void gl_report_error_counts(const struct gl_report_input *in, struct gl_error_co
             out->contexts++;
         }
     }
+}
+
+static void add_api_errors(const struct gl_report_input *in, struct gl_error_counts *out)
+{
+    const struct gl_api_error_counts *a = in->api_errors;
+    if (!a)
+        return;
+    out->errors += a->errors;
+    out->contexts += a->contexts;
+    out->suppressed += a->suppressed;
+    out->suppressed_contexts += a->suppressed_contexts;
 }
 
 uint64_t gl_report_error_count(const struct gl_report_input *in)
@@ -59,7 +73,7 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static void print_frame(struct gl_out *o, const struct gl_frame *f, bool first)
+void gl_report_print_frame(struct gl_out *o, const struct gl_frame *f, bool first)
 {
     const char *lead = first ? "   at" : "   by";
     const char *fn = f->function ? f->function : "???";
@@ -330,7 +344,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                      ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
     for (unsigned i = 0; i < n; i++)
-        print_frame(o, &frames[i], i == 0);
+        gl_report_print_frame(o, &frames[i], i == 0);
     if (n == 0)
         gl_out_line(o, "   (no stack recorded)");
     char block[1024];
@@ -451,6 +465,125 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
     gl_out_line(o, "%s", "");
 }
 
+static void print_stack_of(struct gl_out *o, const struct gl_report_input *in, uint32_t stack,
+                           const char *indent)
+{
+    struct gl_frame frames[GL_MAX_CALLERS];
+    unsigned n = in->stack_frames && stack
+                     ? in->stack_frames(stack, frames, (unsigned)in->opt->num_callers, in->arg)
+                     : 0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct gl_frame *f = &frames[i];
+        const char *fn = f->function ? f->function : "???";
+        if (f->file && f->line > 0)
+            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s (%s:%d)", indent, i ? "by" : "at", f->ip, fn,
+                        basename_of(f->file), f->line);
+        else
+            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s (in %s)", indent, i ? "by" : "at", f->ip, fn,
+                        f->object ? f->object : "?");
+    }
+    if (n == 0)
+        gl_out_line(o, "%s(no stack recorded)", indent);
+}
+
+static void slot_title(const struct gl_report_input *in, unsigned slot, char *buf, size_t len)
+{
+    if (slot == GL_STATS_SLOT_HOST) {
+        snprintf(buf, len, "host memory");
+    } else if (slot == GL_STATS_SLOT_OTHER) {
+        snprintf(buf, len, "devices beyond %d", GL_STATS_DEVICES - 1);
+    } else {
+        const char *name = in->device_name ? in->device_name((int)slot, in->arg) : NULL;
+        if (name)
+            snprintf(buf, len, "device %u (%s)", slot, name);
+        else
+            snprintf(buf, len, "device %u", slot);
+    }
+}
+
+/* GPU MEMORY SUMMARY, per device: in use, peak and where it was reached, and
+ * per kind what was allocated, freed and failed. */
+static void usage_by_device(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_usage *u = in->usage;
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],
+        b5[GL_U64_COMMAS_LEN], b6[GL_U64_COMMAS_LEN], title[160];
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
+        if (!u->used[sl])
+            continue;
+        const struct gl_stat_device *d = &u->dev[sl];
+        slot_title(in, sl, title, sizeof title);
+        gl_out_line(o, "  %s: in use %s bytes, peak %s bytes%s", title,
+                    gl_fmt_u64_commas(b1, d->cur_bytes), gl_fmt_u64_commas(b2, d->peak_bytes),
+                    d->peak_bytes ? ", reached by allocation" : "");
+        if (d->peak_bytes) {
+            gl_out_line(o, "    #%s at:", gl_fmt_u64_commas(b1, d->peak_seq));
+            print_stack_of(o, in, d->peak_stack, "       ");
+        }
+        for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
+            const struct gl_stat_group *g = &u->grp[sl][k];
+            const struct gl_stat_counts *a = &g->split[GL_SPLIT_ALL];
+            if (!a->alloc_blocks && !g->failed)
+                continue;
+            gl_out_line(o,
+                        "    %s: in use %s bytes in %s blocks, peak %s bytes in %s blocks; "
+                        "%s allocs, %s frees",
+                        gl_mem_kind_name(k), gl_fmt_u64_commas(b1, a->cur_bytes),
+                        gl_fmt_u64_commas(b2, a->cur_blocks), gl_fmt_u64_commas(b3, a->peak_bytes),
+                        gl_fmt_u64_commas(b4, a->peak_blocks),
+                        gl_fmt_u64_commas(b5, a->alloc_blocks),
+                        gl_fmt_u64_commas(b6, a->freed_blocks));
+            if (g->failed)
+                gl_out_line(o, "    %s: %s failed allocations, %s bytes asked for",
+                            gl_mem_kind_name(k), gl_fmt_u64_commas(b1, g->failed),
+                            gl_fmt_u64_commas(b2, g->failed_bytes));
+        }
+    }
+}
+
+/* --stats=yes: torch.cuda.memory_stats()'s counters per device and kind, and
+ * the sites that held the most at their peak. */
+static void usage_stats(struct gl_out *o, const struct gl_report_input *in)
+{
+    static const char *const split_name[GL_NSPLITS] = {"small", "large", "all"};
+    const struct gl_usage *u = in->usage;
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],
+        title[160];
+    gl_out_line(o, "GPU MEMORY STATISTICS (--stats=yes; small: blocks under 1 MiB):");
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
+        if (!u->used[sl])
+            continue;
+        slot_title(in, sl, title, sizeof title);
+        for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
+            const struct gl_stat_group *g = &u->grp[sl][k];
+            if (!g->split[GL_SPLIT_ALL].alloc_blocks)
+                continue;
+            gl_out_line(o, "  %s, %s:%*s %16s %16s %16s %16s", title, gl_mem_kind_name(k), 1, "",
+                        "current", "peak", "allocated", "freed");
+            for (int w = 0; w < 2; w++)
+                for (int sp = GL_SPLIT_ALL; sp >= 0; sp--) {
+                    const struct gl_stat_counts *c = &g->split[sp];
+                    gl_out_line(o, "    %-6s %-6s %16s %16s %16s %16s", w ? "bytes" : "blocks",
+                                split_name[sp],
+                                gl_fmt_u64_commas(b1, w ? c->cur_bytes : c->cur_blocks),
+                                gl_fmt_u64_commas(b2, w ? c->peak_bytes : c->peak_blocks),
+                                gl_fmt_u64_commas(b3, w ? c->alloc_bytes : c->alloc_blocks),
+                                gl_fmt_u64_commas(b4, w ? c->freed_bytes : c->freed_blocks));
+                }
+        }
+    }
+    if (in->ntop_sites)
+        gl_out_line(o, "  top %zu allocation sites by peak bytes:", in->ntop_sites);
+    for (size_t i = 0; i < in->ntop_sites; i++) {
+        const struct gl_site_stats *s = &in->top_sites[i];
+        gl_out_line(o, "    peak %s bytes; %s bytes in %s blocks at exit; allocated at",
+                    gl_fmt_u64_commas(b1, s->peak_bytes), gl_fmt_u64_commas(b2, s->live_bytes),
+                    gl_fmt_u64_commas(b3, s->live_blocks));
+        print_stack_of(o, in, s->stack, "       ");
+    }
+    gl_out_line(o, "%s", "");
+}
+
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_options *opt = in->opt;
@@ -493,7 +626,11 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
                 gl_fmt_u64_commas(b3, in->stats->allocs), gl_fmt_u64_commas(b4, in->stats->frees),
                 gl_fmt_u64_commas(b5, in->stats->bytes_allocated),
                 gl_fmt_u64_commas(b6, in->stats->peak_bytes));
+    if (in->usage)
+        usage_by_device(o, in);
     gl_out_line(o, "%s", "");
+    if (in->usage && opt->stats)
+        usage_stats(o, in);
 
     if (opt->leak_check == GL_LEAK_CHECK_NO && lr->in_use.blocks > 0) {
         gl_out_line(o, "For a detailed leak analysis, rerun with: --leak-check=full");

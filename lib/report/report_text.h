@@ -15,6 +15,9 @@
 #include "common/suppressions.h"
 #include "common/out.h"
 #include "symbolize.h"
+#include "track/api_errors.h"
+#include "track/mem_stats.h"
+#include "track/stack_depot.h"
 #include "track/tracker.h"
 
 /* Which records a leak check prints (gpuleak.h's check modes). */
@@ -52,6 +55,14 @@ struct gl_report_input {
     const char *(*pool_name)(uint64_t pool_key, char *buf, size_t len, void *arg);
     void *arg;
 
+    /* API misuse errors so far (ERROR SUMMARY; NULL: none counted). */
+    const struct gl_api_error_counts *api_errors;
+    /* Usage per device and kind (GPU MEMORY SUMMARY's per-device part; NULL:
+     * totals only), and for --stats the sites with the highest peaks. */
+    const struct gl_usage *usage;
+    const struct gl_site_stats *top_sites;
+    size_t ntop_sites;
+
     /* How the blocks' reachability was found (NULL: not looked for). */
     const struct gl_reachability *reach;
 
@@ -70,6 +81,8 @@ void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss
                           const char *api, char *buf, size_t len);
 
 void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in);
+/* One stack line: "   at 0x...: fn (file:line)", "   by ..." after the first. */
+void gl_report_print_frame(struct gl_out *o, const struct gl_frame *f, bool first);
 /* The exit report's leak part: records, GPU MEMORY SUMMARY, LEAK SUMMARY, ERROR
  * SUMMARY. */
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in);

@@ -10,6 +10,14 @@ enum gl_api {
     GL_API_COUNT
 };
 
+/* Copies and sets (driver_api.def's last entries): checked, and their
+ * callbacks enabled, only with --check-api-ranges=yes. */
+#define GL_API_FIRST_ACCESS GL_API_cuMemcpy
+static inline int gl_api_is_access(unsigned api)
+{
+    return api >= GL_API_FIRST_ACCESS && api < GL_API_COUNT;
+}
+
 /* Calls of the client API that create blocks: not driver entry points, so out of
  * the range CUPTI callbacks are enabled for. */
 enum gl_client_api {

@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "api_errors.h"
 #include "contexts.h"
 #include "cupti_decode.h"
 #include "profile.h"
@@ -12,9 +13,16 @@
 #include "tracker.h"
 
 static _Atomic int stacks_enabled = 1;
+static int free_stacks = 1;
 static int null_callback;
 
 void gl_callback_set_stacks(int enabled) { atomic_store(&stacks_enabled, enabled); }
+void gl_callback_set_free_stacks(int enabled) { free_stacks = enabled; }
+
+static inline uint32_t capture(void)
+{
+    return atomic_load_explicit(&stacks_enabled, memory_order_relaxed) ? gl_stack_capture() : 0;
+}
 
 void gl_callback_bench_mode(const char *mode)
 {
@@ -47,8 +55,7 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
         return;
     }
     uint64_t t0 = gl_prof_now();
-    if (atomic_load_explicit(&stacks_enabled, memory_order_relaxed))
-        ev->stack = gl_stack_capture();
+    ev->stack = capture();
     uint64_t t1 = gl_prof_now();
     gl_tracker_alloc(ev);
     if (gl_profiling) {
@@ -72,7 +79,13 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
-            corr = gl_tracker_release_begin(&ev) | RELEASE_TAG;
+            if (ev.type == GL_EV_ACCESS) {
+                /* A copy or set: checked before it runs, nothing to carry to the exit. */
+                ev.device = (int16_t)gl_context_device(ev.ctx);
+                gl_tracker_apply(&ev);
+            } else {
+                corr = gl_tracker_release_begin(&ev) | RELEASE_TAG;
+            }
             gl_prof_add(GL_PROF_FREE_ENTER, t0, gl_prof_now());
         }
         if (cb->correlationData)
@@ -87,13 +100,28 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
+            ev.device = (int16_t)gl_context_device(ev.ctx);
+            /* The free's stack, for the quarantine (and any error found). */
+            if (free_stacks)
+                ev.stack = capture();
             gl_tracker_release_end(corr & ~(uint64_t)RELEASE_TAG, rc == CUDA_SUCCESS, &ev);
             gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
         }
         return;
     }
-    if (rc == CUDA_SUCCESS && gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
-        on_exit_acquire(&ev, cb);
+    if (rc == CUDA_SUCCESS) {
+        if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
+            on_exit_acquire(&ev, cb);
+    } else if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
+        ev.flags = GL_EVF_FAILED;
+        if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev) && ev.type == GL_EV_ALLOC) {
+            fill_common(&ev, cb);
+            if (ev.device == GL_DEVICE_FROM_CONTEXT)
+                ev.device = (int16_t)gl_context_device(ev.ctx);
+            ev.stack = capture();
+            gl_api_report_oom(&ev);
+        }
+    }
 }
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
@@ -101,6 +129,10 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
     uint64_t ctx = (uintptr_t)rd->context;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         gl_context_created(ctx);
+    } else if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
+        gl_stream_created((uintptr_t)rd->resourceHandle.stream, ctx);
+    } else if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) {
+        gl_stream_destroyed((uintptr_t)rd->resourceHandle.stream);
     } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         struct gl_event ev = {.type = GL_EV_CTX_DESTROY, .ctx = ctx, .tid = gl_thread_id()};
         gl_tracker_ctx_destroy(&ev);

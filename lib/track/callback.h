@@ -14,6 +14,8 @@ void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
 
 /* Stack capture can be turned off for tests that drive the callback by hand. */
 void gl_callback_set_stacks(int enabled);
+/* Capture a stack at every free too (--keep-stacktraces=alloc-and-free). */
+void gl_callback_set_free_stacks(int enabled);
 
 /* Benchmark knob: GPULEAK_BENCH=null makes the callback return at once (CUPTI's own
  * cost), GPULEAK_BENCH=nostack skips stack capture.  Read once at injection. */

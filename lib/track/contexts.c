@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "gl_uthash.h"
+#include "spinlock.h"
+
 #define MAX_CONTEXTS 1024
 
 /* Slots are claimed under a lock and published with release stores; readers scan
@@ -76,8 +79,69 @@ int gl_context_device(uint64_t ctx)
     return dev != -2 ? dev : add(ctx);
 }
 
+/* ---- streams ---- */
+
+struct stream_entry {
+    uint64_t stream, ctx;
+    UT_hash_handle hh;
+};
+static struct stream_entry *streams;
+static gl_spinlock streams_lock = GL_SPINLOCK_INIT;
+
+void gl_stream_created(uint64_t stream, uint64_t ctx)
+{
+    if (!stream)
+        return;
+    gl_spin_lock(&streams_lock);
+    struct stream_entry *e;
+    HASH_FIND(hh, streams, &stream, sizeof stream, e);
+    if (!e && (e = gl_tool_alloc(sizeof *e)) != NULL) {
+        e->stream = stream;
+        HASH_ADD(hh, streams, stream, sizeof e->stream, e);
+    }
+    if (e)
+        e->ctx = ctx;
+    gl_spin_unlock(&streams_lock);
+}
+
+void gl_stream_destroyed(uint64_t stream)
+{
+    gl_spin_lock(&streams_lock);
+    struct stream_entry *e;
+    HASH_FIND(hh, streams, &stream, sizeof stream, e);
+    if (e) {
+        HASH_DEL(streams, e);
+        gl_tool_free(e, sizeof *e);
+    }
+    gl_spin_unlock(&streams_lock);
+}
+
+int gl_stream_device(uint64_t stream, uint64_t current_ctx)
+{
+    uint64_t ctx = current_ctx;
+    if (stream > 2) { /* not one of the default streams */
+        struct stream_entry *e;
+        gl_spin_lock(&streams_lock);
+        HASH_FIND(hh, streams, &stream, sizeof stream, e);
+        if (e)
+            ctx = e->ctx;
+        gl_spin_unlock(&streams_lock);
+    }
+    return gl_context_device(ctx);
+}
+
+void gl_contexts_after_fork_child(void) { gl_spin_reset(&streams_lock); }
+
 void gl_contexts_reset(void)
 {
+    gl_spin_lock(&streams_lock);
+    struct stream_entry *e, *tmp;
+    HASH_ITER(hh, streams, e, tmp)
+    {
+        HASH_DEL(streams, e);
+        gl_tool_free(e, sizeof *e);
+    }
+    gl_spin_unlock(&streams_lock);
     pthread_mutex_lock(&lock);
     unsigned n = atomic_load(&nslots);
     for (unsigned i = 0; i < n; i++)

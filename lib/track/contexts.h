@@ -21,6 +21,15 @@ void gl_context_destroyed(uint64_t ctx);
 /* Device of ctx, asking once for contexts never announced; -1 if unknown. */
 int gl_context_device(uint64_t ctx);
 
+/* Streams and their contexts (resource callbacks), so that a stream-ordered
+ * call is placed on its stream's device, not the current one.  The default
+ * streams (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) and unknown streams are
+ * the current context's. */
+void gl_stream_created(uint64_t stream, uint64_t ctx);
+void gl_stream_destroyed(uint64_t stream);
+int gl_stream_device(uint64_t stream, uint64_t current_ctx);
+
 void gl_contexts_reset(void); /* tests */
+void gl_contexts_after_fork_child(void);
 
 #endif

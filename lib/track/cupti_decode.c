@@ -12,7 +12,9 @@ typedef bool (*decoder_fn)(enum gl_site site, const void *params, struct gl_even
 static bool alloc_at(struct gl_event *ev, enum gl_mem_kind kind, uint64_t key, uint64_t size,
                      int device)
 {
-    if (gl_key_value(key) == 0)
+    if (ev->flags & GL_EVF_FAILED)
+        key = 0; /* the request of a failed call: its output holds nothing */
+    else if (gl_key_value(key) == 0)
         return false; /* a successful call that returned no address: nothing to track */
     ev->type = GL_EV_ALLOC;
     ev->kind = (uint8_t)kind;
@@ -493,6 +495,188 @@ static bool dec_ipc_close(enum gl_site site, const void *params, struct gl_event
 {
     ENTER_ONLY;
     return free_at(ev, ((const cuIpcCloseMemHandle_params *)params)->dptr);
+}
+
+/* ---- copies and sets: checked at entry, before they run ---- */
+
+static bool access(struct gl_event *ev, uint64_t dst, uint64_t dst_len, uint64_t src,
+                   uint64_t src_len)
+{
+    ev->type = GL_EV_ACCESS;
+    ev->key = dst_len ? dst : 0;
+    ev->size = dst ? dst_len : 0;
+    ev->aux = src_len ? src : 0;
+    ev->seq = src ? src_len : 0;
+    return ev->size || ev->seq;
+}
+
+/* From the first byte a pitched copy touches to its last: rows of width bytes,
+ * pitch apart, in planes of rows_per_plane rows. */
+static uint64_t pitched_extent(uint64_t width, uint64_t height, uint64_t depth, uint64_t pitch,
+                               uint64_t rows_per_plane)
+{
+    if (!width || !height || !depth)
+        return 0;
+    if (height > 1 && pitch < width)
+        pitch = width; /* a pitch below the width is the driver's to refuse */
+    return ((depth - 1) * rows_per_plane + (height - 1)) * pitch + width;
+}
+
+/* A copy side's linear address (host or device; 0 for arrays and unknown types). */
+static uint64_t side_base(CUmemorytype type, const void *host, CUdeviceptr dev)
+{
+    switch (type) {
+    case CU_MEMORYTYPE_HOST:
+        return (uintptr_t)host;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+        return dev;
+    default:
+        return 0;
+    }
+}
+
+static bool dec_memcpy(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpy_params *p = params; /* cuMemcpyAsync's adds the stream */
+    ENTER_ONLY;
+    return access(ev, p->dst, p->ByteCount, p->src, p->ByteCount);
+}
+
+static bool dec_memcpy_peer(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpyPeer_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->ByteCount, p->srcDevice, p->ByteCount);
+}
+
+static bool dec_memcpy_htod(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpyHtoD_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->ByteCount, (uintptr_t)p->srcHost, p->ByteCount);
+}
+
+static bool dec_memcpy_dtoh(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpyDtoH_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, (uintptr_t)p->dstHost, p->ByteCount, p->srcDevice, p->ByteCount);
+}
+
+static bool dec_memcpy_dtod(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpyDtoD_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->ByteCount, p->srcDevice, p->ByteCount);
+}
+
+static bool dec_memcpy_dtoa(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpyDtoA_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, 0, 0, p->srcDevice, p->ByteCount);
+}
+
+static bool dec_memcpy_atod(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpyAtoD_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->ByteCount, 0, 0);
+}
+
+static bool dec_memcpy2d(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemcpy2D_v2_params *p = params; /* the same layout for Unaligned and Async */
+    ENTER_ONLY;
+    const CUDA_MEMCPY2D *c = p->pCopy;
+    if (!c)
+        return false;
+    uint64_t dst = side_base(c->dstMemoryType, c->dstHost, c->dstDevice);
+    uint64_t src = side_base(c->srcMemoryType, c->srcHost, c->srcDevice);
+    return access(ev, dst ? dst + c->dstY * c->dstPitch + c->dstXInBytes : 0,
+                  pitched_extent(c->WidthInBytes, c->Height, 1, c->dstPitch, 0),
+                  src ? src + c->srcY * c->srcPitch + c->srcXInBytes : 0,
+                  pitched_extent(c->WidthInBytes, c->Height, 1, c->srcPitch, 0));
+}
+
+/* CUDA_MEMCPY3D and CUDA_MEMCPY3D_PEER differ in one field per side (reserved
+ * or context); the geometry is read the same way from either. */
+#define MEMCPY3D_ACCESS(ev, c)                                                                     \
+    do {                                                                                           \
+        uint64_t dst_ = side_base((c)->dstMemoryType, (c)->dstHost, (c)->dstDevice);               \
+        uint64_t src_ = side_base((c)->srcMemoryType, (c)->srcHost, (c)->srcDevice);               \
+        uint64_t dh_ = (c)->dstHeight ? (c)->dstHeight : (c)->Height;                              \
+        uint64_t sh_ = (c)->srcHeight ? (c)->srcHeight : (c)->Height;                              \
+        return access(                                                                             \
+            ev,                                                                                    \
+            dst_ ? dst_ + ((c)->dstZ * dh_ + (c)->dstY) * (c)->dstPitch + (c)->dstXInBytes : 0,    \
+            pitched_extent((c)->WidthInBytes, (c)->Height, (c)->Depth, (c)->dstPitch, dh_),        \
+            src_ ? src_ + ((c)->srcZ * sh_ + (c)->srcY) * (c)->srcPitch + (c)->srcXInBytes : 0,    \
+            pitched_extent((c)->WidthInBytes, (c)->Height, (c)->Depth, (c)->srcPitch, sh_));       \
+    } while (0)
+
+static bool dec_memcpy3d(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const CUDA_MEMCPY3D *c = ((const cuMemcpy3D_v2_params *)params)->pCopy;
+    ENTER_ONLY;
+    if (!c)
+        return false;
+    MEMCPY3D_ACCESS(ev, c);
+}
+
+static bool dec_memcpy3d_peer(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const CUDA_MEMCPY3D_PEER *c = ((const cuMemcpy3DPeer_params *)params)->pCopy;
+    ENTER_ONLY;
+    if (!c)
+        return false;
+    MEMCPY3D_ACCESS(ev, c);
+}
+
+/* Sets: the synchronous and asynchronous forms share their leading fields. */
+static bool dec_memset_d8(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemsetD8_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->N, 0, 0);
+}
+
+static bool dec_memset_d16(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemsetD16_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->N * 2, 0, 0);
+}
+
+static bool dec_memset_d32(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemsetD32_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, p->N * 4, 0, 0);
+}
+
+static bool dec_memset_2d8(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemsetD2D8_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, pitched_extent(p->Width, p->Height, 1, p->dstPitch, 0), 0, 0);
+}
+
+static bool dec_memset_2d16(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemsetD2D16_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, pitched_extent(p->Width * 2, p->Height, 1, p->dstPitch, 0), 0,
+                  0);
+}
+
+static bool dec_memset_2d32(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuMemsetD2D32_v2_params *p = params;
+    ENTER_ONLY;
+    return access(ev, p->dstDevice, pitched_extent(p->Width * 4, p->Height, 1, p->dstPitch, 0), 0,
+                  0);
 }
 
 /* ---- tables ---- */

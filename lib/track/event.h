@@ -74,6 +74,10 @@ enum gl_event_type {
     GL_EV_IGNORE,       /* key: never report this block */
     GL_EV_POOL_CREATE,  /* key: this block is a custom pool */
     GL_EV_POOL_DESTROY, /* key: the pool and its remaining sub-allocations are gone */
+    /* A copy or set (--check-api-ranges): key = destination, size = the bytes
+     * from its first to its last byte touched; aux = source, seq = likewise
+     * (0: none, or not memory gpuleak could track: an array). */
+    GL_EV_ACCESS,
 };
 /* A pool's sub-allocation is an ALLOC of kind GL_MEM_POOL_SUB, key
  * gl_key_make(GL_NS_POOL_SUB, address), aux = the pool's key; it is freed by a
@@ -83,6 +87,7 @@ enum gl_event_type {
 #define GL_EVF_SIZE_UNKNOWN 0x1 /* size resolved at report time (IPC, imported handles) */
 #define GL_EVF_IMPORTED 0x2     /* memory of another process, opened here */
 #define GL_EVF_IGNORED 0x4      /* allocated while the thread disabled tracking */
+#define GL_EVF_FAILED 0x8       /* decoding a failed allocation: the request, key may be 0 */
 
 struct gl_event {
     uint8_t type;   /* enum gl_event_type */

@@ -13,6 +13,9 @@ struct depot_entry {
     uint64_t hash;
     uint32_t id;
     uint32_t n;
+    /* The site's usage: moved by mem_stats.c on counted allocations and frees. */
+    _Atomic int64_t live_bytes, live_blocks;
+    _Atomic uint64_t peak_bytes;
     uintptr_t frames[];
 };
 
@@ -105,6 +108,9 @@ uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n)
         if (e) {
             e->hash = hash;
             e->n = n;
+            atomic_init(&e->live_bytes, 0);
+            atomic_init(&e->live_blocks, 0);
+            atomic_init(&e->peak_bytes, 0);
             memcpy(e->frames, frames, n * sizeof *frames);
             e->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
             if (!publish(e)) {
@@ -150,3 +156,43 @@ const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n)
 unsigned gl_depot_count(void) { return atomic_load(&next_id) - 1; }
 
 size_t gl_depot_memory_bytes(void) { return atomic_load(&depot_bytes); }
+
+void gl_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks)
+{
+    struct depot_entry *e = entry(id);
+    if (!e)
+        return;
+    int64_t now = atomic_fetch_add_explicit(&e->live_bytes, bytes, memory_order_relaxed) + bytes;
+    atomic_fetch_add_explicit(&e->live_blocks, blocks, memory_order_relaxed);
+    uint64_t p = atomic_load_explicit(&e->peak_bytes, memory_order_relaxed);
+    while (now > 0 && (uint64_t)now > p &&
+           !atomic_compare_exchange_weak_explicit(&e->peak_bytes, &p, (uint64_t)now,
+                                                  memory_order_relaxed, memory_order_relaxed))
+        ;
+}
+
+size_t gl_depot_sites(struct gl_site_stats *out, size_t max)
+{
+    size_t n = 0;
+    uint32_t end = atomic_load_explicit(&next_id, memory_order_acquire);
+    for (uint32_t id = 1; id < end; id++) {
+        struct depot_entry *e = entry(id);
+        if (!e)
+            continue;
+        uint64_t peak = atomic_load_explicit(&e->peak_bytes, memory_order_relaxed);
+        if (!peak)
+            continue;
+        if (n < max) {
+            int64_t live = atomic_load_explicit(&e->live_bytes, memory_order_relaxed);
+            int64_t blocks = atomic_load_explicit(&e->live_blocks, memory_order_relaxed);
+            out[n] = (struct gl_site_stats){
+                .stack = id,
+                .live_bytes = live > 0 ? (uint64_t)live : 0,
+                .live_blocks = blocks > 0 ? (uint64_t)blocks : 0,
+                .peak_bytes = peak,
+            };
+        }
+        n++;
+    }
+    return n;
+}

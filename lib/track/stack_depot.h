@@ -20,6 +20,17 @@ uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n);
 /* Frames of a stack id; NULL (and *n = 0) for an unknown id. */
 const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n);
 
+/* Allocation sites: what the blocks allocated from each stack hold now and held
+ * at most.  Moved by the usage statistics (mem_stats.h). */
+void gl_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks);
+struct gl_site_stats {
+    uint32_t stack;
+    uint64_t live_bytes, live_blocks, peak_bytes;
+};
+/* Every site that ever held memory, in id order, copied into out (up to max);
+ * returns how many there are. */
+size_t gl_depot_sites(struct gl_site_stats *out, size_t max);
+
 unsigned gl_depot_count(void);
 size_t gl_depot_memory_bytes(void);
 

@@ -4,6 +4,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "api_errors.h"
+#include "mem_stats.h"
+#include "quarantine.h"
 #include "thread_state.h"
 #include "tool_alloc.h"
 
@@ -57,6 +60,7 @@ void gl_tracker_reset(void)
     atomic_store(&peak_bytes, 0);
     atomic_store(&n_unknown_frees, 0);
     atomic_store(&n_replaced, 0);
+    gl_stats_reset();
     gl_tracker_init();
 }
 
@@ -231,8 +235,10 @@ void gl_tracker_alloc(struct gl_event *ev)
     struct gl_block_info old;
     if (gl_table_insert(blocks, &b, &old, self ? &self->spare_node : NULL)) {
         atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
-        if (counted(old.kind))
+        if (counted(old.kind)) {
             count_freed_n(self, 1, old.size);
+            gl_stats_free(old.device, old.kind, old.size, old.stack);
+        }
         if (old.flags & GL_BLK_POOL)
             sweep_pool(old.key);
     }
@@ -242,7 +248,10 @@ void gl_tracker_alloc(struct gl_event *ev)
             gl_thread_count(&self->bytes_allocated, ev->size);
         }
         count_live_add(self, ev->size);
+        gl_stats_alloc(ev->device, ev->kind, ev->size, ev->stack, ev->seq);
     }
+    if (__builtin_expect(gl_api_errors_ranges_on(), 0))
+        gl_api_ranges_add(&b);
     publish(ev);
 }
 
@@ -307,23 +316,39 @@ uint64_t gl_tracker_release_begin(struct gl_event *ev)
 void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
 {
     if (!token) {
+        /* Nothing tracked under that key.  A release the driver refused is the
+         * program's error; one it accepted was of memory gpuleak did not see
+         * allocated (counted in unknown_frees, shown with -v). */
+        if (!ok && (ev->type == GL_EV_FREE || ev->type == GL_EV_VMM_RELEASE))
+            gl_api_check_release_miss(ev);
         if (ok)
             publish(ev);
         return;
     }
     if (ev->type == GL_EV_FREE) {
         struct gl_table_node *n = (struct gl_table_node *)(uintptr_t)token;
+        const struct gl_block_info *b = gl_table_node_info(n);
+        gl_api_check_release(ev, b);
         if (!ok) {
             gl_table_reattach(blocks, n);
             return;
         }
-        const struct gl_block_info *b = gl_table_node_info(n);
         ev->seq = b->seq;
         ev->size = b->size;
         ev->kind = b->kind;
+        ev->device = b->device;
         struct gl_thread *self = gl_thread_self();
-        if (counted(b->kind))
+        if (counted(b->kind)) {
             count_freed_n(self, 1, b->size);
+            gl_stats_free(b->device, b->kind, b->size, b->stack);
+        }
+        if (__builtin_expect(gl_api_errors_ranges_on(), 0))
+            gl_api_ranges_remove(b);
+        if (gl_quarantine_capacity()) {
+            struct gl_freed_block f = {
+                .block = *b, .free_stack = ev->stack, .free_tid = ev->tid, .free_api = ev->api};
+            gl_quarantine_put(&f);
+        }
         if (__builtin_expect(b->flags & GL_BLK_POOL, 0))
             sweep_pool(b->key);
         /* Keep the node for this thread's next allocation: no lock now, none then. */
@@ -346,6 +371,14 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
                 ev->seq = u->before.seq;
                 ev->size = u->before.size;
                 count_freed(u->before.size);
+                gl_stats_free(u->before.device, u->before.kind, u->before.size, u->before.stack);
+                if (gl_quarantine_capacity()) {
+                    struct gl_freed_block f = {.block = u->before,
+                                               .free_stack = ev->stack,
+                                               .free_tid = ev->tid,
+                                               .free_api = ev->api};
+                    gl_quarantine_put(&f);
+                }
             }
             publish(ev);
         }
@@ -384,6 +417,8 @@ void gl_tracker_vmm_map(struct gl_event *ev)
     };
     gl_table_insert(maps, &m, NULL, NULL);
     gl_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);
+    if (__builtin_expect(gl_api_errors_ranges_on(), 0))
+        gl_api_ranges_add_mapping(ev->key, ev->size);
     publish(ev);
 }
 
@@ -396,10 +431,14 @@ void gl_tracker_vmm_unmap(struct gl_event *ev)
         struct gl_block_info m;
         if (!gl_table_remove(maps, cur, &m) || m.size == 0)
             break;
+        if (__builtin_expect(gl_api_errors_ranges_on(), 0))
+            gl_api_ranges_remove_mapping(m.key);
         struct gl_block_info h;
         bool removed = false;
-        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed)
+        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed) {
             count_freed(h.size);
+            gl_stats_free(h.device, h.kind, h.size, h.stack);
+        }
         cur += m.size;
     }
     publish(ev);
@@ -426,7 +465,10 @@ static bool in_context(const struct gl_block_info *b, void *arg)
     if (counted(b->kind)) {
         sw->bytes += b->size;
         sw->blocks++;
+        gl_stats_free(b->device, b->kind, b->size, b->stack);
     }
+    if (gl_api_errors_ranges_on())
+        gl_api_ranges_remove(b);
     return true; /* a pool's sub-allocations share its context and go with it */
 }
 
@@ -469,9 +511,61 @@ void gl_tracker_apply(struct gl_event *ev)
     case GL_EV_POOL_DESTROY:
         gl_tracker_pool_destroy(ev);
         break;
+    case GL_EV_ACCESS:
+        gl_api_check_access(ev);
+        break;
     case GL_EV_NONE:
         break;
     }
+}
+
+/* ---- lookups by address (error paths) ---- */
+
+struct holding_query {
+    uint64_t addr;
+    struct gl_block_info *out;
+    bool found;
+};
+
+static bool holds(const struct gl_block_info *b, void *arg)
+{
+    struct holding_query *q = arg;
+    if (!q->found && gl_key_ns(b->key) == GL_NS_ADDR && q->addr >= b->key &&
+        q->addr - b->key < b->size) {
+        *q->out = *b;
+        q->found = true;
+    }
+    return false;
+}
+
+bool gl_tracker_holding(uint64_t addr, struct gl_block_info *out)
+{
+    if (!blocks)
+        return false;
+    uint64_t start, seq;
+    if (gl_api_errors_ranges_on())
+        return gl_api_ranges_find(addr, &start, &seq) && gl_table_lookup(blocks, start, out) &&
+               out->seq == seq;
+    /* No index: a walk of the table, only ever on an error path. */
+    struct holding_query q = {addr, out, false};
+    gl_table_foreach(blocks, holds, &q);
+    return q.found;
+}
+
+bool gl_tracker_vmm_mapping_holding(uint64_t addr, struct gl_block_info *out)
+{
+    struct gl_block_info m;
+    struct holding_query q = {addr, &m, false};
+    if (!maps)
+        return false;
+    gl_table_foreach(maps, holds, &q);
+    if (!q.found)
+        return false;
+    /* Report the physical allocation behind it, at the mapped address. */
+    if (!gl_table_lookup(blocks, m.aux, out))
+        *out = m;
+    out->key = m.key;
+    return true;
 }
 
 void gl_tracker_stats(struct gl_tracker_stats *s)

@@ -53,6 +53,12 @@ uint64_t gl_tracker_seq_mark(void);
 bool gl_tracker_ignore(struct gl_event *ev);
 bool gl_tracker_pool_create(struct gl_event *ev);
 bool gl_tracker_pool_destroy(struct gl_event *ev);
+/* The live block (address-keyed) holding addr: the range index when range
+ * checks keep one, else a walk of the table (for error paths only). */
+bool gl_tracker_holding(uint64_t addr, struct gl_block_info *out);
+/* The VMM mapping holding addr: the physical allocation's record, with key set
+ * to the mapping's address (a walk, for error paths). */
+bool gl_tracker_vmm_mapping_holding(uint64_t addr, struct gl_block_info *out);
 /* The block with this key, copied (false if none). */
 bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out);
 

@@ -90,6 +90,35 @@ class Report:
         return "\n".join(self.lines)
 
 
+API_ERROR = re.compile(r"^(Invalid free|Double free|Mismatched free|Invalid (?:write|read) of "
+                       r"[\d,]+ bytes|Out of memory)")
+
+
+def api_errors(report):
+    """The API errors printed in a report: what, frames, and auxiliary lines
+    each with its frames."""
+    errs, cur, aux = [], None, None
+    for line in report.lines:
+        if API_ERROR.match(line):
+            cur = {"what": line, "frames": [], "aux": []}
+            aux = None
+            errs.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = FRAME.match(line)
+        if m:
+            (aux[1] if aux else cur["frames"]).append((m.group(2), m.group(3) or ""))
+            continue
+        if line.startswith(" ") and not line.startswith("   "):
+            aux = (line.strip(), [])
+            cur["aux"].append(aux)
+            continue
+        if line == "":
+            cur = aux = None
+    return errs
+
+
 def parse_reports(stderr):
     by_pid = {}
     order = []
@@ -770,7 +799,158 @@ def t_pytest_cupy(s):
     check("CuPy (memory pool used_bytes) grew by 4,194,304 bytes" in run.out, "CuPy's count")
 
 
+def api_error_run(s, mode, options=()):
+    run = s.run("api_errors_" + mode, [s.fixture("api_errors"), mode], options=options)
+    check(run.rc == 0, f"exit status {run.rc}")
+    r = run.only_report()
+    return r, api_errors(r)
+
+
+def where(site):
+    return f"api_errors.cu:{site_line('api_errors.cu', site)}"
+
+
+def check_error(e, what_re, func, site, aux=()):
+    """One error: its first line, its first program frame, and each auxiliary
+    line (regex) with the program frame its stack must show."""
+    check(re.match(what_re, e["what"]), f"what: {e['what']!r} !~ {what_re!r}")
+    prog = [f for f in e["frames"] if f[1].startswith("api_errors.cu")]
+    check(prog and prog[0] == (func, where(site)), f"{e['what']}: frames {e['frames']}")
+    check(len(e["aux"]) == len(aux), f"{e['what']}: aux {e['aux']}")
+    for (line, frames), (line_re, afunc, asite) in zip(e["aux"], aux):
+        check(re.match(line_re, line), f"aux {line!r} !~ {line_re!r}")
+        aprog = [f for f in frames if f[1].startswith("api_errors.cu")]
+        check(aprog and aprog[0] == (afunc, where(asite)), f"aux {line}: frames {frames}")
+
+
+def t_api_double_free(s):
+    r, errs = api_error_run(s, "double")
+    check(len(errs) == 1, f"{len(errs)} errors: {errs}")
+    check_error(errs[0], r"Double free: cudaFree\(0x[0-9A-F]+\): the block was already freed$",
+                "double_free()", "double_second",
+                [(r"Address 0x[0-9A-F]+ is 0 bytes inside a block of 4,096 bytes free'd$",
+                  "double_free()", "double_first"),
+                 (r"Block was alloc'd at$", "double_free()", "double_alloc")])
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+
+
+def t_api_interior_free(s):
+    r, errs = api_error_run(s, "interior")
+    check(len(errs) == 1, f"{len(errs)} errors: {errs}")
+    check_error(errs[0], r"Invalid free: cudaFree\(0x[0-9A-F]+\): the address is inside a block, "
+                r"not at its start$", "interior_free()", "interior_free",
+                [(r"Address 0x[0-9A-F]+ is 256 bytes inside a block of 4,096 bytes alloc'd$",
+                  "interior_free()", "interior_alloc")])
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+
+
+def t_api_never_allocated(s):
+    r, errs = api_error_run(s, "never")
+    check(len(errs) == 1, f"{len(errs)} errors: {errs}")
+    check_error(errs[0], r"Invalid free: cudaFree\(0x12345000\): an address gpuleak never saw "
+                r"allocated$", "never_allocated()", "never")
+    # Suppressible by kind, and then counted as suppressed.
+    supp = os.path.join(s.logdir, "never.supp")
+    with open(supp, "w") as f:
+        f.write("{\n  never\n  gpuleak:InvalidFree\n  ...\n  fun:never_allocated*\n}\n")
+    r2, errs2 = api_error_run(s, "never", options=[f"--suppressions={supp}"])
+    check(not errs2, f"suppressed error printed: {errs2}")
+    check(r2.errors == (0, 0), f"ERROR SUMMARY {r2.errors}")
+    check(re.search(r"suppressed: 1 from 1", r2.text()), "suppressed count")
+
+
+def t_api_mismatched(s):
+    r, errs = api_error_run(s, "mismatched")
+    check(len(errs) == 2, f"{len(errs)} errors: {[e['what'] for e in errs]}")
+    check_error(errs[0], r"Mismatched free: cudaFreeHost\(0x[0-9A-F]+\) of device memory from "
+                r"cudaMalloc; release it with cudaFree \(cuMemFree\)$", "mismatched()",
+                "mismatch_hostfree",
+                [(r"Address 0x[0-9A-F]+ is 0 bytes inside a block of 4,096 bytes alloc'd$",
+                  "mismatched()", "mismatch_dev_alloc")])
+    check_error(errs[1], r"Mismatched free: cudaFree\(0x[0-9A-F]+\) of pinned host memory from "
+                r"cudaMallocHost; release it with cudaFreeHost \(cuMemFreeHost\)$", "mismatched()",
+                "mismatch_free",
+                [(r"Address 0x[0-9A-F]+ is 0 bytes inside a block of 8,192 bytes alloc'd$",
+                  "mismatched()", "mismatch_host_alloc")])
+    check(r.errors == (2, 2), f"ERROR SUMMARY {r.errors}")
+    check(not r.records, f"leaks: {r.records}")
+
+
+def t_api_ranges(s):
+    r, errs = api_error_run(s, "ranges")
+    check(len(errs) == 4, f"{len(errs)} errors: {[e['what'] for e in errs]}")
+    alloc = (r"Address 0x[0-9A-F]+ is {} bytes inside a block of 4,096 bytes alloc'd$",
+             "ranges()", "range_alloc")
+    check_error(errs[0], r"Invalid write of 2,048 bytes by cudaMemcpy at 0x[0-9A-F]+: 1,024 bytes "
+                r"past the end of the block$", "ranges()", "range_write",
+                [(alloc[0].format("3,072"), alloc[1], alloc[2])])
+    check_error(errs[1], r"Invalid read of 200 bytes by cudaMemcpy at 0x[0-9A-F]+: 104 bytes past "
+                r"the end of the block$", "ranges()", "range_read",
+                [(alloc[0].format("4,000"), alloc[1], alloc[2])])
+    check_error(errs[2], r"Invalid write of 8,192 bytes by cudaMemset at 0x[0-9A-F]+: 4,096 bytes "
+                r"past the end of the block$", "ranges()", "range_memset",
+                [(alloc[0].format("0"), alloc[1], alloc[2])])
+    check_error(errs[3], r"Invalid write of 16 bytes by cudaMemcpy at 0x[0-9A-F]+: the block was "
+                r"freed$", "ranges()", "range_after_free",
+                [(r"Address 0x[0-9A-F]+ is 0 bytes inside a block of 4,096 bytes free'd$",
+                  "ranges()", "range_free"),
+                 (r"Block was alloc'd at$", "ranges()", "range_alloc")])
+    check(r.errors == (4, 4), f"ERROR SUMMARY {r.errors}")
+    # Off: no range errors, and no callbacks for copies at all.
+    r2, errs2 = api_error_run(s, "ranges", options=["--check-api-ranges=no"])
+    check(not errs2, f"--check-api-ranges=no still reported {[e['what'] for e in errs2]}")
+
+
+def t_api_oom(s):
+    r, errs = api_error_run(s, "oom", options=["--top-sites=3"])
+    check(len(errs) == 1, f"{len(errs)} errors: {errs}")
+    e = errs[0]
+    check(re.match(r"Out of memory: cudaMalloc of 1,125,899,906,842,624 bytes \(device memory\) "
+                   r"on device 0 failed$", e["what"]), e["what"])
+    prog = [f for f in e["frames"] if f[1].startswith("api_errors.cu")]
+    check(prog and prog[0] == ("out_of_memory()", where("oom")), f"frames {e['frames']}")
+    text = r.text()
+    check(re.search(r"^ Device 0: [\d,]+ bytes free of [\d,]+ \(NVML\)$", text, re.M),
+          "device free/total line")
+    check(re.search(r"^   67,108,864 bytes in 1 blocks of device memory$", text, re.M),
+          "live bytes per kind")
+    check(re.search(r"^  67,108,864 bytes in 1 blocks \(100.0%\), peak 67,108,864 bytes, "
+                    r"allocated at$", text, re.M), "top site")
+    check(f"out_of_memory() ({where('keep_for_oom')})" in text, "top site stack")
+    check(re.search(r"device memory: 1 failed allocations, 1,125,899,906,842,624 bytes asked for",
+                    text), "failed allocations in GPU MEMORY SUMMARY")
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+
+
+def t_api_clean(s):
+    trace = os.path.join(s.logdir, "clean.trace.csv")
+    r, errs = api_error_run(s, "clean", options=["--stats=yes", f"--trace-file={trace}",
+                                                 "--trace-interval=1"])
+    check(not errs, f"errors on a clean program: {[e['what'] for e in errs]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+    text = r.text()
+    check(re.search(r"^  device 0 \(.*\): in use 0 bytes, peak 1,052,672 bytes, reached by "
+                    r"allocation$", text, re.M), "device peak line")
+    check(re.search(r"^    device memory: in use 0 bytes in 0 blocks, peak 4,096 bytes in 1 blocks; "
+                    r"1 allocs, 1 frees$", text, re.M), "device memory line")
+    check(re.search(r"^    pinned host memory: in use 0 bytes in 0 blocks, peak 4,096 bytes in 1 "
+                    r"blocks; 1 allocs, 1 frees$", text, re.M), "pinned line")
+    check("GPU MEMORY STATISTICS" in text and "top " in text, "--stats section")
+    with open(trace) as f:
+        rows = [l.strip().split(",") for l in f if l[0].isdigit()]
+    series = {(d, k) for _, d, k, _, _ in rows}
+    check(("0", "device memory") in series and ("host", "pinned host memory") in series,
+          f"trace series {series}")
+    peak = max(int(p) for _, d, k, _, p in rows if k == "stream-ordered memory") if any(
+        k == "stream-ordered memory" for _, _, k, _, _ in rows) else None
+    check(rows[-1][3] == "0" or all(int(b) == 0 for t, d, k, b, p in rows[-3:]),
+          f"trace ends with live bytes {rows[-3:]}")
+    check(peak in (None, 1048576), f"async peak {peak}")
+
+
 TESTS = [
+    t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched, t_api_ranges,
+    t_api_oom, t_api_clean,
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,

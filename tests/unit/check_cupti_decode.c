@@ -1,5 +1,7 @@
 /* lib/track/cupti_decode.h: every driver entry point of driver_api.def, decoded
- * from a hand-built CUPTI parameter struct (generated_cuda_meta.h). */
+ * from a hand-built CUPTI parameter struct (generated_cuda_meta.h), and driven
+ * through the CUPTI callback handler: allocations (and their failures), releases,
+ * and the copies and sets checked with --check-api-ranges. */
 #include <check.h>
 #include <cupti.h>
 #include <stdint.h>
@@ -8,6 +10,7 @@
 #include "runtime.h"
 #include "testutil.h"
 #include "track/api.h"
+#include "track/api_errors.h"
 #include "track/callback.h"
 #include "track/cupti_decode.h"
 #include "track/tool_alloc.h"
@@ -35,6 +38,7 @@ struct want {
     enum gl_site site;
     uint8_t type, kind;
     uint64_t key, size, aux;
+    uint64_t seq; /* GL_EV_ACCESS: the source's length */
     int16_t device;
     uint16_t flags;
 };
@@ -64,7 +68,9 @@ static void expect_at(uint32_t cbid, unsigned api, const void *params, struct wa
                   w.device);
     ck_assert_msg(ev.flags == w.flags, "%s (line %d): flags 0x%x, want 0x%x", what, line, ev.flags,
                   w.flags);
-    ck_assert_msg(ev.seq == 0 && ev.stack == 0 && ev.tid == 0 && ev.ctx == 0,
+    ck_assert_msg(ev.seq == w.seq, "%s (line %d): seq %llu, want %llu", what, line,
+                  (unsigned long long)ev.seq, (unsigned long long)w.seq);
+    ck_assert_msg(ev.stack == 0 && ev.tid == 0 && ev.ctx == 0,
                   "%s: decoding filled fields that are not its own", what);
 
     memset(&ev, 0, sizeof ev);
@@ -121,6 +127,104 @@ static void plant(uint64_t key, enum gl_mem_kind kind)
     gl_tracker_alloc(&ev);
 }
 
+/* The API errors recorded so far, and the first one. */
+static uint64_t api_errors(enum gl_error_kind kind, struct gl_api_error *first)
+{
+    struct gl_api_error_counts c;
+    gl_api_error_counts(&c);
+    struct gl_error_context ctx;
+    if (first && gl_api_error_contexts(&ctx, 1) == 1)
+        *first = ctx.first;
+    return kind == GL_ERR_NONE ? c.errors : c.by_kind[kind];
+}
+
+/* A failed allocation records nothing; one that failed for want of memory is an
+ * OutOfMemory error naming the request. */
+static void drive_failed_alloc(uint32_t cbid, const void *params, struct want w, const char *what,
+                               int line)
+{
+    gl_api_errors_reset();
+    call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
+    ck_assert_msg(!live(w.key, NULL), "%s (line %d): a failed call recorded a block", what, line);
+    ck_assert_msg(api_errors(GL_ERR_NONE, NULL) == 0,
+                  "%s (line %d): an error for CUDA_ERROR_INVALID_VALUE", what, line);
+    call_handler(cbid, params, CUDA_ERROR_OUT_OF_MEMORY);
+    ck_assert_msg(!live(w.key, NULL), "%s (line %d): a failed call recorded a block", what, line);
+    struct gl_api_error e;
+    memset(&e, 0, sizeof e);
+    ck_assert_msg(api_errors(GL_ERR_OUT_OF_MEMORY, &e) == 1 && api_errors(GL_ERR_NONE, NULL) == 1,
+                  "%s (line %d): no OutOfMemory error", what, line);
+    ck_assert_msg(
+        e.kind == GL_ERR_OUT_OF_MEMORY && e.addr == 0 && e.size == w.size && e.mem_kind == w.kind &&
+            e.api == gl_decode_api_of_cbid(cbid),
+        "%s (line %d): OutOfMemory error kind %u addr 0x%llx size %llu mem kind %u api %u", what,
+        line, e.kind, (unsigned long long)e.addr, (unsigned long long)e.size, e.mem_kind, e.api);
+    gl_api_errors_reset();
+}
+
+static void plant_range(uint64_t key, uint64_t size)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = GL_MEM_DEVICE,
+                          .key = key,
+                          .size = size,
+                          .device = 0,
+                          .ctx = (uintptr_t)CTX};
+    gl_tracker_alloc(&ev);
+}
+
+/* One side of a copy or set, through the handler with range checks on: a block
+ * that holds exactly the bytes touched is fine, one a byte short is an
+ * InvalidRange error at the side's start.  The other side is untracked memory,
+ * which is never an error. */
+static void drive_access_side(uint32_t cbid, const void *params, uint64_t start, uint64_t len,
+                              bool write, const char *what, int line)
+{
+    const char *side = write ? "destination" : "source";
+    gl_api_errors_reset();
+    gl_api_errors_configure(true);
+    gl_tracker_reset();
+    plant_range(start, len);
+    call_handler(cbid, params, CUDA_SUCCESS);
+    ck_assert_msg(api_errors(GL_ERR_NONE, NULL) == 0,
+                  "%s (line %d): an error for a %s that fits its block", what, line, side);
+    ck_assert_msg(live(start, NULL), "%s (line %d): the copy changed the table", what, line);
+
+    gl_api_errors_reset();
+    gl_api_errors_configure(true);
+    gl_tracker_reset();
+    plant_range(start, len - 1);
+    call_handler(cbid, params, CUDA_SUCCESS);
+    struct gl_api_error e;
+    memset(&e, 0, sizeof e);
+    ck_assert_msg(api_errors(GL_ERR_INVALID_RANGE, &e) == 1 && api_errors(GL_ERR_NONE, NULL) == 1,
+                  "%s (line %d): no InvalidRange error for a %s one byte past its block", what,
+                  line, side);
+    ck_assert_msg(e.addr == start && e.size == len && !(e.flags & GL_ERRF_WRITE) == !write &&
+                      e.api == gl_decode_api_of_cbid(cbid),
+                  "%s (line %d): %s error at 0x%llx, %llu bytes, flags 0x%x, api %u", what, line,
+                  side, (unsigned long long)e.addr, (unsigned long long)e.size, e.flags, e.api);
+}
+
+static void drive_access(uint32_t cbid, const void *params, struct want w, const char *what,
+                         int line)
+{
+    /* --check-api-ranges=no: nothing is checked. */
+    gl_api_errors_reset();
+    if (w.size > 1)
+        plant_range(w.key, w.size - 1);
+    if (w.seq > 1)
+        plant_range(w.aux, w.seq - 1);
+    call_handler(cbid, params, CUDA_SUCCESS);
+    ck_assert_msg(api_errors(GL_ERR_NONE, NULL) == 0, "%s (line %d): checked with ranges off", what,
+                  line);
+    if (w.size > 1)
+        drive_access_side(cbid, params, w.key, w.size, true, what, line);
+    if (w.seq > 1)
+        drive_access_side(cbid, params, w.aux, w.seq, false, what, line);
+    gl_api_errors_reset();
+}
+
 static void drive_handler(uint32_t cbid, const void *params, struct want w, const char *what,
                           int line)
 {
@@ -129,9 +233,7 @@ static void drive_handler(uint32_t cbid, const void *params, struct want w, cons
     uint64_t mapped;
     switch (w.type) {
     case GL_EV_ALLOC:
-        call_handler(cbid, params, CUDA_ERROR_OUT_OF_MEMORY);
-        ck_assert_msg(!live(w.key, NULL), "%s (line %d): a failed call recorded a block", what,
-                      line);
+        drive_failed_alloc(cbid, params, w, what, line);
         call_handler(cbid, params, CUDA_SUCCESS);
         ck_assert_msg(live(w.key, &b), "%s (line %d): no block after the callbacks", what, line);
         ck_assert_msg(b.size == w.size && b.kind == w.kind && b.ctx == (uintptr_t)CTX &&
@@ -173,6 +275,9 @@ static void drive_handler(uint32_t cbid, const void *params, struct want w, cons
                       "%s (line %d): mapping survived the unmap", what, line);
         break;
     }
+    case GL_EV_ACCESS:
+        drive_access(cbid, params, w, what, line);
+        break;
     default:
         ck_abort_msg("%s: no handler check for event type %u", what, w.type);
     }
@@ -196,6 +301,7 @@ static void expect_nothing_at(uint32_t cbid, const void *params, const char *wha
 
 #define ALLOC_AT_EXIT .site = GL_SITE_EXIT, .type = GL_EV_ALLOC
 #define FREE_AT_ENTER .site = GL_SITE_ENTER, .type = GL_EV_FREE
+#define ACCESS_AT_ENTER .site = GL_SITE_ENTER, .type = GL_EV_ACCESS
 
 /* ---- one checker per entry point of driver_api.def ---- */
 
@@ -683,6 +789,646 @@ static void chk_cuMemPoolDestroy(void)
     EXPECT_NOTHING(cuMemPoolDestroy, &p);
 }
 
+/* ---- copies and sets: GL_EV_ACCESS at entry, destination in key/size, source
+ * in aux/seq, each side from its first byte touched to its last ---- */
+
+#define DST 0x7f0000100000ULL
+#define SRC 0x7f0000300000ULL
+#define HOST 0x7fff10000000ULL
+#define STREAM ((CUstream)0x5eed00)
+
+static void chk_cuMemcpy(void)
+{
+    cuMemcpy_params p = {DST, SRC, 5000};
+    EXPECT(cuMemcpy, &p, ACCESS_AT_ENTER, .key = DST, .size = 5000, .aux = SRC, .seq = 5000);
+    /* Unified addresses: host memory too. */
+    p.src = HOST;
+    EXPECT(cuMemcpy, &p, ACCESS_AT_ENTER, .key = DST, .size = 5000, .aux = HOST, .seq = 5000);
+    /* A side at 0 is no side. */
+    p.dst = 0;
+    EXPECT(cuMemcpy, &p, ACCESS_AT_ENTER, .key = 0, .size = 0, .aux = HOST, .seq = 5000);
+    p.dst = DST;
+    p.src = 0;
+    EXPECT(cuMemcpy, &p, ACCESS_AT_ENTER, .key = DST, .size = 5000, .aux = 0, .seq = 0);
+    p.dst = 0;
+    EXPECT_NOTHING(cuMemcpy, &p);
+    p.dst = DST;
+    p.src = SRC;
+    p.ByteCount = 0; /* copies nothing */
+    EXPECT_NOTHING(cuMemcpy, &p);
+}
+
+static void chk_cuMemcpy_ptds(void)
+{
+    cuMemcpy_ptds_params p = {DST, SRC, 64};
+    EXPECT(cuMemcpy_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 64, .aux = SRC, .seq = 64);
+}
+
+static void chk_cuMemcpyAsync(void)
+{
+    cuMemcpyAsync_params p = {DST, SRC, 4096, STREAM};
+    EXPECT(cuMemcpyAsync, &p, ACCESS_AT_ENTER, .key = DST, .size = 4096, .aux = SRC, .seq = 4096);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyAsync, &p);
+}
+
+static void chk_cuMemcpyAsync_ptsz(void)
+{
+    cuMemcpyAsync_ptsz_params p = {DST, SRC, 100, (CUstream)0x2};
+    EXPECT(cuMemcpyAsync_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 100, .aux = SRC,
+           .seq = 100);
+}
+
+static void chk_cuMemcpyPeer(void)
+{
+    cuMemcpyPeer_params p = {DST, (CUcontext)0xc1, SRC, (CUcontext)0xc2, 1 << 20};
+    EXPECT(cuMemcpyPeer, &p, ACCESS_AT_ENTER, .key = DST, .size = 1 << 20, .aux = SRC,
+           .seq = 1 << 20);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyPeer, &p);
+}
+
+static void chk_cuMemcpyPeer_ptds(void)
+{
+    cuMemcpyPeer_ptds_params p = {DST, (CUcontext)0xc1, SRC, (CUcontext)0xc2, 300};
+    EXPECT(cuMemcpyPeer_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 300, .aux = SRC, .seq = 300);
+}
+
+static void chk_cuMemcpyPeerAsync(void)
+{
+    cuMemcpyPeerAsync_params p = {DST, (CUcontext)0xc1, SRC, (CUcontext)0xc2, 777, STREAM};
+    EXPECT(cuMemcpyPeerAsync, &p, ACCESS_AT_ENTER, .key = DST, .size = 777, .aux = SRC, .seq = 777);
+}
+
+static void chk_cuMemcpyPeerAsync_ptsz(void)
+{
+    cuMemcpyPeerAsync_ptsz_params p = {DST, (CUcontext)0xc1, SRC, (CUcontext)0xc2, 778, STREAM};
+    EXPECT(cuMemcpyPeerAsync_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 778, .aux = SRC,
+           .seq = 778);
+}
+
+/* Host to device: the source is the host pointer. */
+static void chk_cuMemcpyHtoD_v2(void)
+{
+    cuMemcpyHtoD_v2_params p = {DST, (const void *)HOST, 2048};
+    EXPECT(cuMemcpyHtoD_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 2048, .aux = HOST,
+           .seq = 2048);
+    p.srcHost = NULL;
+    EXPECT(cuMemcpyHtoD_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 2048, .aux = 0, .seq = 0);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyHtoD_v2, &p);
+}
+
+static void chk_cuMemcpyHtoD_v2_ptds(void)
+{
+    cuMemcpyHtoD_v2_ptds_params p = {DST, (const void *)HOST, 10};
+    EXPECT(cuMemcpyHtoD_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 10, .aux = HOST,
+           .seq = 10);
+}
+
+static void chk_cuMemcpyHtoDAsync_v2(void)
+{
+    cuMemcpyHtoDAsync_v2_params p = {DST, (const void *)HOST, 11, STREAM};
+    EXPECT(cuMemcpyHtoDAsync_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 11, .aux = HOST,
+           .seq = 11);
+}
+
+static void chk_cuMemcpyHtoDAsync_v2_ptsz(void)
+{
+    cuMemcpyHtoDAsync_v2_ptsz_params p = {DST, (const void *)HOST, 12, STREAM};
+    EXPECT(cuMemcpyHtoDAsync_v2_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 12, .aux = HOST,
+           .seq = 12);
+}
+
+/* Device to host: the destination is the host pointer. */
+static void chk_cuMemcpyDtoH_v2(void)
+{
+    cuMemcpyDtoH_v2_params p = {(void *)HOST, SRC, 3000};
+    EXPECT(cuMemcpyDtoH_v2, &p, ACCESS_AT_ENTER, .key = HOST, .size = 3000, .aux = SRC,
+           .seq = 3000);
+    p.dstHost = NULL;
+    EXPECT(cuMemcpyDtoH_v2, &p, ACCESS_AT_ENTER, .key = 0, .size = 0, .aux = SRC, .seq = 3000);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyDtoH_v2, &p);
+}
+
+static void chk_cuMemcpyDtoH_v2_ptds(void)
+{
+    cuMemcpyDtoH_v2_ptds_params p = {(void *)HOST, SRC, 20};
+    EXPECT(cuMemcpyDtoH_v2_ptds, &p, ACCESS_AT_ENTER, .key = HOST, .size = 20, .aux = SRC,
+           .seq = 20);
+}
+
+static void chk_cuMemcpyDtoHAsync_v2(void)
+{
+    cuMemcpyDtoHAsync_v2_params p = {(void *)HOST, SRC, 21, STREAM};
+    EXPECT(cuMemcpyDtoHAsync_v2, &p, ACCESS_AT_ENTER, .key = HOST, .size = 21, .aux = SRC,
+           .seq = 21);
+}
+
+static void chk_cuMemcpyDtoHAsync_v2_ptsz(void)
+{
+    cuMemcpyDtoHAsync_v2_ptsz_params p = {(void *)HOST, SRC, 22, STREAM};
+    EXPECT(cuMemcpyDtoHAsync_v2_ptsz, &p, ACCESS_AT_ENTER, .key = HOST, .size = 22, .aux = SRC,
+           .seq = 22);
+}
+
+static void chk_cuMemcpyDtoD_v2(void)
+{
+    cuMemcpyDtoD_v2_params p = {DST, SRC, (size_t)2 << 20};
+    EXPECT(cuMemcpyDtoD_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 2 << 20, .aux = SRC,
+           .seq = 2 << 20);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyDtoD_v2, &p);
+}
+
+static void chk_cuMemcpyDtoD_v2_ptds(void)
+{
+    cuMemcpyDtoD_v2_ptds_params p = {DST, SRC, 30};
+    EXPECT(cuMemcpyDtoD_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 30, .aux = SRC,
+           .seq = 30);
+}
+
+static void chk_cuMemcpyDtoDAsync_v2(void)
+{
+    cuMemcpyDtoDAsync_v2_params p = {DST, SRC, 31, STREAM};
+    EXPECT(cuMemcpyDtoDAsync_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 31, .aux = SRC,
+           .seq = 31);
+}
+
+static void chk_cuMemcpyDtoDAsync_v2_ptsz(void)
+{
+    cuMemcpyDtoDAsync_v2_ptsz_params p = {DST, SRC, 32, STREAM};
+    EXPECT(cuMemcpyDtoDAsync_v2_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 32, .aux = SRC,
+           .seq = 32);
+}
+
+/* To and from arrays: only the linear side is checked. */
+static void chk_cuMemcpyDtoA_v2(void)
+{
+    cuMemcpyDtoA_v2_params p = {(CUarray)0xa1a1, 128, SRC, 4000};
+    EXPECT(cuMemcpyDtoA_v2, &p, ACCESS_AT_ENTER, .key = 0, .size = 0, .aux = SRC, .seq = 4000);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyDtoA_v2, &p);
+}
+
+static void chk_cuMemcpyDtoA_v2_ptds(void)
+{
+    cuMemcpyDtoA_v2_ptds_params p = {(CUarray)0xa1a1, 0, SRC, 40};
+    EXPECT(cuMemcpyDtoA_v2_ptds, &p, ACCESS_AT_ENTER, .key = 0, .size = 0, .aux = SRC, .seq = 40);
+}
+
+static void chk_cuMemcpyAtoD_v2(void)
+{
+    cuMemcpyAtoD_v2_params p = {DST, (CUarray)0xa1a1, 64, 4000};
+    EXPECT(cuMemcpyAtoD_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 4000, .aux = 0, .seq = 0);
+    p.ByteCount = 0;
+    EXPECT_NOTHING(cuMemcpyAtoD_v2, &p);
+}
+
+static void chk_cuMemcpyAtoD_v2_ptds(void)
+{
+    cuMemcpyAtoD_v2_ptds_params p = {DST, (CUarray)0xa1a1, 0, 41};
+    EXPECT(cuMemcpyAtoD_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 41, .aux = 0, .seq = 0);
+}
+
+/* 2D: a copy of Height rows of WidthInBytes, each side starting at its X and Y
+ * and spanning (Height - 1) * pitch + WidthInBytes bytes. */
+static CUDA_MEMCPY2D copy2d(void)
+{
+    CUDA_MEMCPY2D c;
+    memset(&c, 0, sizeof c);
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = (const void *)HOST;
+    c.srcPitch = 100;
+    c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.dstDevice = 0x10000;
+    c.dstXInBytes = 8;
+    c.dstY = 2;
+    c.dstPitch = 256;
+    c.WidthInBytes = 100;
+    c.Height = 3;
+    return c;
+}
+
+static void chk_cuMemcpy2D_v2(void)
+{
+    CUDA_MEMCPY2D c = copy2d();
+    cuMemcpy2D_v2_params p = {&c};
+    /* Host to device: 0x10000 + 2 * 256 + 8; two pitches and a row; the source
+     * packed, 3 rows of 100. */
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = 0x10000 + 2 * 256 + 8, .size = 2 * 256 + 100,
+           .aux = HOST, .seq = 300);
+    /* The source's X and Y. */
+    c.srcXInBytes = 4;
+    c.srcY = 1;
+    c.srcPitch = 128;
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 612, .aux = HOST + 128 + 4,
+           .seq = 2 * 128 + 100);
+    /* One row: the width, whatever the pitch. */
+    c.Height = 1;
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 100, .aux = HOST + 132,
+           .seq = 100);
+    /* Device to host, the host pointer used, the device one ignored. */
+    c = copy2d();
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = SRC;
+    c.srcHost = (const void *)0x1234;
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = (void *)HOST;
+    c.dstDevice = 0x5678;
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = HOST + 520, .size = 612, .aux = SRC,
+           .seq = 300);
+    /* Unified: the device field holds the address. */
+    c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.dstDevice = DST;
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = DST + 520, .size = 612, .aux = SRC,
+           .seq = 300);
+    /* An array side is not checked. */
+    c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.srcArray = (CUarray)0xa1a1;
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = DST + 520, .size = 612, .aux = 0, .seq = 0);
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = (CUarray)0xa2a2;
+    EXPECT_NOTHING(cuMemcpy2D_v2, &p); /* array to array */
+    /* A pitch below the width (the driver refuses it) counts as the width. */
+    c = copy2d();
+    c.dstXInBytes = 0;
+    c.dstY = 0;
+    c.dstPitch = 10;
+    EXPECT(cuMemcpy2D_v2, &p, ACCESS_AT_ENTER, .key = 0x10000, .size = 300, .aux = HOST,
+           .seq = 300);
+    /* Nothing copied. */
+    c = copy2d();
+    c.WidthInBytes = 0;
+    EXPECT_NOTHING(cuMemcpy2D_v2, &p);
+    c = copy2d();
+    c.Height = 0;
+    EXPECT_NOTHING(cuMemcpy2D_v2, &p);
+    p.pCopy = NULL;
+    EXPECT_NOTHING(cuMemcpy2D_v2, &p);
+}
+
+static void chk_cuMemcpy2D_v2_ptds(void)
+{
+    CUDA_MEMCPY2D c = copy2d();
+    cuMemcpy2D_v2_ptds_params p = {&c};
+    EXPECT(cuMemcpy2D_v2_ptds, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 612, .aux = HOST,
+           .seq = 300);
+}
+
+static void chk_cuMemcpy2DUnaligned_v2(void)
+{
+    CUDA_MEMCPY2D c = copy2d();
+    cuMemcpy2DUnaligned_v2_params p = {&c};
+    EXPECT(cuMemcpy2DUnaligned_v2, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 612, .aux = HOST,
+           .seq = 300);
+    p.pCopy = NULL;
+    EXPECT_NOTHING(cuMemcpy2DUnaligned_v2, &p);
+}
+
+static void chk_cuMemcpy2DUnaligned_v2_ptds(void)
+{
+    CUDA_MEMCPY2D c = copy2d();
+    cuMemcpy2DUnaligned_v2_ptds_params p = {&c};
+    EXPECT(cuMemcpy2DUnaligned_v2_ptds, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 612,
+           .aux = HOST, .seq = 300);
+}
+
+static void chk_cuMemcpy2DAsync_v2(void)
+{
+    CUDA_MEMCPY2D c = copy2d();
+    cuMemcpy2DAsync_v2_params p = {&c, STREAM};
+    EXPECT(cuMemcpy2DAsync_v2, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 612, .aux = HOST,
+           .seq = 300);
+    p.pCopy = NULL;
+    EXPECT_NOTHING(cuMemcpy2DAsync_v2, &p);
+}
+
+static void chk_cuMemcpy2DAsync_v2_ptsz(void)
+{
+    CUDA_MEMCPY2D c = copy2d();
+    cuMemcpy2DAsync_v2_ptsz_params p = {&c, STREAM};
+    EXPECT(cuMemcpy2DAsync_v2_ptsz, &p, ACCESS_AT_ENTER, .key = 0x10208, .size = 612, .aux = HOST,
+           .seq = 300);
+}
+
+/* 3D: Depth planes of Height rows; a side's plane is its Height rows of pitch
+ * (Height when 0).  The destination: X 16, Y 2, Z 1 in planes of 8 rows of 512
+ * starts at (1 * 8 + 2) * 512 + 16 = 5136 and spans ((3 - 1) * 8 + (4 - 1)) * 512
+ * + 100 = 9828 bytes; the source, packed host memory, 100 * 4 * 3 = 1200. */
+#define COPY3D_FIELDS(c)                                                                           \
+    do {                                                                                           \
+        memset(&(c), 0, sizeof(c));                                                                \
+        (c).srcMemoryType = CU_MEMORYTYPE_HOST;                                                    \
+        (c).srcHost = (const void *)HOST;                                                          \
+        (c).srcPitch = 100;                                                                        \
+        (c).dstMemoryType = CU_MEMORYTYPE_DEVICE;                                                  \
+        (c).dstDevice = DST;                                                                       \
+        (c).dstXInBytes = 16;                                                                      \
+        (c).dstY = 2;                                                                              \
+        (c).dstZ = 1;                                                                              \
+        (c).dstPitch = 512;                                                                        \
+        (c).dstHeight = 8;                                                                         \
+        (c).WidthInBytes = 100;                                                                    \
+        (c).Height = 4;                                                                            \
+        (c).Depth = 3;                                                                             \
+    } while (0)
+#define DST3D (DST + 5136)
+
+static void chk_cuMemcpy3D_v2(void)
+{
+    CUDA_MEMCPY3D c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3D_v2_params p = {&c};
+    EXPECT(cuMemcpy3D_v2, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+    /* The source's offsets: X 10, Y 1, Z 2 in planes of 6 rows of 128:
+     * (2 * 6 + 1) * 128 + 10 = 1674; (2 * 6 + 3) * 128 + 100 = 2020. */
+    c.srcXInBytes = 10;
+    c.srcY = 1;
+    c.srcZ = 2;
+    c.srcPitch = 128;
+    c.srcHeight = 6;
+    EXPECT(cuMemcpy3D_v2, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST + 1674,
+           .seq = 2020);
+    /* One plane: the heights of the sides do not matter. */
+    c.Depth = 1;
+    EXPECT(cuMemcpy3D_v2, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 3 * 512 + 100,
+           .aux = HOST + 1674, .seq = 3 * 128 + 100);
+    /* Arrays are not checked. */
+    COPY3D_FIELDS(c);
+    c.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.srcArray = (CUarray)0xa3a3;
+    EXPECT(cuMemcpy3D_v2, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = 0, .seq = 0);
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = (CUarray)0xa4a4;
+    EXPECT_NOTHING(cuMemcpy3D_v2, &p);
+    /* Unified to host. */
+    COPY3D_FIELDS(c);
+    c.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    c.srcDevice = SRC;
+    c.dstMemoryType = CU_MEMORYTYPE_HOST;
+    c.dstHost = (void *)(HOST + 0x100000);
+    EXPECT(cuMemcpy3D_v2, &p, ACCESS_AT_ENTER, .key = HOST + 0x100000 + 5136, .size = 9828,
+           .aux = SRC, .seq = 1200);
+    COPY3D_FIELDS(c);
+    c.Depth = 0;
+    EXPECT_NOTHING(cuMemcpy3D_v2, &p);
+    p.pCopy = NULL;
+    EXPECT_NOTHING(cuMemcpy3D_v2, &p);
+}
+
+static void chk_cuMemcpy3D_v2_ptds(void)
+{
+    CUDA_MEMCPY3D c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3D_v2_ptds_params p = {&c};
+    EXPECT(cuMemcpy3D_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+}
+
+static void chk_cuMemcpy3DAsync_v2(void)
+{
+    CUDA_MEMCPY3D c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3DAsync_v2_params p = {&c, STREAM};
+    EXPECT(cuMemcpy3DAsync_v2, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+    p.pCopy = NULL;
+    EXPECT_NOTHING(cuMemcpy3DAsync_v2, &p);
+}
+
+static void chk_cuMemcpy3DAsync_v2_ptsz(void)
+{
+    CUDA_MEMCPY3D c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3DAsync_v2_ptsz_params p = {&c, STREAM};
+    EXPECT(cuMemcpy3DAsync_v2_ptsz, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+}
+
+/* CUDA_MEMCPY3D_PEER: the same geometry, with a context on each side. */
+static void chk_cuMemcpy3DPeer(void)
+{
+    CUDA_MEMCPY3D_PEER c;
+    COPY3D_FIELDS(c);
+    c.srcContext = (CUcontext)0xc1;
+    c.dstContext = (CUcontext)0xc2;
+    cuMemcpy3DPeer_params p = {&c};
+    EXPECT(cuMemcpy3DPeer, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+    c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = SRC;
+    c.srcXInBytes = 10;
+    c.srcY = 1;
+    c.srcZ = 2;
+    c.srcPitch = 128;
+    c.srcHeight = 6;
+    EXPECT(cuMemcpy3DPeer, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = SRC + 1674,
+           .seq = 2020);
+    c.WidthInBytes = 0;
+    EXPECT_NOTHING(cuMemcpy3DPeer, &p);
+    p.pCopy = NULL;
+    EXPECT_NOTHING(cuMemcpy3DPeer, &p);
+}
+
+static void chk_cuMemcpy3DPeer_ptds(void)
+{
+    CUDA_MEMCPY3D_PEER c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3DPeer_ptds_params p = {&c};
+    EXPECT(cuMemcpy3DPeer_ptds, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+}
+
+static void chk_cuMemcpy3DPeerAsync(void)
+{
+    CUDA_MEMCPY3D_PEER c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3DPeerAsync_params p = {&c, STREAM};
+    EXPECT(cuMemcpy3DPeerAsync, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+}
+
+static void chk_cuMemcpy3DPeerAsync_ptsz(void)
+{
+    CUDA_MEMCPY3D_PEER c;
+    COPY3D_FIELDS(c);
+    cuMemcpy3DPeerAsync_ptsz_params p = {&c, STREAM};
+    EXPECT(cuMemcpy3DPeerAsync_ptsz, &p, ACCESS_AT_ENTER, .key = DST3D, .size = 9828, .aux = HOST,
+           .seq = 1200);
+}
+
+/* Sets: N elements of 1, 2 or 4 bytes; 2D: Height rows of Width elements, pitch
+ * bytes apart.  No source. */
+static void chk_cuMemsetD8_v2(void)
+{
+    cuMemsetD8_v2_params p = {DST, 0xab, 1000};
+    EXPECT(cuMemsetD8_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 1000);
+    p.N = 0;
+    EXPECT_NOTHING(cuMemsetD8_v2, &p);
+    p.N = 1000;
+    p.dstDevice = 0;
+    EXPECT_NOTHING(cuMemsetD8_v2, &p);
+}
+
+static void chk_cuMemsetD8_v2_ptds(void)
+{
+    cuMemsetD8_v2_ptds_params p = {DST, 0xab, 50};
+    EXPECT(cuMemsetD8_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 50);
+}
+
+static void chk_cuMemsetD8Async(void)
+{
+    cuMemsetD8Async_params p = {DST, 0xab, 51, STREAM};
+    EXPECT(cuMemsetD8Async, &p, ACCESS_AT_ENTER, .key = DST, .size = 51);
+}
+
+static void chk_cuMemsetD8Async_ptsz(void)
+{
+    cuMemsetD8Async_ptsz_params p = {DST, 0xab, 52, STREAM};
+    EXPECT(cuMemsetD8Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 52);
+}
+
+static void chk_cuMemsetD16_v2(void)
+{
+    cuMemsetD16_v2_params p = {DST, 0xabcd, 1000};
+    EXPECT(cuMemsetD16_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 2000);
+    p.N = 0;
+    EXPECT_NOTHING(cuMemsetD16_v2, &p);
+}
+
+static void chk_cuMemsetD16_v2_ptds(void)
+{
+    cuMemsetD16_v2_ptds_params p = {DST, 0xabcd, 50};
+    EXPECT(cuMemsetD16_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 100);
+}
+
+static void chk_cuMemsetD16Async(void)
+{
+    cuMemsetD16Async_params p = {DST, 0xabcd, 51, STREAM};
+    EXPECT(cuMemsetD16Async, &p, ACCESS_AT_ENTER, .key = DST, .size = 102);
+}
+
+static void chk_cuMemsetD16Async_ptsz(void)
+{
+    cuMemsetD16Async_ptsz_params p = {DST, 0xabcd, 52, STREAM};
+    EXPECT(cuMemsetD16Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 104);
+}
+
+static void chk_cuMemsetD32_v2(void)
+{
+    cuMemsetD32_v2_params p = {DST, 0xdeadbeef, 1000};
+    EXPECT(cuMemsetD32_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 4000);
+    p.N = 0;
+    EXPECT_NOTHING(cuMemsetD32_v2, &p);
+}
+
+static void chk_cuMemsetD32_v2_ptds(void)
+{
+    cuMemsetD32_v2_ptds_params p = {DST, 0xdeadbeef, 50};
+    EXPECT(cuMemsetD32_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 200);
+}
+
+static void chk_cuMemsetD32Async(void)
+{
+    cuMemsetD32Async_params p = {DST, 0xdeadbeef, 51, STREAM};
+    EXPECT(cuMemsetD32Async, &p, ACCESS_AT_ENTER, .key = DST, .size = 204);
+}
+
+static void chk_cuMemsetD32Async_ptsz(void)
+{
+    cuMemsetD32Async_ptsz_params p = {DST, 0xdeadbeef, 52, STREAM};
+    EXPECT(cuMemsetD32Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 208);
+}
+
+/* 3 rows of 100 bytes, 256 apart: 2 * 256 + 100. */
+static void chk_cuMemsetD2D8_v2(void)
+{
+    cuMemsetD2D8_v2_params p = {DST, 256, 0xab, 100, 3};
+    EXPECT(cuMemsetD2D8_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 2 * 256 + 100);
+    p.Height = 1;
+    EXPECT(cuMemsetD2D8_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 100);
+    p.Height = 0;
+    EXPECT_NOTHING(cuMemsetD2D8_v2, &p);
+    p.Height = 3;
+    p.Width = 0;
+    EXPECT_NOTHING(cuMemsetD2D8_v2, &p);
+}
+
+static void chk_cuMemsetD2D8_v2_ptds(void)
+{
+    cuMemsetD2D8_v2_ptds_params p = {DST, 256, 0xab, 100, 3};
+    EXPECT(cuMemsetD2D8_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 612);
+}
+
+static void chk_cuMemsetD2D8Async(void)
+{
+    cuMemsetD2D8Async_params p = {DST, 256, 0xab, 100, 3, STREAM};
+    EXPECT(cuMemsetD2D8Async, &p, ACCESS_AT_ENTER, .key = DST, .size = 612);
+}
+
+static void chk_cuMemsetD2D8Async_ptsz(void)
+{
+    cuMemsetD2D8Async_ptsz_params p = {DST, 256, 0xab, 100, 3, STREAM};
+    EXPECT(cuMemsetD2D8Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 612);
+}
+
+/* 4 rows of 60 two-byte elements, 256 apart: 3 * 256 + 120. */
+static void chk_cuMemsetD2D16_v2(void)
+{
+    cuMemsetD2D16_v2_params p = {DST, 256, 0xabcd, 60, 4};
+    EXPECT(cuMemsetD2D16_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 3 * 256 + 120);
+    p.Width = 0;
+    EXPECT_NOTHING(cuMemsetD2D16_v2, &p);
+}
+
+static void chk_cuMemsetD2D16_v2_ptds(void)
+{
+    cuMemsetD2D16_v2_ptds_params p = {DST, 256, 0xabcd, 60, 4};
+    EXPECT(cuMemsetD2D16_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 888);
+}
+
+static void chk_cuMemsetD2D16Async(void)
+{
+    cuMemsetD2D16Async_params p = {DST, 256, 0xabcd, 60, 4, STREAM};
+    EXPECT(cuMemsetD2D16Async, &p, ACCESS_AT_ENTER, .key = DST, .size = 888);
+}
+
+static void chk_cuMemsetD2D16Async_ptsz(void)
+{
+    cuMemsetD2D16Async_ptsz_params p = {DST, 256, 0xabcd, 60, 4, STREAM};
+    EXPECT(cuMemsetD2D16Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 888);
+}
+
+/* 4 rows of 100 four-byte elements, 512 apart: 3 * 512 + 400. */
+static void chk_cuMemsetD2D32_v2(void)
+{
+    cuMemsetD2D32_v2_params p = {DST, 512, 0xdeadbeef, 100, 4};
+    EXPECT(cuMemsetD2D32_v2, &p, ACCESS_AT_ENTER, .key = DST, .size = 3 * 512 + 400);
+    p.dstDevice = 0;
+    EXPECT_NOTHING(cuMemsetD2D32_v2, &p);
+}
+
+static void chk_cuMemsetD2D32_v2_ptds(void)
+{
+    cuMemsetD2D32_v2_ptds_params p = {DST, 512, 0xdeadbeef, 100, 4};
+    EXPECT(cuMemsetD2D32_v2_ptds, &p, ACCESS_AT_ENTER, .key = DST, .size = 1936);
+}
+
+static void chk_cuMemsetD2D32Async(void)
+{
+    cuMemsetD2D32Async_params p = {DST, 512, 0xdeadbeef, 100, 4, STREAM};
+    EXPECT(cuMemsetD2D32Async, &p, ACCESS_AT_ENTER, .key = DST, .size = 1936);
+}
+
+static void chk_cuMemsetD2D32Async_ptsz(void)
+{
+    cuMemsetD2D32Async_ptsz_params p = {DST, 512, 0xdeadbeef, 100, 4, STREAM};
+    EXPECT(cuMemsetD2D32Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 1936);
+}
+
 /* Every entry point of driver_api.def must have its checker here: a new line in
  * the .def without one fails test_every_entry_point. */
 static void (*const checkers[GL_API_COUNT])(void) = {
@@ -730,6 +1476,68 @@ static void (*const checkers[GL_API_COUNT])(void) = {
     [GL_API_cuIpcCloseMemHandle] = chk_cuIpcCloseMemHandle,
     [GL_API_cuMemPoolCreate] = chk_cuMemPoolCreate,
     [GL_API_cuMemPoolDestroy] = chk_cuMemPoolDestroy,
+    [GL_API_cuMemcpy] = chk_cuMemcpy,
+    [GL_API_cuMemcpy_ptds] = chk_cuMemcpy_ptds,
+    [GL_API_cuMemcpyAsync] = chk_cuMemcpyAsync,
+    [GL_API_cuMemcpyAsync_ptsz] = chk_cuMemcpyAsync_ptsz,
+    [GL_API_cuMemcpyPeer] = chk_cuMemcpyPeer,
+    [GL_API_cuMemcpyPeer_ptds] = chk_cuMemcpyPeer_ptds,
+    [GL_API_cuMemcpyPeerAsync] = chk_cuMemcpyPeerAsync,
+    [GL_API_cuMemcpyPeerAsync_ptsz] = chk_cuMemcpyPeerAsync_ptsz,
+    [GL_API_cuMemcpyHtoD_v2] = chk_cuMemcpyHtoD_v2,
+    [GL_API_cuMemcpyHtoD_v2_ptds] = chk_cuMemcpyHtoD_v2_ptds,
+    [GL_API_cuMemcpyHtoDAsync_v2] = chk_cuMemcpyHtoDAsync_v2,
+    [GL_API_cuMemcpyHtoDAsync_v2_ptsz] = chk_cuMemcpyHtoDAsync_v2_ptsz,
+    [GL_API_cuMemcpyDtoH_v2] = chk_cuMemcpyDtoH_v2,
+    [GL_API_cuMemcpyDtoH_v2_ptds] = chk_cuMemcpyDtoH_v2_ptds,
+    [GL_API_cuMemcpyDtoHAsync_v2] = chk_cuMemcpyDtoHAsync_v2,
+    [GL_API_cuMemcpyDtoHAsync_v2_ptsz] = chk_cuMemcpyDtoHAsync_v2_ptsz,
+    [GL_API_cuMemcpyDtoD_v2] = chk_cuMemcpyDtoD_v2,
+    [GL_API_cuMemcpyDtoD_v2_ptds] = chk_cuMemcpyDtoD_v2_ptds,
+    [GL_API_cuMemcpyDtoDAsync_v2] = chk_cuMemcpyDtoDAsync_v2,
+    [GL_API_cuMemcpyDtoDAsync_v2_ptsz] = chk_cuMemcpyDtoDAsync_v2_ptsz,
+    [GL_API_cuMemcpyDtoA_v2] = chk_cuMemcpyDtoA_v2,
+    [GL_API_cuMemcpyDtoA_v2_ptds] = chk_cuMemcpyDtoA_v2_ptds,
+    [GL_API_cuMemcpyAtoD_v2] = chk_cuMemcpyAtoD_v2,
+    [GL_API_cuMemcpyAtoD_v2_ptds] = chk_cuMemcpyAtoD_v2_ptds,
+    [GL_API_cuMemcpy2D_v2] = chk_cuMemcpy2D_v2,
+    [GL_API_cuMemcpy2D_v2_ptds] = chk_cuMemcpy2D_v2_ptds,
+    [GL_API_cuMemcpy2DUnaligned_v2] = chk_cuMemcpy2DUnaligned_v2,
+    [GL_API_cuMemcpy2DUnaligned_v2_ptds] = chk_cuMemcpy2DUnaligned_v2_ptds,
+    [GL_API_cuMemcpy2DAsync_v2] = chk_cuMemcpy2DAsync_v2,
+    [GL_API_cuMemcpy2DAsync_v2_ptsz] = chk_cuMemcpy2DAsync_v2_ptsz,
+    [GL_API_cuMemcpy3D_v2] = chk_cuMemcpy3D_v2,
+    [GL_API_cuMemcpy3D_v2_ptds] = chk_cuMemcpy3D_v2_ptds,
+    [GL_API_cuMemcpy3DAsync_v2] = chk_cuMemcpy3DAsync_v2,
+    [GL_API_cuMemcpy3DAsync_v2_ptsz] = chk_cuMemcpy3DAsync_v2_ptsz,
+    [GL_API_cuMemcpy3DPeer] = chk_cuMemcpy3DPeer,
+    [GL_API_cuMemcpy3DPeer_ptds] = chk_cuMemcpy3DPeer_ptds,
+    [GL_API_cuMemcpy3DPeerAsync] = chk_cuMemcpy3DPeerAsync,
+    [GL_API_cuMemcpy3DPeerAsync_ptsz] = chk_cuMemcpy3DPeerAsync_ptsz,
+    [GL_API_cuMemsetD8_v2] = chk_cuMemsetD8_v2,
+    [GL_API_cuMemsetD8_v2_ptds] = chk_cuMemsetD8_v2_ptds,
+    [GL_API_cuMemsetD8Async] = chk_cuMemsetD8Async,
+    [GL_API_cuMemsetD8Async_ptsz] = chk_cuMemsetD8Async_ptsz,
+    [GL_API_cuMemsetD16_v2] = chk_cuMemsetD16_v2,
+    [GL_API_cuMemsetD16_v2_ptds] = chk_cuMemsetD16_v2_ptds,
+    [GL_API_cuMemsetD16Async] = chk_cuMemsetD16Async,
+    [GL_API_cuMemsetD16Async_ptsz] = chk_cuMemsetD16Async_ptsz,
+    [GL_API_cuMemsetD32_v2] = chk_cuMemsetD32_v2,
+    [GL_API_cuMemsetD32_v2_ptds] = chk_cuMemsetD32_v2_ptds,
+    [GL_API_cuMemsetD32Async] = chk_cuMemsetD32Async,
+    [GL_API_cuMemsetD32Async_ptsz] = chk_cuMemsetD32Async_ptsz,
+    [GL_API_cuMemsetD2D8_v2] = chk_cuMemsetD2D8_v2,
+    [GL_API_cuMemsetD2D8_v2_ptds] = chk_cuMemsetD2D8_v2_ptds,
+    [GL_API_cuMemsetD2D8Async] = chk_cuMemsetD2D8Async,
+    [GL_API_cuMemsetD2D8Async_ptsz] = chk_cuMemsetD2D8Async_ptsz,
+    [GL_API_cuMemsetD2D16_v2] = chk_cuMemsetD2D16_v2,
+    [GL_API_cuMemsetD2D16_v2_ptds] = chk_cuMemsetD2D16_v2_ptds,
+    [GL_API_cuMemsetD2D16Async] = chk_cuMemsetD2D16Async,
+    [GL_API_cuMemsetD2D16Async_ptsz] = chk_cuMemsetD2D16Async_ptsz,
+    [GL_API_cuMemsetD2D32_v2] = chk_cuMemsetD2D32_v2,
+    [GL_API_cuMemsetD2D32_v2_ptds] = chk_cuMemsetD2D32_v2_ptds,
+    [GL_API_cuMemsetD2D32Async] = chk_cuMemsetD2D32Async,
+    [GL_API_cuMemsetD2D32Async_ptsz] = chk_cuMemsetD2D32Async_ptsz,
 };
 
 /* Loop test: _i is the API id. */
@@ -739,6 +1547,119 @@ START_TEST(test_every_entry_point)
     ck_assert_msg(checkers[api] != NULL, "no decode test for %s (driver_api.def)",
                   gl_api_name(api));
     checkers[api]();
+}
+END_TEST
+
+/* ---- failed allocations ----
+ *
+ * With GL_EVF_FAILED set before decoding (the handler does so for a call that
+ * returned CUDA_ERROR_OUT_OF_MEMORY), an allocation decodes at exit to what was
+ * asked for: key 0 (the outputs hold nothing), the requested size, kind and
+ * device, the flag kept. */
+
+static void expect_failed(uint32_t cbid, const void *params, struct want w, const char *what,
+                          int line)
+{
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.flags = GL_EVF_FAILED;
+    ck_assert_msg(gl_decode(cbid, GL_SITE_EXIT, params, &ev), "%s (line %d): nothing decoded", what,
+                  line);
+    ck_assert_msg(ev.type == GL_EV_ALLOC && ev.key == 0 && ev.size == w.size && ev.kind == w.kind &&
+                      ev.device == w.device && ev.aux == w.aux &&
+                      ev.flags == (GL_EVF_FAILED | w.flags) &&
+                      ev.api == gl_decode_api_of_cbid(cbid),
+                  "%s (line %d): type %u key 0x%llx size %llu kind %u device %d aux 0x%llx flags "
+                  "0x%x",
+                  what, line, ev.type, (unsigned long long)ev.key, (unsigned long long)ev.size,
+                  ev.kind, ev.device, (unsigned long long)ev.aux, ev.flags);
+    memset(&ev, 0, sizeof ev);
+    ev.flags = GL_EVF_FAILED;
+    ck_assert_msg(!gl_decode(cbid, GL_SITE_ENTER, params, &ev), "%s (line %d): decoded at entry",
+                  what, line);
+}
+
+#define EXPECT_FAILED(name, params, ...)                                                           \
+    expect_failed(CUPTI_DRIVER_TRACE_CBID_##name, (params), (struct want){__VA_ARGS__}, #name,     \
+                  __LINE__)
+
+START_TEST(test_failed_alloc)
+{
+    /* The output still holds what it held before the call: 0, or garbage. */
+    CUdeviceptr d = 0;
+    cuMemAlloc_v2_params a = {&d, (size_t)80 << 30};
+    EXPECT_FAILED(cuMemAlloc_v2, &a, .kind = GL_MEM_DEVICE, .size = (uint64_t)80 << 30,
+                  .device = FROM_CTX);
+    d = 0xdeadbeef000ULL;
+    EXPECT_FAILED(cuMemAlloc_v2, &a, .kind = GL_MEM_DEVICE, .size = (uint64_t)80 << 30,
+                  .device = FROM_CTX);
+    a.dptr = NULL; /* no output at all: nothing to say which call it was */
+    struct gl_event ev = {.flags = GL_EVF_FAILED};
+    ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, GL_SITE_EXIT, &a, &ev));
+
+    CUdeviceptr_v1 d1 = 0;
+    cuMemAlloc_params a1 = {&d1, 4096};
+    EXPECT_FAILED(cuMemAlloc, &a1, .kind = GL_MEM_DEVICE, .size = 4096, .device = FROM_CTX);
+
+    CUdeviceptr m = 0;
+    cuMemAllocManaged_params mp = {&m, 12345, CU_MEM_ATTACH_GLOBAL};
+    EXPECT_FAILED(cuMemAllocManaged, &mp, .kind = GL_MEM_MANAGED, .size = 12345,
+                  .device = FROM_CTX);
+
+    void *h = NULL;
+    cuMemAllocHost_v2_params hp = {&h, (size_t)5 << 30};
+    EXPECT_FAILED(cuMemAllocHost_v2, &hp, .kind = GL_MEM_HOST_PINNED, .size = (uint64_t)5 << 30,
+                  .device = -1);
+    cuMemHostAlloc_params ha = {&h, 8192, CU_MEMHOSTALLOC_PORTABLE};
+    EXPECT_FAILED(cuMemHostAlloc, &ha, .kind = GL_MEM_HOST_PINNED, .size = 8192, .device = -1);
+    /* A failed registration: the request's address is not kept either. */
+    cuMemHostRegister_v2_params hr = {(void *)0x7ffe00100000ULL, 131072, 0};
+    EXPECT_FAILED(cuMemHostRegister_v2, &hr, .kind = GL_MEM_HOST_REGISTERED, .size = 131072,
+                  .device = -1);
+
+    /* Stream-ordered: the stream is kept. */
+    CUdeviceptr s = 0;
+    cuMemAllocAsync_params sp = {&s, 2048, (CUstream)0x5eed00};
+    EXPECT_FAILED(cuMemAllocAsync, &sp, .kind = GL_MEM_ASYNC, .size = 2048, .aux = 0x5eed00,
+                  .device = FROM_CTX);
+    cuMemAllocFromPoolAsync_params fp = {&s, 3000, (CUmemoryPool)0x9001, (CUstream)0xabc000};
+    EXPECT_FAILED(cuMemAllocFromPoolAsync, &fp, .kind = GL_MEM_ASYNC, .size = 3000, .aux = 0xabc000,
+                  .device = FROM_CTX);
+
+    /* A handle that was never made: key 0, not a VMM key of handle 0. */
+    CUmemGenericAllocationHandle vh = 0;
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 3;
+    cuMemCreate_params cp = {&vh, (size_t)2 << 20, &prop, 0};
+    EXPECT_FAILED(cuMemCreate, &cp, .kind = GL_MEM_VMM, .size = 2 << 20, .device = 3);
+
+    /* Arrays: the size from the descriptor. */
+    CUarray arr = NULL;
+    CUDA_ARRAY_DESCRIPTOR ad = {64, 32, CU_AD_FORMAT_UNSIGNED_INT8, 4};
+    cuArrayCreate_v2_params ap = {&arr, &ad};
+    EXPECT_FAILED(cuArrayCreate_v2, &ap, .kind = GL_MEM_ARRAY, .size = 64 * 32 * 4,
+                  .device = FROM_CTX);
+
+    /* Graph memory: the node's request. */
+    CUDA_MEM_ALLOC_NODE_PARAMS np;
+    memset(&np, 0, sizeof np);
+    np.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    np.poolProps.location.id = 1;
+    np.bytesize = 1 << 16;
+    CUgraphNode node = NULL;
+    cuGraphAddMemAllocNode_params gp = {&node, (CUgraph)0x6000, NULL, 0, &np};
+    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .kind = GL_MEM_GRAPH, .size = 1 << 16, .device = 1);
+
+    /* Releases and copies are not allocations: nothing at exit. */
+    cuMemFree_v2_params fr = {0x7f0000200000ULL};
+    ev = (struct gl_event){.flags = GL_EVF_FAILED};
+    ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, GL_SITE_EXIT, &fr, &ev));
+    cuMemcpy_params cpy = {DST, SRC, 64};
+    ev = (struct gl_event){.flags = GL_EVF_FAILED};
+    ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_cuMemcpy, GL_SITE_EXIT, &cpy, &ev));
 }
 END_TEST
 
@@ -842,6 +1763,7 @@ static Suite *decode_suite(void)
     tcase_add_checked_fixture(tc, handler_setup, NULL);
     tcase_add_loop_test(tc, test_every_entry_point, 1, GL_API_COUNT);
     tcase_add_test(tc, test_tables);
+    tcase_add_test(tc, test_failed_alloc);
     tcase_add_test(tc, test_untracked_calls);
     tcase_add_test(tc, test_mem_kind_names);
     tcase_add_test(tc, test_array_bytes);

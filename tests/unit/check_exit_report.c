@@ -177,6 +177,25 @@ START_TEST(test_full_report)
     line(want, sizeof want,
          "  total GPU usage: 3 allocs, 1 frees, 1,052,772 bytes allocated, "
          "peak 1,052,772 bytes");
+    /* Per device: device 0 peaked when allocation #3 (4,096 bytes, freed since) joined
+     * #1's 1 MiB; host memory at #2, the pinned block (no stack recorded). */
+    line(want, sizeof want,
+         "  device 0: in use 1,048,576 bytes, peak 1,052,672 bytes, reached by allocation");
+    line(want, sizeof want, "    #3 at:");
+    line(want, sizeof want, "       at 0x%" PRIXPTR ": gl_er_site (check_exit_report.c:%d)", f[0],
+         site_line);
+    line(want, sizeof want, "       by 0x%" PRIXPTR ": gl_er_outer (check_exit_report.c:%d)", f[1],
+         outer_line);
+    line(want, sizeof want,
+         "    device memory: in use 1,048,576 bytes in 1 blocks, peak 1,052,672 bytes in 2 "
+         "blocks; 2 allocs, 1 frees");
+    line(want, sizeof want,
+         "  host memory: in use 100 bytes, peak 100 bytes, reached by allocation");
+    line(want, sizeof want, "    #2 at:");
+    line(want, sizeof want, "       (no stack recorded)");
+    line(want, sizeof want,
+         "    pinned host memory: in use 100 bytes in 1 blocks, peak 100 bytes in 1 blocks; 1 "
+         "allocs, 0 frees");
     line(want, sizeof want, "%s", "");
     line(want, sizeof want, "LEAK SUMMARY:");
     line(want, sizeof want, "   definitely lost: 1,048,676 bytes in 2 blocks");

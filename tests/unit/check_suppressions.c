@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/error_kind.h"
 #include "common/leak_kind.h"
 #include "common/suppressions.h"
 #include "testutil.h"
@@ -414,11 +415,14 @@ END_TEST
 START_TEST(test_error_unknown_kind)
 {
     LOAD_BAD("{\n name\n gpuleak:Bogus\n fun:a\n}\n",
-             "t.supp:3: error: unknown kind 'Bogus' for gpuleak (expected Leak or Cached)");
+             "t.supp:3: error: unknown kind 'Bogus' for gpuleak (expected Leak, Cached, "
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
     LOAD_BAD("{\n name\n Memcheck,gpuleak:Cond\n fun:a\n}\n",
-             "t.supp:3: error: unknown kind 'Cond' for gpuleak (expected Leak or Cached)");
+             "t.supp:3: error: unknown kind 'Cond' for gpuleak (expected Leak, Cached, "
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
     LOAD_BAD("{\n name\n gpuleak:leak\n fun:a\n}\n",
-             "t.supp:3: error: unknown kind 'leak' for gpuleak (expected Leak or Cached)");
+             "t.supp:3: error: unknown kind 'leak' for gpuleak (expected Leak, Cached, "
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
 }
 END_TEST
 
@@ -447,6 +451,72 @@ START_TEST(test_error_match_leak_kinds)
              "t.supp:5: error: match-leak-kinds: must come once, right after the TOOL:KIND line");
     LOAD_BAD("{\n n\n gpuleak:Leak\n fun:a\n match-leak-kinds: all\n}\n",
              "t.supp:5: error: match-leak-kinds: must come once, right after the TOOL:KIND line");
+}
+END_TEST
+
+/* API error entries: gpuleak:KIND for every error kind (common/error_kind.h). */
+START_TEST(test_error_entries)
+{
+    LOAD_OK("{\n"
+            "   freed twice\n"
+            "   gpuleak:DoubleFree\n"
+            "   fun:cuMemFree_v2\n"
+            "   fun:release\n"
+            "}\n"
+            "{\n invalid\n gpuleak:InvalidFree\n fun:a\n}\n"
+            "{\n mismatched\n Memcheck,gpuleak:MismatchedFree\n obj:*libcuda.so*\n}\n"
+            "{\n range\n gpuleak:InvalidRange\n src:copy.cu:7\n}\n"
+            "{\n freed range\n gpuleak:FreedRange\n ...\n}\n"
+            "{\n oom\n gpuleak:OutOfMemory\n fun:cudaMalloc\n ...\n}\n"
+            "{\n a leak\n gpuleak:Leak\n fun:a\n}\n"
+            "{\n not ours\n Memcheck:DoubleFree\n fun:a\n}\n");
+    ck_assert_uint_eq(set.n, 7);
+    ck_assert_uint_eq(set.other_tools, 1);
+    const struct gl_supp *e = &set.v[0];
+    ck_assert_str_eq(e->name, "freed twice");
+    ck_assert_int_eq(e->line, 1);
+    ck_assert_int_eq(e->kind, GL_SUPP_ERROR);
+    ck_assert_uint_eq(e->error_kind, GL_ERR_DOUBLE_FREE);
+    ck_assert_uint_eq(e->nframes, 2);
+    ck_assert_int_eq(e->frames[0].type, GL_SF_FUN);
+    ck_assert_str_eq(e->frames[0].pattern, "cuMemFree_v2");
+    ck_assert_str_eq(e->frames[1].pattern, "release");
+    static const unsigned want[] = {GL_ERR_DOUBLE_FREE,     GL_ERR_INVALID_FREE,
+                                    GL_ERR_MISMATCHED_FREE, GL_ERR_INVALID_RANGE,
+                                    GL_ERR_FREED_RANGE,     GL_ERR_OUT_OF_MEMORY};
+    for (unsigned i = 0; i < 6; i++) {
+        ck_assert_msg(set.v[i].kind == GL_SUPP_ERROR, "entry %u: kind %d", i, set.v[i].kind);
+        ck_assert_msg(set.v[i].error_kind == want[i], "entry %u: error kind %u", i,
+                      set.v[i].error_kind);
+    }
+    ck_assert_str_eq(set.v[2].name, "mismatched");
+    ck_assert_int_eq(set.v[2].frames[0].type, GL_SF_OBJ);
+    ck_assert_int_eq(set.v[3].frames[0].type, GL_SF_SRC);
+    ck_assert_int_eq(set.v[3].frames[0].line, 7);
+    ck_assert_int_eq(set.v[4].frames[0].type, GL_SF_ANY);
+    ck_assert_int_eq(set.v[6].kind, GL_SUPP_LEAK);
+    ck_assert_uint_eq(set.v[6].error_kind, GL_ERR_NONE);
+}
+END_TEST
+
+START_TEST(test_error_entry_match_leak_kinds)
+{
+    LOAD_BAD("{\n n\n gpuleak:DoubleFree\n match-leak-kinds: definite\n fun:a\n}\n",
+             "t.supp:4: error: match-leak-kinds: belongs to Leak and Cached entries, not "
+             "DoubleFree");
+    LOAD_BAD("{\n n\n gpuleak:OutOfMemory\n match-leak-kinds: all\n fun:a\n}\n",
+             "t.supp:4: error: match-leak-kinds: belongs to Leak and Cached entries, not "
+             "OutOfMemory");
+    /* After a frame line, the usual message. */
+    LOAD_BAD("{\n n\n gpuleak:InvalidFree\n fun:a\n match-leak-kinds: all\n}\n",
+             "t.supp:5: error: match-leak-kinds: must come once, right after the TOOL:KIND line");
+    /* Kind names are case-sensitive. */
+    LOAD_BAD("{\n name\n gpuleak:doublefree\n fun:a\n}\n",
+             "t.supp:3: error: unknown kind 'doublefree' for gpuleak (expected Leak, Cached, "
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
+    LOAD_BAD("{\n n\n gpuleak:DoubleFree\n}\n",
+             "t.supp:4: error: the entry opened at line 1 has no frame lines (fun:, obj:, src: or "
+             "...)");
 }
 END_TEST
 
@@ -594,9 +664,11 @@ START_TEST(test_load_file)
     ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
     ck_assert_int_eq(gl_supp_load_file(&set, path, err, sizeof err), -1);
-    char want[4200];
+    char want[4400];
     snprintf(want, sizeof want,
-             "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak or Cached)", path);
+             "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak, Cached, InvalidFree, "
+             "DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)",
+             path);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(set.n, 1);
     ck_assert_str_eq(set.v[0].file, path);
@@ -883,6 +955,44 @@ START_TEST(test_find_first_match_and_kind)
 }
 END_TEST
 
+START_TEST(test_find_error)
+{
+    const char *text = "{\n leak-x\n gpuleak:Leak\n fun:x\n}\n"
+                       "{\n double-x-main\n gpuleak:DoubleFree\n fun:x\n fun:main\n}\n"
+                       "{\n double-any\n gpuleak:DoubleFree\n ...\n fun:y\n}\n"
+                       "{\n invalid-x\n gpuleak:InvalidFree\n fun:x\n}\n"
+                       "{\n range-all\n gpuleak:InvalidRange\n fun:*\n}\n";
+    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "e.supp", err, sizeof err), 0);
+    ck_assert_uint_eq(set.n, 5);
+    struct gl_frame xm[] = {fr("x", NULL, NULL, NULL, 0), fr("main", NULL, NULL, NULL, 0)};
+    struct gl_frame xo[] = {fr("x", NULL, NULL, NULL, 0), fr("other", NULL, NULL, NULL, 0)};
+    struct gl_frame zy[] = {fr("z", NULL, NULL, NULL, 0), fr("w", NULL, NULL, NULL, 0),
+                            fr("y", NULL, NULL, NULL, 0)};
+    /* By kind and frames. */
+    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, xm, 2), &set.v[1]);
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, xo, 2));
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, xm, 1)); /* stack too short */
+    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, zy, 3), &set.v[2]);
+    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_INVALID_FREE, xm, 2), &set.v[3]);
+    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_INVALID_FREE, xo, 2), &set.v[3]);
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_INVALID_FREE, zy, 3));
+    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_INVALID_RANGE, zy, 3), &set.v[4]);
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_INVALID_RANGE, NULL, 0));
+    /* A kind with no entry, and no kind at all: nothing, not even the Leak entry. */
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_MISMATCHED_FREE, xm, 2));
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_FREED_RANGE, xm, 2));
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_OUT_OF_MEMORY, xm, 2));
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_NONE, xm, 2));
+    /* Leak lookups never return error entries. */
+    ck_assert_ptr_eq(gl_supp_find(&set, GL_SUPP_LEAK, xm, 2, GL_LEAK_DEFINITE), &set.v[0]);
+    ck_assert_ptr_null(gl_supp_find(&set, GL_SUPP_LEAK, zy, 3, GL_LEAK_DEFINITE));
+    ck_assert_ptr_null(gl_supp_find(&set, GL_SUPP_CACHED, xm, 2, GL_LEAK_DEFINITE));
+    struct gl_supp_set empty;
+    gl_supp_set_init(&empty);
+    ck_assert_ptr_null(gl_supp_find_error(&empty, GL_ERR_DOUBLE_FREE, xm, 2));
+}
+END_TEST
+
 /* ---- globs ---- */
 
 START_TEST(test_glob_edges)
@@ -1149,6 +1259,78 @@ START_TEST(test_generate_empty_names)
 }
 END_TEST
 
+START_TEST(test_generate_error_exact)
+{
+    struct gl_frame f[] = {
+        {0x401000, "cuMemFree_v2", NULL, 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", NULL},
+        {0x401100, "release(void*)", "/src/app.cu", 8, "/work/app", "_Z7releasePv"},
+        {0x7f12aa001000, NULL, NULL, 0, NULL, NULL},
+        {0x401200, "main", "app.cu", 19, "/work/app", NULL},
+    };
+    char buf[1024];
+    size_t len = gl_supp_generate_error(buf, sizeof buf, f, 4, GL_ERR_DOUBLE_FREE);
+    const char *want = "{\n"
+                       "   <insert_a_suppression_name_here>\n"
+                       "   gpuleak:DoubleFree\n"
+                       "   fun:cuMemFree_v2\n"
+                       "   fun:_Z7releasePv\n"
+                       "   obj:*\n"
+                       "   fun:main\n"
+                       "}\n";
+    tu_assert_text_eq(buf, want);
+    ck_assert_uint_eq(len, strlen(want));
+    len = gl_supp_generate_error(buf, sizeof buf, f, 1, GL_ERR_OUT_OF_MEMORY);
+    tu_assert_text_eq(buf, "{\n   <insert_a_suppression_name_here>\n   gpuleak:OutOfMemory\n"
+                           "   fun:cuMemFree_v2\n}\n");
+    ck_assert_uint_eq(len, strlen(buf));
+    /* Truncated like snprintf. */
+    char small[16];
+    memset(small, 'x', sizeof small);
+    ck_assert_uint_eq(gl_supp_generate_error(small, sizeof small, f, 1, GL_ERR_OUT_OF_MEMORY), len);
+    ck_assert_uint_eq(strlen(small), sizeof small - 1);
+    ck_assert(strncmp(small, buf, sizeof small - 1) == 0);
+    ck_assert_uint_eq(gl_supp_generate_error(NULL, 0, f, 1, GL_ERR_OUT_OF_MEMORY), len);
+}
+END_TEST
+
+/* Every kind's generated entry reads back as an error entry of that kind that
+ * gl_supp_find_error finds for this stack, and for no other kind. */
+START_TEST(test_generate_error_round_trip)
+{
+    struct gl_frame f[] = {
+        {0x7f01, "cuMemcpyHtoD_v2", NULL, 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", NULL},
+        {0x7f02, NULL, NULL, 0, "/opt/we*rd/lib?.so", NULL},
+        {0x4011, "void Foo::bar<int>(int*) const", "foo.h", 12, "/work/app", "_ZNK3Foo3barIiEEvPi"},
+        {0x4012, "main", "main.cc", 9, "/work/app", NULL},
+    };
+    for (unsigned k = GL_ERR_NONE + 1; k < GL_ERR_NKINDS; k++) {
+        char text[4096];
+        size_t len = gl_supp_generate_error(text, sizeof text, f, 4, k);
+        ck_assert_uint_lt(len, sizeof text);
+        ck_assert_ptr_null(strstr(text, "match-leak-kinds"));
+        struct gl_supp_set s;
+        gl_supp_set_init(&s);
+        char e[1024] = "";
+        int rc = gl_supp_load_text(&s, text, len, "gen.supp", e, sizeof e);
+        ck_assert_msg(rc == 0, "kind %u: generated entry rejected: %s\n%s", k, e, text);
+        ck_assert_uint_eq(s.n, 1);
+        ck_assert_int_eq(s.v[0].kind, GL_SUPP_ERROR);
+        ck_assert_uint_eq(s.v[0].error_kind, k);
+        ck_assert_uint_eq(s.v[0].nframes, 4);
+        for (unsigned other = 0; other < GL_ERR_NKINDS; other++)
+            ck_assert_msg((gl_supp_find_error(&s, other, f, 4) == &s.v[0]) == (other == k),
+                          "kind %u: found for kind %u: %d", k, other,
+                          gl_supp_find_error(&s, other, f, 4) != NULL);
+        struct gl_frame changed[4];
+        memcpy(changed, f, sizeof changed);
+        changed[1].object = "/opt/weXYrd/libZ.so";
+        ck_assert_ptr_null(gl_supp_find_error(&s, k, changed, 4));
+        ck_assert_ptr_null(gl_supp_find_error(&s, k, f, 3));
+        gl_supp_set_free(&s);
+    }
+}
+END_TEST
+
 static Suite *suppressions_suite(void)
 {
     Suite *s = suite_create("suppressions");
@@ -1170,6 +1352,8 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_error_bad_tool_kind);
     tcase_add_test(tc, test_error_unknown_kind);
     tcase_add_test(tc, test_error_match_leak_kinds);
+    tcase_add_test(tc, test_error_entries);
+    tcase_add_test(tc, test_error_entry_match_leak_kinds);
     tcase_add_test(tc, test_error_bad_frame_line);
     tcase_add_test(tc, test_error_empty_pattern);
     tcase_add_test(tc, test_error_too_many_frames);
@@ -1195,6 +1379,7 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_match_extra_and_missing_frames);
     tcase_add_test(tc, test_match_leak_kinds);
     tcase_add_test(tc, test_find_first_match_and_kind);
+    tcase_add_test(tc, test_find_error);
     tcase_add_test(tc, test_glob_edges);
     tcase_add_test(tc, test_glob_pathological);
     suite_add_tcase(s, tc);
@@ -1205,6 +1390,8 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_generate_truncated);
     tcase_add_test(tc, test_generate_round_trip);
     tcase_add_test(tc, test_generate_empty_names);
+    tcase_add_test(tc, test_generate_error_exact);
+    tcase_add_test(tc, test_generate_error_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }

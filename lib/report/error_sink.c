@@ -1,0 +1,84 @@
+#include "error_sink.h"
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include "common/suppressions.h"
+#include "leak_run.h"
+#include "report_errors.h"
+#include "runtime.h"
+#include "track/api_errors.h"
+#include "track/device_memory.h"
+#include "track/stack_capture.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gl_symbolizer *sym;
+static unsigned long long sym_objects;
+static struct gl_supp_set supps;
+static bool supps_loaded;
+
+unsigned gl_error_sink_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    (void)arg;
+    return gl_stack_frames_with(gl_symbolizer_fresh(&sym, &sym_objects), stack, out, max);
+}
+
+static bool sink(const struct gl_api_error *e)
+{
+    pthread_mutex_lock(&lock);
+    bool must_close;
+    if (!e) {
+        int fd = gl_rt_open_log(&must_close);
+        struct gl_out o;
+        gl_out_init(&o, fd, (int)getpid());
+        gl_report_error_overflow(&o);
+        gl_out_flush(&o);
+        if (must_close)
+            close(fd);
+        pthread_mutex_unlock(&lock);
+        return false;
+    }
+    if (!supps_loaded) {
+        gl_load_suppressions(&supps);
+        supps_loaded = true;
+    }
+    struct gl_frame frames[GL_MAX_CALLERS];
+    /* Suppressions see every kept frame, as for loss records. */
+    unsigned n = e->stack ? gl_error_sink_frames(e->stack, frames, GL_MAX_CALLERS, NULL) : 0;
+    struct gl_supp *s = gl_supp_find_error(&supps, e->kind, frames, n);
+    if (s) {
+        s->count++;
+        pthread_mutex_unlock(&lock);
+        return true;
+    }
+    struct gl_error_services svc = {
+        .num_callers = (unsigned)gl_rt.opt.num_callers,
+        .top_sites = gl_rt.opt.top_sites,
+        .stack_frames = gl_error_sink_frames,
+    };
+    int fd = gl_rt_open_log(&must_close);
+    struct gl_out o;
+    gl_out_init(&o, fd, (int)getpid());
+    gl_report_api_error(&o, e, &svc);
+    if (gl_rt.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
+        char text[8192];
+        unsigned shown = n < (unsigned)gl_rt.opt.num_callers ? n : (unsigned)gl_rt.opt.num_callers;
+        size_t len = gl_supp_generate_error(text, sizeof text, frames, shown, e->kind);
+        gl_out_text(&o, text, len < sizeof text ? len : sizeof text - 1);
+    }
+    gl_out_flush(&o);
+    if (must_close)
+        close(fd);
+    pthread_mutex_unlock(&lock);
+    return false;
+}
+
+void gl_error_sink_install(void)
+{
+    gl_device_memory_load();
+    gl_error_device_memory = gl_device_memory_query;
+    gl_error_capture_stack = gl_stack_capture;
+    gl_error_sink = sink;
+}
+
+void gl_error_sink_after_fork_child(void) { pthread_mutex_init(&lock, NULL); }

@@ -1,0 +1,248 @@
+#include "report_errors.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_text.h"
+#include "track/api.h"
+#include "track/mem_stats.h"
+#include "track/stack_depot.h"
+
+#define C(buf, v) gl_fmt_u64_commas(buf, v)
+
+static unsigned frames_of(const struct gl_error_services *svc, uint32_t stack, struct gl_frame *out,
+                          unsigned max)
+{
+    return stack && svc->stack_frames ? svc->stack_frames(stack, out, max, svc->arg) : 0;
+}
+
+/* The API the program called for a stack ("cudaFree"), else the driver's name. */
+static const char *called(const struct gl_error_services *svc, uint32_t stack, unsigned api)
+{
+    struct gl_frame f[GL_MAX_CALLERS];
+    unsigned n = frames_of(svc, stack, f, 1);
+    /* The name points into the symbolizer's strings, which outlive the report. */
+    return gl_report_api_called(&f[0], n, api);
+}
+
+/* What a block's kind is released with. */
+static const char *right_release(const struct gl_block_info *b)
+{
+    switch (b->kind) {
+    case GL_MEM_HOST_PINNED:
+        return "cudaFreeHost (cuMemFreeHost)";
+    case GL_MEM_HOST_REGISTERED:
+        return "cudaHostUnregister (cuMemHostUnregister)";
+    case GL_MEM_IPC:
+        if (b->api == GL_API_cuIpcOpenMemHandle || b->api == GL_API_cuIpcOpenMemHandle_v2)
+            return "cudaIpcCloseMemHandle (cuIpcCloseMemHandle)";
+        return "cudaFree or cudaFreeAsync";
+    case GL_MEM_ASYNC:
+    case GL_MEM_GRAPH:
+        return "cudaFreeAsync or cudaFree";
+    default:
+        return "cudaFree (cuMemFree)";
+    }
+}
+
+static void block_line(char *buf, size_t len, uint64_t addr, const struct gl_block_info *b,
+                       const char *what, const char *verb)
+{
+    char off[GL_U64_COMMAS_LEN], size[GL_U64_COMMAS_LEN];
+    snprintf(buf, len, "Address 0x%" PRIX64 " is %s bytes inside %s of %s bytes %s", addr,
+             C(off, addr - gl_key_value(b->key)), what, C(size, b->size), verb);
+}
+
+void gl_error_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
+                       struct gl_error_text *t)
+{
+    memset(t, 0, sizeof *t);
+    const char *api = called(svc, e->stack, e->api);
+    const struct gl_block_info *b = &e->block.block;
+    bool freed = e->flags & GL_ERRF_FREED;
+    char n1[GL_U64_COMMAS_LEN], n2[GL_U64_COMMAS_LEN];
+    /* The usual auxiliaries: where a freed block was freed, then allocated; or
+     * where a live block was allocated. */
+    if (e->flags & GL_ERRF_BLOCK) {
+        if (freed) {
+            block_line(t->aux[0], sizeof t->aux[0], e->addr, b, "a block", "free'd");
+            t->aux_stack[0] = e->block.free_stack;
+            t->aux_stack_missing[0] = e->block.free_stack == 0;
+            snprintf(t->aux[1], sizeof t->aux[1], "Block was alloc'd at");
+            t->aux_stack[1] = b->stack;
+            t->aux_stack_missing[1] = b->stack == 0;
+        } else {
+            block_line(t->aux[0], sizeof t->aux[0], e->addr, b, "a block", "alloc'd");
+            t->aux_stack[0] = b->stack;
+            t->aux_stack_missing[0] = b->stack == 0;
+        }
+    }
+    switch ((enum gl_error_kind)e->kind) {
+    case GL_ERR_INVALID_FREE:
+        switch ((enum gl_error_detail)e->detail) {
+        case GL_ERD_INTERIOR:
+            snprintf(t->what, sizeof t->what,
+                     "Invalid free: %s(0x%" PRIX64 "): the address is inside a block, not at its "
+                     "start",
+                     api, e->addr);
+            break;
+        case GL_ERD_FREED_INTERIOR:
+            snprintf(t->what, sizeof t->what,
+                     "Invalid free: %s(0x%" PRIX64 "): the address is inside a freed block", api,
+                     e->addr);
+            break;
+        case GL_ERD_VMM_MAPPED:
+            snprintf(t->what, sizeof t->what,
+                     "Invalid free: %s(0x%" PRIX64 "): the address is mapped with cuMemMap; unmap "
+                     "it with cuMemUnmap and release its handle with cuMemRelease",
+                     api, e->addr);
+            block_line(t->aux[0], sizeof t->aux[0], e->addr, b, "a mapping",
+                       "of a physical "
+                       "allocation made");
+            break;
+        default:
+            snprintf(t->what, sizeof t->what,
+                     "Invalid free: %s(0x%" PRIX64 "): an address gpuleak never saw allocated", api,
+                     e->addr);
+        }
+        break;
+    case GL_ERR_DOUBLE_FREE:
+        snprintf(t->what, sizeof t->what,
+                 "Double free: %s(0x%" PRIX64 "): the block was already freed", api, e->addr);
+        break;
+    case GL_ERR_MISMATCHED_FREE:
+        if (e->detail == GL_ERD_WRONG_DEVICE)
+            snprintf(t->what, sizeof t->what,
+                     "Mismatched free: %s(0x%" PRIX64 ") on a stream of device %d frees a block "
+                     "of device %d",
+                     api, e->addr, e->device, b->device);
+        else
+            snprintf(t->what, sizeof t->what,
+                     "Mismatched free: %s(0x%" PRIX64 ") of %s from %s; release it with %s", api,
+                     e->addr, gl_mem_kind_name(b->kind), called(svc, b->stack, b->api),
+                     right_release(b));
+        break;
+    case GL_ERR_INVALID_RANGE: {
+        uint64_t end = gl_key_value(b->key) + b->size;
+        snprintf(t->what, sizeof t->what,
+                 "Invalid %s of %s bytes by %s at 0x%" PRIX64 ": %s bytes past the end of the "
+                 "block",
+                 e->flags & GL_ERRF_WRITE ? "write" : "read", C(n1, e->size), api, e->addr,
+                 C(n2, e->addr + e->size - end));
+        break;
+    }
+    case GL_ERR_FREED_RANGE:
+        snprintf(t->what, sizeof t->what,
+                 "Invalid %s of %s bytes by %s at 0x%" PRIX64 ": the block was freed",
+                 e->flags & GL_ERRF_WRITE ? "write" : "read", C(n1, e->size), api, e->addr);
+        break;
+    case GL_ERR_OUT_OF_MEMORY: {
+        char where[64];
+        if (e->device >= 0)
+            snprintf(where, sizeof where, "on device %d", e->device);
+        else
+            snprintf(where, sizeof where, "in host memory");
+        snprintf(t->what, sizeof t->what, "Out of memory: %s of %s bytes (%s) %s failed", api,
+                 C(n1, e->size), gl_mem_kind_name(e->mem_kind), where);
+        break;
+    }
+    default:
+        snprintf(t->what, sizeof t->what, "Error of unknown kind %u by %s", e->kind, api);
+    }
+}
+
+static void print_stack(struct gl_out *o, const struct gl_error_services *svc, uint32_t stack,
+                        bool missing)
+{
+    struct gl_frame f[GL_MAX_CALLERS];
+    unsigned n = frames_of(svc, stack, f, svc->num_callers);
+    for (unsigned i = 0; i < n; i++)
+        gl_report_print_frame(o, &f[i], i == 0);
+    if (n == 0)
+        gl_out_line(o, missing ? "   (stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
+                               : "   (no stack recorded)");
+}
+
+static int by_live_desc(const void *a, const void *b)
+{
+    const struct gl_site_stats *x = a, *y = b;
+    return x->live_bytes < y->live_bytes ? 1 : x->live_bytes > y->live_bytes ? -1 : 0;
+}
+
+/* Who holds the memory: gpuleak's live bytes per kind on the device, and the
+ * allocation sites holding the most. */
+static void oom_details(struct gl_out *o, const struct gl_api_error *e,
+                        const struct gl_error_services *svc)
+{
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN];
+    const char *dev = e->device >= 0 ? "device" : "host";
+    if (e->flags & GL_ERRF_DEVMEM)
+        gl_out_line(o, " Device %d: %s bytes free of %s (NVML)", e->device, C(b1, e->device_free),
+                    C(b2, e->device_total));
+    else if (e->device >= 0)
+        gl_out_line(o, " Device %d: free and total memory unknown (NVML could not tell)",
+                    e->device);
+    unsigned slot = gl_stats_slot(e->device);
+    uint64_t total = 0;
+    for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
+        total += gl_stats_live_bytes(slot, k);
+    if (e->device >= 0)
+        gl_out_line(o, " Live on device %d, as gpuleak tracked it: %s bytes", e->device,
+                    C(b1, total));
+    else
+        gl_out_line(o, " Live in host memory, as gpuleak tracked it: %s bytes", C(b1, total));
+    for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
+        struct gl_stat_group g;
+        gl_stats_group(slot, k, &g);
+        const struct gl_stat_counts *a = &g.split[GL_SPLIT_ALL];
+        if (a->cur_blocks)
+            gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, a->cur_bytes),
+                        C(b2, a->cur_blocks), gl_mem_kind_name(k));
+    }
+    (void)dev;
+    /* Sites: across devices (a site's blocks are almost always on one). */
+    size_t n = gl_depot_sites(NULL, 0);
+    struct gl_site_stats *s = n ? calloc(n, sizeof *s) : NULL;
+    if (!s)
+        return;
+    n = gl_depot_sites(s, n);
+    qsort(s, n, sizeof *s, by_live_desc);
+    size_t shown = 0;
+    for (size_t i = 0; i < n && shown < (size_t)svc->top_sites && s[i].live_bytes; i++, shown++) {
+        if (shown == 0)
+            gl_out_line(o, " Top allocation sites by live bytes:");
+        double pct = total ? 100.0 * (double)s[i].live_bytes / (double)total : 0.0;
+        gl_out_line(o, "  %s bytes in %s blocks (%.1f%%), peak %s bytes, allocated at",
+                    C(b1, s[i].live_bytes), C(b2, s[i].live_blocks), pct > 100 ? 100.0 : pct,
+                    C(b3, s[i].peak_bytes));
+        print_stack(o, svc, s[i].stack, false);
+    }
+    free(s);
+}
+
+void gl_report_api_error(struct gl_out *o, const struct gl_api_error *e,
+                         const struct gl_error_services *svc)
+{
+    struct gl_error_text t;
+    gl_error_describe(e, svc, &t);
+    gl_out_line(o, "%s", t.what);
+    print_stack(o, svc, e->stack, false);
+    for (int i = 0; i < 2; i++) {
+        if (!t.aux[i][0])
+            continue;
+        gl_out_line(o, " %s", t.aux[i]);
+        print_stack(o, svc, t.aux_stack[i], t.aux_stack_missing[i]);
+    }
+    if (e->kind == GL_ERR_OUT_OF_MEMORY)
+        oom_details(o, e, svc);
+    gl_out_line(o, "%s", "");
+}
+
+void gl_report_error_overflow(struct gl_out *o)
+{
+    gl_out_line(o, "More than 1000 different errors detected.  I'm not reporting any more.");
+    gl_out_line(o, "Final error counts will be inaccurate.  Go fix your program!");
+    gl_out_line(o, "%s", "");
+}

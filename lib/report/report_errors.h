@@ -1,0 +1,50 @@
+/* API misuse errors and out-of-memory reports, as text (printed when they
+ * happen) and in the exit report's documents.
+ *
+ * An error is described once (gl_error_describe): a "what" line, the stack
+ * where it happened, and up to two auxiliary lines each with a stack (where the
+ * block was freed, where it was allocated), Valgrind's layout:
+ *
+ *   Double free: cudaFree(0x7F3A2C000000): the block was already freed
+ *      at 0x...: cudaFree (in libcudart.so.13)
+ *      by 0x...: main (api_errors.cu:40)
+ *    Address 0x7F3A2C000000 is 0 bytes inside a block of 4,096 bytes free'd
+ *      at 0x...: cudaFree (...)
+ *    Block was alloc'd at
+ *      at 0x...: cudaMalloc (...)
+ *
+ * Formatting is pure: stacks come through the stack_frames service; the OOM
+ * report also reads the usage counters (track/mem_stats.h, the depot's sites),
+ * which are plain memory. */
+#ifndef GPULEAK_REPORT_ERRORS_H
+#define GPULEAK_REPORT_ERRORS_H
+
+#include "common/out.h"
+#include "symbolize.h"
+#include "track/api_errors.h"
+
+struct gl_error_services {
+    unsigned num_callers;
+    int top_sites; /* OOM: allocation sites listed */
+    unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
+    void *arg;
+};
+
+struct gl_error_text {
+    char what[512];
+    char aux[2][320]; /* "" when absent */
+    uint32_t aux_stack[2];
+    bool aux_stack_missing[2]; /* the aux line names a stack that was not kept */
+};
+
+void gl_error_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
+                       struct gl_error_text *out);
+
+/* The whole error, then a bare separator line. */
+void gl_report_api_error(struct gl_out *o, const struct gl_api_error *e,
+                         const struct gl_error_services *svc);
+
+/* Valgrind's note when the context table is full. */
+void gl_report_error_overflow(struct gl_out *o);
+
+#endif

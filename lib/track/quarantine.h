@@ -1,0 +1,42 @@
+/* The quarantine: the last N blocks freed, with the stacks that allocated and
+ * freed them, so that a second free of the same address, or a copy into freed
+ * memory, can say whose block it was (AddressSanitizer's quarantine, without
+ * holding the memory back: the driver may hand the addresses out again, and a
+ * live block there always takes precedence over a freed one).
+ *
+ * A ring of records, oldest overwritten first, with a uthash index by address
+ * for exact lookups and, when range checks are on, a range index (ranges.h)
+ * for "which freed block holds this address".  One spinlock; frees take it
+ * once, lookups only happen on the error path and for range checks. */
+#ifndef GPULEAK_QUARANTINE_H
+#define GPULEAK_QUARANTINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "block_table.h"
+
+struct gl_freed_block {
+    struct gl_block_info block; /* as it was when freed (block.stack: where allocated) */
+    uint32_t free_stack;        /* stack depot id of the free, 0 if not kept */
+    uint32_t free_tid;
+    uint16_t free_api; /* enum gl_api */
+};
+
+/* capacity records (0: off); ranges: also index by range (gl_quarantine_holding).
+ * Drops what was kept.  Call before the first free. */
+void gl_quarantine_configure(size_t capacity, bool ranges);
+size_t gl_quarantine_capacity(void);
+
+void gl_quarantine_put(const struct gl_freed_block *f);
+
+/* The most recent freed block that started at key. */
+bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out);
+/* The most recent freed block holding addr (needs ranges). */
+bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out);
+
+size_t gl_quarantine_memory_bytes(void);
+void gl_quarantine_after_fork_child(void);
+
+#endif

@@ -1,0 +1,112 @@
+/* API misuse errors, one scenario per run (argv[1]), each with a known report.
+ * Calls expected to fail are not CHECK'ed: the driver refuses most of them, and
+ * the point is what gpuleak says about them.  // SITE: markers name the lines
+ * the reports must point at. */
+#include <string.h>
+
+#include "fixture.h"
+
+static char host[16384];
+
+NOINLINE static void double_free(void)
+{
+    void *p;
+    CHECK(cudaMalloc(&p, 4096)); // SITE:double_alloc
+    CHECK(cudaFree(p));          // SITE:double_first
+    cudaFree(p);                 // SITE:double_second
+}
+
+NOINLINE static void interior_free(void)
+{
+    char *p;
+    CHECK(cudaMalloc((void **)&p, 4096)); // SITE:interior_alloc
+    cudaFree(p + 256);                    // SITE:interior_free
+    CHECK(cudaFree(p));
+}
+
+NOINLINE static void never_allocated(void)
+{
+    cudaFree((void *)0x12345000); // SITE:never
+}
+
+NOINLINE static void mismatched(void)
+{
+    void *d, *h;
+    CHECK(cudaMalloc(&d, 4096));     // SITE:mismatch_dev_alloc
+    cudaFreeHost(d);                 // SITE:mismatch_hostfree
+    CHECK(cudaFree(d));
+    CHECK(cudaMallocHost(&h, 8192)); // SITE:mismatch_host_alloc
+    if (cudaFree(h) != cudaSuccess)  // SITE:mismatch_free
+        CHECK(cudaFreeHost(h));
+}
+
+NOINLINE static void ranges(void)
+{
+    char *p;
+    CHECK(cudaMalloc((void **)&p, 4096));                      // SITE:range_alloc
+    cudaMemcpy(p + 3072, host, 2048, cudaMemcpyHostToDevice); // SITE:range_write
+    cudaMemcpy(host, p + 4000, 200, cudaMemcpyDeviceToHost);  // SITE:range_read
+    cudaMemset(p, 0, 8192);                                    // SITE:range_memset
+    CHECK(cudaFree(p));                                        // SITE:range_free
+    cudaMemcpy(p, host, 16, cudaMemcpyHostToDevice);           // SITE:range_after_free
+}
+
+NOINLINE static void out_of_memory(void)
+{
+    void *keep, *p;
+    CHECK(cudaMalloc(&keep, 64 << 20)); // SITE:keep_for_oom
+    cudaError_t e = cudaMalloc(&p, (size_t)1 << 50); // SITE:oom
+    if (e == cudaSuccess)
+        exit(98); /* a petabyte: the driver cannot have said yes */
+    cudaGetLastError();
+    CHECK(cudaFree(keep));
+}
+
+/* Everything right: no error may be reported. */
+NOINLINE static void clean(void)
+{
+    char *d, *h;
+    void *a;
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaMalloc((void **)&d, 4096));
+    CHECK(cudaMallocHost((void **)&h, 4096));
+    CHECK(cudaMemcpy(d, host, 4096, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(h, d + 1024, 3072, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(d, 1, 4096));
+    CHECK(cudaMemcpy2D(d, 1024, host, 512, 512, 4, cudaMemcpyHostToDevice));
+    CHECK(cudaMallocAsync(&a, 1 << 20, s));
+    CHECK(cudaMemcpyAsync(a, d, 4096, cudaMemcpyDeviceToDevice, s));
+    CHECK(cudaMemsetAsync(a, 0, 1 << 20, s));
+    CHECK(cudaFreeAsync(a, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaFree(d));
+    CHECK(cudaFreeHost(h));
+    CHECK(cudaStreamDestroy(s));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    memset(host, 7, sizeof host);
+    CHECK(cudaFree(0)); /* a context */
+    if (!strcmp(mode, "double"))
+        double_free();
+    else if (!strcmp(mode, "interior"))
+        interior_free();
+    else if (!strcmp(mode, "never"))
+        never_allocated();
+    else if (!strcmp(mode, "mismatched"))
+        mismatched();
+    else if (!strcmp(mode, "ranges"))
+        ranges();
+    else if (!strcmp(mode, "oom"))
+        out_of_memory();
+    else if (!strcmp(mode, "clean"))
+        clean();
+    else {
+        fprintf(stderr, "usage: api_errors double|interior|never|mismatched|ranges|oom|clean\n");
+        return 2;
+    }
+    return 0;
+}
