@@ -15,6 +15,7 @@
 #include "analyze/suppress.h"
 #include "common/paths.h"
 #include "frame_filter.h"
+#include "report_errors.h"
 #include "runtime.h"
 #include "symbolize.h"
 #include "track/api_errors.h"
@@ -332,25 +333,12 @@ static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_
     return k;
 }
 
-static int by_peak_desc(const void *a, const void *b)
-{
-    const struct gl_site_stats *x = a, *y = b;
-    if (x->peak_bytes != y->peak_bytes)
-        return x->peak_bytes < y->peak_bytes ? 1 : -1;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
 /* The --top-sites sites with the highest peaks. */
 static struct gl_site_stats *top_sites(size_t *n)
 {
-    *n = 0;
-    size_t all = gl_depot_sites(NULL, 0);
-    struct gl_site_stats *s = all ? malloc(all * sizeof *s) : NULL;
-    if (!s)
-        return NULL;
-    all = gl_depot_sites(s, all);
-    qsort(s, all, sizeof *s, by_peak_desc);
-    *n = all < (size_t)gl_rt.opt.top_sites ? all : (size_t)gl_rt.opt.top_sites;
+    struct gl_site_stats *s = gl_report_sites_sorted(GL_SITES_BY_PEAK, n);
+    if (*n > (size_t)gl_rt.opt.top_sites)
+        *n = (size_t)gl_rt.opt.top_sites;
     return s;
 }
 

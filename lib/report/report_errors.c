@@ -158,17 +158,39 @@ static void print_stack(struct gl_out *o, const struct gl_error_services *svc, u
 {
     struct gl_frame f[GL_MAX_CALLERS];
     unsigned n = frames_of(svc, stack, f, svc->num_callers);
-    for (unsigned i = 0; i < n; i++)
-        gl_report_print_frame(o, &f[i], i == 0);
-    if (n == 0)
-        gl_out_line(o, missing ? "   (stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
-                               : "   (no stack recorded)");
+    gl_report_print_frames(o, f, n, "   ",
+                           missing ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
+                                   : "(no stack recorded)");
 }
 
 static int by_live_desc(const void *a, const void *b)
 {
     const struct gl_site_stats *x = a, *y = b;
-    return x->live_bytes < y->live_bytes ? 1 : x->live_bytes > y->live_bytes ? -1 : 0;
+    if (x->live_bytes != y->live_bytes)
+        return x->live_bytes < y->live_bytes ? 1 : -1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int by_peak_desc(const void *a, const void *b)
+{
+    const struct gl_site_stats *x = a, *y = b;
+    if (x->peak_bytes != y->peak_bytes)
+        return x->peak_bytes < y->peak_bytes ? 1 : -1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+struct gl_site_stats *gl_report_sites_sorted(enum gl_site_order order, size_t *n)
+{
+    *n = 0;
+    size_t all = gl_depot_sites(NULL, 0);
+    struct gl_site_stats *s = all ? malloc(all * sizeof *s) : NULL;
+    if (!s)
+        return NULL;
+    *n = gl_depot_sites(s, all);
+    if (*n > all) /* sites added since the count: the first `all` are copied */
+        *n = all;
+    qsort(s, *n, sizeof *s, order == GL_SITES_BY_PEAK ? by_peak_desc : by_live_desc);
+    return s;
 }
 
 /* Who holds the memory: gpuleak's live bytes per kind on the device, and the
@@ -177,7 +199,6 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
                         const struct gl_error_services *svc)
 {
     char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN];
-    const char *dev = e->device >= 0 ? "device" : "host";
     if (e->flags & GL_ERRF_DEVMEM)
         gl_out_line(o, " Device %d: %s bytes free of %s (NVML)", e->device, C(b1, e->device_free),
                     C(b2, e->device_total));
@@ -201,14 +222,11 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
             gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, a->cur_bytes),
                         C(b2, a->cur_blocks), gl_mem_kind_name(k));
     }
-    (void)dev;
     /* Sites: across devices (a site's blocks are almost always on one). */
-    size_t n = gl_depot_sites(NULL, 0);
-    struct gl_site_stats *s = n ? calloc(n, sizeof *s) : NULL;
+    size_t n;
+    struct gl_site_stats *s = gl_report_sites_sorted(GL_SITES_BY_LIVE, &n);
     if (!s)
         return;
-    n = gl_depot_sites(s, n);
-    qsort(s, n, sizeof *s, by_live_desc);
     size_t shown = 0;
     for (size_t i = 0; i < n && shown < (size_t)svc->top_sites && s[i].live_bytes; i++, shown++) {
         if (shown == 0)

@@ -73,17 +73,23 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
-void gl_report_print_frame(struct gl_out *o, const struct gl_frame *f, bool first)
+void gl_report_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
+                            const char *indent, const char *none)
 {
-    const char *lead = first ? "   at" : "   by";
-    const char *fn = f->function ? f->function : "???";
-    if (f->file && f->line > 0)
-        gl_out_line(o, "%s 0x%" PRIXPTR ": %s (%s:%d)", lead, f->ip, fn, basename_of(f->file),
-                    f->line);
-    else if (f->object)
-        gl_out_line(o, "%s 0x%" PRIXPTR ": %s (in %s)", lead, f->ip, fn, f->object);
-    else
-        gl_out_line(o, "%s 0x%" PRIXPTR ": %s", lead, f->ip, fn);
+    for (unsigned i = 0; i < n; i++) {
+        const struct gl_frame *f = &frames[i];
+        const char *lead = i == 0 ? "at" : "by";
+        const char *fn = f->function ? f->function : "???";
+        if (f->file && f->line > 0)
+            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s (%s:%d)", indent, lead, f->ip, fn,
+                        basename_of(f->file), f->line);
+        else if (f->object)
+            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s (in %s)", indent, lead, f->ip, fn, f->object);
+        else
+            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s", indent, lead, f->ip, fn);
+    }
+    if (n == 0 && none)
+        gl_out_line(o, "%s%s", indent, none);
 }
 
 /* The API the program called: the first frame shown, when it names a CUDA
@@ -343,10 +349,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
-    for (unsigned i = 0; i < n; i++)
-        gl_report_print_frame(o, &frames[i], i == 0);
-    if (n == 0)
-        gl_out_line(o, "   (no stack recorded)");
+    gl_report_print_frames(o, frames, n, "   ", "(no stack recorded)");
     char block[1024];
     gl_report_block_text(in, r, gl_report_api_called(&frames[0], n, r->first.api), block,
                          sizeof block);
@@ -472,18 +475,7 @@ static void print_stack_of(struct gl_out *o, const struct gl_report_input *in, u
     unsigned n = in->stack_frames && stack
                      ? in->stack_frames(stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
-    for (unsigned i = 0; i < n; i++) {
-        const struct gl_frame *f = &frames[i];
-        const char *fn = f->function ? f->function : "???";
-        if (f->file && f->line > 0)
-            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s (%s:%d)", indent, i ? "by" : "at", f->ip, fn,
-                        basename_of(f->file), f->line);
-        else
-            gl_out_line(o, "%s%s 0x%" PRIXPTR ": %s (in %s)", indent, i ? "by" : "at", f->ip, fn,
-                        f->object ? f->object : "?");
-    }
-    if (n == 0)
-        gl_out_line(o, "%s(no stack recorded)", indent);
+    gl_report_print_frames(o, frames, n, indent, "(no stack recorded)");
 }
 
 static void slot_title(const struct gl_report_input *in, unsigned slot, char *buf, size_t len)

@@ -81,8 +81,10 @@ void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss
                           const char *api, char *buf, size_t len);
 
 void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in);
-/* One stack line: "   at 0x...: fn (file:line)", "   by ..." after the first. */
-void gl_report_print_frame(struct gl_out *o, const struct gl_frame *f, bool first);
+/* A stack, a line per frame: INDENT"at 0x...: fn (file:line)", then "by ..."
+ * lines; when there are no frames, INDENT followed by none (if not NULL). */
+void gl_report_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
+                            const char *indent, const char *none);
 /* The exit report's leak part: records, GPU MEMORY SUMMARY, LEAK SUMMARY, ERROR
  * SUMMARY. */
 void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in);

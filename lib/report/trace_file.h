@@ -1,7 +1,8 @@
 /* --trace-file: a time series of live bytes per device and memory kind, written
  * as the program runs, for plotting later (CSV, one header, then rows
- *   seconds,device,kind,live_bytes,peak_bytes_since_last_row
- * with device "host" for host memory; a series gets a row when it changed and
+ *   seconds,device,kind,live_bytes,peak_bytes
+ * (peak_bytes: the highest value since the series' last row; device "host" for
+ * host memory); a series gets a row when it changed and
  * --trace-interval ms passed since its last row, so spikes between rows still
  * show in the peak column).
  *

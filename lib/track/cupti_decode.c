@@ -499,8 +499,8 @@ static bool dec_ipc_close(enum gl_site site, const void *params, struct gl_event
 
 /* ---- copies and sets: checked at entry, before they run ---- */
 
-static bool access(struct gl_event *ev, uint64_t dst, uint64_t dst_len, uint64_t src,
-                   uint64_t src_len)
+static bool access_event(struct gl_event *ev, uint64_t dst, uint64_t dst_len, uint64_t src,
+                         uint64_t src_len)
 {
     ev->type = GL_EV_ACCESS;
     ev->key = dst_len ? dst : 0;
@@ -540,49 +540,49 @@ static bool dec_memcpy(enum gl_site site, const void *params, struct gl_event *e
 {
     const cuMemcpy_params *p = params; /* cuMemcpyAsync's adds the stream */
     ENTER_ONLY;
-    return access(ev, p->dst, p->ByteCount, p->src, p->ByteCount);
+    return access_event(ev, p->dst, p->ByteCount, p->src, p->ByteCount);
 }
 
 static bool dec_memcpy_peer(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemcpyPeer_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->ByteCount, p->srcDevice, p->ByteCount);
+    return access_event(ev, p->dstDevice, p->ByteCount, p->srcDevice, p->ByteCount);
 }
 
 static bool dec_memcpy_htod(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemcpyHtoD_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->ByteCount, (uintptr_t)p->srcHost, p->ByteCount);
+    return access_event(ev, p->dstDevice, p->ByteCount, (uintptr_t)p->srcHost, p->ByteCount);
 }
 
 static bool dec_memcpy_dtoh(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemcpyDtoH_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, (uintptr_t)p->dstHost, p->ByteCount, p->srcDevice, p->ByteCount);
+    return access_event(ev, (uintptr_t)p->dstHost, p->ByteCount, p->srcDevice, p->ByteCount);
 }
 
 static bool dec_memcpy_dtod(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemcpyDtoD_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->ByteCount, p->srcDevice, p->ByteCount);
+    return access_event(ev, p->dstDevice, p->ByteCount, p->srcDevice, p->ByteCount);
 }
 
 static bool dec_memcpy_dtoa(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemcpyDtoA_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, 0, 0, p->srcDevice, p->ByteCount);
+    return access_event(ev, 0, 0, p->srcDevice, p->ByteCount);
 }
 
 static bool dec_memcpy_atod(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemcpyAtoD_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->ByteCount, 0, 0);
+    return access_event(ev, p->dstDevice, p->ByteCount, 0, 0);
 }
 
 static bool dec_memcpy2d(enum gl_site site, const void *params, struct gl_event *ev)
@@ -594,10 +594,10 @@ static bool dec_memcpy2d(enum gl_site site, const void *params, struct gl_event 
         return false;
     uint64_t dst = side_base(c->dstMemoryType, c->dstHost, c->dstDevice);
     uint64_t src = side_base(c->srcMemoryType, c->srcHost, c->srcDevice);
-    return access(ev, dst ? dst + c->dstY * c->dstPitch + c->dstXInBytes : 0,
-                  pitched_extent(c->WidthInBytes, c->Height, 1, c->dstPitch, 0),
-                  src ? src + c->srcY * c->srcPitch + c->srcXInBytes : 0,
-                  pitched_extent(c->WidthInBytes, c->Height, 1, c->srcPitch, 0));
+    return access_event(ev, dst ? dst + c->dstY * c->dstPitch + c->dstXInBytes : 0,
+                        pitched_extent(c->WidthInBytes, c->Height, 1, c->dstPitch, 0),
+                        src ? src + c->srcY * c->srcPitch + c->srcXInBytes : 0,
+                        pitched_extent(c->WidthInBytes, c->Height, 1, c->srcPitch, 0));
 }
 
 /* CUDA_MEMCPY3D and CUDA_MEMCPY3D_PEER differ in one field per side (reserved
@@ -608,7 +608,7 @@ static bool dec_memcpy2d(enum gl_site site, const void *params, struct gl_event 
         uint64_t src_ = side_base((c)->srcMemoryType, (c)->srcHost, (c)->srcDevice);               \
         uint64_t dh_ = (c)->dstHeight ? (c)->dstHeight : (c)->Height;                              \
         uint64_t sh_ = (c)->srcHeight ? (c)->srcHeight : (c)->Height;                              \
-        return access(                                                                             \
+        return access_event(                                                                       \
             ev,                                                                                    \
             dst_ ? dst_ + ((c)->dstZ * dh_ + (c)->dstY) * (c)->dstPitch + (c)->dstXInBytes : 0,    \
             pitched_extent((c)->WidthInBytes, (c)->Height, (c)->Depth, (c)->dstPitch, dh_),        \
@@ -639,44 +639,45 @@ static bool dec_memset_d8(enum gl_site site, const void *params, struct gl_event
 {
     const cuMemsetD8_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->N, 0, 0);
+    return access_event(ev, p->dstDevice, p->N, 0, 0);
 }
 
 static bool dec_memset_d16(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemsetD16_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->N * 2, 0, 0);
+    return access_event(ev, p->dstDevice, p->N * 2, 0, 0);
 }
 
 static bool dec_memset_d32(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemsetD32_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, p->N * 4, 0, 0);
+    return access_event(ev, p->dstDevice, p->N * 4, 0, 0);
 }
 
 static bool dec_memset_2d8(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemsetD2D8_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, pitched_extent(p->Width, p->Height, 1, p->dstPitch, 0), 0, 0);
+    return access_event(ev, p->dstDevice, pitched_extent(p->Width, p->Height, 1, p->dstPitch, 0), 0,
+                        0);
 }
 
 static bool dec_memset_2d16(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemsetD2D16_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, pitched_extent(p->Width * 2, p->Height, 1, p->dstPitch, 0), 0,
-                  0);
+    return access_event(ev, p->dstDevice,
+                        pitched_extent(p->Width * 2, p->Height, 1, p->dstPitch, 0), 0, 0);
 }
 
 static bool dec_memset_2d32(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemsetD2D32_v2_params *p = params;
     ENTER_ONLY;
-    return access(ev, p->dstDevice, pitched_extent(p->Width * 4, p->Height, 1, p->dstPitch, 0), 0,
-                  0);
+    return access_event(ev, p->dstDevice,
+                        pitched_extent(p->Width * 4, p->Height, 1, p->dstPitch, 0), 0, 0);
 }
 
 /* ---- tables ---- */

@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "atomic_max.h"
 #include "stack_depot.h"
 
 /* Per split: what an allocation moves, on one cache line. */
@@ -29,14 +30,6 @@ struct device {
 static struct group groups[GL_STATS_SLOTS][GL_MEM_NKINDS] __attribute__((aligned(64)));
 static struct device devices[GL_STATS_SLOTS];
 
-static inline void raise_to(_Atomic uint64_t *peak, uint64_t v)
-{
-    uint64_t p = atomic_load_explicit(peak, memory_order_relaxed);
-    while (v > p && !atomic_compare_exchange_weak_explicit(peak, &p, v, memory_order_relaxed,
-                                                           memory_order_relaxed))
-        ;
-}
-
 #define ADD(x, v) (atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed) + (v))
 #define BUMP(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 #define SUB(x, v) atomic_fetch_sub_explicit(&(x), (v), memory_order_relaxed)
@@ -53,23 +46,18 @@ void gl_stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, ui
     uint64_t blocks = ADD(c->cur_blocks, 1), bytes = ADD(c->cur_bytes, size);
     BUMP(c->alloc_blocks, 1);
     BUMP(c->alloc_bytes, size);
-    raise_to(&g->peak_blocks[sp], blocks);
-    raise_to(&g->peak_bytes[sp], bytes);
+    gl_atomic_raise(&g->peak_blocks[sp], blocks);
+    gl_atomic_raise(&g->peak_bytes[sp], bytes);
     const struct split_ctr *o = &g->s[!sp];
-    raise_to(&g->peak_blocks[GL_SPLIT_ALL], blocks + LOAD(o->cur_blocks));
-    raise_to(&g->peak_bytes[GL_SPLIT_ALL], bytes + LOAD(o->cur_bytes));
+    gl_atomic_raise(&g->peak_blocks[GL_SPLIT_ALL], blocks + LOAD(o->cur_blocks));
+    gl_atomic_raise(&g->peak_bytes[GL_SPLIT_ALL], bytes + LOAD(o->cur_bytes));
 
     struct device *d = &devices[slot];
     uint64_t now = ADD(d->cur_bytes, size);
-    uint64_t p = LOAD(d->peak_bytes);
-    while (now > p) {
-        if (atomic_compare_exchange_weak_explicit(&d->peak_bytes, &p, now, memory_order_relaxed,
-                                                  memory_order_relaxed)) {
-            /* The stack and number may pair with a racing peak's: close enough. */
-            atomic_store_explicit(&d->peak_stack, stack, memory_order_relaxed);
-            atomic_store_explicit(&d->peak_seq, seq, memory_order_relaxed);
-            break;
-        }
+    if (gl_atomic_raise(&d->peak_bytes, now)) {
+        /* The stack and number may pair with a racing peak's: close enough. */
+        atomic_store_explicit(&d->peak_stack, stack, memory_order_relaxed);
+        atomic_store_explicit(&d->peak_seq, seq, memory_order_relaxed);
     }
     if (!LOAD(d->used))
         atomic_store_explicit(&d->used, true, memory_order_relaxed);

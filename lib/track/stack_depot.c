@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "atomic_max.h"
 #include "gl_uthash.h"
 #include "thread_state.h"
 
@@ -164,11 +165,8 @@ void gl_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks)
         return;
     int64_t now = atomic_fetch_add_explicit(&e->live_bytes, bytes, memory_order_relaxed) + bytes;
     atomic_fetch_add_explicit(&e->live_blocks, blocks, memory_order_relaxed);
-    uint64_t p = atomic_load_explicit(&e->peak_bytes, memory_order_relaxed);
-    while (now > 0 && (uint64_t)now > p &&
-           !atomic_compare_exchange_weak_explicit(&e->peak_bytes, &p, (uint64_t)now,
-                                                  memory_order_relaxed, memory_order_relaxed))
-        ;
+    if (now > 0)
+        gl_atomic_raise(&e->peak_bytes, (uint64_t)now);
 }
 
 size_t gl_depot_sites(struct gl_site_stats *out, size_t max)

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "api_errors.h"
+#include "atomic_max.h"
 #include "mem_stats.h"
 #include "quarantine.h"
 #include "thread_state.h"
@@ -137,11 +138,8 @@ static int64_t live_move(struct gl_thread *self, int64_t delta)
 static void count_live_add(struct gl_thread *self, uint64_t size)
 {
     int64_t now = live_move(self, (int64_t)size);
-    uint64_t peak = atomic_load_explicit(&peak_bytes, memory_order_relaxed);
-    while (now > 0 && (uint64_t)now > peak &&
-           !atomic_compare_exchange_weak_explicit(&peak_bytes, &peak, (uint64_t)now,
-                                                  memory_order_relaxed, memory_order_relaxed))
-        ;
+    if (now > 0)
+        gl_atomic_raise(&peak_bytes, (uint64_t)now);
 }
 
 static void count_freed_n(struct gl_thread *self, uint64_t blocks_freed, uint64_t size)
