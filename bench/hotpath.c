@@ -4,6 +4,9 @@
  *
  *   bench/hotpath [PAIRS] [THREADS]     prints ns per pair (per thread)
  *
+ * It runs the shipped configuration, or what GPULEAK_OPTIONS asks, as the
+ * runtime would (gl_rt_configure_tracking).
+ *
  * What CUPTI itself costs, and the driver, only the GPU benchmark (bench/run)
  * can tell; this isolates the part gpuleak can make faster. */
 #include <pthread.h>
@@ -80,8 +83,12 @@ int main(int argc, char **argv)
         return 1;
     }
     gl_options_defaults(&gl_rt.opt);
-    gl_tracker_init();
-    gl_stack_init(12);
+    const char *env = getenv("GPULEAK_OPTIONS"); /* as the runtime reads them */
+    if (env && gl_options_parse_env(&gl_rt.opt, env, err, sizeof err) != 0) {
+        fprintf(stderr, "hotpath: GPULEAK_OPTIONS: %s\n", err);
+        return 2;
+    }
+    gl_rt_configure_tracking();
     gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
     atomic_store(&gl_rt.state, GL_RT_TRACKING);
     pthread_t t[64];

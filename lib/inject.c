@@ -202,15 +202,11 @@ GL_EXPORT int InitializeInjection(void)
     gl_contexts_set_query(cupti_device_of);
     if (!gl_unwind_load(err, sizeof err))
         gl_rt_message("gpuleak: %s; allocations are tracked without their stacks", err);
-    gl_tracker_init();
-    gl_quarantine_configure((size_t)gl_rt.opt.quarantine_blocks, gl_rt.opt.check_api_ranges);
-    gl_api_errors_configure(gl_rt.opt.check_api_ranges);
-    gl_callback_set_free_stacks(gl_rt.opt.keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
+    gl_rt_configure_tracking();
     gl_error_sink_install();
     gl_trace_start(gl_rt.opt.trace_file, (unsigned)gl_rt.opt.trace_interval,
                    (uint64_t)gl_rt.opt.trace_limit << 20);
     gl_modules_refresh();
-    gl_stack_init((unsigned)gl_rt.opt.num_callers);
     gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
     gl_rt.pid = getpid();
 

@@ -13,6 +13,12 @@
 #include "common/file.h"
 #include "common/logfile.h"
 #include "common/out.h"
+#include "track/api_errors.h"
+#include "track/callback.h"
+#include "track/mem_stats.h"
+#include "track/quarantine.h"
+#include "track/stack_capture.h"
+#include "track/tracker.h"
 
 struct gl_runtime gl_rt;
 
@@ -181,4 +187,15 @@ void gl_rt_read_command(void)
         if (gl_rt.command[i] == '\0')
             gl_rt.command[i] = ' ';
     gl_rt.command[n] = '\0';
+}
+
+void gl_rt_configure_tracking(void)
+{
+    const struct gl_options *o = &gl_rt.opt;
+    gl_tracker_init();
+    gl_quarantine_configure((size_t)o->quarantine_blocks, o->check_api_ranges);
+    gl_api_errors_configure(o->check_api_ranges);
+    gl_callback_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
+    gl_stats_configure(o->stats);
+    gl_stack_init((unsigned)o->num_callers);
 }

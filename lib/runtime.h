@@ -59,6 +59,10 @@ void gl_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * descriptor and whether the caller must close it. */
 int gl_rt_open_log(bool *must_close);
 
+/* Set up the tracker, its checks and stack capture as gl_rt.opt asks: the one
+ * place the runtime and the hot-path benchmark configure them. */
+void gl_rt_configure_tracking(void);
+
 /* Note the load time (gl_rt_elapsed). */
 void gl_rt_mark_start(void);
 /* Keep a private copy of the program's stderr (at load time) for reports. */

@@ -9,6 +9,8 @@
 #include "track/api.h"
 #include "track/mem_stats.h"
 #include "track/stack_depot.h"
+#include "track/tool_alloc.h"
+#include "track/tracker.h"
 
 #define C(buf, v) gl_fmt_u64_commas(buf, v)
 
@@ -193,6 +195,60 @@ struct gl_site_stats *gl_report_sites_sorted(enum gl_site_order order, size_t *n
     return s;
 }
 
+static int site_by_stack(const void *a, const void *b)
+{
+    const struct gl_site_stats *x = a, *y = b;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+static int block_by_stack(const void *a, const void *b)
+{
+    const struct gl_block_info *x = a, *y = b;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The live blocks on a device (-1: host memory) summed by allocation stack,
+ * most bytes first; with per-site counting on, each site's peak too.  A table
+ * walk: out of memory is rare, and sites are counted on every allocation only
+ * when --stats asks. */
+static struct gl_site_stats *live_sites(int device, size_t *n)
+{
+    *n = 0;
+    struct gl_block_info *b;
+    size_t nb, bytes;
+    if (gl_tracker_snapshot(&b, &nb, &bytes) != 0 || !nb)
+        return NULL;
+    size_t keep = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (b[i].device == device && gl_mem_kind_counted(b[i].kind))
+            b[keep++] = b[i];
+    qsort(b, keep, sizeof *b, block_by_stack);
+    struct gl_site_stats *s = keep ? calloc(keep, sizeof *s) : NULL;
+    for (size_t i = 0; s && i < keep; i++) {
+        if (!*n || s[*n - 1].stack != b[i].stack)
+            s[(*n)++].stack = b[i].stack;
+        s[*n - 1].live_bytes += b[i].size;
+        s[*n - 1].live_blocks++;
+    }
+    gl_tool_unmap(b, bytes);
+    if (s && gl_stats_sites_on()) {
+        size_t all = gl_depot_sites(NULL, 0);
+        struct gl_site_stats *d = all ? malloc(all * sizeof *d) : NULL;
+        size_t nd = d ? gl_depot_sites(d, all) : 0;
+        if (nd > all)
+            nd = all;
+        for (size_t i = 0; i < *n; i++) { /* d is in id order */
+            const struct gl_site_stats *hit = bsearch(&s[i], d, nd, sizeof *d, site_by_stack);
+            if (hit)
+                s[i].peak_bytes = hit->peak_bytes;
+        }
+        free(d);
+    }
+    if (s)
+        qsort(s, *n, sizeof *s, by_live_desc);
+    return s;
+}
+
 /* Who holds the memory: gpuleak's live bytes per kind on the device, and the
  * allocation sites holding the most. */
 static void oom_details(struct gl_out *o, const struct gl_api_error *e,
@@ -222,19 +278,22 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
             gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, a->cur_bytes),
                         C(b2, a->cur_blocks), gl_mem_kind_name(k));
     }
-    /* Sites: across devices (a site's blocks are almost always on one). */
+    /* Sites: the live blocks on this device (or in host memory), by stack. */
     size_t n;
-    struct gl_site_stats *s = gl_report_sites_sorted(GL_SITES_BY_LIVE, &n);
+    struct gl_site_stats *s = live_sites(e->device, &n);
     if (!s)
         return;
+    bool peaks = gl_stats_sites_on(); /* a site's peak is known with --stats=yes */
     size_t shown = 0;
-    for (size_t i = 0; i < n && shown < (size_t)svc->top_sites && s[i].live_bytes; i++, shown++) {
+    for (size_t i = 0; i < n && shown < (size_t)svc->top_sites; i++, shown++) {
         if (shown == 0)
             gl_out_line(o, " Top allocation sites by live bytes:");
         double pct = total ? 100.0 * (double)s[i].live_bytes / (double)total : 0.0;
-        gl_out_line(o, "  %s bytes in %s blocks (%.1f%%), peak %s bytes, allocated at",
-                    C(b1, s[i].live_bytes), C(b2, s[i].live_blocks), pct > 100 ? 100.0 : pct,
-                    C(b3, s[i].peak_bytes));
+        char peak[64] = "";
+        if (peaks && s[i].peak_bytes)
+            snprintf(peak, sizeof peak, ", peak %s bytes", C(b3, s[i].peak_bytes));
+        gl_out_line(o, "  %s bytes in %s blocks (%.1f%%)%s, allocated at", C(b1, s[i].live_bytes),
+                    C(b2, s[i].live_blocks), pct > 100 ? 100.0 : pct, peak);
         print_stack(o, svc, s[i].stack, false);
     }
     free(s);

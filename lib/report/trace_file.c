@@ -14,10 +14,16 @@
 #include "track/event.h"
 #include "track/mem_stats.h"
 #include "track/spinlock.h"
+#include "track/tracker.h"
 
-/* One series per (device slot, kind): what was written last, and the highest
- * value seen since. */
+/* One series per (device slot, kind): its live bytes, what was written last,
+ * and the highest value seen since.  Live bytes follow the events (reading the
+ * shared statistics on every event would cost more than the event) and are
+ * set again from the statistics at every interval and on events that do not
+ * say what they moved, which also corrects what the events cannot tell (a
+ * block replaced at its address without a free). */
 struct series {
+    uint64_t cur;
     uint64_t last_ns;
     uint64_t last_bytes;
     uint64_t peak_since;
@@ -27,7 +33,7 @@ struct series {
 static struct {
     gl_spinlock lock;
     int fd;
-    uint64_t t0_ns, interval_ns, written, limit, next_doubling;
+    uint64_t t0_ns, interval_ns, written, limit, next_doubling, synced_ns;
     bool stopped;
     struct series s[GL_STATS_SLOTS][GL_MEM_NKINDS];
 } tr = {.fd = -1};
@@ -79,7 +85,7 @@ static void row(unsigned slot, unsigned kind, uint64_t t, uint64_t bytes, uint64
 static void sample(unsigned slot, unsigned kind, uint64_t t, bool force)
 {
     struct series *s = &tr.s[slot][kind];
-    uint64_t bytes = gl_stats_live_bytes(slot, kind);
+    uint64_t bytes = s->cur;
     if (bytes > s->peak_since)
         s->peak_since = bytes;
     if (s->written && bytes == s->last_bytes && s->peak_since == bytes)
@@ -93,6 +99,21 @@ static void sample(unsigned slot, unsigned kind, uint64_t t, bool force)
     s->written = true;
 }
 
+/* Set every series from the statistics and sample those that moved. */
+static void resync(uint64_t t, bool force)
+{
+    static uint64_t live[GL_STATS_SLOTS][GL_MEM_NKINDS]; /* under tr.lock */
+    gl_stats_live_bytes_all(live);
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
+        if (gl_stats_slot_used(sl))
+            for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
+                tr.s[sl][k].cur = live[sl][k];
+                if (!force || tr.s[sl][k].written || live[sl][k])
+                    sample(sl, k, t, force);
+            }
+    tr.synced_ns = t;
+}
+
 static void on_event(const struct gl_event *ev)
 {
     if (ev->type != GL_EV_ALLOC && ev->type != GL_EV_FREE && ev->type != GL_EV_VMM_RELEASE &&
@@ -103,13 +124,19 @@ static void on_event(const struct gl_event *ev)
     gl_spin_lock(&tr.lock);
     if (tr.fd >= 0 && !tr.stopped) {
         uint64_t t = ev->time_ns ? ev->time_ns : now_ns();
-        if (ev->type == GL_EV_ALLOC || ev->type == GL_EV_FREE)
-            sample(gl_stats_slot(ev->device), ev->kind, t, false);
-        else /* the event does not say which series moved: look at all */
-            for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
-                for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
-                    if (gl_stats_slot_used(sl))
-                        sample(sl, k, t, false);
+        bool moved = ev->type == GL_EV_ALLOC || ev->type == GL_EV_FREE;
+        if (moved && gl_mem_kind_counted(ev->kind)) {
+            unsigned sl = gl_stats_slot(ev->device);
+            struct series *s = &tr.s[sl][ev->kind];
+            if (ev->type == GL_EV_ALLOC)
+                s->cur += ev->size;
+            else
+                s->cur = s->cur > ev->size ? s->cur - ev->size : 0;
+            sample(sl, ev->kind, t, false);
+        }
+        /* Other events do not say which series moved: look at all. */
+        if (!moved || t - tr.synced_ns >= tr.interval_ns)
+            resync(t, false);
     }
     gl_spin_unlock(&tr.lock);
 }
@@ -141,12 +168,7 @@ void gl_trace_finish(void)
         return;
     gl_event_sink = NULL;
     gl_spin_lock(&tr.lock);
-    uint64_t t = now_ns();
-    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
-        if (gl_stats_slot_used(sl))
-            for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
-                if (tr.s[sl][k].written || gl_stats_live_bytes(sl, k))
-                    sample(sl, k, t, true);
+    resync(now_ns(), true);
     close(tr.fd);
     tr.fd = -1;
     gl_spin_unlock(&tr.lock);

@@ -5,6 +5,7 @@
 
 #include "api.h"
 #include "contexts.h"
+#include "cupti_decode.h"
 #include "gl_uthash.h"
 #include "mem_stats.h"
 #include "ranges.h"
@@ -197,13 +198,16 @@ static void set_freed(struct gl_api_error *e, const struct gl_freed_block *f)
 static struct gl_api_error error_of(const struct gl_event *ev, enum gl_error_kind kind,
                                     enum gl_error_detail detail)
 {
+    /* A release's exit leaves the device to be found from its context here,
+     * on the error path only. */
+    int device = ev->device == GL_DEVICE_FROM_CONTEXT ? gl_context_device(ev->ctx) : ev->device;
     return (struct gl_api_error){
         .kind = (uint8_t)kind,
         .detail = (uint8_t)detail,
         .api = ev->api,
         .stack = ev->stack,
         .tid = ev->tid,
-        .device = ev->device,
+        .device = (int16_t)device,
         .addr = gl_key_value(ev->key),
         .size = ev->size,
     };

@@ -100,7 +100,8 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
-            ev.device = (int16_t)gl_context_device(ev.ctx);
+            /* The block gives the device; an error finds it from the context. */
+            ev.device = GL_DEVICE_FROM_CONTEXT;
             /* The free's stack, for the quarantine (and any error found). */
             if (free_stacks)
                 ev.stack = capture();

@@ -142,13 +142,22 @@ static bool dec_mem_alloc(enum gl_site site, const void *params, struct gl_event
     return p->dptr && alloc_at(ev, GL_MEM_DEVICE, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
 }
 
+/* A pitched block's size; a failed call set no pitch, so its request is the
+ * rows' width without padding (the OOM report's size). */
+static uint64_t pitch_bytes(const struct gl_event *ev, uint64_t width, uint64_t pitch,
+                            uint64_t height)
+{
+    return (uint64_t)((ev->flags & GL_EVF_FAILED) ? width : pitch) * height;
+}
+
 static bool dec_mem_alloc_pitch_v1(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocPitch_params *p = params;
     EXIT_ONLY;
     if (!p->dptr || !p->pPitch)
         return false;
-    return alloc_at(ev, GL_MEM_PITCH, *p->dptr, (uint64_t)*p->pPitch * p->Height,
+    return alloc_at(ev, GL_MEM_PITCH, *p->dptr,
+                    pitch_bytes(ev, p->WidthInBytes, *p->pPitch, p->Height),
                     GL_DEVICE_FROM_CONTEXT);
 }
 
@@ -158,7 +167,8 @@ static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl
     EXIT_ONLY;
     if (!p->dptr || !p->pPitch)
         return false;
-    return alloc_at(ev, GL_MEM_PITCH, *p->dptr, (uint64_t)*p->pPitch * p->Height,
+    return alloc_at(ev, GL_MEM_PITCH, *p->dptr,
+                    pitch_bytes(ev, p->WidthInBytes, *p->pPitch, p->Height),
                     GL_DEVICE_FROM_CONTEXT);
 }
 

@@ -3,22 +3,22 @@
 #include <string.h>
 
 #include "event.h"
-#include "gl_uthash.h"
 #include "ranges.h"
 #include "spinlock.h"
+#include "tool_alloc.h"
 
 struct slot {
     struct gl_freed_block f;
-    bool used;
-    bool indexed; /* the newest free of its key: in the hash */
-    UT_hash_handle hh;
+    uint64_t pos; /* which put wrote it: ring[pos % cap] */
+    bool indexed; /* in the range index (tag = pos) */
 };
 
 static struct {
     gl_spinlock lock;
     struct slot *ring;
-    size_t cap, next, ring_bytes;
-    struct slot *by_key;
+    size_t cap, ring_bytes;
+    uint64_t puts;            /* records written so far */
+    uint64_t indexed_upto;    /* records before this one were offered to the index */
     struct gl_ranges *ranges; /* freed address ranges, when range checks are on */
 } q;
 
@@ -30,13 +30,13 @@ static bool has_range(const struct gl_block_info *b)
 void gl_quarantine_configure(size_t capacity, bool ranges)
 {
     gl_spin_lock(&q.lock);
-    HASH_CLEAR(hh, q.by_key);
     if (q.ring)
         gl_tool_unmap(q.ring, q.ring_bytes);
     gl_ranges_destroy(q.ranges);
     q.ring = NULL;
     q.ranges = NULL;
-    q.cap = q.next = q.ring_bytes = 0;
+    q.cap = q.ring_bytes = 0;
+    q.puts = q.indexed_upto = 0;
     if (capacity) {
         q.ring_bytes = capacity * sizeof *q.ring;
         q.ring = gl_tool_map(q.ring_bytes);
@@ -49,17 +49,7 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
 
 size_t gl_quarantine_capacity(void) { return q.cap; }
 
-static void evict(struct slot *s)
-{
-    if (!s->used)
-        return;
-    if (s->indexed) {
-        HASH_DEL(q.by_key, s);
-        if (q.ranges && has_range(&s->f.block))
-            gl_ranges_remove(q.ranges, s->f.block.key, s->f.block.seq, false);
-    }
-    s->used = s->indexed = false;
-}
+static inline uint64_t oldest(void) { return q.puts > q.cap ? q.puts - q.cap : 0; }
 
 void gl_quarantine_put(const struct gl_freed_block *f)
 {
@@ -67,57 +57,68 @@ void gl_quarantine_put(const struct gl_freed_block *f)
         return;
     gl_spin_lock(&q.lock);
     if (q.cap) {
-        struct slot *s = &q.ring[q.next];
-        q.next = (q.next + 1) % q.cap;
-        evict(s);
-        struct slot *older;
-        HASH_FIND(hh, q.by_key, &f->block.key, sizeof f->block.key, older);
-        if (older) {
-            HASH_DEL(q.by_key, older);
-            older->indexed = false;
-        }
+        struct slot *s = &q.ring[q.puts % q.cap];
+        if (s->indexed) /* evicted: its range goes too, unless a newer one replaced it */
+            gl_ranges_remove(q.ranges, s->f.block.key, s->pos, false);
         s->f = *f;
-        s->used = true;
-        HASH_ADD(hh, q.by_key, f.block.key, sizeof s->f.block.key, s);
-        struct slot *added; /* out of memory leaves it unindexed (HASH_NONFATAL_OOM) */
-        HASH_FIND(hh, q.by_key, &f->block.key, sizeof f->block.key, added);
-        s->indexed = added == s;
-        if (s->indexed && q.ranges && has_range(&f->block))
-            gl_ranges_insert_newest(q.ranges, f->block.key, f->block.key + f->block.size,
-                                    f->block.seq);
+        s->pos = q.puts++;
+        s->indexed = false;
     }
     gl_spin_unlock(&q.lock);
 }
 
 bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
 {
-    if (!q.cap)
-        return false;
+    bool found = false;
     gl_spin_lock(&q.lock);
-    struct slot *s;
-    HASH_FIND(hh, q.by_key, &key, sizeof key, s);
-    if (s)
-        *out = s->f;
+    for (uint64_t p = q.puts; p > oldest(); p--) {
+        const struct slot *s = &q.ring[(p - 1) % q.cap];
+        if (s->f.block.key == key) {
+            *out = s->f;
+            found = true;
+            break;
+        }
+    }
     gl_spin_unlock(&q.lock);
-    return s != NULL;
+    return found;
+}
+
+/* Offer the records added since the last call to the range index, oldest
+ * first, so that the newest free of overlapping addresses wins. */
+static void index_new_records(void)
+{
+    uint64_t p = q.indexed_upto > oldest() ? q.indexed_upto : oldest();
+    for (; p < q.puts; p++) {
+        struct slot *s = &q.ring[p % q.cap];
+        const struct gl_block_info *b = &s->f.block;
+        if (has_range(b))
+            s->indexed = gl_ranges_insert_newest(q.ranges, b->key, b->key + b->size, s->pos);
+    }
+    q.indexed_upto = q.puts;
 }
 
 bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
 {
     if (!q.ranges)
         return false;
-    struct gl_range r;
-    if (!gl_ranges_find(q.ranges, addr, &r))
-        return false;
-    /* The range index names the start and allocation number; the record has the rest. */
-    struct gl_freed_block f;
-    return gl_quarantine_find(r.start, &f) && f.block.seq == r.tag && (*out = f, true);
+    bool found = false;
+    gl_spin_lock(&q.lock);
+    if (q.ranges) {
+        index_new_records();
+        struct gl_range r;
+        /* The index names the record by its position; one evicted is gone. */
+        if (gl_ranges_find(q.ranges, addr, &r) && r.tag >= oldest() && r.tag < q.puts) {
+            *out = q.ring[r.tag % q.cap].f;
+            found = true;
+        }
+    }
+    gl_spin_unlock(&q.lock);
+    return found;
 }
 
 size_t gl_quarantine_memory_bytes(void)
 {
-    return q.ring_bytes + (q.ranges ? gl_ranges_memory_bytes(q.ranges) : 0) +
-           (q.by_key ? HASH_OVERHEAD(hh, q.by_key) : 0);
+    return q.ring_bytes + (q.ranges ? gl_ranges_memory_bytes(q.ranges) : 0);
 }
 
 void gl_quarantine_after_fork_child(void)

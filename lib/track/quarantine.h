@@ -4,10 +4,14 @@
  * holding the memory back: the driver may hand the addresses out again, and a
  * live block there always takes precedence over a freed one).
  *
- * A ring of records, oldest overwritten first, with a uthash index by address
- * for exact lookups and, when range checks are on, a range index (ranges.h)
- * for "which freed block holds this address".  One spinlock; frees take it
- * once, lookups only happen on the error path and for range checks. */
+ * A ring of records, oldest overwritten first, under one spinlock: a free
+ * copies its record in and nothing more, since frees are on the hot path and
+ * lookups are rare.  "Which freed block started here" (a double free: the
+ * error path only) scans the ring from the newest record.  "Which freed block
+ * holds this address" (range checks, on every checked copy that misses the
+ * live blocks) asks a range index (ranges.h) that is brought up to date only
+ * then, from the records added since the last such question: a program that
+ * frees much and copies little pays for the index only when it copies. */
 #ifndef GPULEAK_QUARANTINE_H
 #define GPULEAK_QUARANTINE_H
 

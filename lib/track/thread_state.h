@@ -17,6 +17,18 @@
 #define GL_TCACHE_SIZE 256
 #define GL_PREFIX_MEMO 4
 #define GL_PREFIX_MAX 24
+#define GL_STAT_CELLS 8
+#define GL_STAT_SLOTS_MAX 34 /* GL_STATS_SLOTS (mem_stats.h checks) */
+#define GL_STAT_KEY(slot, kind) (1u << 16 | (slot) << 8 | (kind))
+
+/* A thread's pending share of one (device slot, kind) counter group, per size
+ * split: written by the owner only (relaxed atomics: plain moves), read by
+ * reports, moved to the shared group by mem_stats.c. */
+struct gl_stat_cell {
+    uint32_t key;    /* the group it holds: GL_STAT_KEY(slot, kind); 0 = empty */
+    uint32_t events; /* since the last flush */
+    _Atomic int64_t alloc_blocks[2], alloc_bytes[2], cur_blocks[2], cur_bytes[2];
+};
 
 struct gl_table_node;
 struct depot_entry;
@@ -24,11 +36,12 @@ struct depot_entry;
 struct gl_thread {
     uint32_t tid;
     uint32_t seq_epoch; /* of the block of numbers below (tracker.c) */
-    /* Written by the owner only (relaxed atomics: plain moves), summed by reports. */
-    _Atomic uint64_t allocs, frees, bytes_allocated;
-    /* Live bytes this thread added (or removed) and has not yet flushed to the
-     * process-wide count (tracker.c); can go negative when it frees others' blocks. */
-    _Atomic int64_t live_delta;
+    /* Usage counters not yet added to the process-wide ones (mem_stats.c). */
+    struct gl_stat_cell stat_cells[GL_STAT_CELLS];
+    _Atomic unsigned stat_seq; /* odd while the owner flushes a cell */
+    unsigned stat_last;        /* the cell used last: the next event's likely one */
+    /* The cells' live bytes by device slot and in all (the owner's peak checks). */
+    int64_t stat_pending_slot[GL_STAT_SLOTS_MAX], stat_pending_all;
     /* Allocation numbers handed to this thread in blocks: [seq_next, seq_end). */
     uint64_t seq_next, seq_end;
     struct gl_table_node *spare_node; /* a freed block's node, reused by the next insert */
@@ -74,22 +87,23 @@ static inline uint32_t gl_thread_id(void)
     return t ? t->tid : 0;
 }
 
-static inline void gl_thread_count(_Atomic uint64_t *c, uint64_t n)
+/* Move an owner-written counter: a plain load and store, no locked instruction. */
+static inline void gl_thread_add(_Atomic int64_t *c, int64_t n)
 {
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
                           memory_order_relaxed);
 }
 
-/* Sums over all threads, exited ones included. */
-struct gl_thread_totals {
-    uint64_t allocs, frees, bytes_allocated;
-    int64_t live_delta; /* unflushed live bytes of all threads */
-};
-void gl_thread_totals(struct gl_thread_totals *out);
+/* The registry of thread structs, exited ones included (they are reused), for
+ * readers that sum per-thread counters: walk it between lock and unlock. */
+void gl_thread_registry_lock(void);
+struct gl_thread *gl_thread_registry(void);
+void gl_thread_registry_unlock(void);
 
-/* Release a spare node when a thread exits: set by the tracker. */
-typedef void (*gl_thread_spare_release_fn)(struct gl_table_node *n);
-void gl_thread_set_spare_release(gl_thread_spare_release_fn fn);
+/* Called when a thread exits, before its struct is freed for reuse: give back
+ * what it holds (the tracker's spare node, mem_stats' pending counters). */
+typedef void (*gl_thread_retire_fn)(struct gl_thread *t);
+void gl_thread_add_retire(gl_thread_retire_fn fn);
 
 /* Tests: forget every thread's counters and spare nodes (their tables are gone). */
 void gl_thread_reset(void);

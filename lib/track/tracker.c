@@ -18,27 +18,25 @@ static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key
 
 /* Process-wide counters, each on its own cache line.  Threads allocating at once
  * would bounce shared counters between cores on every event, so the hot path
- * touches none in the common case:
- *  - allocation numbers are handed to threads in blocks of SEQ_BLOCK: unique,
- *    increasing within a thread, one shared atomic per block;
- *  - live bytes are kept per thread and flushed to live_flushed when a thread's
- *    share moves by LIVE_FLUSH.  The peak is checked on every allocation against
- *    the flushed total plus the thread's own share: exact for one thread, and
- *    low by less than LIVE_FLUSH per other thread otherwise. */
+ * touches none in the common case: allocation numbers are handed to threads in
+ * blocks of SEQ_BLOCK (unique, increasing within a thread, one shared atomic
+ * per block); usage counters are kept per thread by mem_stats.c. */
 #define SEQ_BLOCK 256
-#define LIVE_FLUSH (256 * 1024)
 #define COUNTER(name) static _Atomic uint64_t name __attribute__((aligned(64)))
 COUNTER(seq_counter);
 /* Bumped by gl_tracker_seq_mark(): a thread whose block of numbers predates the
  * mark starts a new block, so that every allocation after a checkpoint is
  * numbered above it. */
 static _Atomic uint32_t seq_epoch __attribute__((aligned(64)));
-static _Atomic int64_t live_flushed __attribute__((aligned(64)));
-COUNTER(peak_bytes);
 COUNTER(n_unknown_frees);
 COUNTER(n_replaced);
 
-static void release_spare(struct gl_table_node *n) { gl_table_release(blocks, n); }
+static void release_spare(struct gl_thread *t)
+{
+    if (t->spare_node && blocks)
+        gl_table_release(blocks, t->spare_node);
+    t->spare_node = NULL;
+}
 
 void gl_tracker_init(void)
 {
@@ -46,7 +44,7 @@ void gl_tracker_init(void)
         blocks = gl_table_create(8);
     if (!maps)
         maps = gl_table_create(4);
-    gl_thread_set_spare_release(release_spare);
+    gl_thread_add_retire(release_spare);
 }
 
 void gl_tracker_reset(void)
@@ -57,8 +55,6 @@ void gl_tracker_reset(void)
     gl_thread_reset();
     atomic_store(&seq_counter, 0);
     atomic_store(&seq_epoch, 0);
-    atomic_store(&live_flushed, 0);
-    atomic_store(&peak_bytes, 0);
     atomic_store(&n_unknown_frees, 0);
     atomic_store(&n_replaced, 0);
     gl_stats_reset();
@@ -102,7 +98,7 @@ uint64_t gl_tracker_seq_mark(void)
 /* Pool sub-allocations are not GPU allocations (the pool's block counts), nor
  * are stream-ordered pools themselves (the driver reserves their memory as it
  * sees fit; their allocations count). */
-static inline bool counted(uint8_t kind)
+bool gl_mem_kind_counted(unsigned kind)
 {
     return kind != GL_MEM_POOL_SUB && kind != GL_MEM_POOL_RESERVE && kind != GL_MEM_GRAPH_RESERVE;
 }
@@ -117,39 +113,6 @@ static inline void publish(struct gl_event *ev)
         sink(ev);
     }
 }
-
-/* Move the thread's share of live bytes by delta, flushing it when large. */
-static int64_t live_move(struct gl_thread *self, int64_t delta)
-{
-    if (!self)
-        return atomic_fetch_add_explicit(&live_flushed, delta, memory_order_relaxed) + delta;
-    int64_t mine = atomic_load_explicit(&self->live_delta, memory_order_relaxed) + delta;
-    int64_t flushed;
-    if (mine >= LIVE_FLUSH || mine <= -LIVE_FLUSH) {
-        flushed = atomic_fetch_add_explicit(&live_flushed, mine, memory_order_relaxed) + mine;
-        mine = 0;
-    } else {
-        flushed = atomic_load_explicit(&live_flushed, memory_order_relaxed);
-    }
-    atomic_store_explicit(&self->live_delta, mine, memory_order_relaxed);
-    return flushed + mine;
-}
-
-static void count_live_add(struct gl_thread *self, uint64_t size)
-{
-    int64_t now = live_move(self, (int64_t)size);
-    if (now > 0)
-        gl_atomic_raise(&peak_bytes, (uint64_t)now);
-}
-
-static void count_freed_n(struct gl_thread *self, uint64_t blocks_freed, uint64_t size)
-{
-    if (self)
-        gl_thread_count(&self->frees, blocks_freed);
-    live_move(self, -(int64_t)size);
-}
-
-static void count_freed(uint64_t size) { count_freed_n(gl_thread_self(), 1, size); }
 
 /* ---- custom pools ---- */
 
@@ -233,21 +196,13 @@ void gl_tracker_alloc(struct gl_event *ev)
     struct gl_block_info old;
     if (gl_table_insert(blocks, &b, &old, self ? &self->spare_node : NULL)) {
         atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
-        if (counted(old.kind)) {
-            count_freed_n(self, 1, old.size);
+        if (gl_mem_kind_counted(old.kind))
             gl_stats_free(old.device, old.kind, old.size, old.stack);
-        }
         if (old.flags & GL_BLK_POOL)
             sweep_pool(old.key);
     }
-    if (__builtin_expect(counted(ev->kind), 1)) {
-        if (self) {
-            gl_thread_count(&self->allocs, 1);
-            gl_thread_count(&self->bytes_allocated, ev->size);
-        }
-        count_live_add(self, ev->size);
+    if (__builtin_expect(gl_mem_kind_counted(ev->kind), 1))
         gl_stats_alloc(ev->device, ev->kind, ev->size, ev->stack, ev->seq);
-    }
     if (__builtin_expect(gl_api_errors_ranges_on(), 0))
         gl_api_ranges_add(&b);
     publish(ev);
@@ -336,10 +291,8 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
         ev->kind = b->kind;
         ev->device = b->device;
         struct gl_thread *self = gl_thread_self();
-        if (counted(b->kind)) {
-            count_freed_n(self, 1, b->size);
+        if (gl_mem_kind_counted(b->kind))
             gl_stats_free(b->device, b->kind, b->size, b->stack);
-        }
         if (__builtin_expect(gl_api_errors_ranges_on(), 0))
             gl_api_ranges_remove(b);
         if (gl_quarantine_capacity()) {
@@ -368,7 +321,6 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
             if (u->removed) {
                 ev->seq = u->before.seq;
                 ev->size = u->before.size;
-                count_freed(u->before.size);
                 gl_stats_free(u->before.device, u->before.kind, u->before.size, u->before.stack);
                 if (gl_quarantine_capacity()) {
                     struct gl_freed_block f = {.block = u->before,
@@ -433,10 +385,8 @@ void gl_tracker_vmm_unmap(struct gl_event *ev)
             gl_api_ranges_remove_mapping(m.key);
         struct gl_block_info h;
         bool removed = false;
-        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed) {
-            count_freed(h.size);
+        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed)
             gl_stats_free(h.device, h.kind, h.size, h.stack);
-        }
         cur += m.size;
     }
     publish(ev);
@@ -452,7 +402,6 @@ void gl_tracker_vmm_retain(struct gl_event *ev)
 
 struct ctx_sweep {
     uint64_t ctx;
-    uint64_t bytes, blocks;
 };
 
 static bool in_context(const struct gl_block_info *b, void *arg)
@@ -460,11 +409,8 @@ static bool in_context(const struct gl_block_info *b, void *arg)
     struct ctx_sweep *sw = arg;
     if (b->ctx != sw->ctx || !gl_mem_kind_context_bound((enum gl_mem_kind)b->kind))
         return false;
-    if (counted(b->kind)) {
-        sw->bytes += b->size;
-        sw->blocks++;
+    if (gl_mem_kind_counted(b->kind))
         gl_stats_free(b->device, b->kind, b->size, b->stack);
-    }
     if (gl_api_errors_ranges_on())
         gl_api_ranges_remove(b);
     return true; /* a pool's sub-allocations share its context and go with it */
@@ -472,9 +418,8 @@ static bool in_context(const struct gl_block_info *b, void *arg)
 
 void gl_tracker_ctx_destroy(struct gl_event *ev)
 {
-    struct ctx_sweep sw = {ev->ctx, 0, 0};
+    struct ctx_sweep sw = {ev->ctx};
     gl_table_foreach(blocks, in_context, &sw);
-    count_freed_n(gl_thread_self(), sw.blocks, sw.bytes);
     publish(ev);
 }
 
@@ -568,18 +513,13 @@ bool gl_tracker_vmm_mapping_holding(uint64_t addr, struct gl_block_info *out)
 
 void gl_tracker_stats(struct gl_tracker_stats *s)
 {
-    struct gl_thread_totals t;
-    gl_thread_totals(&t);
+    struct gl_stat_totals t;
+    gl_stats_totals(&t);
     s->allocs = t.allocs;
     s->frees = t.frees;
     s->bytes_allocated = t.bytes_allocated;
-    int64_t live = atomic_load(&live_flushed) + t.live_delta;
-    s->live_bytes = live > 0 ? (uint64_t)live : 0;
-    s->peak_bytes = atomic_load(&peak_bytes);
-    /* Threads' unflushed shares are only partly seen by the peak check (see
-     * LIVE_FLUSH); the peak is at least what is live now. */
-    if (s->peak_bytes < s->live_bytes)
-        s->peak_bytes = s->live_bytes;
+    s->live_bytes = t.live_bytes;
+    s->peak_bytes = t.peak_bytes;
     s->live_blocks = blocks ? gl_table_count(blocks) : 0;
     s->unknown_frees = atomic_load(&n_unknown_frees);
     s->replaced = atomic_load(&n_replaced);

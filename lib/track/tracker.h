@@ -21,6 +21,9 @@ void gl_tracker_reset(void); /* tests: drop all state */
 /* Kinds freed with their context (cuCtxDestroy, cudaDeviceReset).  VMM physical
  * allocations belong to the device, not to a context, and survive. */
 bool gl_mem_kind_context_bound(enum gl_mem_kind k);
+/* Whether a kind's blocks count as GPU allocations in the statistics: pool
+ * sub-allocations (their pool's block counts) and pools' reserves do not. */
+bool gl_mem_kind_counted(unsigned kind);
 
 /* ALLOC: assigns ev->seq when 0, inserts, counts, publishes. */
 void gl_tracker_alloc(struct gl_event *ev);

@@ -824,7 +824,13 @@ def check_error(e, what_re, func, site, aux=()):
 
 
 def t_api_double_free(s):
-    r, errs = api_error_run(s, "double")
+    # The default keeps no free stacks (their cost): the report says how to get one.
+    r0, errs0 = api_error_run(s, "double")
+    check(len(errs0) == 1, f"{len(errs0)} errors: {errs0}")
+    check(re.search(r"is 0 bytes inside a block of 4,096 bytes free'd\n +\(stack not kept: "
+                    r"--keep-stacktraces=alloc-and-free keeps it\)$", r0.text(), re.M),
+          "free stack not kept by default")
+    r, errs = api_error_run(s, "double", options=["--keep-stacktraces=alloc-and-free"])
     check(len(errs) == 1, f"{len(errs)} errors: {errs}")
     check_error(errs[0], r"Double free: cudaFree\(0x[0-9A-F]+\): the block was already freed$",
                 "double_free()", "double_second",
@@ -914,12 +920,16 @@ def t_api_oom(s):
           "device free/total line")
     check(re.search(r"^   67,108,864 bytes in 1 blocks of device memory$", text, re.M),
           "live bytes per kind")
-    check(re.search(r"^  67,108,864 bytes in 1 blocks \(100.0%\), peak 67,108,864 bytes, "
-                    r"allocated at$", text, re.M), "top site")
+    # A site's peak is counted only with --stats=yes (per-site counters cost on every allocation).
+    check(re.search(r"^  67,108,864 bytes in 1 blocks \(100.0%\), allocated at$", text, re.M),
+          "top site")
     check(f"out_of_memory() ({where('keep_for_oom')})" in text, "top site stack")
     check(re.search(r"device memory: 1 failed allocations, 1,125,899,906,842,624 bytes asked for",
                     text), "failed allocations in GPU MEMORY SUMMARY")
     check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+    r2, _ = api_error_run(s, "oom", options=["--top-sites=3", "--stats=yes"])
+    check(re.search(r"^  67,108,864 bytes in 1 blocks \(100.0%\), peak 67,108,864 bytes, "
+                    r"allocated at$", r2.text(), re.M), "top site with its peak (--stats=yes)")
 
 
 def t_api_clean(s):

@@ -4,6 +4,7 @@
  * sets out of range, allocations that failed), and the usage statistics
  * (mem_stats.h) the tracker moves. */
 #include <check.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -60,6 +61,7 @@ static void setup(void)
     gl_api_errors_reset();
     gl_quarantine_configure(64, true);
     gl_api_errors_configure(true);
+    gl_stats_configure(false);
 }
 
 static void teardown(void)
@@ -503,6 +505,7 @@ START_TEST(test_quarantine_ring_evicts_oldest)
     }
     assert_holding(0x10000000 + 96 * 0x10000 + 0x10, 0, 0);
     assert_not_quarantined(C);
+    assert_holding(C + 0x10, 0, 0); /* indexed before the round, evicted during it */
 }
 END_TEST
 
@@ -1604,9 +1607,23 @@ START_TEST(test_stats_small_large_host)
 }
 END_TEST
 
+START_TEST(test_stats_sites_off_by_default)
+{
+    uint32_t s1 = stack_id(14);
+    ck_assert(!gl_stats_sites_on());
+    dev_alloc(A, 1000, s1);
+    struct gl_site_stats x;
+    ck_assert(!site(s1, &x)); /* --stats=no: sites are not counted */
+    struct gl_stat_group g;
+    gl_stats_group(0, GL_MEM_DEVICE, &g);
+    ck_assert_uint_eq(g.split[GL_SPLIT_ALL].cur_bytes, 1000); /* the groups are */
+}
+END_TEST
+
 START_TEST(test_stats_sites)
 {
     uint32_t s1 = stack_id(11), s2 = stack_id(12), s_unused = stack_id(13);
+    gl_stats_configure(true);
     dev_alloc(A, 1000, s1);
     dev_alloc(A + 0x1000, 3000, s1);
     dev_alloc(B, 2 * MiB, s2);
@@ -1647,6 +1664,7 @@ END_TEST
 START_TEST(test_stats_pool_sub_not_counted)
 {
     uint32_t sp = stack_id(21), ssub = stack_id(22);
+    gl_stats_configure(true);
     dev_alloc(A, 4 * MiB, sp);
     struct gl_event pc;
     memset(&pc, 0, sizeof pc);
@@ -1699,6 +1717,90 @@ START_TEST(test_stats_pool_sub_not_counted)
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
+    ck_assert_int_eq(nerrs, 0);
+}
+END_TEST
+
+/* Threads count in cells of their own (mem_stats.c): reads while they are alive
+ * and after they exit, with blocks freed by other threads, must add up exactly. */
+#define ST_THREADS 4
+#define ST_BLOCKS 300
+static pthread_barrier_t st_barrier;
+
+static uint64_t st_key(uint64_t thread, uint64_t i)
+{
+    return 0x7f1000000000ULL + (thread << 32) + (i << 12);
+}
+static uint64_t st_size(uint64_t i) { return i % 3 == 0 ? 2 * MiB : 512 + i; }
+
+static void *stats_thread(void *arg)
+{
+    uint64_t id = (uint64_t)(uintptr_t)arg;
+    for (uint64_t i = 0; i < ST_BLOCKS; i++)
+        dev_alloc(st_key(id, i), st_size(i), 0);
+    pthread_barrier_wait(&st_barrier); /* all allocated */
+    /* Free the even blocks of the next thread. */
+    uint64_t other = (id + 1) % ST_THREADS;
+    for (uint64_t i = 0; i < ST_BLOCKS; i += 2)
+        free_ok(st_key(other, i), GL_API_cuMemFree_v2, 0);
+    pthread_barrier_wait(&st_barrier); /* all freed */
+    pthread_barrier_wait(&st_barrier); /* the main thread read the counts */
+    return NULL;
+}
+
+static void assert_stats_totals(uint64_t live_blocks_small, uint64_t live_bytes_small,
+                                uint64_t live_blocks_large, uint64_t live_bytes_large)
+{
+    uint64_t small_blocks = 0, small_bytes = 0, large_blocks = 0, large_bytes = 0;
+    for (uint64_t i = 0; i < ST_BLOCKS; i++) {
+        bool large = st_size(i) >= GL_STATS_SMALL_LIMIT;
+        *(large ? &large_blocks : &small_blocks) += ST_THREADS;
+        *(large ? &large_bytes : &small_bytes) += ST_THREADS * st_size(i);
+    }
+    struct gl_stat_group g;
+    gl_stats_group(0, GL_MEM_DEVICE, &g);
+    assert_split(&g.split[GL_SPLIT_SMALL], live_blocks_small, g.split[GL_SPLIT_SMALL].peak_blocks,
+                 small_blocks, small_blocks - live_blocks_small, live_bytes_small,
+                 g.split[GL_SPLIT_SMALL].peak_bytes, small_bytes, small_bytes - live_bytes_small);
+    assert_split(&g.split[GL_SPLIT_LARGE], live_blocks_large, g.split[GL_SPLIT_LARGE].peak_blocks,
+                 large_blocks, large_blocks - live_blocks_large, live_bytes_large,
+                 g.split[GL_SPLIT_LARGE].peak_bytes, large_bytes, large_bytes - live_bytes_large);
+    ck_assert_uint_le(g.split[GL_SPLIT_ALL].peak_bytes, small_bytes + large_bytes);
+    struct gl_stat_device d;
+    gl_stats_device(0, &d);
+    ck_assert_uint_eq(d.cur_bytes, live_bytes_small + live_bytes_large);
+    ck_assert_uint_eq(gl_stats_live_bytes(0, GL_MEM_DEVICE), live_bytes_small + live_bytes_large);
+    struct gl_tracker_stats t;
+    gl_tracker_stats(&t);
+    ck_assert_uint_eq(t.allocs, small_blocks + large_blocks);
+    ck_assert_uint_eq(t.frees, small_blocks + large_blocks - live_blocks_small - live_blocks_large);
+    ck_assert_uint_eq(t.bytes_allocated, small_bytes + large_bytes);
+    ck_assert_uint_eq(t.live_bytes, live_bytes_small + live_bytes_large);
+    ck_assert_uint_ge(t.peak_bytes, t.live_bytes);
+}
+
+START_TEST(test_stats_threads_exact)
+{
+    pthread_barrier_init(&st_barrier, NULL, ST_THREADS + 1);
+    pthread_t th[ST_THREADS];
+    for (uintptr_t i = 0; i < ST_THREADS; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, stats_thread, (void *)i), 0);
+    uint64_t odd_small_blocks = 0, odd_small_bytes = 0, odd_large_blocks = 0, odd_large_bytes = 0;
+    for (uint64_t i = 1; i < ST_BLOCKS; i += 2) {
+        bool large = st_size(i) >= GL_STATS_SMALL_LIMIT;
+        *(large ? &odd_large_blocks : &odd_small_blocks) += ST_THREADS;
+        *(large ? &odd_large_bytes : &odd_small_bytes) += ST_THREADS * st_size(i);
+    }
+    pthread_barrier_wait(&st_barrier);
+    pthread_barrier_wait(&st_barrier);
+    /* The threads are alive, their cells partly flushed. */
+    assert_stats_totals(odd_small_blocks, odd_small_bytes, odd_large_blocks, odd_large_bytes);
+    pthread_barrier_wait(&st_barrier);
+    for (int i = 0; i < ST_THREADS; i++)
+        pthread_join(th[i], NULL);
+    /* Exited: their cells were moved to the shared counters. */
+    assert_stats_totals(odd_small_blocks, odd_small_bytes, odd_large_blocks, odd_large_bytes);
+    pthread_barrier_destroy(&st_barrier);
     ck_assert_int_eq(nerrs, 0);
 }
 END_TEST
@@ -1798,6 +1900,8 @@ static Suite *api_errors_suite(void)
     TCase *tm = tcase_create("mem_stats");
     tcase_add_checked_fixture(tm, setup, teardown);
     tcase_add_test(tm, test_stats_small_large_host);
+    tcase_add_test(tm, test_stats_sites_off_by_default);
+    tcase_add_test(tm, test_stats_threads_exact);
     tcase_add_test(tm, test_stats_sites);
     tcase_add_test(tm, test_stats_pool_sub_not_counted);
     tcase_add_test(tm, test_stats_reset_by_tracker_reset);

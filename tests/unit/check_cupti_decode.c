@@ -41,6 +41,7 @@ struct want {
     uint64_t seq; /* GL_EV_ACCESS: the source's length */
     int16_t device;
     uint16_t flags;
+    uint64_t failed_size; /* the request a failed call names, when not size */
 };
 
 static void drive_handler(uint32_t cbid, const void *params, struct want w, const char *what,
@@ -154,9 +155,10 @@ static void drive_failed_alloc(uint32_t cbid, const void *params, struct want w,
     memset(&e, 0, sizeof e);
     ck_assert_msg(api_errors(GL_ERR_OUT_OF_MEMORY, &e) == 1 && api_errors(GL_ERR_NONE, NULL) == 1,
                   "%s (line %d): no OutOfMemory error", what, line);
+    uint64_t want_size = w.failed_size ? w.failed_size : w.size;
     ck_assert_msg(
-        e.kind == GL_ERR_OUT_OF_MEMORY && e.addr == 0 && e.size == w.size && e.mem_kind == w.kind &&
-            e.api == gl_decode_api_of_cbid(cbid),
+        e.kind == GL_ERR_OUT_OF_MEMORY && e.addr == 0 && e.size == want_size &&
+            e.mem_kind == w.kind && e.api == gl_decode_api_of_cbid(cbid),
         "%s (line %d): OutOfMemory error kind %u addr 0x%llx size %llu mem kind %u api %u", what,
         line, e.kind, (unsigned long long)e.addr, (unsigned long long)e.size, e.mem_kind, e.api);
     gl_api_errors_reset();
@@ -335,7 +337,7 @@ static void chk_cuMemAllocPitch(void)
     unsigned int pitch = 512;
     cuMemAllocPitch_params p = {&d, &pitch, 500, 100, 4};
     EXPECT(cuMemAllocPitch, &p, ALLOC_AT_EXIT, .kind = GL_MEM_PITCH, .key = 0x20000000u,
-           .size = 512 * 100, .device = FROM_CTX);
+           .size = 512 * 100, .device = FROM_CTX, .failed_size = 500 * 100);
     p.pPitch = NULL;
     EXPECT_NOTHING(cuMemAllocPitch, &p);
 }
@@ -346,7 +348,7 @@ static void chk_cuMemAllocPitch_v2(void)
     size_t pitch = 1024;
     cuMemAllocPitch_v2_params p = {&d, &pitch, 1000, 300, 8};
     EXPECT(cuMemAllocPitch_v2, &p, ALLOC_AT_EXIT, .kind = GL_MEM_PITCH, .key = 0x7f0000400000ULL,
-           .size = 1024 * 300, .device = FROM_CTX);
+           .size = 1024 * 300, .device = FROM_CTX, .failed_size = 1000 * 300);
     p.dptr = NULL;
     EXPECT_NOTHING(cuMemAllocPitch_v2, &p);
 }
@@ -1616,6 +1618,16 @@ START_TEST(test_failed_alloc)
     cuMemHostRegister_v2_params hr = {(void *)0x7ffe00100000ULL, 131072, 0};
     EXPECT_FAILED(cuMemHostRegister_v2, &hr, .kind = GL_MEM_HOST_REGISTERED, .size = 131072,
                   .device = -1);
+
+    /* Pitched: no pitch came back, so the request is width x height. */
+    CUdeviceptr pd = 0;
+    size_t pitch = 0;
+    cuMemAllocPitch_v2_params pp = {&pd, &pitch, 1000, 3000, 16};
+    EXPECT_FAILED(cuMemAllocPitch_v2, &pp, .kind = GL_MEM_PITCH, .size = 3000000,
+                  .device = FROM_CTX);
+    pitch = 1024; /* stale output is ignored too */
+    EXPECT_FAILED(cuMemAllocPitch_v2, &pp, .kind = GL_MEM_PITCH, .size = 3000000,
+                  .device = FROM_CTX);
 
     /* Stream-ordered: the stream is kept. */
     CUdeviceptr s = 0;
