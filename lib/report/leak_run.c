@@ -391,6 +391,13 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
     }
     gl_tracker_stats(&run->stats);
     gl_api_error_counts(&run->api_errors);
+    size_t nctx = gl_api_error_contexts(NULL, 0);
+    run->api_contexts = nctx ? malloc(nctx * sizeof *run->api_contexts) : NULL;
+    if (run->api_contexts) {
+        run->napi_contexts = gl_api_error_contexts(run->api_contexts, nctx);
+        if (run->napi_contexts > nctx) /* more since the count: the first nctx */
+            run->napi_contexts = nctx;
+    }
     run->usage = malloc(sizeof *run->usage);
     if (run->usage)
         gl_stats_snapshot(run->usage);
@@ -408,6 +415,7 @@ void gl_leak_run_free(struct gl_leak_run *run)
 {
     free(run->usage);
     free(run->top);
+    free(run->api_contexts);
     gl_leak_result_free(&run->leaks);
     gl_tool_unmap(run->blocks, run->snap_bytes);
     memset(run, 0, sizeof *run);
@@ -432,6 +440,8 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->pool_name = pool_name;
     in->reach = &run->reach;
     in->api_errors = &run->api_errors;
+    in->api_contexts = run->api_contexts;
+    in->napi_contexts = run->napi_contexts;
     in->usage = run->usage;
     in->top_sites = run->top;
     in->ntop_sites = run->ntop;

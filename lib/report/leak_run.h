@@ -35,6 +35,8 @@ struct gl_leak_run {
     bool device_scanned;          /* --scan-device ran */
     struct gl_device_scan device;
     struct gl_api_error_counts api_errors;
+    struct gl_error_context *api_contexts; /* malloc'ed */
+    size_t napi_contexts;
     struct gl_usage *usage;    /* malloc'ed */
     struct gl_site_stats *top; /* --stats: sites by peak bytes, malloc'ed */
     size_t ntop;

@@ -142,6 +142,51 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
     gl_out_str(o, last ? "     ]}\n" : "     ]},\n");
 }
 
+static void frames_of_stack(struct gl_out *o, const struct gl_report_input *in, uint32_t stack,
+                            unsigned max)
+{
+    struct gl_frame f[GL_MAX_CALLERS];
+    unsigned n = in->stack_frames && stack ? in->stack_frames(stack, f, max, in->arg) : 0;
+    gl_out_str(o, "[\n");
+    for (unsigned i = 0; i < n; i++)
+        frame(o, &f[i], i + 1 == n);
+    gl_out_str(o, "     ]");
+}
+
+/* An API error context: what the text report prints for it, and its count. */
+static void api_error(struct gl_out *o, const struct gl_report_input *in,
+                      const struct gl_error_context *c, bool last)
+{
+    struct gl_error_services svc;
+    gl_report_error_services(in, &svc);
+    struct gl_error_text t;
+    gl_error_describe(&c->first, &svc, &t);
+    const struct gl_api_error *e = &c->first;
+    gl_out_str(o, "    {\"kind\": ");
+    str(o, gl_error_kind_name(e->kind));
+    gl_out_printf(o, ", \"count\": %" PRIu64 ", \"suppressed\": %s, \"tid\": %u, \"device\": %d",
+                  c->count, c->suppressed ? "true" : "false", e->tid, e->device);
+    gl_out_printf(o, ", \"address\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ",\n     \"what\": ",
+                  e->addr, e->size);
+    str(o, t.what);
+    gl_out_str(o, ",\n     \"frames\": ");
+    frames_of_stack(o, in, e->stack, svc.num_callers);
+    gl_out_str(o, ",\n     \"aux\": [");
+    bool first = true;
+    for (int i = 0; i < 2; i++) {
+        if (!t.aux[i][0])
+            continue;
+        gl_out_str(o, first ? "{\"what\": " : ", {\"what\": ");
+        str(o, t.aux[i]);
+        gl_out_printf(
+            o, ", \"stack_kept\": %s, \"frames\": ", t.aux_stack_missing[i] ? "false" : "true");
+        frames_of_stack(o, in, t.aux_stack[i], svc.num_callers);
+        gl_out_str(o, "}");
+        first = false;
+    }
+    gl_out_str(o, last ? "]}\n" : "]},\n");
+}
+
 void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_leak_result *lr = in->leaks;
@@ -176,7 +221,10 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
         gl_out_str(o, "}");
         first = false;
     }
-    gl_out_str(o, "],\n  \"records\": [\n");
+    gl_out_str(o, "],\n  \"api_errors\": [\n");
+    for (size_t i = 0; i < in->napi_contexts; i++)
+        api_error(o, in, &in->api_contexts[i], i + 1 == in->napi_contexts);
+    gl_out_str(o, "  ],\n  \"records\": [\n");
     for (size_t i = 0; i < lr->nrecords; i++)
         record(o, in, &lr->records[i], i + 1, i + 1 == lr->nrecords);
     gl_out_str(o, "  ],\n  \"summary\": {\n    ");

@@ -73,6 +73,16 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
+void gl_report_error_services(const struct gl_report_input *in, struct gl_error_services *svc)
+{
+    *svc = (struct gl_error_services){
+        .num_callers = (unsigned)in->opt->num_callers,
+        .top_sites = in->opt->top_sites,
+        .stack_frames = in->stack_frames,
+        .arg = in->arg,
+    };
+}
+
 void gl_report_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
                             const char *indent, const char *none)
 {

@@ -15,6 +15,7 @@
 #include "common/suppressions.h"
 #include "common/out.h"
 #include "symbolize.h"
+#include "report_errors.h"
 #include "track/api_errors.h"
 #include "track/mem_stats.h"
 #include "track/stack_depot.h"
@@ -55,8 +56,11 @@ struct gl_report_input {
     const char *(*pool_name)(uint64_t pool_key, char *buf, size_t len, void *arg);
     void *arg;
 
-    /* API misuse errors so far (ERROR SUMMARY; NULL: none counted). */
+    /* API misuse errors so far (ERROR SUMMARY; NULL: none counted), and their
+     * contexts in order of first occurrence (the XML and JSON documents). */
     const struct gl_api_error_counts *api_errors;
+    const struct gl_error_context *api_contexts;
+    size_t napi_contexts;
     /* Usage per device and kind (GPU MEMORY SUMMARY's per-device part; NULL:
      * totals only), and for --stats the sites with the highest peaks. */
     const struct gl_usage *usage;
@@ -73,6 +77,8 @@ struct gl_report_input {
 };
 
 /* Parts shared with the XML and JSON reports. */
+/* How an API error is described with this input's stacks and options. */
+void gl_report_error_services(const struct gl_report_input *in, struct gl_error_services *svc);
 /* The API the program called: the first frame shown, when it names a CUDA
  * function; else the driver entry point gpuleak saw. */
 const char *gl_report_api_called(const struct gl_frame *first, unsigned nframes, unsigned api);

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/error_kind.h"
+#include "common/suppressions.h"
+#include "report_text.h"
 #include "track/api.h"
 
 const char *gl_xml_leak_kind(enum gl_leak_kind k)
@@ -97,13 +100,20 @@ static void frame(struct gl_out *o, const struct gl_frame *f)
     gl_out_str(o, "    </frame>\n");
 }
 
+/* A generated suppression; error_kind GL_ERR_NONE for a leak of this kind. */
 static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigned n,
-                        enum gl_leak_kind kind)
+                        enum gl_leak_kind kind, enum gl_error_kind error_kind)
 {
     gl_out_str(o, "  <suppression>\n");
     gl_out_str(o, "    <sname>insert_a_suppression_name_here</sname>\n");
-    gl_out_str(o, "    <skind>" GL_SUPP_TOOL ":Leak</skind>\n");
-    gl_out_printf(o, "    <skaux>match-leak-kinds: %s</skaux>\n", gl_leak_kind_option_name(kind));
+    if (error_kind != GL_ERR_NONE) {
+        gl_out_printf(o, "    <skind>" GL_SUPP_TOOL ":%s</skind>\n",
+                      gl_error_kind_name(error_kind));
+    } else {
+        gl_out_str(o, "    <skind>" GL_SUPP_TOOL ":Leak</skind>\n");
+        gl_out_printf(o, "    <skaux>match-leak-kinds: %s</skaux>\n",
+                      gl_leak_kind_option_name(kind));
+    }
     for (unsigned i = 0; i < n && i < GL_SUPP_MAX_FRAMES; i++) {
         const struct gl_frame *f = &frames[i];
         const char *fn = f->mangled ? f->mangled : f->function;
@@ -120,7 +130,9 @@ static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigne
         gl_out_str(o, " </sframe>\n");
     }
     char text[8192];
-    size_t len = gl_supp_generate(text, sizeof text, frames, n, kind);
+    size_t len = error_kind != GL_ERR_NONE
+                     ? gl_supp_generate_error(text, sizeof text, frames, n, error_kind)
+                     : gl_supp_generate(text, sizeof text, frames, n, kind);
     if (len >= sizeof text)
         len = sizeof text - 1;
     text[len] = '\0';
@@ -171,8 +183,58 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
     }
     elem(o, "  ", "auxwhat", block);
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0)
-        suppression(o, frames, n, r->kind);
+        suppression(o, frames, n, r->kind, GL_ERR_NONE);
     gl_out_str(o, "</error>\n\n");
+}
+
+static void stack(struct gl_out *o, const struct gl_frame *frames, unsigned n)
+{
+    if (n == 0) /* a stack needs a frame: none is written when none was recorded */
+        return;
+    gl_out_str(o, "  <stack>\n");
+    for (unsigned i = 0; i < n; i++)
+        frame(o, &frames[i]);
+    gl_out_str(o, "  </stack>\n");
+}
+
+/* An API error context, as Valgrind writes memcheck's errors: what, the stack,
+ * then each auxwhat with its stack. */
+static void api_error(struct gl_out *o, const struct gl_report_input *in,
+                      const struct gl_error_context *c, unsigned unique)
+{
+    struct gl_error_services svc;
+    gl_report_error_services(in, &svc);
+    struct gl_error_text t;
+    gl_error_describe(&c->first, &svc, &t);
+    struct gl_frame frames[GL_MAX_CALLERS];
+    unsigned n =
+        in->stack_frames ? in->stack_frames(c->first.stack, frames, svc.num_callers, in->arg) : 0;
+    gl_out_str(o, "<error>\n");
+    gl_out_printf(o, "  <unique>0x%x</unique>\n", unique);
+    gl_out_printf(o, "  <tid>%u</tid>\n", c->first.tid);
+    gl_out_printf(o, "  <kind>%s</kind>\n", gl_error_kind_name(c->first.kind));
+    elem(o, "  ", "what", t.what);
+    stack(o, frames, n);
+    for (int i = 0; i < 2; i++) {
+        if (!t.aux[i][0])
+            continue;
+        elem(o, "  ", "auxwhat", t.aux[i]);
+        struct gl_frame aux[GL_MAX_CALLERS];
+        unsigned na = in->stack_frames && t.aux_stack[i]
+                          ? in->stack_frames(t.aux_stack[i], aux, svc.num_callers, in->arg)
+                          : 0;
+        stack(o, aux, na);
+    }
+    if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0)
+        suppression(o, frames, n, GL_LEAK_DEFINITE, (enum gl_error_kind)c->first.kind);
+    gl_out_str(o, "</error>\n\n");
+}
+
+static void pair(struct gl_out *o, uint64_t count, unsigned unique)
+{
+    gl_out_printf(
+        o, "  <pair>\n    <count>%" PRIu64 "</count>\n    <unique>0x%x</unique>\n  </pair>\n",
+        count, unique);
 }
 
 void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
@@ -200,8 +262,12 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
     timestamp(o, "RUNNING", 0);
     timestamp(o, "FINISHED", in->elapsed_s);
 
-    /* The records the text report shows, as errors in the same order. */
+    /* API errors first, as they happened (suppressed ones are counted apart,
+     * in suppcounts), then the records the text report shows, in its order. */
     unsigned unique = 0;
+    for (size_t i = 0; i < in->napi_contexts; i++)
+        if (!in->api_contexts[i].suppressed)
+            api_error(o, in, &in->api_contexts[i], unique++);
     const struct gl_leak_result *lr = in->leaks;
     if (opt->leak_check == GL_LEAK_CHECK_FULL)
         for (size_t i = 0; i < lr->nrecords; i++) {
@@ -216,9 +282,12 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
         }
 
     gl_out_str(o, "<errorcounts>\n");
-    for (unsigned u = 0; u < unique; u++)
-        gl_out_printf(o, "  <pair>\n    <count>1</count>\n    <unique>0x%x</unique>\n  </pair>\n",
-                      u);
+    unsigned u = 0;
+    for (size_t i = 0; i < in->napi_contexts; i++) /* an API context counts its errors */
+        if (!in->api_contexts[i].suppressed)
+            pair(o, in->api_contexts[i].count, u++);
+    for (; u < unique; u++) /* a loss record is one error */
+        pair(o, 1, u);
     gl_out_str(o, "</errorcounts>\n\n<suppcounts>\n");
     if (in->supps)
         for (size_t i = 0; i < in->supps->n; i++) {

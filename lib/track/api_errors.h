@@ -11,8 +11,8 @@
  * stack is one context, printed once, counted every time.  The first
  * occurrence of a context goes to gl_error_sink (the report layer prints it at
  * once, in the program's thread, and says whether a suppression matched); the
- * contexts are kept for the exit report's ERROR SUMMARY (the XML and JSON
- * documents do not list them yet). */
+ * contexts are kept for the exit report's ERROR SUMMARY and the XML and JSON
+ * documents. */
 #ifndef GPULEAK_API_ERRORS_H
 #define GPULEAK_API_ERRORS_H
 

@@ -9,6 +9,7 @@ there is no GPU, 1 if any test fails.  Prints a short table last.
     tests/gpu/run -k families          # only tests whose name contains "families"
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -837,8 +838,20 @@ def t_api_double_free(s):
     check(re.search(r"is 0 bytes inside a block of 4,096 bytes free'd\n +\(stack not kept: "
                     r"--keep-stacktraces=alloc-and-free keeps it\)$", r0.text(), re.M),
           "free stack not kept by default")
-    r, errs = api_error_run(s, "double", options=["--keep-stacktraces=alloc-and-free"])
+    xml = os.path.join(s.logdir, "double.xml")
+    js = os.path.join(s.logdir, "double.json")
+    r, errs = api_error_run(s, "double", options=["--keep-stacktraces=alloc-and-free", "--xml=yes",
+                                                  f"--xml-file={xml}", f"--json-file={js}"])
     check(len(errs) == 1, f"{len(errs)} errors: {errs}")
+    # The documents list it too, with its three stacks.
+    with open(xml) as f:
+        doc = f.read()
+    check("<kind>DoubleFree</kind>" in doc and doc.count("<auxwhat>") >= 2, "XML error element")
+    with open(js) as f:
+        j = json.load(f)
+    e = j["api_errors"][0] if j.get("api_errors") else {}
+    check(e.get("kind") == "DoubleFree" and len(e.get("aux", [])) == 2 and
+          all(a["frames"] for a in e["aux"]), f"JSON api_errors {j.get('api_errors')}")
     check_error(errs[0], r"Double free: cudaFree\(0x[0-9A-F]+\): the block was already freed$",
                 "double_free()", "double_second",
                 [(r"Address 0x[0-9A-F]+ is 0 bytes inside a block of 4,096 bytes free'd$",

@@ -17,6 +17,7 @@
 #include "report/report_json.h"
 #include "testutil.h"
 #include "track/api.h"
+#include "track/api_errors.h"
 #include "track/event.h"
 
 #ifndef GL_PYTHON3
@@ -433,12 +434,58 @@ START_TEST(test_block_kinds)
 }
 END_TEST
 
+START_TEST(test_api_errors)
+{
+    /* A double free with its block's stacks (the free's not kept), and a
+     * suppressed context: both listed, the second marked. */
+    struct gl_error_context ctx[2];
+    memset(ctx, 0, sizeof ctx);
+    struct gl_api_error *e = &ctx[0].first;
+    e->kind = GL_ERR_DOUBLE_FREE;
+    e->api = GL_API_cuMemFree_v2;
+    e->flags = GL_ERRF_BLOCK | GL_ERRF_FREED;
+    e->stack = STACK_MALLOC; /* its first frame names the call the program made */
+    e->tid = 4243;
+    e->addr = 0x7f0000100000ULL;
+    e->block.block.key = 0x7f0000100000ULL;
+    e->block.block.size = 4096;
+    e->block.block.stack = STACK_SMALL;
+    e->block.block.kind = GL_MEM_DEVICE;
+    ctx[0].count = 3;
+    ctx[1].first = *e;
+    ctx[1].first.kind = GL_ERR_INVALID_FREE;
+    ctx[1].count = 5;
+    ctx[1].suppressed = true;
+    in.api_contexts = ctx;
+    in.napi_contexts = 2;
+    char *text = render();
+    JSON_CHECK("len(d['api_errors']) == 2",
+               "d['api_errors'][0]['kind'] == 'DoubleFree' and d['api_errors'][0]['count'] == 3",
+               "d['api_errors'][0]['suppressed'] is False and d['api_errors'][1]['suppressed'] "
+               "is True",
+               "d['api_errors'][0]['what'] == 'Double free: cudaMalloc(0x7F0000100000): the "
+               "block was already freed'",
+               "d['api_errors'][0]['tid'] == 4243 and d['api_errors'][0]['size'] == 0",
+               "d['api_errors'][0]['address'] == '0x7f0000100000'",
+               "[f['function'] for f in d['api_errors'][0]['frames']][0] == 'cudaMalloc'",
+               "len(d['api_errors'][0]['frames']) == 4",
+               "[a['what'] for a in d['api_errors'][0]['aux']] == ['Address 0x7F0000100000 is 0 "
+               "bytes inside a block of 4,096 bytes free\\'d', 'Block was alloc\\'d at']",
+               "d['api_errors'][0]['aux'][0]['stack_kept'] is False",
+               "d['api_errors'][0]['aux'][0]['frames'] == []",
+               "d['api_errors'][0]['aux'][1]['stack_kept'] is True",
+               "[f['function'] for f in d['api_errors'][0]['aux'][1]['frames']] == ['cudaMalloc']",
+               "d['api_errors'][1]['kind'] == 'InvalidFree'");
+    free(text);
+}
+END_TEST
+
 START_TEST(test_no_records)
 {
     in.argc = 1;
     in.tool_argc = 0;
     char *text = render();
-    JSON_CHECK("d['records'] == [] and d['devices'] == []",
+    JSON_CHECK("d['records'] == [] and d['devices'] == [] and d['api_errors'] == []",
                "d['argv'] == ['./app'] and d['options'] == []",
                "d['errors'] == {'errors': 0, 'contexts': 0, 'suppressed': 0, "
                "'suppressed_contexts': 0}",
@@ -486,6 +533,7 @@ static Suite *report_json_suite(void)
     tcase_add_test(tc, test_no_records);
     tcase_add_test(tc, test_leak_check_summary);
     tcase_add_test(tc, test_non_utf8_names);
+    tcase_add_test(tc, test_api_errors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -18,6 +18,7 @@
 #include "report/report_xml.h"
 #include "testutil.h"
 #include "track/api.h"
+#include "track/api_errors.h"
 #include "track/event.h"
 
 #define PID 4242
@@ -529,6 +530,91 @@ START_TEST(test_quiet_and_exit_on_first_error)
 }
 END_TEST
 
+/* Two API error contexts, the second suppressed: a double free whose block has
+ * its free and allocation stacks. */
+static struct gl_error_context api_ctx[2];
+
+static void api_contexts(void)
+{
+    memset(api_ctx, 0, sizeof api_ctx);
+    struct gl_api_error *e = &api_ctx[0].first;
+    e->kind = GL_ERR_DOUBLE_FREE;
+    e->api = GL_API_cuMemFree_v2;
+    e->flags = GL_ERRF_BLOCK | GL_ERRF_FREED;
+    e->stack = STACK_NASTY; /* its first frame is no CUDA function: the driver's name is used */
+    e->tid = PID + 1;
+    e->addr = 0x7f0000100000ULL;
+    e->block.block.key = 0x7f0000100000ULL;
+    e->block.block.size = 4096;
+    e->block.block.stack = STACK_MALLOC;
+    e->block.block.kind = GL_MEM_DEVICE;
+    e->block.block.api = GL_API_cuMemAlloc_v2;
+    e->block.free_stack = STACK_SMALL;
+    e->block.free_api = GL_API_cuMemFree_v2;
+    api_ctx[0].count = 3;
+    api_ctx[1].first = *e;
+    api_ctx[1].first.kind = GL_ERR_INVALID_FREE;
+    api_ctx[1].count = 5;
+    api_ctx[1].suppressed = true;
+    in.api_contexts = api_ctx;
+    in.napi_contexts = 2;
+}
+
+START_TEST(test_api_errors)
+{
+    standard_records();
+    api_contexts();
+    opt.gen_suppressions = GL_GEN_SUPP_ALL;
+    char *text = render();
+    assert_well_formed();
+    /* The API error first (it happened while the program ran), then the leaks;
+     * the suppressed context is not an error element. */
+    static const char *const top[] = {
+        "protocolversion",
+        "protocoltool",
+        "preamble",
+        "pid",
+        "ppid",
+        "tool",
+        "args",
+        "status",
+        "status",
+        "error",
+        "error",
+        "error",
+        "errorcounts",
+        "suppcounts",
+    };
+    assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
+    XPATH_EQ("string(/valgrindoutput/error[1]/kind)", "DoubleFree");
+    XPATH_EQ("string(/valgrindoutput/error[1]/unique)", "0x0");
+    XPATH_EQ("string(/valgrindoutput/error[1]/tid)", "4243");
+    XPATH_EQ("string(/valgrindoutput/error[1]/what)",
+             "Double free: cuMemFree_v2(0x7F0000100000): the block was already freed");
+    static const char *const parts[] = {"unique",  "tid",   "kind",    "what",  "stack",
+                                        "auxwhat", "stack", "auxwhat", "stack", "suppression"};
+    assert_children("/valgrindoutput/error[1]", parts, sizeof parts / sizeof *parts);
+    XPATH_EQ("string(/valgrindoutput/error[1]/auxwhat[1])",
+             "Address 0x7F0000100000 is 0 bytes inside a block of 4,096 bytes free'd");
+    XPATH_EQ("string(/valgrindoutput/error[1]/auxwhat[2])", "Block was alloc'd at");
+    /* Each stack where the text report prints it: the call, the free, the allocation. */
+    XPATH_EQ("string(/valgrindoutput/error[1]/stack[1]/frame[1]/fn)", nasty_frames[0].function);
+    XPATH_EQ("string(/valgrindoutput/error[1]/stack[2]/frame[1]/fn)", small_frames[0].function);
+    XPATH_EQ("string(/valgrindoutput/error[1]/stack[3]/frame[1]/fn)", malloc_frames[0].function);
+    XPATH_EQ("string(/valgrindoutput/error[1]/suppression/skind)", "gpuleak:DoubleFree");
+    XPATH_EQ("count(/valgrindoutput/error[1]/suppression/skaux)", "0");
+    /* The leak records follow, numbered after it. */
+    XPATH_EQ("string(/valgrindoutput/error[2]/unique)", "0x1");
+    XPATH_EQ("string(/valgrindoutput/error[2]/kind)", "Leak_DefinitelyLost");
+    /* errorcounts: the context counts its three errors; a loss record is one. */
+    XPATH_EQ("string(/valgrindoutput/errorcounts/pair[1]/count)", "3");
+    XPATH_EQ("string(/valgrindoutput/errorcounts/pair[1]/unique)", "0x0");
+    XPATH_EQ("string(/valgrindoutput/errorcounts/pair[2]/count)", "1");
+    XPATH_EQ("count(/valgrindoutput/errorcounts/pair)", "3");
+    free(text);
+}
+END_TEST
+
 START_TEST(test_no_records)
 {
     in.argc = 1;
@@ -563,6 +649,7 @@ static Suite *report_xml_suite(void)
     tcase_add_test(tc, test_non_utf8_names);
     tcase_add_test(tc, test_quiet_and_exit_on_first_error);
     tcase_add_test(tc, test_no_records);
+    tcase_add_test(tc, test_api_errors);
     suite_add_tcase(s, tc);
     return s;
 }
