@@ -336,7 +336,7 @@ static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_
 /* The --top-sites sites with the highest peaks. */
 static struct gl_site_stats *top_sites(size_t *n)
 {
-    struct gl_site_stats *s = gl_report_sites_sorted(GL_SITES_BY_PEAK, n);
+    struct gl_site_stats *s = gl_report_sites_by_peak(n);
     if (*n > (size_t)gl_rt.opt.top_sites)
         *n = (size_t)gl_rt.opt.top_sites;
     return s;

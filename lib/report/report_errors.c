@@ -181,7 +181,7 @@ static int by_peak_desc(const void *a, const void *b)
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-struct gl_site_stats *gl_report_sites_sorted(enum gl_site_order order, size_t *n)
+struct gl_site_stats *gl_report_sites_by_peak(size_t *n)
 {
     *n = 0;
     size_t all = gl_depot_sites(NULL, 0);
@@ -191,7 +191,7 @@ struct gl_site_stats *gl_report_sites_sorted(enum gl_site_order order, size_t *n
     *n = gl_depot_sites(s, all);
     if (*n > all) /* sites added since the count: the first `all` are copied */
         *n = all;
-    qsort(s, *n, sizeof *s, order == GL_SITES_BY_PEAK ? by_peak_desc : by_live_desc);
+    qsort(s, *n, sizeof *s, by_peak_desc);
     return s;
 }
 
@@ -263,20 +263,23 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
                     e->device);
     unsigned slot = gl_stats_slot(e->device);
     uint64_t total = 0;
-    for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
-        total += gl_stats_live_bytes(slot, k);
-    if (e->device >= 0)
-        gl_out_line(o, " Live on device %d, as gpuleak tracked it: %s bytes", e->device,
-                    C(b1, total));
-    else
-        gl_out_line(o, " Live in host memory, as gpuleak tracked it: %s bytes", C(b1, total));
-    for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
-        struct gl_stat_group g;
-        gl_stats_group(slot, k, &g);
-        const struct gl_stat_counts *a = &g.split[GL_SPLIT_ALL];
-        if (a->cur_blocks)
-            gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, a->cur_bytes),
-                        C(b2, a->cur_blocks), gl_mem_kind_name(k));
+    struct gl_usage *u = malloc(sizeof *u); /* one consistent read of every counter */
+    if (u) {
+        gl_stats_snapshot(u);
+        for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
+            total += u->grp[slot][k].split[GL_SPLIT_ALL].cur_bytes;
+        if (e->device >= 0)
+            gl_out_line(o, " Live on device %d, as gpuleak tracked it: %s bytes", e->device,
+                        C(b1, total));
+        else
+            gl_out_line(o, " Live in host memory, as gpuleak tracked it: %s bytes", C(b1, total));
+        for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
+            const struct gl_stat_counts *a = &u->grp[slot][k].split[GL_SPLIT_ALL];
+            if (a->cur_blocks)
+                gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, a->cur_bytes),
+                            C(b2, a->cur_blocks), gl_mem_kind_name(k));
+        }
+        free(u);
     }
     /* Sites: the live blocks on this device (or in host memory), by stack. */
     size_t n;

@@ -45,10 +45,9 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
 void gl_report_api_error(struct gl_out *o, const struct gl_api_error *e,
                          const struct gl_error_services *svc);
 
-/* Every allocation site that ever held memory (stack_depot.h), most first;
- * malloc'ed (free it), NULL and *n = 0 when there are none. */
-enum gl_site_order { GL_SITES_BY_LIVE, GL_SITES_BY_PEAK };
-struct gl_site_stats *gl_report_sites_sorted(enum gl_site_order order, size_t *n);
+/* Every allocation site that ever held memory (stack_depot.h, --stats=yes),
+ * highest peak first; malloc'ed (free it), NULL and *n = 0 when there are none. */
+struct gl_site_stats *gl_report_sites_by_peak(size_t *n);
 
 /* Valgrind's note when the context table is full. */
 void gl_report_error_overflow(struct gl_out *o);

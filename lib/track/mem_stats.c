@@ -62,7 +62,7 @@ static inline unsigned key_kind(uint32_t key) { return key & 0xff; }
 static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c)
 {
     c->events = 0;
-    /* Readers retry while the count is odd or moved (read_consistent). */
+    /* Readers retry while the count is odd or moved (raw_begin). */
     unsigned s = LOAD(t->stat_seq);
     atomic_store_explicit(&t->stat_seq, s + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
@@ -227,54 +227,28 @@ void gl_stats_failed(int device, unsigned kind, uint64_t size)
 
 /* ---- readers ---- */
 
-/* Shared counters plus every thread's pending cells (registry locked), read consistently: a
- * flush moves a cell's counts into the shared ones, so a read that straddles
- * one would count them twice or not at all; it is retried (a few times: the
- * owner may be flushing continually, and a sample a flush off is still close). */
-typedef void (*visit_fn)(const struct gl_stat_cell *c, void *arg);
+/* Everything, raw: shared plus pending, per (slot, kind, split): cur_blocks,
+ * cur_bytes, alloc_blocks, alloc_bytes. */
+struct raw {
+    int64_t v[GL_STATS_SLOTS][GL_MEM_NKINDS][2][4];
+};
 
+/* The sum of the threads' flush counts; 1 (odd) while one is flushing. */
 static unsigned seq_sum(void)
 {
     unsigned sum = 0;
     for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
         unsigned s = atomic_load_explicit(&t->stat_seq, memory_order_acquire);
         if (s & 1)
-            return 1; /* odd: a flush is under way */
+            return 1;
         sum += s;
     }
-    return sum & ~1u;
+    return sum;
 }
 
-static void read_consistent(void (*shared)(void *arg), visit_fn cell, void *arg,
-                            void (*clear)(void *arg))
+static void add_shared(struct raw *r)
 {
-    for (int tries = 0;; tries++) {
-        clear(arg);
-        unsigned before = seq_sum();
-        atomic_thread_fence(memory_order_acquire);
-        shared(arg);
-        for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
-            for (int i = 0; i < GL_STAT_CELLS; i++)
-                if (t->stat_cells[i].key)
-                    cell(&t->stat_cells[i], arg);
-        atomic_thread_fence(memory_order_acquire);
-        if ((before == seq_sum() && !(before & 1)) || tries == 8)
-            break;
-    }
-}
-
-/* Everything, raw: shared plus pending, per (slot, kind, split). */
-struct raw {
-    int64_t v[GL_STATS_SLOTS][GL_MEM_NKINDS][2][4]; /* cur_blocks, cur_bytes, alloc_* */
-    int64_t dev[GL_STATS_SLOTS], all;
-};
-
-static void raw_clear(void *arg) { memset(arg, 0, sizeof(struct raw)); }
-
-static void raw_shared(void *arg)
-{
-    struct raw *r = arg;
-    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
         for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
             for (int sp = 0; sp < 2; sp++) {
                 const struct split_ctr *c = &groups[sl][k].s[sp];
@@ -284,40 +258,62 @@ static void raw_shared(void *arg)
                 v[2] += LOAD(c->alloc_blocks);
                 v[3] += LOAD(c->alloc_bytes);
             }
-        r->dev[sl] += LOAD(devices[sl].cur_bytes);
-    }
-    r->all += LOAD(total.cur_bytes);
 }
 
-static void raw_cell(const struct gl_stat_cell *c, void *arg)
+static void add_cell(struct raw *r, const struct gl_stat_cell *c)
 {
-    struct raw *r = arg;
-    unsigned slot = key_slot(c->key);
     for (int sp = 0; sp < 2; sp++) {
-        int64_t *v = r->v[slot][key_kind(c->key)][sp];
-        int64_t cb = LOAD(c->cur_bytes[sp]);
+        int64_t *v = r->v[key_slot(c->key)][key_kind(c->key)][sp];
         v[0] += LOAD(c->cur_blocks[sp]);
-        v[1] += cb;
+        v[1] += LOAD(c->cur_bytes[sp]);
         v[2] += LOAD(c->alloc_blocks[sp]);
         v[3] += LOAD(c->alloc_bytes[sp]);
-        r->dev[slot] += cb;
-        r->all += cb;
     }
 }
 
 /* The raw counts are large (34 x 16 x 2 x 4 words): on a reader's stack they
  * would take 35 KiB inside a CUDA callback, so one static copy, under the
- * thread registry's lock (which a fork child re-initializes). */
+ * thread registry's lock (which a fork child re-initializes).
+ *
+ * A flush moves a cell's counts into the shared ones, so a read that straddles
+ * one would count them twice or not at all: it is retried (a few times only:
+ * an owner may be flushing continually, and a read a flush off is still close). */
 static struct raw raw_buf;
 
 static const struct raw *raw_begin(void)
 {
     gl_thread_registry_lock();
-    read_consistent(raw_shared, raw_cell, &raw_buf, raw_clear);
+    for (int tries = 0;; tries++) {
+        memset(&raw_buf, 0, sizeof raw_buf);
+        unsigned before = seq_sum();
+        atomic_thread_fence(memory_order_acquire);
+        add_shared(&raw_buf);
+        for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
+            for (int i = 0; i < GL_STAT_CELLS; i++)
+                if (t->stat_cells[i].key)
+                    add_cell(&raw_buf, &t->stat_cells[i]);
+        atomic_thread_fence(memory_order_acquire);
+        if ((!(before & 1) && before == seq_sum()) || tries == 8)
+            break;
+    }
     return &raw_buf;
 }
 
 static void raw_end(void) { gl_thread_registry_unlock(); }
+
+/* Live bytes of a (slot, kind): both splits. */
+static int64_t raw_live(const struct raw *r, unsigned slot, unsigned kind)
+{
+    return r->v[slot][kind][0][1] + r->v[slot][kind][1][1];
+}
+
+static int64_t raw_slot_live(const struct raw *r, unsigned slot)
+{
+    int64_t sum = 0;
+    for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
+        sum += raw_live(r, slot, k);
+    return sum;
+}
 
 static void fill_group(const struct raw *r, unsigned slot, unsigned kind, struct gl_stat_group *out)
 {
@@ -358,7 +354,7 @@ static void fill_group(const struct raw *r, unsigned slot, unsigned kind, struct
 static void fill_device(const struct raw *r, unsigned slot, struct gl_stat_device *out)
 {
     struct device *d = &devices[slot];
-    out->cur_bytes = pos(r->dev[slot]);
+    out->cur_bytes = pos(raw_slot_live(r, slot));
     out->peak_bytes = LOAD(d->peak_bytes);
     if (out->peak_bytes < out->cur_bytes)
         out->peak_bytes = out->cur_bytes;
@@ -393,7 +389,7 @@ void gl_stats_live_bytes_all(uint64_t out[GL_STATS_SLOTS][GL_MEM_NKINDS])
     const struct raw *r = raw_begin();
     for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
         for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
-            out[sl][k] = pos(r->v[sl][k][0][1] + r->v[sl][k][1][1]);
+            out[sl][k] = pos(raw_live(r, sl, k));
     raw_end();
 }
 
@@ -402,7 +398,7 @@ uint64_t gl_stats_live_bytes(unsigned slot, unsigned kind)
     if (slot >= GL_STATS_SLOTS || kind >= GL_MEM_NKINDS)
         return 0;
     const struct raw *r = raw_begin();
-    uint64_t v = pos(r->v[slot][kind][0][1] + r->v[slot][kind][1][1]);
+    uint64_t v = pos(raw_live(r, slot, kind));
     raw_end();
     return v;
 }
@@ -423,6 +419,7 @@ void gl_stats_totals(struct gl_stat_totals *out)
 {
     memset(out, 0, sizeof *out);
     const struct raw *r = raw_begin();
+    int64_t live = 0;
     for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
         for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
             for (int sp = 0; sp < 2; sp++) {
@@ -430,8 +427,9 @@ void gl_stats_totals(struct gl_stat_totals *out)
                 out->allocs += pos(v[2]);
                 out->bytes_allocated += pos(v[3]);
                 out->frees += v[2] > v[0] ? (uint64_t)(v[2] - v[0]) : 0;
+                live += v[1];
             }
-    out->live_bytes = pos(r->all);
+    out->live_bytes = pos(live);
     out->peak_bytes = LOAD(total.peak_bytes);
     if (out->peak_bytes < out->live_bytes)
         out->peak_bytes = out->live_bytes;

@@ -1748,34 +1748,45 @@ static void *stats_thread(void *arg)
     return NULL;
 }
 
-static void assert_stats_totals(uint64_t live_blocks_small, uint64_t live_bytes_small,
-                                uint64_t live_blocks_large, uint64_t live_bytes_large)
+/* Blocks and bytes of all threads' blocks first, first + step, ..., per split. */
+struct st_sums {
+    uint64_t blocks[2], bytes[2];
+};
+
+static struct st_sums st_sum(uint64_t first, uint64_t step)
 {
-    uint64_t small_blocks = 0, small_bytes = 0, large_blocks = 0, large_bytes = 0;
-    for (uint64_t i = 0; i < ST_BLOCKS; i++) {
-        bool large = st_size(i) >= GL_STATS_SMALL_LIMIT;
-        *(large ? &large_blocks : &small_blocks) += ST_THREADS;
-        *(large ? &large_bytes : &small_bytes) += ST_THREADS * st_size(i);
+    struct st_sums s = {{0, 0}, {0, 0}};
+    for (uint64_t i = first; i < ST_BLOCKS; i += step) {
+        int large = st_size(i) >= GL_STATS_SMALL_LIMIT;
+        s.blocks[large] += ST_THREADS;
+        s.bytes[large] += ST_THREADS * st_size(i);
     }
+    return s;
+}
+
+static void assert_stats_totals(struct st_sums live)
+{
+    struct st_sums all = st_sum(0, 1);
     struct gl_stat_group g;
     gl_stats_group(0, GL_MEM_DEVICE, &g);
-    assert_split(&g.split[GL_SPLIT_SMALL], live_blocks_small, g.split[GL_SPLIT_SMALL].peak_blocks,
-                 small_blocks, small_blocks - live_blocks_small, live_bytes_small,
-                 g.split[GL_SPLIT_SMALL].peak_bytes, small_bytes, small_bytes - live_bytes_small);
-    assert_split(&g.split[GL_SPLIT_LARGE], live_blocks_large, g.split[GL_SPLIT_LARGE].peak_blocks,
-                 large_blocks, large_blocks - live_blocks_large, live_bytes_large,
-                 g.split[GL_SPLIT_LARGE].peak_bytes, large_bytes, large_bytes - live_bytes_large);
-    ck_assert_uint_le(g.split[GL_SPLIT_ALL].peak_bytes, small_bytes + large_bytes);
+    for (int sp = GL_SPLIT_SMALL; sp <= GL_SPLIT_LARGE; sp++)
+        assert_split(&g.split[sp], live.blocks[sp], g.split[sp].peak_blocks, all.blocks[sp],
+                     all.blocks[sp] - live.blocks[sp], live.bytes[sp], g.split[sp].peak_bytes,
+                     all.bytes[sp], all.bytes[sp] - live.bytes[sp]);
+    uint64_t all_blocks = all.blocks[0] + all.blocks[1], all_bytes = all.bytes[0] + all.bytes[1];
+    uint64_t live_blocks = live.blocks[0] + live.blocks[1];
+    uint64_t live_bytes = live.bytes[0] + live.bytes[1];
+    ck_assert_uint_le(g.split[GL_SPLIT_ALL].peak_bytes, all_bytes);
     struct gl_stat_device d;
     gl_stats_device(0, &d);
-    ck_assert_uint_eq(d.cur_bytes, live_bytes_small + live_bytes_large);
-    ck_assert_uint_eq(gl_stats_live_bytes(0, GL_MEM_DEVICE), live_bytes_small + live_bytes_large);
+    ck_assert_uint_eq(d.cur_bytes, live_bytes);
+    ck_assert_uint_eq(gl_stats_live_bytes(0, GL_MEM_DEVICE), live_bytes);
     struct gl_tracker_stats t;
     gl_tracker_stats(&t);
-    ck_assert_uint_eq(t.allocs, small_blocks + large_blocks);
-    ck_assert_uint_eq(t.frees, small_blocks + large_blocks - live_blocks_small - live_blocks_large);
-    ck_assert_uint_eq(t.bytes_allocated, small_bytes + large_bytes);
-    ck_assert_uint_eq(t.live_bytes, live_bytes_small + live_bytes_large);
+    ck_assert_uint_eq(t.allocs, all_blocks);
+    ck_assert_uint_eq(t.frees, all_blocks - live_blocks);
+    ck_assert_uint_eq(t.bytes_allocated, all_bytes);
+    ck_assert_uint_eq(t.live_bytes, live_bytes);
     ck_assert_uint_ge(t.peak_bytes, t.live_bytes);
 }
 
@@ -1785,21 +1796,16 @@ START_TEST(test_stats_threads_exact)
     pthread_t th[ST_THREADS];
     for (uintptr_t i = 0; i < ST_THREADS; i++)
         ck_assert_int_eq(pthread_create(&th[i], NULL, stats_thread, (void *)i), 0);
-    uint64_t odd_small_blocks = 0, odd_small_bytes = 0, odd_large_blocks = 0, odd_large_bytes = 0;
-    for (uint64_t i = 1; i < ST_BLOCKS; i += 2) {
-        bool large = st_size(i) >= GL_STATS_SMALL_LIMIT;
-        *(large ? &odd_large_blocks : &odd_small_blocks) += ST_THREADS;
-        *(large ? &odd_large_bytes : &odd_small_bytes) += ST_THREADS * st_size(i);
-    }
+    struct st_sums odd = st_sum(1, 2); /* the even blocks are freed */
     pthread_barrier_wait(&st_barrier);
     pthread_barrier_wait(&st_barrier);
     /* The threads are alive, their cells partly flushed. */
-    assert_stats_totals(odd_small_blocks, odd_small_bytes, odd_large_blocks, odd_large_bytes);
+    assert_stats_totals(odd);
     pthread_barrier_wait(&st_barrier);
     for (int i = 0; i < ST_THREADS; i++)
         pthread_join(th[i], NULL);
     /* Exited: their cells were moved to the shared counters. */
-    assert_stats_totals(odd_small_blocks, odd_small_bytes, odd_large_blocks, odd_large_bytes);
+    assert_stats_totals(odd);
     pthread_barrier_destroy(&st_barrier);
     ck_assert_int_eq(nerrs, 0);
 }
