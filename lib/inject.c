@@ -21,6 +21,7 @@
 #include "report/exit_report.h"
 #include "report/trace_file.h"
 #include "report/leak_run.h"
+#include "report/run_suppressions.h"
 #include "runtime.h"
 #include "track/api.h"
 #include "track/api_errors.h"
@@ -56,6 +57,8 @@ static void after_fork_child(void)
     gl_tool_alloc_after_fork_child();
     gl_tracker_after_fork_child();
     gl_leak_run_after_fork_child();
+    gl_run_suppressions_after_fork_child();
+    gl_exit_report_after_fork_child();
     gl_pools_after_fork_child();
     gl_heap_after_fork_child(); /* the allocator hooks' locks, perhaps held by a thread gone */
     gl_quarantine_after_fork_child();

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include "common/suppressions.h"
+#include "exit_report.h"
 #include "leak_run.h"
 #include "report_errors.h"
+#include "run_suppressions.h"
 #include "runtime.h"
 #include "track/api_errors.h"
 #include "track/device_memory.h"
@@ -14,8 +16,6 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gl_symbolizer *sym;
 static unsigned long long sym_objects;
-static struct gl_supp_set supps;
-static bool supps_loaded;
 
 unsigned gl_error_sink_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
 {
@@ -23,7 +23,7 @@ unsigned gl_error_sink_frames(uint32_t stack, struct gl_frame *out, unsigned max
     return gl_stack_frames_with(gl_symbolizer_fresh(&sym, &sym_objects), stack, out, max);
 }
 
-static bool sink(const struct gl_api_error *e)
+static const void *sink(const struct gl_api_error *e)
 {
     pthread_mutex_lock(&lock);
     bool must_close;
@@ -31,25 +31,23 @@ static bool sink(const struct gl_api_error *e)
         int fd = gl_rt_open_log(&must_close);
         struct gl_out o;
         gl_out_init(&o, fd, (int)getpid());
+        gl_exit_report_preamble(&o);
         gl_report_error_overflow(&o);
         gl_out_flush(&o);
         if (must_close)
             close(fd);
         pthread_mutex_unlock(&lock);
-        return false;
-    }
-    if (!supps_loaded) {
-        gl_load_suppressions(&supps);
-        supps_loaded = true;
+        return NULL;
     }
     struct gl_frame frames[GL_MAX_CALLERS];
     /* Suppressions see every kept frame, as for loss records. */
     unsigned n = e->stack ? gl_error_sink_frames(e->stack, frames, GL_MAX_CALLERS, NULL) : 0;
-    struct gl_supp *s = gl_supp_find_error(&supps, e->kind, frames, n);
+    /* The leak run counts the entry's uses, from the contexts (every
+     * occurrence, not only this first one). */
+    const struct gl_supp *s = gl_supp_find_error(gl_run_suppressions(), e->kind, frames, n);
     if (s) {
-        s->count++;
         pthread_mutex_unlock(&lock);
-        return true;
+        return s;
     }
     struct gl_error_services svc = {
         .num_callers = (unsigned)gl_rt.opt.num_callers,
@@ -59,6 +57,7 @@ static bool sink(const struct gl_api_error *e)
     int fd = gl_rt_open_log(&must_close);
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());
+    gl_exit_report_preamble(&o);
     gl_report_api_error(&o, e, &svc);
     if (gl_rt.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
         char text[8192];
@@ -70,7 +69,7 @@ static bool sink(const struct gl_api_error *e)
     if (must_close)
         close(fd);
     pthread_mutex_unlock(&lock);
-    return false;
+    return NULL;
 }
 
 void gl_error_sink_install(void)

@@ -2,7 +2,8 @@
  *
  * Called inside the CUDA call that erred, on the program's thread: it makes no
  * CUDA call and never waits for a leak check (which may call the driver); it
- * keeps a symbolizer and a suppression set of its own under its own lock.
+ * keeps a symbolizer of its own under its own lock, and matches against the
+ * process's suppression set (run_suppressions.h), shared with leak checks.
  * The first error of each context is matched against the suppressions
  * (gpuleak:InvalidFree and the other error kinds) and, unless suppressed,
  * printed to the report's destination with --gen-suppressions' entry. */

@@ -1,6 +1,7 @@
 #include "exit_report.h"
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,19 @@ static void exit_scan_start(struct gl_caller_context *cc)
     }
 }
 
+static atomic_bool preamble_written;
+
+void gl_exit_report_preamble(struct gl_out *o)
+{
+    if (atomic_exchange(&preamble_written, true))
+        return;
+    struct gl_report_input in = {
+        .opt = &gl_rt.opt, .tool_version = PACKAGE_VERSION, .command = gl_rt.command};
+    gl_report_preamble(o, &in);
+}
+
+void gl_exit_report_after_fork_child(void) { atomic_store(&preamble_written, false); }
+
 void gl_exit_report(void)
 {
     struct gl_caller_context cc;
@@ -140,7 +154,7 @@ void gl_exit_report(void)
     int fd = gl_rt_open_log(&must_close);
     struct gl_out out;
     gl_out_init(&out, fd, (int)gl_rt.pid);
-    gl_report_preamble(&out, &in);
+    gl_exit_report_preamble(&out);
     gl_report_leaks(&out, &in);
     if (gl_rt.opt.verbose > 0 && !gl_rt.opt.quiet) {
         char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN];

@@ -3,7 +3,15 @@
 #ifndef GPULEAK_EXIT_REPORT_H
 #define GPULEAK_EXIT_REPORT_H
 
+#include "common/out.h"
+
 /* Write the exit report once; later calls do nothing. */
 void gl_exit_report(void);
+
+/* The report's preamble (tool and command), written once per process before
+ * whatever the report says first: an API error as it happens, else the exit
+ * report.  Valgrind's order: preamble, errors, summaries. */
+void gl_exit_report_preamble(struct gl_out *o);
+void gl_exit_report_after_fork_child(void); /* the child's report has its own */
 
 #endif

@@ -13,9 +13,9 @@
 #include "analyze/pools.h"
 #include "analyze/reachability.h"
 #include "analyze/suppress.h"
-#include "common/paths.h"
 #include "frame_filter.h"
 #include "report_errors.h"
+#include "run_suppressions.h"
 #include "runtime.h"
 #include "symbolize.h"
 #include "track/api_errors.h"
@@ -54,8 +54,6 @@ static struct {
     struct driver drv;
     struct gl_symbolizer *sym;
     unsigned long long sym_objects; /* loaded-object signature sym was opened for */
-    bool supps_loaded;
-    struct gl_supp_set supps;
     char names[MAX_DEVICES][128];
     bool named[MAX_DEVICES];
 } env;
@@ -170,39 +168,6 @@ static const char *pool_name(uint64_t pool_key, char *buf, size_t len, void *arg
     (void)arg;
     return gl_pools_name(pool_key, buf, len) ? buf : NULL;
 }
-
-static void add_default(const char *path, void *arg)
-{
-    struct gl_supp_set *s = arg;
-    char err[512];
-    if (gl_supp_load_file(s, path, err, sizeof err) < 0)
-        gl_rt_message("gpuleak: %s", err);
-}
-
-/* --suppressions files, then the defaults installed beside the runtime (unless
- * the launcher already listed them: it passes --default-suppressions=no then). */
-void gl_load_suppressions(struct gl_supp_set *s)
-{
-    gl_supp_set_init(s);
-    char err[512];
-    for (int i = 0; gl_options_suppression(&gl_rt.opt, i); i++)
-        if (gl_supp_load_file(s, gl_options_suppression(&gl_rt.opt, i), err, sizeof err) < 0)
-            gl_rt_message("gpuleak: %s", err);
-    if (!gl_rt.opt.default_suppressions)
-        return;
-    Dl_info info;
-    if (dladdr((void *)&gl_leak_run, &info) && info.dli_fname) {
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", info.dli_fname);
-        char *slash = strrchr(dir, '/');
-        if (slash) {
-            *slash = '\0';
-            gl_default_suppressions(dir, true, add_default, s);
-        }
-    }
-}
-
-const struct gl_supp_set *gl_leak_run_supps(void) { return env.supps_loaded ? &env.supps : NULL; }
 
 /* What a stream-ordered pool holds from the driver, and what of it is in use. */
 static bool pool_usage(CUmemoryPool pool, uint64_t *reserved, uint64_t *used)
@@ -403,11 +368,11 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
         gl_stats_snapshot(run->usage);
     if (gl_rt.opt.stats)
         run->top = top_sites(&run->ntop);
-    if (!env.supps_loaded) {
-        gl_load_suppressions(&env.supps);
-        env.supps_loaded = true;
-    }
-    gl_suppress_records(&run->leaks, &env.supps, stack_frames, NULL);
+    /* The entries' counts are this run's: leaks hidden now, and every
+     * occurrence of an API error hidden so far. */
+    struct gl_supp_set *supps = gl_run_suppressions();
+    gl_suppress_records(&run->leaks, supps, stack_frames, NULL);
+    gl_run_suppressions_count_errors(supps, run->api_contexts, run->napi_contexts);
     return 0;
 }
 
@@ -429,7 +394,7 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->command = gl_rt.command;
     in->leaks = &run->leaks;
     in->stats = &run->stats;
-    in->supps = gl_leak_run_supps();
+    in->supps = gl_run_suppressions_loaded();
     in->main_tid = (int)gl_rt.pid;
     in->pid = (int)gl_rt.pid;
     in->ppid = (int)getppid();
@@ -451,9 +416,6 @@ void gl_leak_run_close(void)
 {
     gl_symbolizer_close(env.sym);
     env.sym = NULL;
-    if (env.supps_loaded)
-        gl_supp_set_free(&env.supps);
-    env.supps_loaded = false;
 }
 
 void gl_leak_run_after_fork_child(void)

@@ -111,8 +111,17 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
         }
         break;
     case GL_ERR_DOUBLE_FREE:
-        snprintf(t->what, sizeof t->what,
-                 "Double free: %s(0x%" PRIX64 "): the block was already freed", api, e->addr);
+        if (e->detail == GL_ERD_HANDLE_RELEASED) {
+            snprintf(t->what, sizeof t->what,
+                     "Double free: %s(0x%" PRIX64 "): the handle was already released (its "
+                     "memory stays until its mappings are unmapped)",
+                     api, e->addr);
+            snprintf(t->aux[0], sizeof t->aux[0],
+                     "Handle 0x%" PRIX64 " of %s bytes, mapped at %s address%s, was created at",
+                     e->addr, C(n1, b->size), C(n2, b->aux), b->aux == 1 ? "" : "es");
+        } else
+            snprintf(t->what, sizeof t->what,
+                     "Double free: %s(0x%" PRIX64 "): the block was already freed", api, e->addr);
         break;
     case GL_ERR_MISMATCHED_FREE:
         if (e->detail == GL_ERD_WRONG_DEVICE)

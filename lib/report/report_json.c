@@ -165,7 +165,7 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
     gl_out_str(o, "    {\"kind\": ");
     str(o, gl_error_kind_name(e->kind));
     gl_out_printf(o, ", \"count\": %" PRIu64 ", \"suppressed\": %s, \"tid\": %u, \"device\": %d",
-                  c->count, c->suppressed ? "true" : "false", e->tid, e->device);
+                  c->count, c->suppressed_by ? "true" : "false", e->tid, e->device);
     gl_out_printf(o, ", \"address\": \"0x%" PRIx64 "\", \"size\": %" PRIu64 ",\n     \"what\": ",
                   e->addr, e->size);
     str(o, t.what);

@@ -436,10 +436,14 @@ static void used_suppressions(struct gl_out *o, const struct gl_supp_set *s)
         if (e->count == 0)
             continue;
         char b[GL_U64_COMMAS_LEN], k[GL_U64_COMMAS_LEN];
-        gl_out_note(o, "used_suppression: %6llu %s %s:%d %s: %s bytes in %s blocks",
-                    (unsigned long long)e->count, e->name, e->file, e->line,
-                    e->kind == GL_SUPP_CACHED ? "classified as cached" : "suppressed",
-                    gl_fmt_u64_commas(b, e->bytes), gl_fmt_u64_commas(k, e->blocks));
+        if (e->kind == GL_SUPP_ERROR) /* errors hold no memory: the count says it all */
+            gl_out_note(o, "used_suppression: %6llu %s %s:%d", (unsigned long long)e->count,
+                        e->name, e->file, e->line);
+        else
+            gl_out_note(o, "used_suppression: %6llu %s %s:%d %s: %s bytes in %s blocks",
+                        (unsigned long long)e->count, e->name, e->file, e->line,
+                        e->kind == GL_SUPP_CACHED ? "classified as cached" : "suppressed",
+                        gl_fmt_u64_commas(b, e->bytes), gl_fmt_u64_commas(k, e->blocks));
         any = true;
     }
     if (any)

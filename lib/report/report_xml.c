@@ -266,7 +266,7 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
      * in suppcounts), then the records the text report shows, in its order. */
     unsigned unique = 0;
     for (size_t i = 0; i < in->napi_contexts; i++)
-        if (!in->api_contexts[i].suppressed)
+        if (!in->api_contexts[i].suppressed_by)
             api_error(o, in, &in->api_contexts[i], unique++);
     const struct gl_leak_result *lr = in->leaks;
     if (opt->leak_check == GL_LEAK_CHECK_FULL)
@@ -284,7 +284,7 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
     gl_out_str(o, "<errorcounts>\n");
     unsigned u = 0;
     for (size_t i = 0; i < in->napi_contexts; i++) /* an API context counts its errors */
-        if (!in->api_contexts[i].suppressed)
+        if (!in->api_contexts[i].suppressed_by)
             pair(o, in->api_contexts[i].count, u++);
     for (; u < unique; u++) /* a loss record is one error */
         pair(o, 1, u);

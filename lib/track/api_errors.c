@@ -31,7 +31,8 @@ static struct {
     struct ctx_entry *entries;  /* MAX_CONTEXTS, the hash's items */
     struct ctx_entry *by_key;
     size_t n;
-    uint64_t overflow; /* errors of contexts beyond MAX_CONTEXTS */
+    uint64_t overflow; /* errors of contexts beyond MAX_CONTEXTS (never suppressed: */
+    uint64_t overflow_by_kind[GL_ERR_NKINDS]; /* no sink saw them), and per kind */
     bool ranges_on;
     struct gl_ranges *live; /* live blocks and VMM mappings by address, when ranges_on */
 } st;
@@ -47,6 +48,14 @@ void gl_api_errors_configure(bool check_ranges)
 }
 
 bool gl_api_errors_ranges_on(void) { return st.ranges_on && st.live; }
+
+void gl_api_ranges_clear(void)
+{
+    if (!st.live)
+        return;
+    gl_ranges_destroy(st.live);
+    st.live = gl_ranges_create();
+}
 
 /* ---- contexts ---- */
 
@@ -69,6 +78,8 @@ void gl_api_error_report(struct gl_api_error *e)
     }
     if (!st.v || !st.entries || st.n >= MAX_CONTEXTS) {
         bool first_overflow = st.overflow++ == 0;
+        if (e->kind < GL_ERR_NKINDS)
+            st.overflow_by_kind[e->kind]++;
         gl_spin_unlock(&st.lock);
         if (first_overflow && gl_error_sink)
             gl_error_sink(NULL); /* "more than 1000 different errors" */
@@ -81,13 +92,13 @@ void gl_api_error_report(struct gl_api_error *e)
     HASH_ADD(hh, st.by_key, key, sizeof key, c);
     st.v[i].first = *e;
     st.v[i].count = 1;
-    st.v[i].suppressed = false;
+    st.v[i].suppressed_by = NULL;
     gl_spin_unlock(&st.lock);
     /* Printing symbolizes: outside the lock, so other threads' errors only wait
      * for it if they are new too (the sink serializes itself). */
-    bool suppressed = gl_error_sink && gl_error_sink(e);
+    const void *suppressed_by = gl_error_sink ? gl_error_sink(e) : NULL;
     gl_spin_lock(&st.lock);
-    st.v[i].suppressed = suppressed;
+    st.v[i].suppressed_by = suppressed_by;
     gl_spin_unlock(&st.lock);
 }
 
@@ -97,7 +108,7 @@ void gl_api_error_counts(struct gl_api_error_counts *c)
     gl_spin_lock(&st.lock);
     for (size_t i = 0; i < st.n; i++) {
         const struct gl_error_context *x = &st.v[i];
-        if (x->suppressed) {
+        if (x->suppressed_by) {
             c->suppressed += x->count;
             c->suppressed_contexts++;
         } else {
@@ -108,6 +119,8 @@ void gl_api_error_counts(struct gl_api_error_counts *c)
         }
     }
     c->errors += st.overflow;
+    for (int k = 0; k < GL_ERR_NKINDS; k++)
+        c->by_kind[k] += st.overflow_by_kind[k];
     gl_spin_unlock(&st.lock);
 }
 
@@ -127,6 +140,7 @@ void gl_api_errors_reset(void)
     HASH_CLEAR(hh, st.by_key);
     st.n = 0;
     st.overflow = 0;
+    memset(st.overflow_by_kind, 0, sizeof st.overflow_by_kind);
     gl_spin_unlock(&st.lock);
     gl_ranges_destroy(st.live);
     st.live = NULL;
@@ -271,6 +285,9 @@ int gl_api_check_release(struct gl_event *ev, const struct gl_block_info *b)
     struct gl_api_error e;
     if (!release_fits(ev->api, b)) {
         e = error_of(ev, GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_CALL);
+    } else if (ev->type == GL_EV_VMM_RELEASE && b->refs == 0 && (b->flags & GL_BLK_RELEASED)) {
+        /* Its last reference was released before; its mappings keep it. */
+        e = error_of(ev, GL_ERR_DOUBLE_FREE, GL_ERD_HANDLE_RELEASED);
     } else if (stream_ordered(ev->api) && b->device >= 0 &&
                (ev->device = (int16_t)gl_stream_device(ev->aux, ev->ctx)) >= 0 &&
                ev->device != b->device) {

@@ -10,7 +10,7 @@
  * Errors are grouped into contexts, as Valgrind does: the same kind at the same
  * stack is one context, printed once, counted every time.  The first
  * occurrence of a context goes to gl_error_sink (the report layer prints it at
- * once, in the program's thread, and says whether a suppression matched); the
+ * once, in the program's thread, and says which suppression matched); the
  * contexts are kept for the exit report's ERROR SUMMARY and the XML and JSON
  * documents. */
 #ifndef GPULEAK_API_ERRORS_H
@@ -33,6 +33,8 @@ enum gl_error_detail {
     GL_ERD_VMM_MAPPED,      /* INVALID_FREE/MISMATCHED: a cuMemMap'd address */
     GL_ERD_WRONG_CALL,      /* MISMATCHED_FREE: the block's kind needs another call */
     GL_ERD_WRONG_DEVICE,    /* MISMATCHED_FREE: stream-ordered free on another device */
+    GL_ERD_HANDLE_RELEASED, /* DOUBLE_FREE: cuMemRelease of a VMM handle released already,
+                               kept only by its mappings (the block is that handle) */
 };
 
 #define GL_ERRF_WRITE 0x1  /* a range error's access writes (else reads) */
@@ -59,13 +61,16 @@ struct gl_api_error {
 struct gl_error_context {
     struct gl_api_error first;
     uint64_t count;
-    bool suppressed;
+    /* The sink's token for the suppression that matched (the report layer's
+     * struct gl_supp, opaque here), NULL if none did. */
+    const void *suppressed_by;
 };
 
 /* Called for the first error of each context, on the thread that made it,
- * inside the CUDA call (no CUDA calls from it).  Returns true if a suppression
- * matched (then it prints nothing).  NULL: errors are only counted. */
-typedef bool (*gl_error_sink_fn)(const struct gl_api_error *e);
+ * inside the CUDA call (no CUDA calls from it).  Returns a token naming the
+ * suppression that matched (then it prints nothing), or NULL.  NULL sink:
+ * errors are only counted.  Called with e NULL once, when contexts run out. */
+typedef const void *(*gl_error_sink_fn)(const struct gl_api_error *e);
 extern gl_error_sink_fn gl_error_sink;
 
 /* How stacks are captured for errors made by calls whose stack was not
@@ -89,8 +94,9 @@ void gl_api_error_report(struct gl_api_error *e);
  * and stack as the callback filled them). */
 /* A release of a key the table does not hold. */
 void gl_api_check_release_miss(struct gl_event *ev);
-/* A release of a live block b: is it the right call?  Returns the error kind
- * found (0 if none). */
+/* A release of a live block b (a VMM handle: as it was before this release):
+ * is it the right call, and is there anything left to release?  Returns the
+ * error kind found (0 if none). */
 int gl_api_check_release(struct gl_event *ev, const struct gl_block_info *b);
 /* A copy or set (GL_EV_ACCESS). */
 void gl_api_check_access(struct gl_event *ev);
@@ -103,6 +109,8 @@ void gl_api_ranges_add(const struct gl_block_info *b);
 void gl_api_ranges_remove(const struct gl_block_info *b);
 void gl_api_ranges_add_mapping(uint64_t addr, uint64_t size); /* VMM: never range-checked */
 void gl_api_ranges_remove_mapping(uint64_t addr);
+/* Empty the live index, keeping the option (gl_tracker_reset). */
+void gl_api_ranges_clear(void);
 /* The live block holding addr, if the index has one. */
 bool gl_api_ranges_find(uint64_t addr, uint64_t *start, uint64_t *seq);
 

@@ -19,14 +19,15 @@ struct gl_block_info {
     uint64_t size;  /* bytes */
     uint64_t seq;   /* allocation number, 1-based, process-wide */
     uint64_t ctx;   /* CUcontext the block belongs to (0: none) */
-    uint64_t aux;   /* stream (stream-ordered), handle key (VMM map records) */
+    uint64_t aux;   /* stream (stream-ordered), handle key (VMM map records),
+                       live mappings (VMM handles) */
     uint32_t stack; /* stack depot id */
     uint32_t tid;   /* allocating thread */
     int16_t device; /* ordinal, -1 host/unknown */
     uint8_t kind;   /* enum gl_mem_kind */
     uint8_t flags;  /* GL_BLK_* */
     uint16_t api;   /* enum gl_api of the driver entry point */
-    uint16_t refs;  /* VMM handles: 1 until released + live mappings + retains */
+    uint16_t refs;  /* VMM handles: 1 + retains - releases (mappings count in aux) */
 };
 
 #define GL_BLK_SIZE_UNKNOWN 0x1 /* resolve at report time */

@@ -51,7 +51,11 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
     if (ev->device == GL_DEVICE_FROM_CONTEXT)
         ev->device = (int16_t)gl_context_device(ev->ctx);
     if (ev->type != GL_EV_ALLOC) {
-        gl_tracker_apply(ev); /* mappings and retains: no stack, nothing to time */
+        /* Mappings and retains: nothing to time.  An unmap may free a released
+         * handle: its stack is that free's, kept when free stacks are. */
+        if (ev->type == GL_EV_VMM_UNMAP && free_stacks)
+            ev->stack = capture();
+        gl_tracker_apply(ev);
         return;
     }
     uint64_t t0 = gl_prof_now();

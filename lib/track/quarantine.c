@@ -49,6 +49,17 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
 
 size_t gl_quarantine_capacity(void) { return q.cap; }
 
+void gl_quarantine_clear(void)
+{
+    gl_spin_lock(&q.lock);
+    q.puts = q.indexed_upto = 0;
+    if (q.ranges) {
+        gl_ranges_destroy(q.ranges);
+        q.ranges = gl_ranges_create();
+    }
+    gl_spin_unlock(&q.lock);
+}
+
 static inline uint64_t oldest(void) { return q.puts > q.cap ? q.puts - q.cap : 0; }
 
 void gl_quarantine_put(const struct gl_freed_block *f)

@@ -32,6 +32,8 @@ struct gl_freed_block {
  * Drops what was kept.  Call before the first free. */
 void gl_quarantine_configure(size_t capacity, bool ranges);
 size_t gl_quarantine_capacity(void);
+/* Forget every freed block, keeping the configuration (gl_tracker_reset). */
+void gl_quarantine_clear(void);
 
 void gl_quarantine_put(const struct gl_freed_block *f);
 

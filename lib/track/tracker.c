@@ -58,6 +58,9 @@ void gl_tracker_reset(void)
     atomic_store(&n_unknown_frees, 0);
     atomic_store(&n_replaced, 0);
     gl_stats_reset();
+    /* What the tracker's blocks fed: the freed blocks and the live index. */
+    gl_quarantine_clear();
+    gl_api_ranges_clear();
     gl_tracker_init();
 }
 
@@ -312,6 +315,8 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
     }
     if (ev->type == GL_EV_VMM_RELEASE) {
         struct release_undo *u = (struct release_undo *)(uintptr_t)token;
+        /* Whatever the driver said: a handle released already is the program's error. */
+        gl_api_check_release(ev, &u->before);
         if (!ok) {
             if (u->removed)
                 gl_table_insert(blocks, &u->before, NULL, NULL);
@@ -385,8 +390,16 @@ void gl_tracker_vmm_unmap(struct gl_event *ev)
             gl_api_ranges_remove_mapping(m.key);
         struct gl_block_info h;
         bool removed = false;
-        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed)
+        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed) {
+            /* Its last mapping held a released handle: freed here, and a
+             * later cuMemRelease of it is a double free. */
             gl_stats_free(h.device, h.kind, h.size, h.stack);
+            if (gl_quarantine_capacity()) {
+                struct gl_freed_block f = {
+                    .block = h, .free_stack = ev->stack, .free_tid = ev->tid, .free_api = ev->api};
+                gl_quarantine_put(&f);
+            }
+        }
         cur += m.size;
     }
     publish(ev);

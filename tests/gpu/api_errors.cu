@@ -62,6 +62,29 @@ NOINLINE static void out_of_memory(void)
     CHECK(cudaFree(keep));
 }
 
+/* A VMM handle released twice while mapped (its mapping keeps the memory),
+ * then once more after the unmap freed it. */
+NOINLINE static void vmm_double_release(void)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    size_t gran;
+    CHECK_CU(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    CUmemGenericAllocationHandle h;
+    CHECK_CU(cuMemCreate(&h, gran, &prop, 0)); // SITE:vmm_create
+    CUdeviceptr va;
+    CHECK_CU(cuMemAddressReserve(&va, gran, 0, 0, 0));
+    CHECK_CU(cuMemMap(va, gran, 0, h, 0));
+    CHECK_CU(cuMemRelease(h));
+    cuMemRelease(h);                // SITE:vmm_second_release
+    CHECK_CU(cuMemUnmap(va, gran)); // SITE:vmm_unmap
+    cuMemRelease(h);                // SITE:vmm_after_unmap
+    CHECK_CU(cuMemAddressFree(va, gran));
+}
+
 /* Everything right: no error may be reported. */
 NOINLINE static void clean(void)
 {
@@ -102,10 +125,12 @@ int main(int argc, char **argv)
         ranges();
     else if (!strcmp(mode, "oom"))
         out_of_memory();
+    else if (!strcmp(mode, "vmm"))
+        vmm_double_release();
     else if (!strcmp(mode, "clean"))
         clean();
     else {
-        fprintf(stderr, "usage: api_errors double|interior|never|mismatched|ranges|oom|clean\n");
+        fprintf(stderr, "usage: api_errors double|interior|never|mismatched|ranges|oom|vmm|clean\n");
         return 2;
     }
     return 0;

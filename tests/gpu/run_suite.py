@@ -879,10 +879,39 @@ def t_api_never_allocated(s):
     supp = os.path.join(s.logdir, "never.supp")
     with open(supp, "w") as f:
         f.write("{\n  never\n  gpuleak:InvalidFree\n  ...\n  fun:never_allocated*\n}\n")
-    r2, errs2 = api_error_run(s, "never", options=[f"--suppressions={supp}"])
-    check(not errs2, f"suppressed error printed: {errs2}")
+    js = os.path.join(s.logdir, "never.json")
+    run2 = s.run("api_errors_never_suppressed", [s.fixture("api_errors"), "never"],
+                 options=[f"--suppressions={supp}", "-v", f"--json-file={js}"])
+    r2 = run2.only_report()
+    check(run2.rc == 0 and not api_errors(r2), f"rc {run2.rc}, printed: {api_errors(r2)}")
     check(r2.errors == (0, 0), f"ERROR SUMMARY {r2.errors}")
     check(re.search(r"suppressed: 1 from 1", r2.text()), "suppressed count")
+    # The entry's use is counted in the one set the leak check reports from.
+    check(re.search(r"used_suppression: +1 never \S*never\.supp:1$", run2.err, re.M),
+          "no used_suppression line for the error's entry")
+    with open(js) as f:
+        used = json.load(f)["suppressions_used"]
+    check([(u["name"], u["kind"], u["count"]) for u in used] == [("never", "InvalidFree", 1)],
+          f"suppressions_used {used}")
+
+
+def t_api_vmm_double_release(s):
+    # Released while mapped: a second release is a double free, whatever the
+    # driver answers; after the unmap freed it, the quarantine knows it.
+    r, errs = api_error_run(s, "vmm", options=["--keep-stacktraces=alloc-and-free"])
+    check(len(errs) == 2, f"{len(errs)} errors: {[e['what'] for e in errs]}")
+    check_error(errs[0], r"Double free: cuMemRelease\(0x[0-9A-F]+\): the handle was already "
+                r"released \(its memory stays until its mappings are unmapped\)$",
+                "vmm_double_release()", "vmm_second_release",
+                [(r"Handle 0x[0-9A-F]+ of [\d,]+ bytes, mapped at 1 address, was created at$",
+                  "vmm_double_release()", "vmm_create")])
+    check_error(errs[1], r"Double free: cuMemRelease\(0x[0-9A-F]+\): the block was already "
+                r"freed$", "vmm_double_release()", "vmm_after_unmap",
+                [(r"Address 0x[0-9A-F]+ is 0 bytes inside a block of [\d,]+ bytes free'd$",
+                  "vmm_double_release()", "vmm_unmap"),
+                 (r"Block was alloc'd at$", "vmm_double_release()", "vmm_create")])
+    check(r.errors == (2, 2), f"ERROR SUMMARY {r.errors}")
+    check(not r.records, f"leaks: {r.records}")
 
 
 def t_api_mismatched(s):
@@ -979,7 +1008,8 @@ def t_api_clean(s):
 
 
 TESTS = [
-    t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched, t_api_ranges,
+    t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
+    t_api_vmm_double_release, t_api_ranges,
     t_api_oom, t_api_clean,
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,

@@ -32,17 +32,18 @@ static struct gl_api_error errs[MAX_ERRS];
 static int nerrs;          /* sink calls with an error */
 static int sink_overflows; /* sink calls with NULL ("more than 1000 different errors") */
 static bool sink_suppresses;
+static const int supp_token; /* what the sink returns for "suppressed" */
 
-static bool test_sink(const struct gl_api_error *e)
+static const void *test_sink(const struct gl_api_error *e)
 {
     if (!e) {
         sink_overflows++;
-        return false;
+        return NULL;
     }
     if (nerrs < MAX_ERRS)
         errs[nerrs] = *e;
     nerrs++;
-    return sink_suppresses;
+    return sink_suppresses ? &supp_token : NULL;
 }
 
 static void setup(void)
@@ -630,7 +631,7 @@ START_TEST(test_double_free)
     struct gl_error_context ctx[4];
     ck_assert_uint_eq(gl_api_error_contexts(ctx, 4), 1);
     ck_assert_uint_eq(ctx[0].count, 1);
-    ck_assert(!ctx[0].suppressed);
+    ck_assert_ptr_null(ctx[0].suppressed_by);
     ck_assert_uint_eq(ctx[0].first.kind, GL_ERR_DOUBLE_FREE);
     ck_assert_uint_eq(ctx[0].first.block.free_stack, 9);
 }
@@ -841,6 +842,111 @@ START_TEST(test_double_release_vmm_handle)
     ck_assert_uint_eq(errs[1].kind, GL_ERR_INVALID_FREE);
     ck_assert_uint_eq(errs[1].detail, GL_ERD_NEVER_ALLOCATED);
     ck_assert_uint_eq(errs[1].flags, 0);
+}
+END_TEST
+
+static void vmm_event(enum gl_event_type type, unsigned api, uint64_t key, uint64_t handle,
+                      uint32_t stack)
+{
+    struct gl_event m;
+    memset(&m, 0, sizeof m);
+    m.type = type;
+    m.api = api;
+    m.key = key;
+    m.size = 2 * MiB;
+    m.aux = handle;
+    m.stack = stack;
+    gl_tracker_apply(&m);
+}
+
+/* A handle released while mapped lives on through its mapping; releasing it
+ * again is a double free, whether or not the driver refuses. */
+START_TEST(test_double_release_mapped_handle)
+{
+    uint64_t h = gl_key_make(GL_NS_VMM_HANDLE, 0x77);
+    do_alloc(h, 2 * MiB, GL_MEM_VMM, GL_API_cuMemCreate, 0, 7);
+    vmm_event(GL_EV_VMM_MAP, GL_API_cuMemMap, C, h, 8);
+    struct gl_event ev = free_ev(h, GL_API_cuMemRelease, 9);
+    ev.type = GL_EV_VMM_RELEASE;
+    gl_tracker_apply(&ev); /* legal: the mapping keeps it */
+    ck_assert(is_live(h));
+    ck_assert_int_eq(nerrs, 0);
+
+    for (int ok = 0; ok < 2; ok++) {
+        ev = free_ev(h, GL_API_cuMemRelease, 12);
+        ev.type = GL_EV_VMM_RELEASE;
+        gl_tracker_release_end(gl_tracker_release_begin(&ev), ok, &ev);
+        ck_assert(is_live(h)); /* still mapped */
+    }
+    ck_assert_int_eq(nerrs, 1); /* one context, counted twice */
+    const struct gl_api_error *e = &errs[0];
+    ck_assert_uint_eq(e->kind, GL_ERR_DOUBLE_FREE);
+    ck_assert_uint_eq(e->detail, GL_ERD_HANDLE_RELEASED);
+    ck_assert_uint_eq(e->flags, GL_ERRF_BLOCK);
+    ck_assert_uint_eq(e->addr, 0x77);
+    ck_assert_uint_eq(e->block.block.key, h);
+    ck_assert_uint_eq(e->block.block.stack, 7);
+    ck_assert_uint_eq(e->block.block.aux, 1); /* one mapping */
+    struct gl_api_error_counts c = counts();
+    ck_assert_uint_eq(c.errors, 2);
+
+    /* The unmap frees it: a release now finds it in the quarantine, freed by
+     * the unmap. */
+    vmm_event(GL_EV_VMM_UNMAP, GL_API_cuMemUnmap, C, 0, 13);
+    ck_assert(!is_live(h));
+    ev = free_ev(h, GL_API_cuMemRelease, 14);
+    ev.type = GL_EV_VMM_RELEASE;
+    gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+    ck_assert_int_eq(nerrs, 2);
+    e = &errs[1];
+    ck_assert_uint_eq(e->kind, GL_ERR_DOUBLE_FREE);
+    ck_assert_uint_eq(e->detail, GL_ERD_NONE);
+    ck_assert_uint_eq(e->flags, GL_ERRF_BLOCK | GL_ERRF_FREED);
+    ck_assert_uint_eq(e->block.free_stack, 13);
+    ck_assert_uint_eq(e->block.free_api, GL_API_cuMemUnmap);
+    ck_assert_uint_eq(e->block.block.stack, 7);
+}
+END_TEST
+
+/* Retained references count: releasing each of them is no error. */
+START_TEST(test_release_retained_handle)
+{
+    uint64_t h = gl_key_make(GL_NS_VMM_HANDLE, 0x78);
+    do_alloc(h, 2 * MiB, GL_MEM_VMM, GL_API_cuMemCreate, 0, 7);
+    vmm_event(GL_EV_VMM_MAP, GL_API_cuMemMap, C, h, 8);
+    struct gl_event r = free_ev(h, GL_API_cuMemRetainAllocationHandle, 9);
+    r.type = GL_EV_VMM_RETAIN;
+    gl_tracker_apply(&r);
+    for (int i = 0; i < 2; i++) {
+        struct gl_event ev = free_ev(h, GL_API_cuMemRelease, 10);
+        ev.type = GL_EV_VMM_RELEASE;
+        gl_tracker_apply(&ev);
+    }
+    ck_assert_int_eq(nerrs, 0);
+    vmm_event(GL_EV_VMM_UNMAP, GL_API_cuMemUnmap, C, 0, 13);
+    ck_assert(!is_live(h));
+    ck_assert_int_eq(nerrs, 0);
+}
+END_TEST
+
+/* A reset forgets what the blocks fed: freed blocks and the live index. */
+START_TEST(test_reset_forgets_freed_and_live)
+{
+    dev_alloc(A, 4096, 7);
+    free_ok(A, GL_API_cuMemFree_v2, 9);
+    dev_alloc(B, 4096, 8);
+    gl_tracker_reset();
+    ck_assert_uint_eq(gl_quarantine_capacity(), 64); /* configuration kept */
+    ck_assert(gl_api_errors_ranges_on());
+    uint64_t start, seq;
+    ck_assert(!gl_api_ranges_find(B, &start, &seq));
+    free_refused(A, GL_API_cuMemFree_v2, 12);
+    ck_assert_int_eq(nerrs, 1);
+    ck_assert_uint_eq(errs[0].kind, GL_ERR_INVALID_FREE); /* not a double free */
+    ck_assert_uint_eq(errs[0].detail, GL_ERD_NEVER_ALLOCATED);
+    dev_alloc(C, 4096, 10); /* the index works on */
+    ck_assert(gl_api_ranges_find(C + 10, &start, &seq));
+    ck_assert_uint_eq(start, C);
 }
 END_TEST
 
@@ -1205,9 +1311,9 @@ START_TEST(test_suppressed_context)
     ck_assert_uint_eq(c.by_kind[GL_ERR_INVALID_FREE], 1); /* unsuppressed only */
     struct gl_error_context ctx[4];
     ck_assert_uint_eq(gl_api_error_contexts(ctx, 4), 2);
-    ck_assert(ctx[0].suppressed);
+    ck_assert_ptr_eq(ctx[0].suppressed_by, &supp_token);
     ck_assert_uint_eq(ctx[0].count, 3);
-    ck_assert(!ctx[1].suppressed);
+    ck_assert_ptr_null(ctx[1].suppressed_by);
 }
 END_TEST
 
@@ -1246,6 +1352,8 @@ START_TEST(test_context_overflow)
     struct gl_api_error_counts c = counts();
     ck_assert_uint_eq(c.errors, 1005);
     ck_assert_uint_eq(c.contexts, 1000);
+    /* Errors past the contexts still count in their kind. */
+    ck_assert_uint_eq(c.by_kind[GL_ERR_INVALID_FREE], 1005);
     /* A known context still counts into its own. */
     free_refused(B, GL_API_cuMemFree_v2, 1);
     struct gl_error_context ctx[1];
@@ -1874,6 +1982,9 @@ static Suite *api_errors_suite(void)
     tcase_add_test(tf, test_free_in_vmm_mapping);
     tcase_add_test(tf, test_freed_interior_needs_quarantine_ranges);
     tcase_add_test(tf, test_double_release_vmm_handle);
+    tcase_add_test(tf, test_double_release_mapped_handle);
+    tcase_add_test(tf, test_release_retained_handle);
+    tcase_add_test(tf, test_reset_forgets_freed_and_live);
     tcase_add_test(tf, test_double_free_pool_sub);
     tcase_add_test(tf, test_ctx_destroy_leaves_index);
     tcase_add_test(tf, test_live_index_follows_vmm_unmap);

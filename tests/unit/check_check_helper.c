@@ -16,6 +16,7 @@
 #include "analyze/pools.h"
 #include "client_api.h"
 #include "report/leak_run.h"
+#include "report/run_suppressions.h"
 #include "runtime.h"
 #include "track/api.h"
 #include "track/tracker.h"
@@ -73,6 +74,7 @@ static void setup(void)
     gl_checkpoints_reset();
     gl_pools_reset();
     gl_leak_run_close();
+    gl_run_suppressions_unload();
     gl_options_defaults(&gl_rt.opt);
     gl_rt.opt.default_suppressions = false;
     gl_rt.pid = getpid();

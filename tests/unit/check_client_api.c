@@ -18,9 +18,12 @@
 #include "analyze/checkpoints.h"
 #include "analyze/pools.h"
 #include "client_api.h"
+#include "report/error_sink.h"
 #include "report/leak_run.h"
+#include "report/run_suppressions.h"
 #include "runtime.h"
 #include "track/api.h"
+#include "track/api_errors.h"
 #include "track/stack_depot.h"
 #include "track/thread_state.h"
 #include "track/tracker.h"
@@ -39,6 +42,7 @@ static void setup(void)
     gl_checkpoints_reset();
     gl_pools_reset();
     gl_leak_run_close();
+    gl_run_suppressions_unload();
     gl_options_defaults(&gl_rt.opt);
     gl_rt.opt.default_suppressions = false;
     const char *t = getenv("TMPDIR");
@@ -552,10 +556,64 @@ START_TEST(test_suppressed_counted)
     /* A second check counts afresh. */
     c = count(NULL);
     ck_assert_uint_eq(c.blocks[GPULEAK_SUPPRESSED], 1);
-    const struct gl_supp_set *set = gl_leak_run_supps();
+    const struct gl_supp_set *set = gl_run_suppressions_loaded();
     ck_assert_ptr_nonnull(set);
     ck_assert_uint_eq(set->n, 1);
     ck_assert_uint_eq(set->v[0].count, 1);
+}
+END_TEST
+
+/* One suppression set for errors and leaks: an entry that hides an API error
+ * counts every occurrence, beside the leak entries, in the set the reports'
+ * used_suppression lines, suppcounts and suppressions_used read. */
+START_TEST(test_error_suppression_shared)
+{
+    char path[4096];
+    const char *t = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/gpuleak-client-api-err-%d.supp", t && *t ? t : "/tmp",
+             (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("{\n   hide_free\n   gpuleak:InvalidFree\n   fun:???\n}\n"
+          "{\n   hide_leak\n   gpuleak:Leak\n   fun:???\n}\n",
+          f);
+    fclose(f);
+    char err[256], opt[4200];
+    snprintf(opt, sizeof opt, "--suppressions=%s", path);
+    ck_assert_int_eq(gl_options_parse_env(&gl_rt.opt, opt, err, sizeof err), 0);
+    gl_rt.opt.default_suppressions = false;
+    gl_api_errors_reset();
+    gl_error_sink_install();
+    for (int i = 0; i < 3; i++) { /* one context, three errors: frees the driver refused */
+        struct gl_event ev = {.type = GL_EV_FREE,
+                              .key = DEV(9),
+                              .api = GL_API_cuMemFree_v2,
+                              .tid = (uint32_t)getpid(),
+                              .stack = stack_b};
+        gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+    }
+    alloc(DEV(1), 64, stack_a);
+    for (int check = 0; check < 2; check++) { /* counts are the run's, not summed */
+        struct gpuleak_counts c = count(NULL);
+        ck_assert_uint_eq(c.blocks[GPULEAK_SUPPRESSED], 1);
+        const struct gl_supp_set *set = gl_run_suppressions_loaded();
+        ck_assert_ptr_nonnull(set);
+        ck_assert_uint_eq(set->n, 2);
+        ck_assert_str_eq(set->v[0].name, "hide_free");
+        ck_assert_uint_eq(set->v[0].count, 3);
+        ck_assert_str_eq(set->v[1].name, "hide_leak");
+        ck_assert_uint_eq(set->v[1].count, 1);
+        ck_assert_uint_eq(set->v[1].bytes, 64);
+    }
+    struct gl_api_error_counts ec;
+    gl_api_error_counts(&ec);
+    ck_assert_uint_eq(ec.suppressed, 3);
+    ck_assert_uint_eq(ec.errors, 0);
+    char *log = read_log();
+    ck_assert_msg(!strstr(log, "Invalid free"), "%s", log);
+    free(log);
+    gl_error_sink = NULL;
+    unlink(path);
 }
 END_TEST
 
@@ -804,6 +862,7 @@ static Suite *client_api_suite(void)
     tcase_add_test(tc, test_check_honours_kind_options);
     tcase_add_test(tc, test_check_with_kinds);
     tcase_add_test(tc, test_suppressed_counted);
+    tcase_add_test(tc, test_error_suppression_shared);
     tcase_add_test(tc, test_ignore);
     tcase_add_test(tc, test_disable_enable_nest);
     tcase_add_test(tc, test_disable_per_thread);

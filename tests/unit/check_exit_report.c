@@ -13,10 +13,12 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "report/error_sink.h"
 #include "report/exit_report.h"
 #include "heap/heap.h"
 #include "runtime.h"
 #include "track/api.h"
+#include "track/api_errors.h"
 #include "track/callback.h"
 #include "track/modules.h"
 #include "track/stack_depot.h"
@@ -215,6 +217,40 @@ START_TEST(test_full_report)
 }
 END_TEST
 
+/* An API error printed while the program runs comes after the report's
+ * preamble, which the exit report then does not repeat (Valgrind's order). */
+START_TEST(test_preamble_before_first_error)
+{
+    gl_api_errors_reset();
+    gl_error_sink_install();
+    gl_error_capture_stack = NULL;
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = GL_EV_FREE;
+    ev.api = GL_API_cuMemFree_v2;
+    ev.key = 0x12345000;
+    gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+    char *got = read_log();
+    ck_assert_ptr_nonnull(got);
+    char head[1024] = "";
+    line(head, sizeof head, "gpuleak-%s, a GPU memory leak detector", PACKAGE_VERSION);
+    line(head, sizeof head, "Command: ./app --exit-report");
+    line(head, sizeof head, "%s", "");
+    line(head, sizeof head,
+         "Invalid free: cuMemFree_v2(0x12345000): an address gpuleak never saw allocated");
+    ck_assert_msg(strncmp(got, head, strlen(head)) == 0, "got:\n%s\nwant first:\n%s", got, head);
+    free(got);
+
+    gl_exit_report(); /* read_log took what came before: this is the rest */
+    got = read_log();
+    ck_assert_ptr_nonnull(got);
+    ck_assert_msg(!strstr(got, "Command: "), "preamble repeated:\n%s", got);
+    ck_assert_ptr_nonnull(strstr(got, "ERROR SUMMARY: 1 errors from 1 contexts"));
+    free(got);
+    gl_error_sink = NULL;
+}
+END_TEST
+
 START_TEST(test_no_report_unless_tracking)
 {
     alloc(0x7f0000200000, 64, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, 0);
@@ -347,6 +383,7 @@ static Suite *exit_report_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_full_report);
+    tcase_add_test(tc, test_preamble_before_first_error);
     tcase_add_test(tc, test_no_report_unless_tracking);
     tcase_add_test(tc, test_no_report_in_another_process);
     tcase_add_test(tc, test_imported_handle_sized_by_mappings);

@@ -16,6 +16,7 @@
 #include "analyze/checkpoints.h"
 #include "heap/heap.h"
 #include "report/leak_run.h"
+#include "report/run_suppressions.h"
 #include "runtime.h"
 #include "track/api.h"
 #include "track/tracker.h"
@@ -100,6 +101,7 @@ START_TEST(test_classification_in_a_live_process)
     gl_tracker_reset();
     gl_checkpoints_reset();
     gl_leak_run_close();
+    gl_run_suppressions_unload();
     gl_options_defaults(&gl_rt.opt);
     gl_rt.opt.default_suppressions = false;
     gl_rt.pid = getpid();

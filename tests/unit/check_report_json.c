@@ -455,7 +455,7 @@ START_TEST(test_api_errors)
     ctx[1].first = *e;
     ctx[1].first.kind = GL_ERR_INVALID_FREE;
     ctx[1].count = 5;
-    ctx[1].suppressed = true;
+    ctx[1].suppressed_by = &ctx[1]; /* any token */
     in.api_contexts = ctx;
     in.napi_contexts = 2;
     char *text = render();

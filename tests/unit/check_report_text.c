@@ -821,9 +821,11 @@ START_TEST(test_verbose_used_suppressions)
     add_record(GL_LEAK_DEFINITE, STACK_SMALL, 50, 1, 5, 5, 0x7f0000300000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     usage(5, 0, 4446, 4446);
-    suppress(SUPP_MALLOC                                                          /* lines 1-6 */
-             "{\n   never used\n   gpuleak:Leak\n   fun:nothing\n}\n"             /* lines 7-11 */
-             "{\n   pool cache\n   gpuleak:Cached\n   fun:cudaMallocAsync\n}\n"); /* 12- */
+    suppress(SUPP_MALLOC                                                        /* lines 1-6 */
+             "{\n   never used\n   gpuleak:Leak\n   fun:nothing\n}\n"           /* lines 7-11 */
+             "{\n   pool cache\n   gpuleak:Cached\n   fun:cudaMallocAsync\n}\n" /* 12-16 */
+             "{\n   bad frees\n   gpuleak:InvalidFree\n   fun:*\n}\n");         /* 17- */
+    supps.v[supps.n - 1].count = 7; /* as the leak run counts an error context's occurrences */
     expect_report(
         PREAMBLE P
         "50 bytes in 1 blocks are definitely lost in loss record 4 of 4\n" SMALL_AT DEV_BLOCK(
@@ -835,7 +837,8 @@ START_TEST(test_verbose_used_suppressions)
         "--4242-- used_suppression:      2 hide-make-buffer s.supp:1 suppressed: 300 "
         "bytes in 2 blocks\n"
         "--4242-- used_suppression:      1 pool cache s.supp:12 classified as cached: 4,096 bytes "
-        "in 2 blocks\n" BLANK ERRORS_S("1", "2"));
+        "in 2 blocks\n"
+        "--4242-- used_suppression:      7 bad frees s.supp:17\n" BLANK ERRORS_S("1", "2"));
     /* Without -v: no used_suppression lines. */
     opt.verbose = 0;
     char *text = render();

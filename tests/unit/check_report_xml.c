@@ -555,7 +555,7 @@ static void api_contexts(void)
     api_ctx[1].first = *e;
     api_ctx[1].first.kind = GL_ERR_INVALID_FREE;
     api_ctx[1].count = 5;
-    api_ctx[1].suppressed = true;
+    api_ctx[1].suppressed_by = &api_ctx[1]; /* any token */
     in.api_contexts = api_ctx;
     in.napi_contexts = 2;
 }

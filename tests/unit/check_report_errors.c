@@ -1,0 +1,269 @@
+/* What each API error says (report/report_errors.c): the first line and the
+ * auxiliary lines for every kind and detail, from fixed errors and a fake
+ * stack service, so the texts the GPU suite reads are pinned without a GPU. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_errors.h"
+#include "track/api.h"
+#include "track/api_errors.h"
+#include "track/event.h"
+
+#define BLOCK 0x7F0000000000ULL
+#define MiB (1024ULL * 1024ULL)
+
+enum { NO_STACK = 0, STACK_CUDA_FREE = 1, STACK_PROGRAM = 2 };
+
+/* Stack 1 starts in cudaFree (the call the program made); others in main. */
+static unsigned fake_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    (void)arg;
+    if (!max || !stack)
+        return 0;
+    memset(out, 0, sizeof *out);
+    out->ip = 0x1000 + stack;
+    out->function = stack == STACK_CUDA_FREE ? "cudaFree" : "main";
+    return 1;
+}
+
+static const struct gl_error_services svc = {
+    .num_callers = 12,
+    .stack_frames = fake_frames,
+};
+
+static struct gl_api_error error(unsigned kind, unsigned detail, unsigned api, uint32_t stack,
+                                 uint64_t addr, uint64_t size)
+{
+    struct gl_api_error e;
+    memset(&e, 0, sizeof e);
+    e.kind = (uint8_t)kind;
+    e.detail = (uint8_t)detail;
+    e.api = (uint16_t)api;
+    e.stack = stack;
+    e.addr = addr;
+    e.size = size;
+    e.device = 0;
+    return e;
+}
+
+static void with_block(struct gl_api_error *e, uint64_t key, uint64_t size, unsigned kind,
+                       unsigned api, uint32_t alloc_stack)
+{
+    e->flags |= GL_ERRF_BLOCK;
+    e->block.block.key = key;
+    e->block.block.size = size;
+    e->block.block.kind = (uint8_t)kind;
+    e->block.block.api = (uint16_t)api;
+    e->block.block.stack = alloc_stack;
+    e->block.block.device = 0;
+}
+
+static void freed_by(struct gl_api_error *e, unsigned api, uint32_t free_stack)
+{
+    e->flags |= GL_ERRF_FREED;
+    e->block.free_api = (uint16_t)api;
+    e->block.free_stack = free_stack;
+}
+
+static struct gl_error_text describe(const struct gl_api_error *e)
+{
+    struct gl_error_text t;
+    gl_error_describe(e, &svc, &t);
+    return t;
+}
+
+START_TEST(test_invalid_free_never_allocated)
+{
+    struct gl_api_error e = error(GL_ERR_INVALID_FREE, GL_ERD_NEVER_ALLOCATED, GL_API_cuMemFree_v2,
+                                  STACK_CUDA_FREE, 0x12345000, 0);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Invalid free: cudaFree(0x12345000): an address gpuleak never saw "
+                             "allocated");
+    ck_assert_str_eq(t.aux[0], "");
+    ck_assert_str_eq(t.aux[1], "");
+}
+END_TEST
+
+START_TEST(test_invalid_free_interior)
+{
+    /* No stack: the driver's entry point names the call. */
+    struct gl_api_error e =
+        error(GL_ERR_INVALID_FREE, GL_ERD_INTERIOR, GL_API_cuMemFree_v2, NO_STACK, BLOCK + 256, 0);
+    with_block(&e, BLOCK, 4096, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, STACK_PROGRAM);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Invalid free: cuMemFree_v2(0x7F0000000100): the address is inside a "
+                             "block, not at its start");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000100 is 256 bytes inside a block of 4,096 bytes "
+                               "alloc'd");
+    ck_assert_uint_eq(t.aux_stack[0], STACK_PROGRAM);
+    ck_assert(!t.aux_stack_missing[0]);
+    ck_assert_str_eq(t.aux[1], "");
+}
+END_TEST
+
+START_TEST(test_invalid_free_freed_interior)
+{
+    struct gl_api_error e = error(GL_ERR_INVALID_FREE, GL_ERD_FREED_INTERIOR, GL_API_cuMemFree_v2,
+                                  STACK_CUDA_FREE, BLOCK + 8, 0);
+    with_block(&e, BLOCK, 64, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, STACK_PROGRAM);
+    freed_by(&e, GL_API_cuMemFree_v2, NO_STACK); /* free stacks not kept */
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what,
+                     "Invalid free: cudaFree(0x7F0000000008): the address is inside a freed block");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000008 is 8 bytes inside a block of 64 bytes "
+                               "free'd");
+    ck_assert(t.aux_stack_missing[0]);
+    ck_assert_str_eq(t.aux[1], "Block was alloc'd at");
+    ck_assert_uint_eq(t.aux_stack[1], STACK_PROGRAM);
+    ck_assert(!t.aux_stack_missing[1]);
+}
+END_TEST
+
+START_TEST(test_invalid_free_vmm_mapped)
+{
+    struct gl_api_error e = error(GL_ERR_INVALID_FREE, GL_ERD_VMM_MAPPED, GL_API_cuMemFree_v2,
+                                  STACK_CUDA_FREE, BLOCK, 0);
+    with_block(&e, BLOCK, 2 * MiB, GL_MEM_VMM, GL_API_cuMemCreate, STACK_PROGRAM);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Invalid free: cudaFree(0x7F0000000000): the address is mapped with "
+                             "cuMemMap; unmap it with cuMemUnmap and release its handle with "
+                             "cuMemRelease");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000000 is 0 bytes inside a mapping of 2,097,152 "
+                               "bytes of a physical allocation made");
+    ck_assert_uint_eq(t.aux_stack[0], STACK_PROGRAM);
+}
+END_TEST
+
+START_TEST(test_double_free)
+{
+    struct gl_api_error e =
+        error(GL_ERR_DOUBLE_FREE, GL_ERD_NONE, GL_API_cuMemFree_v2, STACK_CUDA_FREE, BLOCK, 0);
+    with_block(&e, BLOCK, 4096, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, STACK_PROGRAM);
+    freed_by(&e, GL_API_cuMemFree_v2, STACK_CUDA_FREE);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Double free: cudaFree(0x7F0000000000): the block was already freed");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000000 is 0 bytes inside a block of 4,096 bytes "
+                               "free'd");
+    ck_assert_uint_eq(t.aux_stack[0], STACK_CUDA_FREE);
+    ck_assert_str_eq(t.aux[1], "Block was alloc'd at");
+}
+END_TEST
+
+START_TEST(test_double_release_mapped_handle)
+{
+    uint64_t h = gl_key_make(GL_NS_VMM_HANDLE, 0x77);
+    struct gl_api_error e =
+        error(GL_ERR_DOUBLE_FREE, GL_ERD_HANDLE_RELEASED, GL_API_cuMemRelease, NO_STACK, 0x77, 0);
+    with_block(&e, h, 2 * MiB, GL_MEM_VMM, GL_API_cuMemCreate, STACK_PROGRAM);
+    e.block.block.aux = 2; /* mappings */
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Double free: cuMemRelease(0x77): the handle was already released "
+                             "(its memory stays until its mappings are unmapped)");
+    ck_assert_str_eq(t.aux[0],
+                     "Handle 0x77 of 2,097,152 bytes, mapped at 2 addresses, was created at");
+    ck_assert_uint_eq(t.aux_stack[0], STACK_PROGRAM);
+    ck_assert_str_eq(t.aux[1], "");
+    e.block.block.aux = 1;
+    t = describe(&e);
+    ck_assert_str_eq(t.aux[0],
+                     "Handle 0x77 of 2,097,152 bytes, mapped at 1 address, was created at");
+}
+END_TEST
+
+START_TEST(test_mismatched_wrong_call)
+{
+    struct gl_api_error e =
+        error(GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_CALL, GL_API_cuMemFreeHost, NO_STACK, BLOCK, 0);
+    with_block(&e, BLOCK, 4096, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, NO_STACK);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Mismatched free: cuMemFreeHost(0x7F0000000000) of device memory from "
+                             "cuMemAlloc_v2; release it with cudaFree (cuMemFree)");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000000 is 0 bytes inside a block of 4,096 bytes "
+                               "alloc'd");
+    with_block(&e, BLOCK, 4096, GL_MEM_HOST_PINNED, GL_API_cuMemHostAlloc, NO_STACK);
+    e.api = GL_API_cuMemFree_v2;
+    t = describe(&e);
+    ck_assert_str_eq(t.what,
+                     "Mismatched free: cuMemFree_v2(0x7F0000000000) of pinned host memory from "
+                     "cuMemHostAlloc; release it with cudaFreeHost (cuMemFreeHost)");
+}
+END_TEST
+
+START_TEST(test_mismatched_wrong_device)
+{
+    struct gl_api_error e = error(GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_DEVICE,
+                                  GL_API_cuMemFreeAsync, NO_STACK, BLOCK, 0);
+    e.device = 1;
+    with_block(&e, BLOCK, 4096, GL_MEM_ASYNC, GL_API_cuMemAllocAsync, STACK_PROGRAM);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Mismatched free: cuMemFreeAsync(0x7F0000000000) on a stream of "
+                             "device 1 frees a block of device 0");
+}
+END_TEST
+
+START_TEST(test_ranges)
+{
+    struct gl_api_error e = error(GL_ERR_INVALID_RANGE, GL_ERD_NONE, GL_API_cuMemcpyHtoD_v2,
+                                  NO_STACK, BLOCK + 3072, 2048);
+    e.flags |= GL_ERRF_WRITE;
+    with_block(&e, BLOCK, 4096, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, STACK_PROGRAM);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Invalid write of 2,048 bytes by cuMemcpyHtoD_v2 at 0x7F0000000C00: "
+                             "1,024 bytes past the end of the block");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000C00 is 3,072 bytes inside a block of 4,096 "
+                               "bytes alloc'd");
+
+    e = error(GL_ERR_FREED_RANGE, GL_ERD_NONE, GL_API_cuMemcpyDtoH_v2, NO_STACK, BLOCK + 16, 8);
+    with_block(&e, BLOCK, 4096, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, STACK_PROGRAM);
+    freed_by(&e, GL_API_cuMemFree_v2, STACK_CUDA_FREE);
+    t = describe(&e);
+    ck_assert_str_eq(t.what,
+                     "Invalid read of 8 bytes by cuMemcpyDtoH_v2 at 0x7F0000000010: the block was "
+                     "freed");
+    ck_assert_str_eq(t.aux[0], "Address 0x7F0000000010 is 16 bytes inside a block of 4,096 bytes "
+                               "free'd");
+    ck_assert_str_eq(t.aux[1], "Block was alloc'd at");
+}
+END_TEST
+
+START_TEST(test_out_of_memory)
+{
+    struct gl_api_error e =
+        error(GL_ERR_OUT_OF_MEMORY, GL_ERD_NONE, GL_API_cuMemAlloc_v2, NO_STACK, 0, 1ULL << 50);
+    e.mem_kind = GL_MEM_DEVICE;
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Out of memory: cuMemAlloc_v2 of 1,125,899,906,842,624 bytes (device "
+                             "memory) on device 0 failed");
+    e.device = -1;
+    e.mem_kind = GL_MEM_HOST_PINNED;
+    e.api = GL_API_cuMemHostAlloc;
+    e.size = 4096;
+    t = describe(&e);
+    ck_assert_str_eq(t.what, "Out of memory: cuMemHostAlloc of 4,096 bytes (pinned host memory) in "
+                             "host memory failed");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("report_errors");
+    TCase *tc = tcase_create("describe");
+    tcase_add_test(tc, test_invalid_free_never_allocated);
+    tcase_add_test(tc, test_invalid_free_interior);
+    tcase_add_test(tc, test_invalid_free_freed_interior);
+    tcase_add_test(tc, test_invalid_free_vmm_mapped);
+    tcase_add_test(tc, test_double_free);
+    tcase_add_test(tc, test_double_release_mapped_handle);
+    tcase_add_test(tc, test_mismatched_wrong_call);
+    tcase_add_test(tc, test_mismatched_wrong_device);
+    tcase_add_test(tc, test_ranges);
+    tcase_add_test(tc, test_out_of_memory);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
