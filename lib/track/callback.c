@@ -1,7 +1,9 @@
 #include "callback.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "api_errors.h"
 #include "contexts.h"
@@ -15,6 +17,7 @@
 static _Atomic int stacks_enabled = 1;
 static int free_stacks = 1;
 static int null_callback;
+static uint64_t spin_ns; /* GPULEAK_BENCH=spin:NS */
 
 void gl_callback_set_stacks(int enabled) { atomic_store(&stacks_enabled, enabled); }
 void gl_callback_set_free_stacks(int enabled) { free_stacks = enabled; }
@@ -34,6 +37,26 @@ void gl_callback_bench_mode(const char *mode)
         gl_callback_set_stacks(0);
     else if (strcmp(mode, "profile") == 0)
         gl_prof_init();
+    else if (strncmp(mode, "spin:", 5) == 0) {
+        null_callback = 1;
+        spin_ns = strtoull(mode + 5, NULL, 10);
+    }
+}
+
+/* Busy for ns: what a callback of that length costs the program, without
+ * gpuleak's own work (does the driver or CUPTI serialize callbacks?). */
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void spin(uint64_t ns)
+{
+    uint64_t end = mono_ns() + ns;
+    while (mono_ns() < end)
+        __builtin_ia32_pause();
 }
 
 static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb)
@@ -149,8 +172,13 @@ void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
                                 const void *cbdata)
 {
     (void)userdata;
-    if (!gl_rt_tracking() || !cbdata || null_callback)
+    if (!gl_rt_tracking() || !cbdata)
         return;
+    if (null_callback) {
+        if (spin_ns && domain == CUPTI_CB_DOMAIN_DRIVER_API)
+            spin(spin_ns);
+        return;
+    }
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
         on_driver_api(cbid, cbdata);
     else if (domain == CUPTI_CB_DOMAIN_RESOURCE)

@@ -18,7 +18,10 @@ void gl_callback_set_stacks(int enabled);
 void gl_callback_set_free_stacks(int enabled);
 
 /* Benchmark knob: GPULEAK_BENCH=null makes the callback return at once (CUPTI's own
- * cost), GPULEAK_BENCH=nostack skips stack capture.  Read once at injection. */
+ * cost), GPULEAK_BENCH=nostack skips stack capture, GPULEAK_BENCH=spin:NS makes
+ * every driver callback (entry and exit) only wait NS nanoseconds (what a callback
+ * of that length costs, which tells whether callbacks are serialized),
+ * GPULEAK_BENCH=profile times the phases.  Read once at injection. */
 void gl_callback_bench_mode(const char *mode);
 
 #endif
