@@ -17,6 +17,7 @@
 #include "analyze/pools.h"
 #include "client_api.h"
 #include "heap/heap.h"
+#include "abnormal_end.h"
 #include "report/error_sink.h"
 #include "report/exit_report.h"
 #include "report/trace_file.h"
@@ -227,6 +228,7 @@ GL_EXPORT int InitializeInjection(void)
         return 1;
     }
     atexit(at_exit);
+    gl_abnormal_end_install();
     gl_rt_status("tracking");
     if (gl_rt.opt.verbose > 0)
         gl_rt_message("gpuleak: tracking GPU memory with CUPTI from %s", cupti.path);

@@ -38,15 +38,22 @@ bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_
  * it could not be started. */
 int gl_run_program(const char *path, char **argv, const char *runtime, const struct gl_options *opt,
                    const char *status_file);
+/* The pid of the program gl_run_program started (0 before). */
+int gl_program_pid(void);
 
 /* Die of the signal that killed the program, as a shell reports it. */
 void gl_die_of_signal(int sig) __attribute__((noreturn));
 
 /* ---- status.c ---- */
+#define GL_STATUS_MAX_SILENT 16
 struct gl_status {
     unsigned tracked;          /* processes that started tracking CUDA */
     unsigned reports;          /* processes that wrote their report */
     unsigned long long errors; /* errors all reports counted */
+    /* Processes that tracked and wrote no report (killed by SIGKILL, say):
+     * how many, and the first GL_STATUS_MAX_SILENT of their pids. */
+    unsigned silent;
+    int silent_pids[GL_STATUS_MAX_SILENT];
 };
 bool gl_status_create(char *path, size_t len);
 void gl_status_read(const char *path, struct gl_status *st);

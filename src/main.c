@@ -5,6 +5,7 @@
  * never runs half-watched. */
 #include <limits.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/options.h"
+#include "common/signals.h"
 #include "launcher.h"
 
 static void usage(FILE *f) { fprintf(f, "usage: gpuleak [options] [--] program [args]\n"); }
@@ -33,6 +35,32 @@ static void help(void)
            "Exit status: the program's own; 1 if gpuleak could not start it; 127 if the\n"
            "program could not be executed.\n"
            "See gpuleak(1) for the report format.\n");
+}
+
+/* Processes that tracked GPU memory and wrote no report: what can be said of
+ * them (the program's own death by a signal that cannot be caught, say). */
+static void say_silent_processes(const struct gl_status *st, int ws)
+{
+    unsigned shown = st->silent < GL_STATUS_MAX_SILENT ? st->silent : GL_STATUS_MAX_SILENT;
+    for (unsigned i = 0; i < shown; i++) {
+        int pid = st->silent_pids[i];
+        char buf[32];
+        if (pid == gl_program_pid() && WIFSIGNALED(ws)) {
+            int sig = WTERMSIG(ws);
+            fprintf(stderr,
+                    "==%d== gpuleak: the program was killed by signal %d (%s)%s; no report "
+                    "could be written\n",
+                    pid, sig, gl_signal_name(sig, buf, sizeof buf),
+                    sig == SIGKILL ? ", which no program can catch" : "");
+        } else {
+            fprintf(stderr,
+                    "==%d== gpuleak: process %d tracked GPU memory and ended without a "
+                    "report (killed by a signal that cannot be caught, such as SIGKILL)\n",
+                    pid, pid);
+        }
+    }
+    if (st->silent > shown)
+        fprintf(stderr, "gpuleak: %u more processes ended without a report\n", st->silent - shown);
 }
 
 int main(int argc, char **argv)
@@ -117,6 +145,7 @@ int main(int argc, char **argv)
     }
     if (ws < 0)
         return 1;
+    say_silent_processes(&st, ws);
     if (WIFSIGNALED(ws))
         gl_die_of_signal(WTERMSIG(ws));
     int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;

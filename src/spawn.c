@@ -73,6 +73,8 @@ void gl_die_of_signal(int sig)
     _exit(128 + sig);
 }
 
+int gl_program_pid(void) { return (int)child_pid; }
+
 int gl_run_program(const char *path, char **argv, const char *runtime, const struct gl_options *opt,
                    const char *status_file)
 {

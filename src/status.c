@@ -1,6 +1,7 @@
 /* The status file: how the runtime in the program's processes tells the
  * launcher what it found (common/env.h, GL_STATUS_ENV).  Each process appends
- * lines "pid=N tracking" and "pid=N report errors=E". */
+ * lines "pid=N tracking", then "pid=N report errors=E", or "pid=N silent" when
+ * --child-silent-after-fork keeps it from reporting. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +26,50 @@ void gl_status_read(const char *path, struct gl_status *st)
     FILE *f = fopen(path, "r");
     if (!f)
         return;
+    /* pids that tracked, and whether each reported (a few hundred processes
+     * at most: a list searched from the end is enough). */
+    int *pids = NULL;
+    bool *reported = NULL;
+    size_t n = 0, cap = 0;
     char line[256];
     while (fgets(line, sizeof line, f)) {
         int pid;
         unsigned long long errors;
-        if (sscanf(line, "pid=%d report errors=%llu", &pid, &errors) == 2) {
-            st->reports++;
-            st->errors += errors;
+        bool silent = false;
+        if (sscanf(line, "pid=%d report errors=%llu", &pid, &errors) == 2 ||
+            (silent = strstr(line, " silent") && sscanf(line, "pid=%d", &pid) == 1)) {
+            if (!silent) {
+                st->reports++;
+                st->errors += errors;
+            }
+            for (size_t i = n; i-- > 0;)
+                if (pids[i] == pid) {
+                    reported[i] = true;
+                    break;
+                }
         } else if (sscanf(line, "pid=%d tracking", &pid) == 1) {
             st->tracked++;
+            if (n == cap) {
+                size_t c = cap ? 2 * cap : 64;
+                int *p = realloc(pids, c * sizeof *p);
+                bool *r = p ? realloc(reported, c * sizeof *r) : NULL;
+                if (!r) {
+                    free(p ? p : pids);
+                    fclose(f);
+                    return;
+                }
+                pids = p;
+                reported = r;
+                cap = c;
+            }
+            pids[n] = pid;
+            reported[n++] = false;
         }
     }
     fclose(f);
+    for (size_t i = 0; i < n; i++)
+        if (!reported[i] && st->silent++ < GL_STATUS_MAX_SILENT)
+            st->silent_pids[st->silent - 1] = pids[i];
+    free(pids);
+    free(reported);
 }

@@ -51,6 +51,10 @@ size_t gl_heap_memory_bytes(void);
 /* After fork() in the child: locks held by the parent's other threads. */
 void gl_heap_after_fork_child(void);
 
+/* Is this thread inside an interposed allocator call (the C library's malloc
+ * may hold its lock)?  Defined by the hooks, in the injected runtime only. */
+bool gl_heap_hooks_busy(void);
+
 /* Tests: forget every chunk and mapping. */
 void gl_heap_reset(void);
 /* Tests: act as if the hooks had run (or not). */

@@ -130,6 +130,8 @@ static inline void record(void *p, size_t n, uintptr_t caller)
     gl_heap_mark_active();
 }
 
+bool gl_heap_hooks_busy(void) { return tls.depth != 0; }
+
 #define RET_ADDR ((uintptr_t)__builtin_return_address(0))
 
 /* ---- malloc and its family ---- */

@@ -54,17 +54,23 @@ static const void *sink(const struct gl_api_error *e)
         .top_sites = gl_rt.opt.top_sites,
         .stack_frames = gl_error_sink_frames,
     };
+    /* The entry is written now: printing the error symbolizes again, which may
+     * reopen the symbolizer and free the names frames point into. */
+    char text[8192];
+    size_t len = 0;
+    if (gl_rt.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
+        unsigned shown = n < (unsigned)gl_rt.opt.num_callers ? n : (unsigned)gl_rt.opt.num_callers;
+        len = gl_supp_generate_error(text, sizeof text, frames, shown, e->kind);
+        if (len >= sizeof text)
+            len = sizeof text - 1;
+    }
     int fd = gl_rt_open_log(&must_close);
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());
     gl_exit_report_preamble(&o);
     gl_report_api_error(&o, e, &svc);
-    if (gl_rt.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
-        char text[8192];
-        unsigned shown = n < (unsigned)gl_rt.opt.num_callers ? n : (unsigned)gl_rt.opt.num_callers;
-        size_t len = gl_supp_generate_error(text, sizeof text, frames, shown, e->kind);
-        gl_out_text(&o, text, len < sizeof text ? len : sizeof text - 1);
-    }
+    if (len)
+        gl_out_text(&o, text, len);
     gl_out_flush(&o);
     if (must_close)
         close(fd);

@@ -116,24 +116,30 @@ void gl_exit_report_preamble(struct gl_out *o)
 
 void gl_exit_report_after_fork_child(void) { atomic_store(&preamble_written, false); }
 
-void gl_exit_report(void)
+static struct gl_termination ending;
+static bool ending_set;
+
+/* Inlined into both entry points: their frame is where the stack scan
+ * starts, and its layout stays what the exit report alone had. */
+static inline __attribute__((always_inline)) void report(struct gl_caller_context *cc)
 {
-    struct gl_caller_context cc;
-    GL_CALLER_CONTEXT(&cc);
+    /* First: a vfork child shares this memory, and must not claim the report. */
+    if (getpid() != gl_rt.pid)
+        return;
     int expected = GL_RT_TRACKING;
     if (!atomic_compare_exchange_strong(&gl_rt.state, &expected, GL_RT_REPORTED))
         return;
-    if (getpid() != gl_rt.pid)
+    if (gl_rt.forked_child && gl_rt.opt.child_silent_after_fork) {
+        gl_rt_status("silent"); /* by choice: the launcher need not say it wrote none */
         return;
-    if (gl_rt.forked_child && gl_rt.opt.child_silent_after_fork)
-        return;
-    exit_scan_start(&cc);
+    }
+    exit_scan_start(cc);
     gl_trace_finish();
 
     /* A check the program asked for on another thread finishes first. */
     gl_leak_run_lock();
     struct gl_leak_run run;
-    if (gl_leak_run(&run, 0, &cc) < 0) {
+    if (gl_leak_run(&run, 0, cc) < 0) {
         gl_leak_run_unlock();
         return;
     }
@@ -145,6 +151,7 @@ void gl_exit_report(void)
 
     struct gl_report_input in;
     gl_leak_run_input(&run, &in);
+    in.termination = ending_set ? &ending : NULL;
     in.argc = argc > 0 ? argc : 0;
     in.argv = (const char *const *)argv;
     in.tool_argc = opt_argc > 0 ? opt_argc : 0;
@@ -155,6 +162,7 @@ void gl_exit_report(void)
     struct gl_out out;
     gl_out_init(&out, fd, (int)gl_rt.pid);
     gl_exit_report_preamble(&out);
+    gl_report_termination(&out, &in);
     gl_report_leaks(&out, &in);
     if (gl_rt.opt.verbose > 0 && !gl_rt.opt.quiet) {
         char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN];
@@ -186,4 +194,23 @@ void gl_exit_report(void)
     gl_leak_run_free(&run);
     gl_leak_run_close();
     gl_leak_run_unlock();
+}
+
+void gl_exit_report(void)
+{
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
+    report(&cc);
+}
+
+void gl_exit_report_ending(const struct gl_termination *how)
+{
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
+    /* Set before the report claims the state: the one that wins prints it. */
+    if (getpid() != gl_rt.pid || !gl_rt_tracking())
+        return;
+    ending = *how;
+    ending_set = true;
+    report(&cc);
 }

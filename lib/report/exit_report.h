@@ -4,9 +4,15 @@
 #define GPULEAK_EXIT_REPORT_H
 
 #include "common/out.h"
+#include "report_text.h"
 
-/* Write the exit report once; later calls do nothing. */
+/* Write the exit report once; later calls do nothing.  Only the process that
+ * started tracking reports (not a fork or vfork child sharing its memory). */
 void gl_exit_report(void);
+
+/* The same, for a program ending abnormally (a fatal signal, _exit): the
+ * report says how. */
+void gl_exit_report_ending(const struct gl_termination *how);
 
 /* The report's preamble (tool and command), written once per process before
  * whatever the report says first: an API error as it happens, else the exit

@@ -74,12 +74,12 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
             t->aux_stack_missing[0] = e->block.free_stack == 0;
             snprintf(t->aux[1], sizeof t->aux[1], "Block was alloc'd at");
             t->aux_stack[1] = b->stack;
-            t->aux_stack_missing[1] = b->stack == 0;
         } else {
             block_line(t->aux[0], sizeof t->aux[0], e->addr, b, "a block", "alloc'd");
             t->aux_stack[0] = b->stack;
-            t->aux_stack_missing[0] = b->stack == 0;
         }
+        /* Only free stacks are left out by choice (--keep-stacktraces); a
+         * missing allocation stack was not recorded (no libunwind, say). */
     }
     switch ((enum gl_error_kind)e->kind) {
     case GL_ERR_INVALID_FREE:

@@ -35,7 +35,7 @@ struct gl_error_text {
     char what[512];
     char aux[2][320]; /* "" when absent */
     uint32_t aux_stack[2];
-    bool aux_stack_missing[2]; /* the aux line names a stack that was not kept */
+    bool aux_stack_missing[2]; /* a free stack --keep-stacktraces=alloc did not keep */
 };
 
 void gl_error_describe(const struct gl_api_error *e, const struct gl_error_services *svc,

@@ -1,5 +1,7 @@
 #include "report_json.h"
 
+#include "common/signals.h"
+
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -153,6 +155,30 @@ static void frames_of_stack(struct gl_out *o, const struct gl_report_input *in, 
     gl_out_str(o, "     ]");
 }
 
+/* How the program ended: {"how": "exit"}, "_exit" with its status, or "signal"
+ * with its number, name, fault address and stack. */
+static void termination(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_termination *t = in->termination;
+    if (!t) {
+        gl_out_str(o, "{\"how\": \"exit\"}");
+        return;
+    }
+    if (t->quick_exit) {
+        gl_out_printf(o, "{\"how\": \"_exit\", \"status\": %d}", t->exit_status);
+        return;
+    }
+    char buf[32];
+    gl_out_printf(o, "{\"how\": \"signal\", \"signal\": %d, \"name\": ", t->signal);
+    str(o, gl_signal_name(t->signal, buf, sizeof buf));
+    gl_out_printf(o,
+                  ", \"si_code\": %d, \"fault_address\": \"0x%" PRIx64 "\", \"thread\": %u,\n"
+                  "    \"frames\": ",
+                  t->si_code, t->fault_addr, t->tid);
+    frames_of_stack(o, in, t->stack, (unsigned)in->opt->num_callers);
+    gl_out_str(o, "}");
+}
+
 /* An API error context: what the text report prints for it, and its count. */
 static void api_error(struct gl_out *o, const struct gl_report_input *in,
                       const struct gl_error_context *c, bool last)
@@ -198,6 +224,8 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
                   ",\n  \"pid\": %d, \"ppid\": %d, \"elapsed_s\": %.3f,\n  \"command\": ", in->pid,
                   in->ppid, in->elapsed_s);
     str(o, in->command);
+    gl_out_str(o, ",\n  \"termination\": ");
+    termination(o, in);
     gl_out_str(o, ",\n  \"argv\": [");
     for (int i = 0; i < in->argc; i++) {
         str(o, in->argv[i]);

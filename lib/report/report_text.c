@@ -1,9 +1,11 @@
 #include "report_text.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/signals.h"
 #include "track/api.h"
 #include "track/event.h"
 
@@ -64,6 +66,47 @@ void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in)
         return;
     gl_out_line(o, "gpuleak-%s, a GPU memory leak detector", in->tool_version);
     gl_out_line(o, "Command: %s", in->command);
+    gl_out_line(o, "%s", "");
+}
+
+/* Valgrind's words for a fault, where the signal says what went wrong. */
+static const char *fault_text(int sig, int code)
+{
+    if (sig == SIGSEGV)
+        return code == SEGV_ACCERR ? "Bad permissions for mapped region"
+                                   : "Access not within "
+                                     "mapped region";
+    if (sig == SIGBUS)
+        return code == BUS_ADRALN ? "Invalid address alignment" : "Non-existent physical address";
+    if (sig == SIGFPE)
+        return code == FPE_INTDIV ? "Integer divide by zero" : "Arithmetic exception";
+    if (sig == SIGILL)
+        return "Illegal opcode";
+    return NULL;
+}
+
+void gl_report_termination(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_termination *t = in->termination;
+    if (!t)
+        return;
+    if (t->quick_exit) {
+        gl_out_line(o, "Process ended with _exit(%d): atexit handlers and destructors did not run",
+                    t->exit_status);
+        gl_out_line(o, "%s", "");
+        return;
+    }
+    char buf[32];
+    gl_out_line(o, "Process terminating with default action of signal %d (%s)", t->signal,
+                gl_signal_name(t->signal, buf, sizeof buf));
+    const char *fault = fault_text(t->signal, t->si_code);
+    if (fault && t->si_code > 0) /* sent by the kernel, not by kill() */
+        gl_out_line(o, " %s at address 0x%" PRIX64, fault, t->fault_addr);
+    struct gl_frame f[GL_MAX_CALLERS];
+    unsigned n = t->stack && in->stack_frames
+                     ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
+                     : 0;
+    gl_report_print_frames(o, f, n, "   ", "(no stack recorded)");
     gl_out_line(o, "%s", "");
 }
 

@@ -29,6 +29,17 @@ enum gl_report_select {
     GL_SELECT_CHANGED, /* records that grew or shrank */
 };
 
+/* How the program is ending, when it is not by exit() or a return from main. */
+struct gl_termination {
+    int signal;          /* > 0: the signal whose default action ends it */
+    int si_code;         /* the signal's si_code */
+    uint64_t fault_addr; /* SIGSEGV, SIGBUS, SIGILL, SIGFPE: the address at fault */
+    bool quick_exit;     /* _exit() or _Exit(): atexit handlers do not run */
+    int exit_status;     /* quick_exit: its status */
+    uint32_t stack;      /* where the signal struck (depot id; 0 unknown) */
+    uint32_t tid;        /* the thread it struck */
+};
+
 struct gl_report_input {
     const struct gl_options *opt;
     const char *tool_version; /* "0.1.0" */
@@ -67,6 +78,9 @@ struct gl_report_input {
     const struct gl_site_stats *top_sites;
     size_t ntop_sites;
 
+    /* How the program ended, when abnormally (NULL: exit or return from main). */
+    const struct gl_termination *termination;
+
     /* How the blocks' reachability was found (NULL: not looked for). */
     const struct gl_reachability *reach;
 
@@ -85,6 +99,11 @@ const char *gl_report_api_called(const struct gl_frame *first, unsigned nframes,
 /* "Block 0x... on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #17" */
 void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
                           const char *api, char *buf, size_t len);
+
+/* After the preamble, when the program ends abnormally: Valgrind's "Process
+ * terminating with default action of signal 11 (SIGSEGV)", the fault and the
+ * stack; or "Process ended with _exit(3)".  Nothing otherwise. */
+void gl_report_termination(struct gl_out *o, const struct gl_report_input *in);
 
 void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in);
 /* A stack, a line per frame: INDENT"at 0x...: fn (file:line)", then "by ..."

@@ -1,6 +1,9 @@
 #include "report_xml.h"
 
+#include "common/signals.h"
+
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -197,6 +200,27 @@ static void stack(struct gl_out *o, const struct gl_frame *frames, unsigned n)
     gl_out_str(o, "  </stack>\n");
 }
 
+/* Valgrind's <fatal_signal>, when a signal ends the program. */
+static void fatal_signal(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_termination *t = in->termination;
+    if (!t || t->quick_exit)
+        return;
+    char buf[32];
+    gl_out_printf(o, "<fatal_signal>\n  <tid>%u</tid>\n  <signo>%d</signo>\n", t->tid, t->signal);
+    elem(o, "  ", "signame", gl_signal_name(t->signal, buf, sizeof buf));
+    gl_out_printf(o, "  <sicode>%d</sicode>\n", t->si_code);
+    if (t->si_code > 0 &&
+        (t->signal == SIGSEGV || t->signal == SIGBUS || t->signal == SIGILL || t->signal == SIGFPE))
+        gl_out_printf(o, "  <siaddr>0x%" PRIX64 "</siaddr>\n", t->fault_addr);
+    struct gl_frame f[GL_MAX_CALLERS];
+    unsigned n = t->stack && in->stack_frames
+                     ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
+                     : 0;
+    stack(o, f, n);
+    gl_out_str(o, "</fatal_signal>\n\n");
+}
+
 /* An API error context, as Valgrind writes memcheck's errors: what, the stack,
  * then each auxwhat with its stack. */
 static void api_error(struct gl_out *o, const struct gl_report_input *in,
@@ -260,6 +284,7 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
     gl_out_str(o, "  </argv>\n</args>\n\n");
 
     timestamp(o, "RUNNING", 0);
+    fatal_signal(o, in);
     timestamp(o, "FINISHED", in->elapsed_s);
 
     /* API errors first, as they happened (suppressed ones are counted apart,

@@ -288,7 +288,7 @@ int gl_api_check_release(struct gl_event *ev, const struct gl_block_info *b)
     } else if (ev->type == GL_EV_VMM_RELEASE && b->refs == 0 && (b->flags & GL_BLK_RELEASED)) {
         /* Its last reference was released before; its mappings keep it. */
         e = error_of(ev, GL_ERR_DOUBLE_FREE, GL_ERD_HANDLE_RELEASED);
-    } else if (stream_ordered(ev->api) && b->device >= 0 &&
+    } else if (stream_ordered(ev->api) && b->device >= 0 && gl_contexts_several_devices() &&
                (ev->device = (int16_t)gl_stream_device(ev->aux, ev->ctx)) >= 0 &&
                ev->device != b->device) {
         e = error_of(ev, GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_DEVICE);

@@ -18,6 +18,23 @@ static struct {
 static _Atomic unsigned nslots;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gl_ctx_device_query_fn query;
+/* The first device a context was seen on, and whether another one has been. */
+static _Atomic int first_device = -1;
+static atomic_bool devices_differ;
+
+static void note_device(int dev)
+{
+    if (dev < 0)
+        return;
+    int none = -1;
+    if (!atomic_compare_exchange_strong(&first_device, &none, dev) && none != dev)
+        atomic_store(&devices_differ, true);
+}
+
+bool gl_contexts_several_devices(void)
+{
+    return atomic_load_explicit(&devices_differ, memory_order_relaxed);
+}
 
 void gl_contexts_set_query(gl_ctx_device_query_fn fn) { query = fn; }
 
@@ -33,6 +50,7 @@ static int find(uint64_t ctx)
 static int add(uint64_t ctx)
 {
     int dev = query ? query(ctx) : -1;
+    note_device(dev);
     pthread_mutex_lock(&lock);
     unsigned n = atomic_load(&nslots), free_slot = n;
     for (unsigned i = 0; i < n; i++) {
@@ -134,6 +152,8 @@ void gl_contexts_after_fork_child(void) { gl_spin_reset(&streams_lock); }
 
 void gl_contexts_reset(void)
 {
+    atomic_store(&first_device, -1);
+    atomic_store(&devices_differ, false);
     gl_spin_lock(&streams_lock);
     struct stream_entry *e, *tmp;
     HASH_ITER(hh, streams, e, tmp)

@@ -7,6 +7,7 @@
 #ifndef GPULEAK_CONTEXTS_H
 #define GPULEAK_CONTEXTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* How the device of a context is found: cuptiGetDeviceId in the runtime, a fake
@@ -20,6 +21,9 @@ void gl_context_created(uint64_t ctx);
 void gl_context_destroyed(uint64_t ctx);
 /* Device of ctx, asking once for contexts never announced; -1 if unknown. */
 int gl_context_device(uint64_t ctx);
+/* Have contexts been seen on more than one device?  Until then no call can
+ * name a device other than a block's, and the checks skip their lookups. */
+bool gl_contexts_several_devices(void);
 
 /* Streams and their contexts (resource callbacks), so that a stream-ordered
  * call is placed on its stream's device, not the current one.  The default

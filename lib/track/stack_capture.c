@@ -104,6 +104,33 @@ unsigned gl_stack_trim(uintptr_t *frames, unsigned n)
     return n - start;
 }
 
+/* The kernel returns from a signal handler through libc's trampoline:
+ * x86-64 glibc's __restore_rt is "mov $15,%rax; syscall" (rt_sigreturn). */
+static bool is_sigreturn(uintptr_t ip)
+{
+#if defined(__x86_64__)
+    static const unsigned char code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    return gl_module_role(ip) != GL_MOD_SELF && memcmp((const void *)ip, code, sizeof code) == 0;
+#else
+    (void)ip;
+    return false;
+#endif
+}
+
+uint32_t gl_stack_capture_interrupted(void)
+{
+    uintptr_t raw[MAX_RAW];
+    int got = gl_unwind_backtrace(raw, MAX_RAW);
+    for (int i = 0; i < got; i++)
+        if (is_sigreturn(raw[i])) {
+            unsigned n = (unsigned)(got - i - 1);
+            if (n > keep_frames)
+                n = keep_frames;
+            return n ? gl_depot_intern(raw + i + 1, n) : 0;
+        }
+    return 0;
+}
+
 uint32_t gl_stack_capture(void)
 {
     uintptr_t raw[MAX_RAW];

@@ -23,6 +23,10 @@ extern int gl_stack_raw_mode;
 /* Capture, trim and intern the current stack; returns its depot id (0 if none). */
 uint32_t gl_stack_capture(void);
 
+/* From a signal handler: the stack of the code the signal interrupted (the
+ * frames below the kernel's sigreturn trampoline), interned; 0 if none. */
+uint32_t gl_stack_capture_interrupted(void);
+
 /* Trim raw frames (innermost first) in place: drop gpuleak/CUPTI frames and all
  * driver frames but the outermost.  Returns the new count.  Exposed for tests. */
 unsigned gl_stack_trim(uintptr_t *frames, unsigned n);

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -312,6 +313,96 @@ def t_exit_thread(s):
     r = run.only_report()
     check(len(r.records) == 1 and r.records[0]["bytes"] == 333333, f"records {r.records}")
     check(re.search(r", thread \d+$", r.records[0]["block"]), r.records[0]["block"])
+
+
+# ---- abnormal ends (issue 7) ----
+
+def ending(r):
+    """The report's account of an abnormal end: its first line, the fault line
+    (or None), and the frames (function, file:line) that follow."""
+    for i, line in enumerate(r.lines):
+        if line.startswith("Process terminating with") or line.startswith("Process ended with"):
+            fault, frames = None, []
+            for l in r.lines[i + 1:]:
+                m = FRAME.match(l)
+                if m:
+                    frames.append((m.group(2), m.group(3) or ""))
+                elif l.startswith(" ") and not frames and fault is None:
+                    fault = l.strip()
+                else:
+                    break
+            return line, fault, frames
+    return None, None, []
+
+
+def abnormal_run(s, mode, rc, options=()):
+    run = s.run("abnormal_" + mode, [s.fixture("abnormal"), mode], options=options)
+    check(run.rc == rc, f"exit status {run.rc}, expected {rc}")
+    r = run.only_report()
+    check(getattr(r, "in_use", None) == (1048576, 1), f"in use at exit {getattr(r, 'in_use', None)}")
+    check(any(rec["bytes"] == 1048576 and any(f[1] == f"abnormal.cu:{site_line('abnormal.cu', 'abnormal_leak')}"
+                                                for f in rec["frames"]) for rec in r.records),
+          f"no record of the leaked block: {r.records}")
+    return run, r
+
+
+def check_signal_end(r, signo, name, site, func, fault=None):
+    first, fault_line, frames = ending(r)
+    check(first == f"Process terminating with default action of signal {signo} ({name})",
+          f"ending line {first!r}")
+    check(fault_line == fault, f"fault line {fault_line!r}, expected {fault!r}")
+    prog = [f for f in frames if f[1].startswith("abnormal.cu")]
+    want = (func, f"abnormal.cu:{site_line('abnormal.cu', site)}")
+    check(prog and prog[0] == want, f"frames {frames}, expected {want} first of the program's")
+
+
+def t_abnormal_segv(s):
+    run, r = abnormal_run(s, "segv", -signal.SIGSEGV)
+    check_signal_end(r, 11, "SIGSEGV", "segv", "segv()",
+                     "Access not within mapped region at address 0x0")
+    check(r.errors is not None, "no ERROR SUMMARY: the report was cut short")
+
+
+def t_abnormal_abort(s):
+    run, r = abnormal_run(s, "abort", -signal.SIGABRT)
+    check_signal_end(r, 6, "SIGABRT", "abort", "do_abort()")
+
+
+def t_abnormal_term(s):
+    run, r = abnormal_run(s, "term", -signal.SIGTERM)
+    check_signal_end(r, 15, "SIGTERM", "term", "term()")  # sent by kill(): no fault line
+
+
+def t_abnormal_throw(s):
+    run, r = abnormal_run(s, "throw", -signal.SIGABRT)
+    check_signal_end(r, 6, "SIGABRT", "throw", "do_throw()")
+    check("nobody catches this" in run.err, "the C++ runtime's message is lost")
+
+
+def t_abnormal_quick_exit(s):
+    run, r = abnormal_run(s, "quick_exit", 3)
+    first, _, _ = ending(r)
+    check(first == "Process ended with _exit(3): atexit handlers and destructors did not run",
+          f"ending line {first!r}")
+
+
+def t_abnormal_kill9(s):
+    run = s.run("abnormal_kill9", [s.fixture("abnormal"), "kill9"])
+    check(run.rc == -signal.SIGKILL, f"exit status {run.rc}")
+    check(not [r for r in run.reports if r.command], "a report after SIGKILL?")
+    check(re.search(r"^==\d+== gpuleak: the program was killed by signal 9 \(SIGKILL\), which no "
+                    r"program can catch; no report could be written$", run.err, re.M),
+          f"launcher's note missing: {run.err[-400:]}")
+
+
+def t_abnormal_python_os_exit(s):
+    run = s.run("python_os_exit", ["python3", os.path.join(HERE, "quick_exit.py")])
+    check(run.rc == 5, f"exit status {run.rc}")
+    r = run.only_report()
+    first, _, _ = ending(r)
+    check(first == "Process ended with _exit(5): atexit handlers and destructors did not run",
+          f"ending line {first!r}")
+    check(r.errors is not None, "no ERROR SUMMARY")
 
 
 def t_cupti_taken(s):
@@ -1012,7 +1103,9 @@ TESTS = [
     t_api_vmm_double_release, t_api_ranges,
     t_api_oom, t_api_clean,
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
-    t_threads, t_exit_thread, t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,
+    t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
+    t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
+    t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,

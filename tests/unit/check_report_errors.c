@@ -182,6 +182,8 @@ START_TEST(test_mismatched_wrong_call)
                              "cuMemAlloc_v2; release it with cudaFree (cuMemFree)");
     ck_assert_str_eq(t.aux[0], "Address 0x7F0000000000 is 0 bytes inside a block of 4,096 bytes "
                                "alloc'd");
+    /* No allocation stack: not recorded, which no option would have changed. */
+    ck_assert(!t.aux_stack_missing[0]);
     with_block(&e, BLOCK, 4096, GL_MEM_HOST_PINNED, GL_API_cuMemHostAlloc, NO_STACK);
     e.api = GL_API_cuMemFree_v2;
     t = describe(&e);

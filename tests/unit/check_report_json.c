@@ -490,8 +490,29 @@ START_TEST(test_no_records)
                "d['errors'] == {'errors': 0, 'contexts': 0, 'suppressed': 0, "
                "'suppressed_contexts': 0}",
                "d['suppressions_used'] == []",
-               "d['summary']['in_use'] == {'bytes': 0, 'blocks': 0}");
+               "d['summary']['in_use'] == {'bytes': 0, 'blocks': 0}",
+               "d['termination'] == {'how': 'exit'}");
     free(text);
+}
+END_TEST
+
+/* How an abnormal end reads: a signal with its fault and stack; _exit. */
+START_TEST(test_termination)
+{
+    struct gl_termination t = {
+        .signal = 11, .si_code = 1, .fault_addr = 0x10, .stack = STACK_SMALL, .tid = 77};
+    in.termination = &t;
+    char *text = render();
+    JSON_CHECK("d['termination']['how'] == 'signal' and d['termination']['signal'] == 11",
+               "d['termination']['name'] == 'SIGSEGV' and d['termination']['si_code'] == 1",
+               "d['termination']['fault_address'] == '0x10' and d['termination']['thread'] == 77",
+               "len(d['termination']['frames']) > 0");
+    free(text);
+    t = (struct gl_termination){.quick_exit = true, .exit_status = 3};
+    text = render();
+    JSON_CHECK("d['termination'] == {'how': '_exit', 'status': 3}");
+    free(text);
+    in.termination = NULL;
 }
 END_TEST
 
@@ -531,6 +552,7 @@ static Suite *report_json_suite(void)
     tcase_add_test(tc, test_escaping);
     tcase_add_test(tc, test_block_kinds);
     tcase_add_test(tc, test_no_records);
+    tcase_add_test(tc, test_termination);
     tcase_add_test(tc, test_leak_check_summary);
     tcase_add_test(tc, test_non_utf8_names);
     tcase_add_test(tc, test_api_errors);

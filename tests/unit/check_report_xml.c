@@ -252,6 +252,45 @@ static void standard_records(void)
 
 /* ---- the document ---- */
 
+/* Valgrind's <fatal_signal>, before FINISHED; none for _exit. */
+START_TEST(test_fatal_signal)
+{
+    standard_records();
+    struct gl_termination t = {.signal = 6, .si_code = -6, .stack = STACK_SMALL, .tid = 9};
+    in.termination = &t;
+    char *text = render();
+    assert_well_formed();
+    static const char *const top[] = {
+        "protocolversion",
+        "protocoltool",
+        "preamble",
+        "pid",
+        "ppid",
+        "tool",
+        "args",
+        "status",
+        "fatal_signal",
+        "status",
+        "error",
+        "error",
+        "errorcounts",
+        "suppcounts",
+    };
+    assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
+    XPATH_EQ("string(/valgrindoutput/fatal_signal/signo)", "6");
+    XPATH_EQ("string(/valgrindoutput/fatal_signal/signame)", "SIGABRT");
+    XPATH_EQ("string(/valgrindoutput/fatal_signal/tid)", "9");
+    XPATH_EQ("string(count(/valgrindoutput/fatal_signal/siaddr))", "0"); /* sent, not a fault */
+    XPATH_EQ("string(count(/valgrindoutput/fatal_signal/stack/frame) > 0)", "true");
+    free(text);
+    t = (struct gl_termination){.quick_exit = true, .exit_status = 3};
+    text = render();
+    XPATH_EQ("string(count(/valgrindoutput/fatal_signal))", "0");
+    free(text);
+    in.termination = NULL;
+}
+END_TEST
+
 START_TEST(test_well_formed_and_top_level_order)
 {
     standard_records();
@@ -639,6 +678,7 @@ static Suite *report_xml_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_well_formed_and_top_level_order);
+    tcase_add_test(tc, test_fatal_signal);
     tcase_add_test(tc, test_args);
     tcase_add_test(tc, test_errors_content);
     tcase_add_test(tc, test_error_element_order);

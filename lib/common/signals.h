@@ -1,0 +1,10 @@
+/* Signal names as reports and the launcher print them. */
+#ifndef GPULEAK_SIGNALS_H
+#define GPULEAK_SIGNALS_H
+
+#include <stddef.h>
+
+/* "SIGSEGV"; "signal 40" (written into buf) for a number without a name. */
+const char *gl_signal_name(int sig, char *buf, size_t len);
+
+#endif
