@@ -112,7 +112,9 @@ int main(int argc, char **argv)
         (opt.log_file[0] && !gl_check_output_file("--log-file", opt.log_file, err, sizeof err)) ||
         (opt.xml && !gl_check_output_file("--xml-file", opt.xml_file, err, sizeof err)) ||
         (opt.json_file[0] &&
-         !gl_check_output_file("--json-file", opt.json_file, err, sizeof err))) {
+         !gl_check_output_file("--json-file", opt.json_file, err, sizeof err)) ||
+        (opt.trace_file[0] &&
+         !gl_check_output_file("--trace-file", opt.trace_file, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }

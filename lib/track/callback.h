@@ -1,7 +1,11 @@
 /* The CUPTI callback: the only code that runs inside the program's driver calls.
  *
  * Rules it keeps: no CUDA call, no malloc, no lock held across anything but a
- * table update, nothing that can block.  Allocations are recorded at the call's
+ * table update, nothing that can block - on the tracking path.  The error path
+ * is the exception: the first error of a context is symbolized and printed
+ * inside the call (report/error_sink.h), under the sink's own lock, with
+ * allocations of libdw's; still no CUDA call, and never a wait for a leak
+ * check.  Allocations are recorded at the call's
  * exit and only if it returned CUDA_SUCCESS; frees are taken out at entry and
  * confirmed at exit (tracker.h). */
 #ifndef GPULEAK_CALLBACK_H
