@@ -108,7 +108,9 @@ static void resync(uint64_t t, bool force)
         if (gl_stats_slot_used(sl))
             for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
                 tr.s[sl][k].cur = live[sl][k];
-                if (!force || tr.s[sl][k].written || live[sl][k])
+                /* A series starts with its first bytes: no rows of zeros for
+                 * kinds a device never held (host memory's "device memory"). */
+                if (tr.s[sl][k].written || live[sl][k])
                     sample(sl, k, t, force);
             }
     tr.synced_ns = t;

@@ -1091,6 +1091,9 @@ def t_api_clean(s):
     series = {(d, k) for _, d, k, _, _ in rows}
     check(("0", "device memory") in series and ("host", "pinned host memory") in series,
           f"trace series {series}")
+    empty = [sk for sk in series
+             if not any(int(b) or int(p) for _, d, k, b, p in rows if (d, k) == sk)]
+    check(not empty, f"trace series that never held a byte: {empty}")
     peak = max(int(p) for _, d, k, _, p in rows if k == "stream-ordered memory") if any(
         k == "stream-ordered memory" for _, _, k, _, _ in rows) else None
     check(rows[-1][3] == "0" or all(int(b) == 0 for t, d, k, b, p in rows[-3:]),
