@@ -30,6 +30,7 @@
 #include "track/contexts.h"
 #include "track/cupti_decode.h"
 #include "track/cupti_loader.h"
+#include "track/graphs.h"
 #include "track/modules.h"
 #include "track/quarantine.h"
 #include "track/stack_capture.h"
@@ -57,6 +58,7 @@ static void after_fork_child(void)
     gl_thread_after_fork_child();
     gl_tool_alloc_after_fork_child();
     gl_tracker_after_fork_child();
+    gl_graphs_after_fork_child();
     gl_leak_run_after_fork_child();
     gl_run_suppressions_after_fork_child();
     gl_exit_report_after_fork_child();
@@ -77,8 +79,66 @@ static void after_fork_child(void)
     gl_rt.forked_child = true;
 }
 
+/* Whether an LD_PRELOAD entry (separated by ':' or ' ') names this library. */
+static bool is_self(const char *entry, size_t len)
+{
+    static const char name[] = "libgpuleak.so";
+    size_t n = sizeof name - 1;
+    return len >= n && memcmp(entry + len - n, name, n) == 0 &&
+           (len == n || entry[len - n - 1] == '/');
+}
+
+/* --trace-children=no: programs this process execs start without the preload
+ * (the user's other preloads stay), and GL_UNTRACED_ENV keeps the copy the CUDA
+ * driver may still load through CUDA_INJECTION64_PATH inert.  That variable
+ * stays set: this process's own cuInit is still to come.  Runs in the
+ * constructor of a preloaded library, before main and its threads: editing the
+ * environment is safe only there. */
+static void untrace_children(void)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (!old)
+        return; /* loaded by the driver alone, not by the launcher's preload */
+    size_t len = strlen(old);
+    char *kept = malloc(len + 1);
+    if (!kept)
+        return;
+    size_t k = 0;
+    bool found = false;
+    for (const char *p = old; *p;) {
+        size_t n = strcspn(p, ": ");
+        if (n && is_self(p, n))
+            found = true;
+        else if (n) {
+            if (k)
+                kept[k++] = ':';
+            memcpy(kept + k, p, n);
+            k += n;
+        }
+        p += n;
+        p += strspn(p, ": ");
+    }
+    kept[k] = 0;
+    if (found) {
+        if (k)
+            setenv("LD_PRELOAD", kept, 1);
+        else
+            unsetenv("LD_PRELOAD");
+        setenv(GL_UNTRACED_ENV, "1", 1);
+    }
+    free(kept);
+}
+
 __attribute__((constructor)) static void gl_runtime_load(void)
 {
+    /* A program exec'd under --trace-children=no: the driver loaded this copy
+     * (CUDA_INJECTION64_PATH); it stays inert, and InitializeInjection, seeing
+     * the state, subscribes to nothing. */
+    if (getenv(GL_UNTRACED_ENV)) {
+        atomic_store(&gl_rt.state, GL_RT_DISABLED);
+        gl_rt_status("untraced");
+        return;
+    }
     gl_rt.pid = getpid();
     gl_rt_mark_start();
     gl_thread_init();
@@ -101,6 +161,8 @@ __attribute__((constructor)) static void gl_runtime_load(void)
             return;
         }
     }
+    if (!gl_rt.opt.trace_children)
+        untrace_children();
     pthread_atfork(NULL, NULL, after_fork_child);
 }
 

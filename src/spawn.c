@@ -93,6 +93,7 @@ int gl_run_program(const char *path, char **argv, const char *runtime, const str
     append_python_path();
     setenv("CUDA_INJECTION64_PATH", runtime, 1);
     setenv(GL_OPTIONS_ENV, serialized, 1);
+    unsetenv(GL_UNTRACED_ENV); /* gpuleak run from a program an outer gpuleak left untraced */
     if (status_file)
         setenv(GL_STATUS_ENV, status_file, 1);
 

@@ -1,7 +1,11 @@
 /* The status file: how the runtime in the program's processes tells the
  * launcher what it found (common/env.h, GL_STATUS_ENV).  Each process appends
  * lines "pid=N tracking", then "pid=N report errors=E", or "pid=N silent" when
- * --child-silent-after-fork keeps it from reporting. */
+ * --child-silent-after-fork keeps it from reporting.  A program exec'd under
+ * --trace-children=no that loads the runtime anyway writes "pid=N untraced":
+ * the image it replaced (same pid) owes no report.  A process that execs a
+ * program which tracks again writes "tracking" twice under one pid: one
+ * process, one report owed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +41,8 @@ void gl_status_read(const char *path, struct gl_status *st)
         unsigned long long errors;
         bool silent = false;
         if (sscanf(line, "pid=%d report errors=%llu", &pid, &errors) == 2 ||
-            (silent = strstr(line, " silent") && sscanf(line, "pid=%d", &pid) == 1)) {
+            (silent = (strstr(line, " silent") || strstr(line, " untraced")) &&
+                      sscanf(line, "pid=%d", &pid) == 1)) {
             if (!silent) {
                 st->reports++;
                 st->errors += errors;
@@ -48,6 +53,13 @@ void gl_status_read(const char *path, struct gl_status *st)
                     break;
                 }
         } else if (sscanf(line, "pid=%d tracking", &pid) == 1) {
+            size_t i = n;
+            while (i-- > 0 && pids[i] != pid)
+                ;
+            if (i != (size_t)-1) { /* exec'd: the new image owes the report */
+                reported[i] = false;
+                continue;
+            }
             st->tracked++;
             if (n == cap) {
                 size_t c = cap ? 2 * cap : 64;

@@ -13,4 +13,9 @@
  * knowledge of reports that could not be written). */
 #define GL_STATUS_ENV "GPULEAK_STATUS_FILE"
 
+/* Set by a process under --trace-children=no for the programs it execs: the
+ * runtime, if loaded into one of them (through CUDA_INJECTION64_PATH), stays
+ * inert and only tells the status file so. */
+#define GL_UNTRACED_ENV "GPULEAK_UNTRACED"
+
 #endif

@@ -45,6 +45,7 @@ struct gl_options {
     bool xml;
     char xml_file[GL_PATH_MAX];
     char json_file[GL_PATH_MAX];
+    bool trace_children;
     bool child_silent_after_fork;
     int tool; /* only memcheck: accepted for compatibility */
     bool quiet;

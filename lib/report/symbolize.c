@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "unloaded_objects.h"
+
 /* Report-time code: runs at exit or at a checkpoint, never inside a CUPTI callback,
  * so it may use malloc and libdw freely.
  *
@@ -22,6 +24,8 @@ static struct {
     __typeof__(&dwfl_report_begin) report_begin;
     __typeof__(&dwfl_linux_proc_report) linux_proc_report;
     __typeof__(&dwfl_report_end) report_end;
+    __typeof__(&dwfl_report_begin_add) report_begin_add;
+    __typeof__(&dwfl_report_elf) report_elf;
     __typeof__(&dwfl_addrmodule) addrmodule;
     __typeof__(&dwfl_module_info) module_info;
     __typeof__(&dwfl_module_addrinfo) module_addrinfo;
@@ -44,6 +48,8 @@ static bool load_libdw(void)
     DW(report_begin, dwfl_report_begin);
     DW(linux_proc_report, dwfl_linux_proc_report);
     DW(report_end, dwfl_report_end);
+    DW(report_begin_add, dwfl_report_begin_add);
+    DW(report_elf, dwfl_report_elf);
     DW(addrmodule, dwfl_addrmodule);
     DW(module_info, dwfl_module_info);
     DW(module_addrinfo, dwfl_module_addrinfo);
@@ -74,6 +80,49 @@ struct gl_symbolizer {
     size_t cap, count;
 };
 
+/* Whether a reported module covers addr (dwfl_addrmodule may answer with the
+ * nearest module below an address that none covers). */
+static bool occupied(Dwfl *dwfl, uintptr_t addr)
+{
+    Dwfl_Module *m = dw.addrmodule(dwfl, addr);
+    Dwarf_Addr lo = 0, hi = 0;
+    return m && dw.module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL) && lo <= addr &&
+           addr < hi;
+}
+
+/* Objects the program dlclose'd (unloaded_objects.h): reported from their
+ * files at their old addresses, so that frames captured while they were
+ * loaded still resolve.  One whose range something else occupies now is left
+ * out: the addresses name the new occupant (the later load is the likelier
+ * owner of recent stacks). */
+static void report_unloaded(Dwfl *dwfl)
+{
+    size_t n = gl_unloaded_count();
+    if (!n || !dw.report_begin_add || !dw.report_elf)
+        return;
+    bool any = false, added[GL_UNLOADED_MAX] = {false};
+    for (size_t i = n; i-- > 0;) { /* newest first: a later unload at the same place wins */
+        const struct gl_unloaded_object *o = gl_unloaded_get(i);
+        if (occupied(dwfl, o->start) || occupied(dwfl, o->end - 1))
+            continue;
+        bool overlaps = false;
+        for (size_t j = i + 1; j < n && !overlaps; j++) {
+            const struct gl_unloaded_object *q = gl_unloaded_get(j);
+            overlaps = added[j] && o->start < q->end && q->start < o->end;
+        }
+        if (overlaps)
+            continue;
+        added[i] = true;
+        if (!any) {
+            dw.report_begin_add(dwfl);
+            any = true;
+        }
+        dw.report_elf(dwfl, o->path, o->path, -1, o->bias, true);
+    }
+    if (any)
+        dw.report_end(dwfl, NULL, NULL);
+}
+
 struct gl_symbolizer *gl_symbolizer_open(void)
 {
     if (!load_libdw())
@@ -96,6 +145,7 @@ struct gl_symbolizer *gl_symbolizer_open(void)
         return NULL;
     }
     dw.report_end(s->dwfl, NULL, NULL);
+    report_unloaded(s->dwfl);
     s->cap = 1024;
     s->cache = calloc(s->cap, sizeof *s->cache);
     if (!s->cache) {

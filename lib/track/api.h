@@ -10,12 +10,13 @@ enum gl_api {
     GL_API_COUNT
 };
 
-/* Copies and sets (driver_api.def's last entries): checked, and their
- * callbacks enabled, only with --check-api-ranges=yes. */
+/* Copies and sets (a range of driver_api.def): checked, and their callbacks
+ * enabled, only with --check-api-ranges=yes. */
 #define GL_API_FIRST_ACCESS GL_API_cuMemcpy
+#define GL_API_LAST_ACCESS GL_API_cuMemsetD2D32Async_ptsz
 static inline int gl_api_is_access(unsigned api)
 {
-    return api >= GL_API_FIRST_ACCESS && api < GL_API_COUNT;
+    return api >= GL_API_FIRST_ACCESS && api <= GL_API_LAST_ACCESS;
 }
 
 /* Calls of the client API that create blocks: not driver entry points, so out of

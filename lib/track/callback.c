@@ -5,9 +5,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "api.h"
 #include "api_errors.h"
 #include "contexts.h"
 #include "cupti_decode.h"
+#include "graphs.h"
 #include "profile.h"
 #include "runtime.h"
 #include "stack_capture.h"
@@ -71,8 +73,18 @@ static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb
 static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
 {
     fill_common(ev, cb);
-    if (ev->device == GL_DEVICE_FROM_CONTEXT)
-        ev->device = (int16_t)gl_context_device(ev->ctx);
+    if (ev->type >= GL_EV_CAPTURE_BEGIN) {
+        gl_graphs_apply(ev); /* a launch makes its graph's blocks */
+        return;
+    }
+    if (ev->device == GL_DEVICE_FROM_CONTEXT) {
+        /* Stream-ordered memory comes from the pool of the stream's device,
+         * which need not be the current one. */
+        if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
+            ev->device = (int16_t)gl_stream_device(ev->aux, ev->ctx);
+        else
+            ev->device = (int16_t)gl_context_device(ev->ctx);
+    }
     if (ev->type != GL_EV_ALLOC) {
         /* Mappings and retains: nothing to time.  An unmap may free a released
          * handle: its stack is that free's, kept when free stacks are. */
@@ -84,6 +96,13 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
     uint64_t t0 = gl_prof_now();
     ev->stack = capture();
     uint64_t t1 = gl_prof_now();
+    /* A graph's memory node: a block only when a launch runs it. */
+    if (ev->kind == GL_MEM_GRAPH) {
+        gl_graphs_node_alloc(ev);
+        return;
+    }
+    if (ev->kind == GL_MEM_ASYNC && gl_graphs_capturing() && gl_graphs_captured_alloc(ev))
+        return;
     gl_tracker_alloc(ev);
     if (gl_profiling) {
         uint64_t t2 = gl_prof_now();
@@ -97,6 +116,22 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
  * bit 0 (tokens are pointers to aligned objects, or 0) so that the exit knows it
  * without decoding the call twice. */
 #define RELEASE_TAG 1u
+/* A graph's free node, left by the entry for the exit (an even value no
+ * release token takes: tokens are pointers or 0, tagged with bit 0). */
+#define GRAPH_FREE_TAG 2u
+
+/* A free node added to a graph (cuGraphAddMemFreeNode, cuGraphAddNode). */
+static inline bool graph_free_node(const struct gl_event *ev)
+{
+    return ev->type == GL_EV_FREE &&
+           (ev->api == GL_API_cuGraphAddMemFreeNode || ev->api == GL_API_cuGraphAddNode ||
+            ev->api == GL_API_cuGraphAddNode_v2);
+}
+
+static inline bool stream_ordered_free(const struct gl_event *ev)
+{
+    return ev->api == GL_API_cuMemFreeAsync || ev->api == GL_API_cuMemFreeAsync_ptsz;
+}
 
 static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
@@ -110,6 +145,13 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
                 /* A copy or set: checked before it runs, nothing to carry to the exit. */
                 ev.device = (int16_t)gl_context_device(ev.ctx);
                 gl_tracker_apply(&ev);
+            } else if (ev.type >= GL_EV_CAPTURE_BEGIN) {
+                gl_graphs_apply(&ev); /* a graph or an executable graph destroyed */
+            } else if (graph_free_node(&ev) ||
+                       (stream_ordered_free(&ev) && gl_graphs_stream_captured(ev.aux))) {
+                /* A free node, added or captured: recorded at the exit, if the
+                 * call succeeds. */
+                corr = GRAPH_FREE_TAG;
             } else {
                 corr = gl_tracker_release_begin(&ev) | RELEASE_TAG;
             }
@@ -122,6 +164,16 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
     CUresult rc =
         cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : CUDA_ERROR_UNKNOWN;
     uint64_t corr = cb->correlationData ? *cb->correlationData : 0;
+    if (corr == GRAPH_FREE_TAG) {
+        if (rc == CUDA_SUCCESS && gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
+            fill_common(&ev, cb);
+            if (graph_free_node(&ev))
+                gl_graphs_node_free(&ev);
+            else
+                gl_graphs_captured_free(&ev);
+        }
+        return;
+    }
     if (corr & RELEASE_TAG) {
         /* A release: its entry took the block out; confirm or put it back. */
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
@@ -140,7 +192,11 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
     if (rc == CUDA_SUCCESS) {
         if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
             on_exit_acquire(&ev, cb);
+    } else if (gl_graphs_capturing() && gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev) &&
+               ev.type == GL_EV_CAPTURE_END) {
+        gl_graphs_capture_end(ev.aux, 0); /* a failed end still ends the capture */
     } else if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
+        ev = (struct gl_event){0};
         ev.flags = GL_EVF_FAILED;
         if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev) && ev.type == GL_EV_ALLOC) {
             fill_common(&ev, cb);

@@ -399,22 +399,27 @@ static bool dec_graph_add_alloc_node(enum gl_site site, const void *params, stru
 {
     const cuGraphAddMemAllocNode_params *p = params;
     EXIT_ONLY;
-    if (!p->nodeParams)
+    if (!p->nodeParams ||
+        !graph_alloc(ev, &p->nodeParams->poolProps, p->nodeParams->dptr, p->nodeParams->bytesize))
         return false;
-    return graph_alloc(ev, &p->nodeParams->poolProps, p->nodeParams->dptr, p->nodeParams->bytesize);
+    ev->aux = (uintptr_t)p->hGraph;
+    return true;
 }
 
 static bool dec_graph_add_free_node(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuGraphAddMemFreeNode_params *p = params;
     ENTER_ONLY;
+    ev->aux = (uintptr_t)p->hGraph;
     return free_at(ev, p->dptr);
 }
 
-static bool graph_node(enum gl_site site, const CUgraphNodeParams *np, struct gl_event *ev)
+static bool graph_node(enum gl_site site, CUgraph graph, const CUgraphNodeParams *np,
+                       struct gl_event *ev)
 {
     if (!np)
         return false;
+    ev->aux = (uintptr_t)graph;
     if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && site == GL_SITE_EXIT)
         return graph_alloc(ev, &np->alloc.poolProps, np->alloc.dptr, np->alloc.bytesize);
     if (np->type == CU_GRAPH_NODE_TYPE_MEM_FREE && site == GL_SITE_ENTER)
@@ -424,12 +429,109 @@ static bool graph_node(enum gl_site site, const CUgraphNodeParams *np, struct gl
 
 static bool dec_graph_add_node(enum gl_site site, const void *params, struct gl_event *ev)
 {
-    return graph_node(site, ((const cuGraphAddNode_params *)params)->nodeParams, ev);
+    const cuGraphAddNode_params *p = params;
+    return graph_node(site, p->hGraph, p->nodeParams, ev);
 }
 
 static bool dec_graph_add_node_v2(enum gl_site site, const void *params, struct gl_event *ev)
 {
-    return graph_node(site, ((const cuGraphAddNode_v2_params *)params)->nodeParams, ev);
+    const cuGraphAddNode_v2_params *p = params;
+    return graph_node(site, p->hGraph, p->nodeParams, ev);
+}
+
+/* ---- graphs' control calls (graphs.h) ---- */
+
+static bool control(struct gl_event *ev, enum gl_event_type type, uint64_t key, uint64_t aux)
+{
+    ev->type = (uint8_t)type;
+    ev->key = key;
+    ev->aux = aux;
+    return true;
+}
+
+static bool dec_stream_begin_capture(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    EXIT_ONLY;
+    return control(ev, GL_EV_CAPTURE_BEGIN, 0,
+                   (uintptr_t)((const cuStreamBeginCapture_params *)params)->hStream);
+}
+
+static bool dec_stream_begin_capture_v2(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    EXIT_ONLY;
+    return control(ev, GL_EV_CAPTURE_BEGIN, 0,
+                   (uintptr_t)((const cuStreamBeginCapture_v2_params *)params)->hStream);
+}
+
+static bool dec_stream_begin_capture_to_graph(enum gl_site site, const void *params,
+                                              struct gl_event *ev)
+{
+    EXIT_ONLY;
+    return control(ev, GL_EV_CAPTURE_BEGIN, 0,
+                   (uintptr_t)((const cuStreamBeginCaptureToGraph_params *)params)->hStream);
+}
+
+/* Decoded at the exit whatever the call returned: a failed end still ends the
+ * capture (the caller sets key to 0 then). */
+static bool dec_stream_end_capture(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuStreamEndCapture_params *p = params;
+    EXIT_ONLY;
+    return control(ev, GL_EV_CAPTURE_END, p->phGraph ? (uintptr_t)*p->phGraph : 0,
+                   (uintptr_t)p->hStream);
+}
+
+static bool instantiated(struct gl_event *ev, CUgraphExec *exec, CUgraph graph, uint64_t flags)
+{
+    if (!exec)
+        return false;
+    ev->size = flags;
+    return control(ev, GL_EV_GRAPH_INSTANTIATE, (uintptr_t)*exec, (uintptr_t)graph);
+}
+
+static bool dec_graph_instantiate(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuGraphInstantiate_v2_params *p = params;
+    EXIT_ONLY;
+    return instantiated(ev, p->phGraphExec, p->hGraph, 0);
+}
+
+static bool dec_graph_instantiate_with_flags(enum gl_site site, const void *params,
+                                             struct gl_event *ev)
+{
+    const cuGraphInstantiateWithFlags_params *p = params;
+    EXIT_ONLY;
+    return instantiated(ev, p->phGraphExec, p->hGraph, p->flags);
+}
+
+static bool dec_graph_instantiate_with_params(enum gl_site site, const void *params,
+                                              struct gl_event *ev)
+{
+    const cuGraphInstantiateWithParams_params *p = params;
+    EXIT_ONLY;
+    return instantiated(ev, p->phGraphExec, p->hGraph,
+                        p->instantiateParams ? p->instantiateParams->flags : 0);
+}
+
+static bool dec_graph_launch(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuGraphLaunch_params *p = params;
+    EXIT_ONLY;
+    return control(ev, GL_EV_GRAPH_LAUNCH, (uintptr_t)p->hGraph, (uintptr_t)p->hStream);
+}
+
+static bool dec_graph_destroy(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return control(ev, GL_EV_GRAPH_DESTROY,
+                   (uintptr_t)((const cuGraphDestroy_params *)params)->hGraph, 0);
+}
+
+static bool dec_graph_exec_destroy(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    ENTER_ONLY;
+    return control(ev, GL_EV_GRAPH_EXEC_DESTROY,
+                   (uintptr_t)((const cuGraphExecDestroy_params *)params)->hGraphExec, 0);
 }
 
 static bool dec_mem_free_v1(enum gl_site site, const void *params, struct gl_event *ev)

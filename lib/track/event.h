@@ -78,7 +78,17 @@ enum gl_event_type {
      * from its first to its last byte touched; aux = source, seq = likewise
      * (0: none, or not memory gpuleak could track: an array). */
     GL_EV_ACCESS,
+    /* Graphs' control calls (graphs.h), applied to their node sets. */
+    GL_EV_CAPTURE_BEGIN,      /* aux = stream */
+    GL_EV_CAPTURE_END,        /* aux = stream, key = the graph */
+    GL_EV_GRAPH_INSTANTIATE,  /* key = exec, aux = graph, size = flags */
+    GL_EV_GRAPH_LAUNCH,       /* key = exec, aux = stream */
+    GL_EV_GRAPH_DESTROY,      /* key = graph */
+    GL_EV_GRAPH_EXEC_DESTROY, /* key = exec */
 };
+/* A graph's memory nodes (cuGraphAddMemAllocNode, cuGraphAddNode) decode as an
+ * ALLOC of kind GL_MEM_GRAPH, and free nodes as a FREE, with aux = the graph:
+ * they are nodes, not blocks, until a launch runs them (graphs.h). */
 /* A pool's sub-allocation is an ALLOC of kind GL_MEM_POOL_SUB, key
  * gl_key_make(GL_NS_POOL_SUB, address), aux = the pool's key; it is freed by a
  * FREE of that key.  Sub-allocations are not GPU allocations: they leave the

@@ -6,6 +6,7 @@
 
 #include "api_errors.h"
 #include "atomic_max.h"
+#include "graphs.h"
 #include "mem_stats.h"
 #include "quarantine.h"
 #include "thread_state.h"
@@ -61,6 +62,7 @@ void gl_tracker_reset(void)
     /* What the tracker's blocks fed: the freed blocks and the live index. */
     gl_quarantine_clear();
     gl_api_ranges_clear();
+    gl_graphs_reset();
     gl_tracker_init();
 }
 
@@ -470,6 +472,14 @@ void gl_tracker_apply(struct gl_event *ev)
     case GL_EV_ACCESS:
         gl_api_check_access(ev);
         break;
+    case GL_EV_CAPTURE_BEGIN:
+    case GL_EV_CAPTURE_END:
+    case GL_EV_GRAPH_INSTANTIATE:
+    case GL_EV_GRAPH_LAUNCH:
+    case GL_EV_GRAPH_DESTROY:
+    case GL_EV_GRAPH_EXEC_DESTROY:
+        gl_graphs_apply(ev);
+        break;
     case GL_EV_NONE:
         break;
     }
@@ -622,6 +632,11 @@ size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max)
     if (maps)
         gl_table_foreach(maps, list_mapping, &l);
     return l.n;
+}
+
+size_t gl_tracker_live_records(void)
+{
+    return (blocks ? gl_table_count(blocks) : 0) + (maps ? gl_table_count(maps) : 0);
 }
 
 size_t gl_tracker_memory_bytes(void)

@@ -96,6 +96,8 @@ struct gl_vmm_mapping {
 size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max);
 
 /* Memory used by the tracker's tables (for -v and the overhead benchmark). */
+/* Live records (blocks, handles and mappings): what gl_tracker_memory_bytes() holds. */
+size_t gl_tracker_live_records(void);
 size_t gl_tracker_memory_bytes(void);
 
 void gl_tracker_after_fork_child(void);

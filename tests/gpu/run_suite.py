@@ -2,11 +2,14 @@
 """The GPU suite: runs the fixture programs under gpuleak and checks each report
 against known answers.  Builds nothing: it runs a tree made by `make gpu-bundle`
 (or the build tree, from `make check`).  Exit status 77 (automake's SKIP) when
-there is no GPU, 1 if any test fails.  Prints a short table last.
+there is no GPU, 1 if any test fails.  Prints a short table last: a test that
+cannot run here (two GPUs, PyTorch) is SKIP, neither passed nor failed; one that
+records numbers (times, bytes per block) shows them beside its PASS.
 
     tests/gpu/run                      # bundle/ made by `make gpu-bundle`
     tests/gpu/run --tree BUILDDIR      # a build tree: BUILDDIR/src/gpuleak
     tests/gpu/run -k families          # only tests whose name contains "families"
+    GL_STRESS_RUNS=10 tests/gpu/run -k stress   # t_stress 10 times, each run checked
 """
 import argparse
 import json
@@ -147,6 +150,10 @@ def site_line(source, name):
 
 class Failure(Exception):
     pass
+
+
+class Skip(Exception):
+    """A test that cannot run here (fewer GPUs, a missing framework): neither pass nor fail."""
 
 
 def check(cond, msg):
@@ -448,6 +455,25 @@ def t_torch_cached(s):
     check(segs, "no block from PyTorch's caching allocator in the exit report")
     check(all(rec["kind"] == "cached" for rec in segs),
           f"allocator segments not cached: {[(x['bytes'], x['kind']) for x in segs]}")
+
+
+def t_torch_oom_retry(s):
+    """PyTorch frees its cache and retries after a failed cudaMalloc; a request
+    that still fails raises, and the program catches it: no error counts
+    (frameworks.supp), both failures are suppressed."""
+    run = s.run("torch_oom_retry", ["python3", os.path.join(HERE, "torch_oom_retry.py")],
+                options=["-v", "--error-exitcode=9"])
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-400:]}")
+    check("torch_oom_retry: retried" in run.out and "caught OutOfMemoryError" in run.out,
+          f"program output: {run.out[-300:]}")
+    r = run.only_report()
+    check(not api_errors(r), f"OOM errors printed: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+    check(re.search(r"ERROR SUMMARY: 0 errors from 0 contexts \(suppressed: [2-9]\d* from",
+                    r.text()), "the failed allocations are not counted as suppressed")
+    # -v's used_suppression lines are Valgrind's "--PID--" lines, not the report's.
+    check(re.search(r"^--\d+-- used_suppression: +[2-9]\d* PyTorch's caching allocator: a failed "
+                    r"cudaMalloc", run.err, re.M), "no used_suppression line for the OOM entry")
 
 
 def t_no_cuda(s):
@@ -1101,6 +1127,488 @@ def t_api_clean(s):
     check(peak in (None, 1048576), f"async peak {peak}")
 
 
+# ---- scale and processes (issue 7) ----
+
+def at_site(source, site):
+    return f"{source}:{site_line(source, site)}"
+
+
+def records_from(r, func, loc):
+    """The records whose first frame below the API call is func at loc."""
+    return [rec for rec in r.records if rec["frames"][1:2] == [(func, loc)]]
+
+
+def one_record(r, api, func, source, site, nbytes, nblocks, kind="definitely lost"):
+    loc = at_site(source, site)
+    m = records_from(r, func, loc)
+    check(len(m) == 1, f"{len(m)} records from {func} at {loc}: "
+          f"{[(x['bytes'], x['frames'][:2]) for x in r.records]}")
+    rec = m[0]
+    check((rec["bytes"], rec["blocks"], rec["kind"]) == (nbytes, nblocks, kind),
+          f"{func}: {rec['bytes']:,} bytes in {rec['blocks']:,} blocks {rec['kind']}, expected "
+          f"{nbytes:,} in {nblocks:,} {kind}")
+    check(rec["frames"][0][0] == api, f"{func}: first frame {rec['frames'][:1]}, expected {api}")
+    return rec
+
+
+def usage_is(r, allocs, frees):
+    check(r.usage is not None and r.usage[:2] == (allocs, frees),
+          f"usage {r.usage}: expected {allocs:,} allocs, {frees:,} frees")
+
+
+def reports_of(run):
+    return [r for r in run.reports if r.command is not None]
+
+
+def lines_of_pid(run, pid):
+    return [l for r in run.reports if r.pid == pid for l in r.lines]
+
+
+def printed_pid(out, pattern):
+    m = re.search(pattern, out, re.M)
+    check(m, f"program output lacks /{pattern}/: {out[-300:]!r}")
+    return int(m.group(1))
+
+
+def no_false_end_note(run):
+    """The launcher says a process ended without a report only when it did end so."""
+    bad = [l for l in run.err.splitlines() if "ended without a report" in l or
+           "no report could be written" in l]
+    check(not bad, f"launcher note for a process that exec'd or was left untraced: {bad}")
+
+
+def expect_stress(run, threads, pairs):
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-300:]}")
+    check(f"stress: done, {threads} threads x {pairs} pairs" in run.out, "program output lost")
+    r = run.only_report()
+    check(len(r.records) == 2, f"{len(r.records)} loss records, expected 2")
+    nasync = sum(t % 3 + 1 for t in range(threads))
+    a = one_record(r, "cudaMallocAsync", "leak_async(CUstream_st*)", "stress.cu",
+                   "stress_leak_async", nasync * 8192, nasync)
+    b = one_record(r, "cudaMalloc", "leak_sync()", "stress.cu", "stress_leak_sync",
+                   threads * 4096, threads)
+    for rec, n, what in ((a, nasync, "stream-ordered memory from cudaMallocAsync"),
+                         (b, threads, "device memory from cudaMalloc")):
+        check(re.fullmatch(rf"Blocks 0x[0-9a-f]+ and {n - 1:,} more on device 0 \(.+\): {what}, "
+                           r"allocations #\d+ to #\d+", rec["block"] or ""),
+              f"block line: {rec['block']}")
+    usage_is(r, threads * pairs + nasync + threads, threads * pairs)
+    check(r.summary.get("definitely lost") == (nasync * 8192 + threads * 4096, nasync + threads),
+          f"summary {r.summary}")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (2, 2), f"ERROR SUMMARY {r.errors}")
+
+
+def t_stress(s):
+    """16 threads x 100,000 pairs of mixed kinds; GL_STRESS_RUNS runs (default 1),
+    each checked in full.  Times are recorded, never asserted."""
+    runs = int(os.environ.get("GL_STRESS_RUNS", "1"))
+    check(runs >= 1, f"GL_STRESS_RUNS={runs}")
+    times = []
+    for i in range(runs):
+        t0 = time.monotonic()
+        run = s.run("stress", [s.fixture("stress")], timeout=120)
+        times.append(time.monotonic() - t0)
+        try:
+            expect_stress(run, 16, 100000)
+        except Failure as e:
+            raise Failure(f"run {i + 1} of {runs} ({times[-1]:.1f} s): {e}")
+    times.sort()
+    mid = len(times) // 2
+    median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
+    return f"{runs} runs, median {median:.1f} s, max {times[-1]:.1f} s"
+
+
+MANY_SIZES = [256 + 96 * k for k in range(8)]  # tests/gpu/many_blocks.cu, site0..site7
+
+
+def t_many_blocks(s):
+    """A million live leaked blocks: exact records, and -v's table and timing lines."""
+    n = 1000000
+    t0 = time.monotonic()
+    run = s.run("many_blocks", [s.fixture("many_blocks")], options=["-v", "--leak-check=full"],
+                timeout=300)
+    secs = time.monotonic() - t0
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-300:]}")
+    check(f"many_blocks: done, {n} blocks leaked" in run.out, "program output lost")
+    r = run.only_report()
+    per = [len(range(k, n, 8)) for k in range(8)]
+    total = sum(c * size for c, size in zip(per, MANY_SIZES))
+    check(r.summary.get("definitely lost") == (total, n),
+          f"summary {r.summary}, expected {total:,} bytes in {n:,} blocks definitely lost")
+    check(len(r.records) == 8, f"{len(r.records)} loss records, expected 8")
+    for k in range(8):
+        rec = one_record(r, "cudaMallocAsync", f"site{k}()", "many_blocks.cu", f"site{k}",
+                         per[k] * MANY_SIZES[k], per[k])
+        check(re.fullmatch(rf"Blocks 0x[0-9a-f]+ and {per[k] - 1:,} more on device 0 \(.+\): "
+                           r"stream-ordered memory from cudaMallocAsync, allocations #\d+ to #\d+",
+                           rec["block"] or ""), f"site{k}: block line {rec['block']}")
+    usage_is(r, n + 10000, 10000)
+    check(r.errors == (8, 8), f"ERROR SUMMARY {r.errors}")
+    table = [m for m in (re.fullmatch(r"gpuleak: block table ([\d,]+) bytes for ([\d,]+) live "
+                                      r"blocks \((\d+\.\d) bytes per block\); stack depot "
+                                      r"([\d,]+) bytes", l) for l in r.lines) if m]
+    took = [m for m in (re.fullmatch(r"gpuleak: leak check took (\d+\.\d{3}) s", l)
+                        for l in r.lines) if m]
+    check(len(table) == 1, f"{len(table)} block table lines (-v)")
+    check(len(took) == 1, f"{len(took)} leak check time lines (-v)")
+    check(num(table[0].group(2)) == n, f"block table holds {table[0].group(2)} live blocks")
+    per_block = float(table[0].group(3))
+    check(abs(per_block - num(table[0].group(1)) / n) < 0.06,
+          f"{table[0].group(3)} bytes per block, but {table[0].group(1)} / {n:,}")
+    return f"{n:,} blocks: {table[0].group(3)} B/block, check {took[0].group(1)} s, program {secs:.1f} s"
+
+
+def multi_gpu_run(s, name, args):
+    run = s.run(name, [s.fixture("multi_gpu"), *args])
+    if run.rc == 77:
+        raise Skip(run.out.strip().splitlines()[-1] if run.out.strip() else "fewer than 2 GPUs")
+    check(run.rc == 0, f"exit status {run.rc}: {run.out[-200:]} {run.err[-300:]}")
+    return run
+
+
+def t_multi_gpu(s):
+    """Peer access, a peer copy, a kernel reading the other device; the leaks are
+    device 1's, named so."""
+    run = multi_gpu_run(s, "multi_gpu", [])
+    check("multi_gpu: done" in run.out, "program output lost")
+    r = run.only_report()
+    check(len(r.records) == 2, f"{len(r.records)} loss records, expected 2")
+    a = one_record(r, "cudaMalloc", "leak_dev1()", "multi_gpu.cu", "leak_dev1", 3000000, 1)
+    check(re.fullmatch(r"Block 0x[0-9a-f]+ on device 1 \(.+\): device memory from cudaMalloc, "
+                       r"allocation #\d+", a["block"] or ""), f"block line: {a['block']}")
+    b = one_record(r, "cudaMallocAsync", "leak_dev1_async(CUstream_st*)", "multi_gpu.cu",
+                   "leak_dev1_async", 65536, 1)
+    check(re.fullmatch(r"Block 0x[0-9a-f]+ on device 1 \(.+\): stream-ordered memory from "
+                       r"cudaMallocAsync on stream 0x[0-9a-f]+, allocation #\d+", b["block"] or ""),
+          f"block line: {b['block']}")
+    check(not any("on device 0" in (rec["block"] or "") for rec in r.records), "a record on device 0")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    usage_is(r, 5, 3)
+    check(r.summary.get("definitely lost") == (3065536, 2), f"summary {r.summary}")
+    check(r.errors == (2, 2), f"ERROR SUMMARY {r.errors}")
+
+
+def t_multi_gpu_ipc(s):
+    """A device-1 block exported through IPC, opened on device 0 by a child."""
+    run = multi_gpu_run(s, "multi_gpu_ipc", ["ipc"])
+    check("multi_gpu ipc parent: child exited with 0" in run.out, f"output {run.out[-300:]}")
+    reports = reports_of(run)
+    check(len(reports) == 2, f"{len(reports)} reports, expected one per process")
+    child = [r for r in reports if " ipc_child " in r.command]
+    parent = [r for r in reports if " ipc_child " not in r.command]
+    check(len(child) == 1 and len(parent) == 1, f"commands {[r.command for r in reports]}")
+    child, parent = child[0], parent[0]
+    check(len(child.records) == 1, f"child: {len(child.records)} records, expected 1")
+    rec = child.records[0]
+    check((rec["bytes"], rec["blocks"]) == (2 << 20, 1), f"child record {rec['bytes']:,} bytes")
+    check(rec["frames"][0][0] == "cudaIpcOpenMemHandle" and
+          rec["frames"][1][1] == at_site("multi_gpu.cu", "ipc_open_dev0"),
+          f"child frames {rec['frames'][:2]}")
+    check("IPC-imported memory from cudaIpcOpenMemHandle" in (rec["block"] or ""), rec["block"])
+    check(not parent.records, f"parent records {[(x['bytes'], x['block']) for x in parent.records]}")
+    usage_is(parent, 1, 1)
+    check(not api_errors(child) and not api_errors(parent), "API errors")
+
+
+def t_graph_capture(s):
+    """Graphs with memory nodes from stream capture: freed inside, freed outside,
+    auto-freed on relaunch, and one leaked, reported with its capture-time stack."""
+    run = s.run("graph_capture", [s.fixture("graph_capture")])
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-300:]}")
+    check("graph_capture: done" in run.out, "program output lost")
+    r = run.only_report()
+    check(len(r.records) == 1,
+          f"{len(r.records)} loss records, expected 1: {[(x['bytes'], x['frames'][1:2]) for x in r.records]}")
+    rec = one_record(r, "cudaMallocAsync", "capture_leak()", "graph_capture.cu",
+                     "graph_capture_leak", 300000, 1)
+    check(re.fullmatch(r"Block 0x[0-9a-f]+ on device 0 \(.+\): (stream-ordered|graph) memory "
+                       r"from cudaMallocAsync.*, allocation #\d+", rec["block"] or ""),
+          f"block line: {rec['block']}")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.usage is not None and r.usage[0] - r.usage[1] == 1,
+          f"usage {r.usage}: one block left of what was allocated")
+    check(r.summary.get("definitely lost") == (300000, 1), f"summary {r.summary}")
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+
+
+def t_graph_relaunch_free_outside(s):
+    """A graph's allocation freed outside it after each of 3 launches, then launched
+    a 4th time and not freed: every free is legal, and the last launch's memory is
+    the leak, reported with the capture's stack."""
+    run = s.run("graph_relaunch", [s.fixture("graph_capture"), "relaunch"])
+    check(run.rc == 0 and "graph_capture relaunch: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    errs = api_errors(r)
+    check(not errs, f"API errors for legal frees: {[e['what'] for e in errs]}")
+    check(len(r.records) == 1, f"{len(r.records)} loss records, expected the 4th launch's: "
+          f"{[(x['bytes'], x['frames'][1:2]) for x in r.records]}")
+    one_record(r, "cudaMallocAsync", "relaunch_freed_outside()", "graph_capture.cu",
+               "relaunch_alloc", 500000, 1)
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+
+
+def t_graph_never_launched(s):
+    """A captured allocation whose graph is destroyed unlaunched never held memory."""
+    run = s.run("graph_unlaunched", [s.fixture("graph_capture"), "unlaunched"])
+    check(run.rc == 0 and "graph_capture unlaunched: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    check(not r.records, f"records for memory never allocated: "
+          f"{[(x['bytes'], x['frames'][1:2]) for x in r.records]}")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+
+
+def t_dlopen(s):
+    """A C program dlopens the CUDA runtime and a CUDA library, which leaks, and
+    unloads both before exit: the leak's stack still names the library's line."""
+    run = s.run("dlopen", [s.fixture("dl_main")])
+    check(run.rc == 0, f"exit status {run.rc}: {run.out[-300:]} {run.err[-300:]}")
+    check("dl_main: done" in run.out, "program output lost")
+    check("libdl_leaker.so unloaded" in run.out, f"the library stayed loaded: {run.out[-300:]}")
+    r = run.only_report()
+    check(len(r.records) == 1, f"{len(r.records)} loss records, expected 1")
+    rec = r.records[0]
+    check((rec["bytes"], rec["blocks"], rec["kind"]) == (2222222, 1, "definitely lost"),
+          f"record {rec['bytes']:,} bytes in {rec['blocks']} blocks {rec['kind']}")
+    want = [("dl_leak_block", at_site("dl_leaker.cu", "dl_leak")),
+            ("main", at_site("dl_main.c", "dl_main_calls"))]
+    check(rec["frames"][1:3] == want, f"frames {rec['frames']}, expected cudaMalloc then {want}")
+    check(rec["frames"][0][0] == "cudaMalloc", f"first frame {rec['frames'][:1]}")
+    check(re.fullmatch(r"Block 0x[0-9a-f]+ on device 0 \(.+\): device memory from cudaMalloc, "
+                       r"allocation #12", rec["block"] or ""), f"block line: {rec['block']}")
+    usage_is(r, 12, 11)
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+
+
+# Processes: --trace-children=yes (the default) and no; tests/gpu/procs.cu.
+
+def leaf_report(r):
+    one_record(r, "cudaMalloc", "leaf_leak()", "procs.cu", "leaf_leak", 4096, 1)
+    check(len(r.records) == 1, f"leaf: {len(r.records)} loss records, expected 1")
+    check(r.errors == (1, 1), f"leaf: ERROR SUMMARY {r.errors}")
+
+
+def t_proc_fork(s):
+    """A child forked without exec, using no CUDA, exits normally: it writes nothing
+    of its parent's blocks; the parent reports its leak once; nothing hangs."""
+    run = s.run("proc_fork", [s.fixture("procs"), "fork"], timeout=60)
+    check(run.rc == 0, f"exit status {run.rc}")
+    child = printed_pid(run.out, r"^procs fork child: pid (\d+) done$")
+    check("procs fork: done" in run.out, "parent output lost")
+    reports = reports_of(run)
+    check(len(reports) == 1, f"{len(reports)} reports, expected the parent's alone")
+    r = reports[0]
+    check(r.pid != child, "the report is the child's")
+    one_record(r, "cudaMalloc", "fork_parent_leak()", "procs.cu", "fork_parent_leak", 1000000, 1)
+    check(len(r.records) == 1, f"{len(r.records)} loss records, expected 1")
+    usage_is(r, 2, 1)
+    check(r.errors == (1, 1), f"ERROR SUMMARY {r.errors}")
+    mine = lines_of_pid(run, child)
+    check(not mine, f"the forked child wrote: {mine[:5]}")
+
+
+def t_proc_exec(s):
+    """exec of itself: the image before exec writes no report; the leaf's is the one."""
+    run = s.run("proc_exec", [s.fixture("procs"), "exec"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    pid = printed_pid(run.out, r"^procs exec: pid (\d+) execs leaf$")
+    check(printed_pid(run.out, r"^procs leaf: pid (\d+) done$") == pid, "exec changed the pid?")
+    reports = reports_of(run)
+    check(len(reports) == 1, f"{len(reports)} reports, expected the leaf's alone")
+    r = reports[0]
+    check(r.pid == pid and r.command.endswith(" leaf"), f"report of {r.pid}: {r.command}")
+    leaf_report(r)
+    usage_is(r, 1, 0)
+    no_false_end_note(run)
+
+
+def t_proc_exec_untraced(s):
+    """--trace-children=no: the exec'd image runs without gpuleak; the image before
+    exec writes no report either (its blocks die with it)."""
+    run = s.run("proc_exec_untraced", [s.fixture("procs"), "exec"],
+                options=["--trace-children=no"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    printed_pid(run.out, r"^procs leaf: pid (\d+) done$")
+    check(not reports_of(run), f"reports: {[r.command for r in reports_of(run)]}")
+    lines = [l for r in run.reports for l in r.lines]
+    check(not lines, f"gpuleak wrote: {lines[:5]}")
+    no_false_end_note(run)
+
+
+def t_proc_spawn(s):
+    run = s.run("proc_spawn", [s.fixture("procs"), "spawn"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    leaf = printed_pid(run.out, r"^procs leaf: pid (\d+) done$")
+    check("procs spawn: done" in run.out, "parent output lost")
+    reports = reports_of(run)
+    check(len(reports) == 2, f"{len(reports)} reports, expected 2")
+    kids = [r for r in reports if r.pid == leaf]
+    parents = [r for r in reports if r.pid != leaf]
+    check(len(kids) == 1 and len(parents) == 1, f"report pids {[r.pid for r in reports]}")
+    leaf_report(kids[0])
+    p = parents[0]
+    check(not p.records and "All GPU memory was freed -- no leaks are possible" in p.lines,
+          f"parent records {[(x['bytes'], x['frames'][1:2]) for x in p.records]}")
+    usage_is(p, 1, 1)
+    no_false_end_note(run)
+
+
+def t_proc_spawn_untraced(s):
+    run = s.run("proc_spawn_untraced", [s.fixture("procs"), "spawn"],
+                options=["--trace-children=no"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    leaf = printed_pid(run.out, r"^procs leaf: pid (\d+) done$")
+    check("procs spawn: done" in run.out, "parent output lost")
+    reports = reports_of(run)
+    check(len(reports) == 1 and reports[0].pid != leaf,
+          f"reports of {[r.pid for r in reports]}, expected the parent's alone")
+    p = reports[0]
+    check(not p.records and "All GPU memory was freed -- no leaks are possible" in p.lines,
+          f"parent records {[(x['bytes'], x['frames'][1:2]) for x in p.records]}")
+    usage_is(p, 1, 1)
+    mine = lines_of_pid(run, leaf)
+    check(not mine, f"the untraced child wrote: {mine[:5]}")
+    no_false_end_note(run)
+
+
+def wrapper_script(s):
+    """tests/gpu/wrap.sh, executable (a copy in the logs if its mode was lost)."""
+    path = os.path.join(HERE, "wrap.sh")
+    if not os.access(path, os.X_OK):
+        copy = os.path.join(s.logdir, "wrap.sh")
+        shutil.copy(path, copy)
+        os.chmod(copy, 0o755)
+        path = copy
+    return path
+
+
+def t_proc_shell_wrapper(s):
+    """A shell between gpuleak and the program: the program's report alone; the
+    shell, which never used CUDA, writes nothing (a process of the program did
+    track, so no "did not initialize CUDA" note)."""
+    for mode in ([], ["--exec"]):
+        name = "proc_shell_wrapper" + ("_exec" if mode else "")
+        run = s.run(name, [wrapper_script(s), *mode, s.fixture("procs"), "leaf"])
+        check(run.rc == 0, f"{name}: exit status {run.rc}")
+        shell = printed_pid(run.out, r"^wrap\.sh: pid (\d+)$")
+        leaf = printed_pid(run.out, r"^procs leaf: pid (\d+) done$")
+        check((leaf == shell) == bool(mode), f"{name}: shell {shell}, leaf {leaf}")
+        reports = reports_of(run)
+        check(len(reports) == 1 and reports[0].pid == leaf,
+              f"{name}: reports of {[r.pid for r in reports]}, expected the leaf's ({leaf})")
+        leaf_report(reports[0])
+        if not mode:
+            mine = lines_of_pid(run, shell)
+            check(not mine, f"{name}: the shell wrote: {mine[:5]}")
+        no_false_end_note(run)
+
+
+def t_proc_shell_wrapper_untraced(s):
+    """--trace-children=no: the shell is the program gpuleak watches; the program
+    it runs is not watched.  No report; at most the shell's note that nothing was
+    tracked."""
+    run = s.run("proc_shell_wrapper_untraced", [wrapper_script(s), s.fixture("procs"), "leaf"],
+                options=["--trace-children=no"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    shell = printed_pid(run.out, r"^wrap\.sh: pid (\d+)$")
+    printed_pid(run.out, r"^procs leaf: pid (\d+) done$")
+    check(not reports_of(run), f"reports of {[r.pid for r in reports_of(run)]}")
+    lines = [(r.pid, l) for r in run.reports for l in r.lines]
+    check(all(pid == shell and "no GPU memory was tracked" in l for pid, l in lines) and
+          len(lines) <= 1, f"gpuleak wrote: {lines[:5]}")
+    no_false_end_note(run)
+
+
+def log_files(d):
+    out = {}
+    for f in sorted(os.listdir(d)):
+        m = re.fullmatch(r"gl\.(\d+)\.log", f)
+        check(m, f"unexpected file {f} in the log directory")
+        with open(os.path.join(d, f)) as fh:
+            out[int(m.group(1))] = fh.read()
+    return out
+
+
+def t_proc_multiprocessing(s):
+    """multiprocessing, spawn start method: a log file per worker, each with its
+    own record; none for the main process or the resource tracker."""
+    d = tempfile.mkdtemp(prefix="gpuleak-mp-", dir=s.logdir)
+    run = s.run("proc_multiprocessing", ["python3", os.path.join(HERE, "mp_workers.py")],
+                env={"PYTHONMALLOC": "malloc"},
+                options=[f"--log-file={d}/gl.%p.log", "--show-leak-kinds=all"])
+    check(run.rc == 0 and "mp_workers: done" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-300:]}")
+    check(not run.reports, f"lines on stderr despite --log-file: {[l for r in run.reports for l in r.lines][:5]}")
+    workers = {int(m.group(2)): int(m.group(3)) for m in
+               re.finditer(r"^mp_workers: worker (\d+) pid (\d+) leaked (\d+)$", run.out, re.M)}
+    check(len(workers) == 3, f"{len(workers)} worker lines")
+    main_pid = printed_pid(run.out, r"^mp_workers: main pid (\d+)$")
+    files = log_files(d)
+    check(sorted(files) == sorted(workers),
+          f"log files of pids {sorted(files)}, workers {sorted(workers)} (main {main_pid})")
+    for pid, size in workers.items():
+        reps = [r for r in parse_reports(files[pid]) if r.command is not None]
+        check(len(reps) == 1 and reps[0].pid == pid, f"worker {pid}: {len(reps)} reports")
+        recs = reps[0].records
+        check([(x["bytes"], x["blocks"]) for x in recs] == [(size, 1)],
+              f"worker {pid}: records {[(x['bytes'], x['kind']) for x in recs]}, expected {size:,}")
+        check(recs[0]["frames"][0][0] == "cudaMalloc", f"worker {pid}: frames {recs[0]['frames'][:2]}")
+
+
+def t_proc_multiprocessing_untraced(s):
+    """--trace-children=no: spawned workers run without gpuleak; the main process,
+    which never used CUDA, writes only the note that nothing was tracked."""
+    d = tempfile.mkdtemp(prefix="gpuleak-mp-untraced-", dir=s.logdir)
+    run = s.run("proc_multiprocessing_untraced", ["python3", os.path.join(HERE, "mp_workers.py")],
+                options=[f"--log-file={d}/gl.%p.log", "--trace-children=no"])
+    check(run.rc == 0 and "mp_workers: done" in run.out, f"exit status {run.rc}")
+    main_pid = printed_pid(run.out, r"^mp_workers: main pid (\d+)$")
+    files = log_files(d)
+    check(sorted(files) == [main_pid], f"log files of pids {sorted(files)}, main {main_pid}")
+    lines = [l for r in parse_reports(files[main_pid]) for l in r.lines]
+    check(len(lines) == 1 and "no GPU memory was tracked" in lines[0], f"main wrote: {lines[:5]}")
+    no_false_end_note(run)
+
+
+def have_torch():
+    try:
+        return subprocess.run(["python3", "-c", "import torch"], capture_output=True,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def t_proc_torchrun(s):
+    """torchrun with 2 workers: a report per worker (--log-file with %p), each with
+    its leaked block; the agent unharmed."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    d = tempfile.mkdtemp(prefix="gpuleak-torchrun-", dir=s.logdir)
+    run = s.run("proc_torchrun", ["python3", "-m", "torch.distributed.run", "--standalone",
+                                  "--nproc_per_node=2", os.path.join(HERE, "torchrun_worker.py")],
+                env={"PYTHONMALLOC": "malloc"}, options=[f"--log-file={d}/gl.%p.log"],
+                timeout=300)
+    check(run.rc == 0, f"exit status {run.rc}: {run.out[-300:]} {run.err[-600:]}")
+    workers = {int(m.group(2)): int(m.group(3)) for m in
+               re.finditer(r"^torchrun_worker: rank (\d+) pid (\d+) leaked (\d+)$", run.out, re.M)}
+    check(len(workers) == 2, f"{len(workers)} worker lines: {run.out[-300:]}")
+    files = log_files(d)
+    for pid, size in workers.items():
+        check(pid in files, f"no log file for worker {pid} (files of {sorted(files)})")
+        reps = [r for r in parse_reports(files[pid]) if r.command is not None]
+        check(len(reps) == 1, f"worker {pid}: {len(reps)} reports")
+        mine = [x for x in reps[0].records if (x["bytes"], x["blocks"]) == (size, 1)]
+        check(len(mine) == 1 and mine[0]["kind"] == "definitely lost" and
+              mine[0]["frames"][0][0] == "cuMemAlloc_v2",
+              f"worker {pid}: records {[(x['bytes'], x['kind']) for x in reps[0].records]}")
+    for pid, text in files.items():
+        if pid not in workers:  # the agent, if it started CUDA: nothing of its own lost
+            reps = [r for r in parse_reports(text) if r.command is not None]
+            check(all(not r.records for r in reps), f"process {pid} reported records")
+    return f"{len(files)} log files"
+
+
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
@@ -1108,13 +1616,18 @@ TESTS = [
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
-    t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_no_cuda,
+    t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_cupy, t_frameworks_jax,
     t_client_api, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached, t_pytest_cupy,
+    t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_graph_capture,
+    t_graph_relaunch_free_outside, t_graph_never_launched, t_dlopen, t_proc_fork, t_proc_exec,
+    t_proc_exec_untraced, t_proc_spawn, t_proc_spawn_untraced, t_proc_shell_wrapper,
+    t_proc_shell_wrapper_untraced, t_proc_multiprocessing, t_proc_multiprocessing_untraced,
+    t_proc_torchrun,
 ]
 
 
@@ -1150,8 +1663,10 @@ def main():
             continue
         t0 = time.monotonic()
         try:
-            t(suite)
-            res, detail = "PASS", ""
+            got = t(suite)  # a test may return its recorded numbers, shown when it passes
+            res, detail = "PASS", got if isinstance(got, str) else ""
+        except Skip as e:
+            res, detail = "SKIP", str(e)
         except Failure as e:
             res, detail = "FAIL", str(e)
         except Exception as e:  # a broken test is a failure too, never a pass
@@ -1161,8 +1676,10 @@ def main():
     print(f"\nGPU suite ({gpuleak}), logs in {a.logs}")
     for name, res, detail, secs in rows:
         print(f"  {name:<{width}}  {res:<5} {secs:5.1f}s  {detail[:160]}")
-    failed = sum(1 for r in rows if r[1] != "PASS")
-    print(f"{len(rows) - failed} passed, {failed} failed")
+    passed = sum(1 for r in rows if r[1] == "PASS")
+    skipped = sum(1 for r in rows if r[1] == "SKIP")
+    failed = len(rows) - passed - skipped
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed else 0
 
 

@@ -5,6 +5,7 @@
 #include <cupti.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -14,9 +15,13 @@
 #include "track/api.h"
 #include "track/callback.h"
 #include "track/contexts.h"
+#include "track/graphs.h"
+#include "track/modules.h"
+#include "track/stack_capture.h"
 #include "track/thread_state.h"
 #include "track/tool_alloc.h"
 #include "track/tracker.h"
+#include "track/unwind.h"
 
 #define CTX_A ((CUcontext)(uintptr_t)0xc1000)
 #define CTX_B ((CUcontext)(uintptr_t)0xc2000)
@@ -347,29 +352,347 @@ START_TEST(test_failed_vmm_release)
 }
 END_TEST
 
-START_TEST(test_graph_nodes_through_callbacks)
+/* ---- graphs: memory nodes are blocks only while a launch's memory exists ---- */
+
+#define GRAPH_A ((CUgraph)(uintptr_t)0x6a000)
+#define GRAPH_B ((CUgraph)(uintptr_t)0x6b000)
+#define EXEC_A ((CUgraphExec)(uintptr_t)0xea000)
+#define EXEC_B ((CUgraphExec)(uintptr_t)0xeb000)
+#define STREAM_S ((CUstream)(uintptr_t)0x5a000)
+#define STREAM_T ((CUstream)(uintptr_t)0x5b000)
+#define NODE_VA 0x7f6000000000ULL
+#define NODE_VA2 0x7f6000200000ULL
+
+static void add_alloc_node(CUgraph g, CUdeviceptr va, size_t size, int device)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS np;
+    memset(&np, 0, sizeof np);
+    np.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    np.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    np.poolProps.location.id = device;
+    np.bytesize = size;
+    np.dptr = va; /* the driver's output */
+    CUgraphNode node = NULL;
+    cuGraphAddMemAllocNode_params p = {&node, g, NULL, 0, &np};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemAllocNode, &p, CUDA_SUCCESS, CTX_A);
+}
+
+/* A free node through cuGraphAddNode_v2 (cuGraphAddMemFreeNode's twin). */
+static void add_free_node(CUgraph g, CUdeviceptr va)
 {
     CUgraphNodeParams np;
     memset(&np, 0, sizeof np);
-    np.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
-    np.alloc.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    np.alloc.poolProps.location.id = 1;
-    np.alloc.bytesize = 4096;
-    np.alloc.dptr = 0x7f6000000000ULL;
+    np.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+    np.free.dptr = va;
     CUgraphNode node = NULL;
-    cuGraphAddNode_v2_params p = {&node, (CUgraph)0x1, NULL, NULL, 0, &np};
+    cuGraphAddNode_v2_params p = {&node, g, NULL, NULL, 0, &np};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2, &p, CUDA_SUCCESS, CTX_A);
-    struct gl_block_info b;
-    ck_assert(live_block(0x7f6000000000ULL, &b));
-    ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
-    ck_assert_int_eq(b.device, 1);
+}
 
+static void instantiate(CUgraphExec exec, CUgraph g, unsigned long long flags)
+{
+    CUgraphExec out = exec;
+    cuGraphInstantiateWithFlags_params p = {&out, g, flags};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphInstantiateWithFlags, &p, CUDA_SUCCESS, CTX_A);
+}
+
+static void launch(CUgraphExec exec, CUstream s)
+{
+    cuGraphLaunch_params p = {exec, s};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, &p, CUDA_SUCCESS, CTX_A);
+}
+
+static void graph_destroy(CUgraph g)
+{
+    cuGraphDestroy_params p = {g};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphDestroy, &p, CUDA_SUCCESS, CTX_A);
+}
+
+static void exec_destroy(CUgraphExec exec)
+{
+    cuGraphExecDestroy_params p = {exec};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphExecDestroy, &p, CUDA_SUCCESS, CTX_A);
+}
+
+static void begin_capture(CUstream s)
+{
+    cuStreamBeginCapture_v2_params p = {s, CU_STREAM_CAPTURE_MODE_GLOBAL};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, &p, CUDA_SUCCESS, CTX_A);
+}
+
+/* *phGraph is what the driver left there: the graph, or on failure whatever it held. */
+static void end_capture(CUstream s, CUgraph g, CUresult rc)
+{
+    CUgraph out = g;
+    cuStreamEndCapture_params p = {s, &out};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, &p, rc, CTX_A);
+}
+
+static void alloc_async(CUdeviceptr va, size_t size, CUstream s)
+{
+    CUdeviceptr out = va;
+    cuMemAllocAsync_params p = {&out, size, s};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &p, CUDA_SUCCESS, CTX_A);
+}
+
+static void free_async(CUdeviceptr va, CUstream s)
+{
+    cuMemFreeAsync_params p = {va, s};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &p, CUDA_SUCCESS, CTX_A);
+}
+
+START_TEST(test_graph_node_is_a_block_once_launched)
+{
+    add_alloc_node(GRAPH_A, NODE_VA, 4096, 1);
+    ck_assert(!live_block(NODE_VA, NULL));
+    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    instantiate(EXEC_A, GRAPH_A, 0);
+    ck_assert(!live_block(NODE_VA, NULL));
+
+    launch(EXEC_A, STREAM_S);
+    struct gl_block_info b;
+    ck_assert(live_block(NODE_VA, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
+    ck_assert_uint_eq(b.size, 4096);
+    ck_assert_int_eq(b.device, 1); /* the node's location, not the context's device 0 */
+    ck_assert_uint_eq(b.api, GL_API_cuGraphAddMemAllocNode);
+    ck_assert_uint_eq(b.ctx, (uintptr_t)CTX_A);
+    ck_assert_uint_eq(b.aux, (uintptr_t)STREAM_S); /* the launch's stream */
+    ck_assert_uint_eq(b.tid, (uint32_t)syscall(SYS_gettid));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.live_bytes, 4096);
+    ck_assert_uint_eq(s.live_blocks, 1);
+}
+END_TEST
+
+START_TEST(test_graph_freeing_its_own_allocation)
+{
+    add_alloc_node(GRAPH_A, NODE_VA, 4096, 0);
+    add_free_node(GRAPH_A, NODE_VA);
+    ck_assert_uint_eq(gl_graphs_node_count(), 2);
+    instantiate(EXEC_A, GRAPH_A, 0);
+    launch(EXEC_A, STREAM_S);
+    ck_assert(!live_block(NODE_VA, NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.bytes_allocated, 4096);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+    /* Every launch allocates and frees again. */
+    launch(EXEC_A, STREAM_S);
+    s = stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 2);
+    ck_assert_uint_eq(s.live_blocks, 0);
+}
+END_TEST
+
+/* A free node the driver refused to add frees nothing at launch. */
+START_TEST(test_graph_failed_free_node)
+{
+    add_alloc_node(GRAPH_A, NODE_VA, 4096, 0);
+    CUgraphNodeParams np;
     memset(&np, 0, sizeof np);
     np.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
-    np.free.dptr = 0x7f6000000000ULL;
-    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2, &p, CUDA_SUCCESS, CTX_A);
-    ck_assert(!live_block(0x7f6000000000ULL, NULL));
+    np.free.dptr = NODE_VA;
+    CUgraphNode node = NULL;
+    cuGraphAddNode_v2_params p = {&node, GRAPH_A, NULL, NULL, 0, &np};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2, &p, CUDA_ERROR_INVALID_VALUE, CTX_A);
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    instantiate(EXEC_A, GRAPH_A, 0);
+    launch(EXEC_A, STREAM_S);
+    ck_assert(live_block(NODE_VA, NULL));
+}
+END_TEST
+
+START_TEST(test_graph_destroyed_without_launch)
+{
+    add_alloc_node(GRAPH_A, NODE_VA, 4096, 0);
+    add_alloc_node(GRAPH_B, NODE_VA2, 4096, 0);
+    instantiate(EXEC_B, GRAPH_B, 0);
+    graph_destroy(GRAPH_A);
+    graph_destroy(GRAPH_B);
+    exec_destroy(EXEC_B);
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert(!live_block(NODE_VA, NULL));
+    ck_assert(!live_block(NODE_VA2, NULL));
+    /* Handles of destroyed graphs run nothing. */
+    instantiate(EXEC_A, GRAPH_A, 0);
+    launch(EXEC_A, STREAM_S);
+    launch(EXEC_B, STREAM_S);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 0);
+    ck_assert_uint_eq(s.live_blocks, 0);
+}
+END_TEST
+
+START_TEST(test_graph_relaunch_after_program_free)
+{
+    add_alloc_node(GRAPH_A, NODE_VA, 4096, 0);
+    instantiate(EXEC_A, GRAPH_A, 0);
+    graph_destroy(GRAPH_A); /* the exec keeps its nodes */
+    launch(EXEC_A, STREAM_S);
+    struct gl_block_info b;
+    ck_assert(live_block(NODE_VA, &b));
+    ck_assert_uint_eq(b.seq, 1);
+
+    free_async(NODE_VA, STREAM_T); /* not being captured: an ordinary free */
+    ck_assert(!live_block(NODE_VA, NULL));
     ck_assert_uint_eq(stats().frees, 1);
+
+    launch(EXEC_A, STREAM_T);
+    ck_assert(live_block(NODE_VA, &b));
+    ck_assert_uint_eq(b.seq, 2); /* a new allocation, numbered at the launch */
+    ck_assert_uint_eq(b.aux, (uintptr_t)STREAM_T);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.live_blocks, 1);
+    ck_assert_uint_eq(s.replaced, 0);
+}
+END_TEST
+
+START_TEST(test_graph_auto_free_on_launch)
+{
+    add_alloc_node(GRAPH_A, NODE_VA, 4096, 0);
+    instantiate(EXEC_A, GRAPH_A, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    launch(EXEC_A, STREAM_S);
+    ck_assert_uint_eq(stats().frees, 0);
+    launch(EXEC_A, STREAM_S); /* frees the first launch's memory, then allocates */
+    struct gl_block_info b;
+    ck_assert(live_block(NODE_VA, &b));
+    ck_assert_uint_eq(b.seq, 2);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.live_blocks, 1);
+    ck_assert_uint_eq(s.live_bytes, 4096);
+    ck_assert_uint_eq(s.replaced, 0);
+}
+END_TEST
+
+START_TEST(test_stream_capture)
+{
+    alloc_async(NODE_VA2, 64, STREAM_T); /* before the capture: freed by the graph */
+    begin_capture(STREAM_S);
+    ck_assert(gl_graphs_capturing());
+    alloc_async(NODE_VA, 512, STREAM_S);
+    ck_assert(!live_block(NODE_VA, NULL));
+    free_async(NODE_VA2, STREAM_S);
+    ck_assert(live_block(NODE_VA2, NULL));
+    ck_assert_uint_eq(stats().allocs, 1);
+
+    /* Another stream is not being captured: its allocation is a block at once. */
+    alloc_async(0x7f6000400000ULL, 128, STREAM_T);
+    struct gl_block_info b;
+    ck_assert(live_block(0x7f6000400000ULL, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
+    ck_assert_uint_eq(stats().allocs, 2);
+
+    end_capture(STREAM_S, GRAPH_A, CUDA_SUCCESS);
+    ck_assert(!gl_graphs_capturing());
+    ck_assert(!live_block(NODE_VA, NULL));
+    ck_assert(live_block(NODE_VA2, NULL));
+    instantiate(EXEC_A, GRAPH_A, 0);
+    launch(EXEC_A, STREAM_S);
+    ck_assert(live_block(NODE_VA, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
+    ck_assert_uint_eq(b.size, 512);
+    ck_assert_uint_eq(b.api, GL_API_cuMemAllocAsync);
+    ck_assert(!live_block(NODE_VA2, NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 3);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+
+    /* The capture is over: the stream's allocations are blocks again. */
+    alloc_async(0x7f6000600000ULL, 256, STREAM_S);
+    ck_assert(live_block(0x7f6000600000ULL, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
+}
+END_TEST
+
+START_TEST(test_failed_end_capture)
+{
+    begin_capture(STREAM_S);
+    alloc_async(NODE_VA, 512, STREAM_S);
+    /* Invalidated: the driver left whatever the output held. */
+    end_capture(STREAM_S, GRAPH_A, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    ck_assert(!gl_graphs_capturing());
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    instantiate(EXEC_A, GRAPH_A, 0);
+    launch(EXEC_A, STREAM_S);
+    ck_assert(!live_block(NODE_VA, NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 0);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    /* Not captured any more. */
+    alloc_async(NODE_VA, 512, STREAM_S);
+    struct gl_block_info b;
+    ck_assert(live_block(NODE_VA, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
+}
+END_TEST
+
+/* A launched block's stack is its node's: the stack of the call that built the
+ * graph, not the launch's.  Needs libunwind for real stacks; it is loaded after
+ * test_stacks_enabled_without_unwinder, which needs it unloaded (CK_FORK=no). */
+#define TEST_FN __attribute__((noinline, noipa, used, optimize("O0")))
+
+static volatile int sink;
+
+/* A node, then a plain cuMemAlloc, from one call site: the same stack. */
+TEST_FN void node_and_plain_alloc_at_one_site(void)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS np;
+    memset(&np, 0, sizeof np);
+    np.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    np.bytesize = 4096;
+    np.dptr = NODE_VA;
+    CUgraphNode node = NULL;
+    cuGraphAddMemAllocNode_params pn = {&node, GRAPH_A, NULL, 0, &np};
+    CUdeviceptr out = 0x7f6000800000ULL;
+    cuMemAlloc_v2_params pa = {&out, 4096};
+    const CUpti_CallbackId cbid[2] = {CUPTI_DRIVER_TRACE_CBID_cuGraphAddMemAllocNode,
+                                      CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2};
+    const void *params[2] = {&pn, &pa};
+    for (int k = 0; k < 2; k++) {
+        driver_call(cbid[k], params[k], CUDA_SUCCESS, CTX_A);
+        sink++;
+    }
+}
+
+TEST_FN void node_at_another_site(void)
+{
+    add_alloc_node(GRAPH_A, NODE_VA2, 4096, 0);
+    sink++;
+}
+
+START_TEST(test_graph_block_has_node_stack)
+{
+    char err[256];
+    if (!gl_unwind_load(err, sizeof err)) {
+        fprintf(stderr, "check_callback: %s: graph stack test skipped\n", err);
+        return;
+    }
+    gl_modules_clear();
+    gl_stack_init(16);
+    gl_callback_set_stacks(1);
+    node_and_plain_alloc_at_one_site();
+    node_at_another_site();
+    instantiate(EXEC_A, GRAPH_A, 0);
+    launch(EXEC_A, STREAM_S);
+    struct gl_block_info plain, first, second;
+    ck_assert(live_block(0x7f6000800000ULL, &plain));
+    ck_assert(live_block(NODE_VA, &first));
+    ck_assert(live_block(NODE_VA2, &second));
+    ck_assert_uint_ne(plain.stack, 0);
+    ck_assert_uint_eq(first.stack, plain.stack);
+    ck_assert_uint_ne(second.stack, 0);
+    ck_assert_uint_ne(second.stack, first.stack);
 }
 END_TEST
 
@@ -473,13 +796,22 @@ static Suite *callback_suite(void)
     tcase_add_test(tc, test_context_device_asked_once);
     tcase_add_test(tc, test_vmm_through_callbacks);
     tcase_add_test(tc, test_failed_vmm_release);
-    tcase_add_test(tc, test_graph_nodes_through_callbacks);
+    tcase_add_test(tc, test_graph_node_is_a_block_once_launched);
+    tcase_add_test(tc, test_graph_freeing_its_own_allocation);
+    tcase_add_test(tc, test_graph_failed_free_node);
+    tcase_add_test(tc, test_graph_destroyed_without_launch);
+    tcase_add_test(tc, test_graph_relaunch_after_program_free);
+    tcase_add_test(tc, test_graph_auto_free_on_launch);
+    tcase_add_test(tc, test_stream_capture);
+    tcase_add_test(tc, test_failed_end_capture);
     tcase_add_test(tc, test_untracked_call_ignored);
     tcase_add_test(tc, test_not_tracking_ignores_everything);
     tcase_add_test(tc, test_context_destroy_resource);
     tcase_add_test(tc, test_context_pointer_reused);
     tcase_add_test(tc, test_stacks_enabled_without_unwinder);
-    tcase_add_test(tc, test_bench_null_mode);
+    /* After test_stacks_enabled_without_unwinder: loads libunwind. */
+    tcase_add_test(tc, test_graph_block_has_node_stack);
+    tcase_add_test(tc, test_bench_null_mode); /* last: leaves the callback off */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,8 @@
 /* lib/track/cupti_decode.h: every driver entry point of driver_api.def, decoded
  * from a hand-built CUPTI parameter struct (generated_cuda_meta.h), and driven
  * through the CUPTI callback handler: allocations (and their failures), releases,
- * and the copies and sets checked with --check-api-ranges. */
+ * the copies and sets checked with --check-api-ranges, and graphs' memory nodes
+ * and control calls (graphs.h). */
 #include <check.h>
 #include <cupti.h>
 #include <stdint.h>
@@ -13,6 +14,7 @@
 #include "track/api_errors.h"
 #include "track/callback.h"
 #include "track/cupti_decode.h"
+#include "track/graphs.h"
 #include "track/tool_alloc.h"
 #include "track/tracker.h"
 
@@ -227,12 +229,187 @@ static void drive_access(uint32_t cbid, const void *params, struct want w, const
     gl_api_errors_reset();
 }
 
+/* ---- graphs (graphs.h): memory nodes and control calls through the handler ----
+ *
+ * A node is no block until a launch runs it; the control calls act on the node
+ * sets, set up here directly through graphs.h. */
+
+#define NODE_VA 0x7f7700000000ULL
+#define NODE_SIZE 8192
+#define OTHER_GRAPH 0x6100ULL
+#define OTHER_EXEC 0xe100ULL
+
+static bool graph_node_api(unsigned api)
+{
+    return api == GL_API_cuGraphAddMemAllocNode || api == GL_API_cuGraphAddMemFreeNode ||
+           api == GL_API_cuGraphAddNode || api == GL_API_cuGraphAddNode_v2;
+}
+
+/* An allocation node of NODE_SIZE bytes at NODE_VA in graph, as the handler records it. */
+static void plant_node(uint64_t graph)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = GL_MEM_GRAPH,
+                          .api = GL_API_cuGraphAddMemAllocNode,
+                          .key = NODE_VA,
+                          .size = NODE_SIZE,
+                          .aux = graph};
+    gl_graphs_node_alloc(&ev);
+}
+
+/* A captured stream-ordered allocation at NODE_VA on stream. */
+static bool capture_node(uint64_t stream)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = GL_MEM_ASYNC,
+                          .api = GL_API_cuMemAllocAsync,
+                          .key = NODE_VA,
+                          .size = NODE_SIZE,
+                          .aux = stream};
+    return gl_graphs_captured_alloc(&ev);
+}
+
+/* A graph's memory node: recorded in the graph named by aux, a block only once
+ * an executable graph of it is launched. */
+static void drive_graph_node(uint32_t cbid, const void *params, struct want w, const char *what,
+                             int line)
+{
+    struct gl_block_info b;
+    if (w.type == GL_EV_ALLOC) {
+        drive_failed_alloc(cbid, params, w, what, line);
+        ck_assert_msg(gl_graphs_node_count() == 0, "%s (line %d): a failed call added a node", what,
+                      line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(!live(w.key, NULL), "%s (line %d): a node is a block before any launch", what,
+                      line);
+        ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the callbacks",
+                      what, line, gl_graphs_node_count());
+        gl_graphs_instantiate(OTHER_EXEC, w.aux, 0);
+        gl_graphs_launch(OTHER_EXEC, 0x5eed00, (uintptr_t)CTX, 1);
+        ck_assert_msg(live(w.key, &b), "%s (line %d): no block after the launch", what, line);
+        ck_assert_msg(b.size == w.size && b.kind == w.kind && b.device == w.device &&
+                          b.api == gl_decode_api_of_cbid(cbid),
+                      "%s (line %d): block size %llu kind %u device %d api %u", what, line,
+                      (unsigned long long)b.size, b.kind, b.device, b.api);
+    } else {
+        plant(w.key, GL_MEM_DEVICE);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(live(w.key, NULL), "%s (line %d): a free node freed before any launch", what,
+                      line);
+        ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the callbacks",
+                      what, line, gl_graphs_node_count());
+        gl_graphs_instantiate(OTHER_EXEC, w.aux, 0);
+        gl_graphs_launch(OTHER_EXEC, 0x5eed00, (uintptr_t)CTX, 1);
+        ck_assert_msg(!live(w.key, NULL), "%s (line %d): block survived the launch of its free",
+                      what, line);
+    }
+}
+
+static void drive_control(uint32_t cbid, const void *params, struct want w, const char *what,
+                          int line)
+{
+    struct gl_block_info b;
+    struct gl_tracker_stats st;
+    switch (w.type) {
+    case GL_EV_CAPTURE_BEGIN:
+        call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
+        ck_assert_msg(!gl_graphs_capturing(), "%s (line %d): a failed begin started a capture",
+                      what, line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(gl_graphs_capturing() && capture_node(w.aux),
+                      "%s (line %d): stream 0x%llx not captured", what, line,
+                      (unsigned long long)w.aux);
+        break;
+    case GL_EV_CAPTURE_END:
+        /* A failed end ends the capture too, and its nodes go nowhere. */
+        gl_graphs_capture_begin(w.aux);
+        ck_assert(capture_node(w.aux));
+        call_handler(cbid, params, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+        ck_assert_msg(!gl_graphs_capturing() && gl_graphs_node_count() == 0,
+                      "%s (line %d): a failed end left the capture (%u nodes)", what, line,
+                      gl_graphs_node_count());
+        gl_graphs_capture_begin(w.aux);
+        ck_assert(capture_node(w.aux));
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(!gl_graphs_capturing(), "%s (line %d): still capturing", what, line);
+        ck_assert_msg(gl_graphs_node_count() == (w.key ? 1u : 0u),
+                      "%s (line %d): %u nodes after the end", what, line, gl_graphs_node_count());
+        if (w.key) {
+            gl_graphs_instantiate(OTHER_EXEC, w.key, 0);
+            gl_graphs_launch(OTHER_EXEC, w.aux, (uintptr_t)CTX, 1);
+            ck_assert_msg(live(NODE_VA, &b) && b.size == NODE_SIZE && b.kind == GL_MEM_GRAPH,
+                          "%s (line %d): the captured node is not graph 0x%llx's", what, line,
+                          (unsigned long long)w.key);
+        }
+        break;
+    case GL_EV_GRAPH_INSTANTIATE:
+        plant_node(w.aux);
+        call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
+        ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): a failed call instantiated", what,
+                      line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(gl_graphs_node_count() == 2, "%s (line %d): %u nodes after instantiation",
+                      what, line, gl_graphs_node_count());
+        gl_graphs_launch(w.key, 0x5eed00, (uintptr_t)CTX, 1);
+        ck_assert_msg(live(NODE_VA, NULL), "%s (line %d): exec 0x%llx launched no block", what,
+                      line, (unsigned long long)w.key);
+        /* The flags reach the exec: AUTO_FREE_ON_LAUNCH frees the block before the
+         * next launch makes it again; without it, the launch lands on a live block. */
+        gl_graphs_launch(w.key, 0x5eed00, (uintptr_t)CTX, 1);
+        gl_tracker_stats(&st);
+        bool auto_free = w.size & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+        ck_assert_msg(st.replaced == (auto_free ? 0u : 1u) && st.live_blocks == 1,
+                      "%s (line %d): %llu replaced, %llu live at a relaunch with flags 0x%llx",
+                      what, line, (unsigned long long)st.replaced,
+                      (unsigned long long)st.live_blocks, (unsigned long long)w.size);
+        break;
+    case GL_EV_GRAPH_LAUNCH:
+        plant_node(OTHER_GRAPH);
+        gl_graphs_instantiate(w.key, OTHER_GRAPH, 0);
+        call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
+        ck_assert_msg(!live(NODE_VA, NULL), "%s (line %d): a failed launch made a block", what,
+                      line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(live(NODE_VA, &b), "%s (line %d): no block after the launch", what, line);
+        ck_assert_msg(b.aux == w.aux && b.ctx == (uintptr_t)CTX && b.kind == GL_MEM_GRAPH,
+                      "%s (line %d): block stream 0x%llx ctx 0x%llx kind %u", what, line,
+                      (unsigned long long)b.aux, (unsigned long long)b.ctx, b.kind);
+        break;
+    case GL_EV_GRAPH_DESTROY:
+        plant_node(w.key);
+        plant_node(OTHER_GRAPH);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the destroy", what,
+                      line, gl_graphs_node_count());
+        break;
+    case GL_EV_GRAPH_EXEC_DESTROY:
+        plant_node(OTHER_GRAPH);
+        gl_graphs_instantiate(w.key, OTHER_GRAPH, 0);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the destroy", what,
+                      line, gl_graphs_node_count());
+        gl_graphs_launch(w.key, 0x5eed00, (uintptr_t)CTX, 1);
+        ck_assert_msg(!live(NODE_VA, NULL), "%s (line %d): a destroyed exec launched", what, line);
+        break;
+    default:
+        ck_abort_msg("%s: no handler check for event type %u", what, w.type);
+    }
+}
+
 static void drive_handler(uint32_t cbid, const void *params, struct want w, const char *what,
                           int line)
 {
     gl_tracker_reset();
     struct gl_block_info b;
     uint64_t mapped;
+    if (w.type >= GL_EV_CAPTURE_BEGIN) {
+        drive_control(cbid, params, w, what, line);
+        return;
+    }
+    if (graph_node_api(gl_decode_api_of_cbid(cbid))) {
+        drive_graph_node(cbid, params, w, what, line);
+        return;
+    }
     switch (w.type) {
     case GL_EV_ALLOC:
         drive_failed_alloc(cbid, params, w, what, line);
@@ -304,6 +481,8 @@ static void expect_nothing_at(uint32_t cbid, const void *params, const char *wha
 #define ALLOC_AT_EXIT .site = GL_SITE_EXIT, .type = GL_EV_ALLOC
 #define FREE_AT_ENTER .site = GL_SITE_ENTER, .type = GL_EV_FREE
 #define ACCESS_AT_ENTER .site = GL_SITE_ENTER, .type = GL_EV_ACCESS
+#define CONTROL_AT_EXIT(t) .site = GL_SITE_EXIT, .type = (t)
+#define CONTROL_AT_ENTER(t) .site = GL_SITE_ENTER, .type = (t)
 
 /* ---- one checker per entry point of driver_api.def ---- */
 
@@ -641,7 +820,7 @@ static void chk_cuGraphAddMemAllocNode(void)
     CUgraphNode node = NULL;
     cuGraphAddMemAllocNode_params p = {&node, (CUgraph)0x6000, NULL, 0, &np};
     EXPECT(cuGraphAddMemAllocNode, &p, ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH,
-           .key = 0x7f4000000000ULL, .size = 1 << 16, .device = 1);
+           .key = 0x7f4000000000ULL, .size = 1 << 16, .device = 1, .aux = 0x6000);
     p.nodeParams = NULL;
     EXPECT_NOTHING(cuGraphAddMemAllocNode, &p);
 }
@@ -650,7 +829,7 @@ static void chk_cuGraphAddMemFreeNode(void)
 {
     CUgraphNode node = NULL;
     cuGraphAddMemFreeNode_params p = {&node, (CUgraph)0x6000, NULL, 0, 0x7f4000000000ULL};
-    EXPECT(cuGraphAddMemFreeNode, &p, FREE_AT_ENTER, .key = 0x7f4000000000ULL);
+    EXPECT(cuGraphAddMemFreeNode, &p, FREE_AT_ENTER, .key = 0x7f4000000000ULL, .aux = 0x6000);
     p.dptr = 0;
     EXPECT_NOTHING(cuGraphAddMemFreeNode, &p);
 }
@@ -676,9 +855,9 @@ static void chk_cuGraphAddNode(void)
     cuGraphAddNode_params p = {&node, (CUgraph)0x6000, NULL, 0, &np};
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
     EXPECT(cuGraphAddNode, &p, ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
-           .size = 3 << 20, .device = 2);
+           .size = 3 << 20, .device = 2, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_FREE);
-    EXPECT(cuGraphAddNode, &p, FREE_AT_ENTER, .key = 0x7f4400000000ULL);
+    EXPECT(cuGraphAddNode, &p, FREE_AT_ENTER, .key = 0x7f4400000000ULL, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_KERNEL);
     EXPECT_NOTHING(cuGraphAddNode, &p);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEMSET);
@@ -694,9 +873,9 @@ static void chk_cuGraphAddNode_v2(void)
     cuGraphAddNode_v2_params p = {&node, (CUgraph)0x6000, NULL, NULL, 0, &np};
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
     EXPECT(cuGraphAddNode_v2, &p, ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
-           .size = 3 << 20, .device = 2);
+           .size = 3 << 20, .device = 2, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_FREE);
-    EXPECT(cuGraphAddNode_v2, &p, FREE_AT_ENTER, .key = 0x7f4400000000ULL);
+    EXPECT(cuGraphAddNode_v2, &p, FREE_AT_ENTER, .key = 0x7f4400000000ULL, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_HOST);
     EXPECT_NOTHING(cuGraphAddNode_v2, &p);
 }
@@ -1431,6 +1610,167 @@ static void chk_cuMemsetD2D32Async_ptsz(void)
     EXPECT(cuMemsetD2D32Async_ptsz, &p, ACCESS_AT_ENTER, .key = DST, .size = 1936);
 }
 
+/* ---- graphs' control calls: decoded at the exit of a call that built or ran
+ * something, at the entry of a destroy ---- */
+
+#define CAP_STREAM 0x5eed00ULL
+#define GRAPH 0x6000ULL
+#define EXEC 0xe000ULL
+
+static void chk_cuStreamBeginCapture(void)
+{
+    cuStreamBeginCapture_params p = {(CUstream)CAP_STREAM};
+    EXPECT(cuStreamBeginCapture, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_BEGIN), .aux = CAP_STREAM);
+}
+
+static void chk_cuStreamBeginCapture_ptsz(void)
+{
+    cuStreamBeginCapture_ptsz_params p = {(CUstream)0xabc000};
+    EXPECT(cuStreamBeginCapture_ptsz, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_BEGIN), .aux = 0xabc000);
+}
+
+static void chk_cuStreamBeginCapture_v2(void)
+{
+    cuStreamBeginCapture_v2_params p = {(CUstream)CAP_STREAM, CU_STREAM_CAPTURE_MODE_GLOBAL};
+    EXPECT(cuStreamBeginCapture_v2, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_BEGIN), .aux = CAP_STREAM);
+}
+
+static void chk_cuStreamBeginCapture_v2_ptsz(void)
+{
+    cuStreamBeginCapture_v2_ptsz_params p = {(CUstream)0xabc000, CU_STREAM_CAPTURE_MODE_RELAXED};
+    EXPECT(cuStreamBeginCapture_v2_ptsz, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_BEGIN), .aux = 0xabc000);
+}
+
+static void chk_cuStreamBeginCaptureToGraph(void)
+{
+    cuStreamBeginCaptureToGraph_params p = {
+        (CUstream)CAP_STREAM, (CUgraph)GRAPH, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_GLOBAL};
+    EXPECT(cuStreamBeginCaptureToGraph, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_BEGIN),
+           .aux = CAP_STREAM);
+}
+
+static void chk_cuStreamBeginCaptureToGraph_ptsz(void)
+{
+    cuStreamBeginCaptureToGraph_ptsz_params p = {
+        (CUstream)0xabc000, (CUgraph)GRAPH, NULL, NULL, 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL};
+    EXPECT(cuStreamBeginCaptureToGraph_ptsz, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_BEGIN),
+           .aux = 0xabc000);
+}
+
+static void chk_cuStreamEndCapture(void)
+{
+    CUgraph g = (CUgraph)GRAPH;
+    cuStreamEndCapture_params p = {(CUstream)CAP_STREAM, &g};
+    EXPECT(cuStreamEndCapture, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_END), .key = GRAPH,
+           .aux = CAP_STREAM);
+    g = NULL; /* an invalidated capture gives no graph */
+    EXPECT(cuStreamEndCapture, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_END), .aux = CAP_STREAM);
+    g = (CUgraph)GRAPH;
+    p.phGraph = NULL; /* no output: the capture still ends */
+    EXPECT(cuStreamEndCapture, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_END), .aux = CAP_STREAM);
+}
+
+static void chk_cuStreamEndCapture_ptsz(void)
+{
+    CUgraph g = (CUgraph)0x6800;
+    cuStreamEndCapture_ptsz_params p = {(CUstream)0xabc000, &g};
+    EXPECT(cuStreamEndCapture_ptsz, &p, CONTROL_AT_EXIT(GL_EV_CAPTURE_END), .key = 0x6800,
+           .aux = 0xabc000);
+}
+
+static void chk_cuGraphInstantiate(void)
+{
+    CUgraphExec e = (CUgraphExec)EXEC;
+    char log[16];
+    cuGraphInstantiate_params p = {&e, (CUgraph)GRAPH, NULL, log, sizeof log};
+    EXPECT(cuGraphInstantiate, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE), .key = EXEC,
+           .aux = GRAPH);
+    p.phGraphExec = NULL;
+    EXPECT_NOTHING(cuGraphInstantiate, &p);
+}
+
+static void chk_cuGraphInstantiate_v2(void)
+{
+    CUgraphExec e = (CUgraphExec)0xe800;
+    cuGraphInstantiate_v2_params p = {&e, (CUgraph)GRAPH, NULL, NULL, 0};
+    EXPECT(cuGraphInstantiate_v2, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE), .key = 0xe800,
+           .aux = GRAPH);
+    p.phGraphExec = NULL;
+    EXPECT_NOTHING(cuGraphInstantiate_v2, &p);
+}
+
+static void chk_cuGraphInstantiateWithFlags(void)
+{
+    CUgraphExec e = (CUgraphExec)EXEC;
+    cuGraphInstantiateWithFlags_params p = {&e, (CUgraph)GRAPH,
+                                            CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH};
+    EXPECT(cuGraphInstantiateWithFlags, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE), .key = EXEC,
+           .aux = GRAPH, .size = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
+    p.flags = CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    EXPECT(cuGraphInstantiateWithFlags, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE), .key = EXEC,
+           .aux = GRAPH, .size = CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+    p.phGraphExec = NULL;
+    EXPECT_NOTHING(cuGraphInstantiateWithFlags, &p);
+}
+
+static void chk_cuGraphInstantiateWithParams(void)
+{
+    CUgraphExec e = (CUgraphExec)EXEC;
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip;
+    memset(&ip, 0, sizeof ip);
+    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+               CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    ip.hUploadStream = (CUstream)CAP_STREAM;
+    cuGraphInstantiateWithParams_params p = {&e, (CUgraph)GRAPH, &ip};
+    EXPECT(cuGraphInstantiateWithParams, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE), .key = EXEC,
+           .aux = GRAPH,
+           .size = CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH |
+                   CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY);
+    p.instantiateParams = NULL; /* no parameters: no flags */
+    EXPECT(cuGraphInstantiateWithParams, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE), .key = EXEC,
+           .aux = GRAPH);
+    p.phGraphExec = NULL;
+    EXPECT_NOTHING(cuGraphInstantiateWithParams, &p);
+}
+
+static void chk_cuGraphInstantiateWithParams_ptsz(void)
+{
+    CUgraphExec e = (CUgraphExec)0xe800;
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip;
+    memset(&ip, 0, sizeof ip);
+    ip.flags = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+    cuGraphInstantiateWithParams_ptsz_params p = {&e, (CUgraph)0x6800, &ip};
+    EXPECT(cuGraphInstantiateWithParams_ptsz, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_INSTANTIATE),
+           .key = 0xe800, .aux = 0x6800, .size = CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
+    p.phGraphExec = NULL;
+    EXPECT_NOTHING(cuGraphInstantiateWithParams_ptsz, &p);
+}
+
+static void chk_cuGraphLaunch(void)
+{
+    cuGraphLaunch_params p = {(CUgraphExec)EXEC, (CUstream)CAP_STREAM};
+    EXPECT(cuGraphLaunch, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_LAUNCH), .key = EXEC, .aux = CAP_STREAM);
+}
+
+static void chk_cuGraphLaunch_ptsz(void)
+{
+    cuGraphLaunch_ptsz_params p = {(CUgraphExec)0xe800, (CUstream)0xabc000};
+    EXPECT(cuGraphLaunch_ptsz, &p, CONTROL_AT_EXIT(GL_EV_GRAPH_LAUNCH), .key = 0xe800,
+           .aux = 0xabc000);
+}
+
+static void chk_cuGraphDestroy(void)
+{
+    cuGraphDestroy_params p = {(CUgraph)GRAPH};
+    EXPECT(cuGraphDestroy, &p, CONTROL_AT_ENTER(GL_EV_GRAPH_DESTROY), .key = GRAPH);
+}
+
+static void chk_cuGraphExecDestroy(void)
+{
+    cuGraphExecDestroy_params p = {(CUgraphExec)EXEC};
+    EXPECT(cuGraphExecDestroy, &p, CONTROL_AT_ENTER(GL_EV_GRAPH_EXEC_DESTROY), .key = EXEC);
+}
+
 /* Every entry point of driver_api.def must have its checker here: a new line in
  * the .def without one fails test_every_entry_point. */
 static void (*const checkers[GL_API_COUNT])(void) = {
@@ -1540,6 +1880,23 @@ static void (*const checkers[GL_API_COUNT])(void) = {
     [GL_API_cuMemsetD2D32_v2_ptds] = chk_cuMemsetD2D32_v2_ptds,
     [GL_API_cuMemsetD2D32Async] = chk_cuMemsetD2D32Async,
     [GL_API_cuMemsetD2D32Async_ptsz] = chk_cuMemsetD2D32Async_ptsz,
+    [GL_API_cuStreamBeginCapture] = chk_cuStreamBeginCapture,
+    [GL_API_cuStreamBeginCapture_ptsz] = chk_cuStreamBeginCapture_ptsz,
+    [GL_API_cuStreamBeginCapture_v2] = chk_cuStreamBeginCapture_v2,
+    [GL_API_cuStreamBeginCapture_v2_ptsz] = chk_cuStreamBeginCapture_v2_ptsz,
+    [GL_API_cuStreamBeginCaptureToGraph] = chk_cuStreamBeginCaptureToGraph,
+    [GL_API_cuStreamBeginCaptureToGraph_ptsz] = chk_cuStreamBeginCaptureToGraph_ptsz,
+    [GL_API_cuStreamEndCapture] = chk_cuStreamEndCapture,
+    [GL_API_cuStreamEndCapture_ptsz] = chk_cuStreamEndCapture_ptsz,
+    [GL_API_cuGraphInstantiate] = chk_cuGraphInstantiate,
+    [GL_API_cuGraphInstantiate_v2] = chk_cuGraphInstantiate_v2,
+    [GL_API_cuGraphInstantiateWithFlags] = chk_cuGraphInstantiateWithFlags,
+    [GL_API_cuGraphInstantiateWithParams] = chk_cuGraphInstantiateWithParams,
+    [GL_API_cuGraphInstantiateWithParams_ptsz] = chk_cuGraphInstantiateWithParams_ptsz,
+    [GL_API_cuGraphLaunch] = chk_cuGraphLaunch,
+    [GL_API_cuGraphLaunch_ptsz] = chk_cuGraphLaunch_ptsz,
+    [GL_API_cuGraphDestroy] = chk_cuGraphDestroy,
+    [GL_API_cuGraphExecDestroy] = chk_cuGraphExecDestroy,
 };
 
 /* Loop test: _i is the API id. */
@@ -1663,7 +2020,8 @@ START_TEST(test_failed_alloc)
     np.bytesize = 1 << 16;
     CUgraphNode node = NULL;
     cuGraphAddMemAllocNode_params gp = {&node, (CUgraph)0x6000, NULL, 0, &np};
-    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .kind = GL_MEM_GRAPH, .size = 1 << 16, .device = 1);
+    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .kind = GL_MEM_GRAPH, .size = 1 << 16, .device = 1,
+                  .aux = 0x6000);
 
     /* Releases and copies are not allocations: nothing at exit. */
     cuMemFree_v2_params fr = {0x7f0000200000ULL};

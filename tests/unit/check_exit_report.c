@@ -369,6 +369,17 @@ START_TEST(test_verbose_lines)
              pfx);
     ck_assert_msg(strstr(got, want) != NULL, "%s", got);
     ck_assert_ptr_nonnull(strstr(got, " distinct allocation stacks; tracking memory "));
+    /* One block left (the replaced one is gone): the table's cost per block. */
+    const char *t = strstr(got, "gpuleak: block table ");
+    ck_assert_msg(t != NULL, "%s", got);
+    char bytes[32];
+    double per;
+    ck_assert_int_eq(sscanf(t, "gpuleak: block table %31s bytes for 1 live blocks (%lf bytes per "
+                               "block); stack depot ",
+                            bytes, &per),
+                     2);
+    ck_assert(per > 0);
+    ck_assert_ptr_nonnull(strstr(got, "gpuleak: leak check took 0."));
     free(got);
 }
 END_TEST

@@ -198,6 +198,19 @@ START_TEST(test_show_below_main)
 }
 END_TEST
 
+/* Unlike Valgrind, children are traced by default: a wrapper's GPU work is
+ * usually in the programs it starts. */
+START_TEST(test_trace_children)
+{
+    ck_assert_int_eq(opt.trace_children, true);
+    parse_ok("--trace-children=no");
+    ck_assert_int_eq(opt.trace_children, false);
+    parse_ok("--trace-children=yes");
+    ck_assert_int_eq(opt.trace_children, true);
+    parse_bad("--trace-children=all", "--trace-children: invalid value 'all' (expected yes|no)");
+}
+END_TEST
+
 /* ---- --log-file ---- */
 
 START_TEST(test_log_file_values)
@@ -464,6 +477,7 @@ static const char *const expected_names[] = {
     "xml",
     "xml-file",
     "json-file",
+    "trace-children",
     "child-silent-after-fork",
     "tool",
     "quiet",
@@ -588,6 +602,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_num_callers_values);
     tcase_add_test(tc, test_num_callers_bad);
     tcase_add_test(tc, test_show_below_main);
+    tcase_add_test(tc, test_trace_children);
     tcase_add_test(tc, test_log_file_values);
     tcase_add_test(tc, test_log_file_bad);
     tcase_add_test(tc, test_quiet);

@@ -1,0 +1,27 @@
+/* dlclose, interposed: a shared object the program unloads is remembered
+ * (report/unloaded_objects.h), so that the stacks of the blocks it allocated
+ * still name its functions and lines in the exit report. */
+#include <dlfcn.h>
+
+#include "report/unloaded_objects.h"
+#include "runtime.h"
+
+#define GL_EXPORT __attribute__((visibility("default")))
+
+GL_EXPORT int dlclose(void *handle)
+{
+    static int (*real_dlclose)(void *);
+    if (!real_dlclose) {
+        real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+        if (!real_dlclose)
+            return -1; /* no dlclose below: nothing could be unloaded */
+    }
+    if (!gl_rt_tracking())
+        return real_dlclose(handle);
+    struct gl_unloading u;
+    gl_unloading_begin(handle, &u);
+    int rc = real_dlclose(handle);
+    if (rc == 0)
+        gl_unloading_end(&u);
+    return rc;
+}

@@ -1,0 +1,328 @@
+#include "graphs.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "api.h"
+#include "gl_uthash.h"
+#include "spinlock.h"
+#include "tool_alloc.h"
+#include "tracker.h"
+
+struct node {
+    uint64_t va, size;
+    uint32_t stack;
+    int16_t device;
+    uint16_t api;
+    uint16_t flags; /* the event's GL_EVF_IGNORED (gpuleak_disable) */
+    bool is_free;
+    /* In an exec: an allocation the same graph frees, or a free of the
+     * graph's own allocation (found once, at instantiation). */
+    bool paired;
+};
+
+/* The nodes of one capture, graph or executable graph, by its handle. */
+struct node_set {
+    uint64_t handle;
+    struct node *nodes;
+    uint32_t n, cap;
+    bool auto_free; /* an exec instantiated with AUTO_FREE_ON_LAUNCH */
+    UT_hash_handle hh;
+};
+
+static struct node_set *captures, *graphs, *execs;
+static gl_spinlock lock;
+static atomic_int capturing;    /* streams in captures */
+static atomic_int exec_sets;    /* sets in execs: launches of other graphs cost one load */
+static atomic_uint total_nodes; /* for tests */
+
+/* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, without the header here. */
+#define AUTO_FREE_ON_LAUNCH 1ull
+
+bool gl_graphs_capturing(void)
+{
+    return atomic_load_explicit(&capturing, memory_order_relaxed) > 0;
+}
+
+static struct node_set *find(struct node_set *head, uint64_t handle)
+{
+    struct node_set *s = NULL;
+    HASH_FIND(hh, head, &handle, sizeof handle, s);
+    return s;
+}
+
+static struct node_set *find_or_add(struct node_set **head, uint64_t handle)
+{
+    struct node_set *s = find(*head, handle);
+    if (s)
+        return s;
+    s = gl_tool_alloc(sizeof *s);
+    if (!s)
+        return NULL;
+    memset(s, 0, sizeof *s);
+    s->handle = handle;
+    HASH_ADD(hh, *head, handle, sizeof s->handle, s);
+    if (!find(*head, handle)) { /* out of memory inside uthash */
+        gl_tool_free(s, sizeof *s);
+        return NULL;
+    }
+    return s;
+}
+
+static bool append(struct node_set *s, const struct node *n)
+{
+    if (s->n == s->cap) {
+        uint32_t cap = s->cap ? 2 * s->cap : 4;
+        struct node *v = gl_tool_alloc(cap * sizeof *v);
+        if (!v)
+            return false;
+        if (s->n)
+            memcpy(v, s->nodes, s->n * sizeof *v);
+        if (s->nodes)
+            gl_tool_free(s->nodes, s->cap * sizeof *v);
+        s->nodes = v;
+        s->cap = cap;
+    }
+    s->nodes[s->n++] = *n;
+    atomic_fetch_add(&total_nodes, 1);
+    return true;
+}
+
+static void clear(struct node_set *s)
+{
+    atomic_fetch_sub(&total_nodes, s->n);
+    s->n = 0;
+}
+
+static void drop(struct node_set **head, struct node_set *s)
+{
+    HASH_DEL(*head, s);
+    clear(s);
+    if (s->nodes)
+        gl_tool_free(s->nodes, s->cap * sizeof *s->nodes);
+    gl_tool_free(s, sizeof *s);
+}
+
+static struct node node_of(const struct gl_event *ev, bool is_free)
+{
+    return (struct node){.va = ev->key,
+                         .size = ev->size,
+                         .stack = ev->stack,
+                         .device = ev->device,
+                         .api = ev->api,
+                         .flags = (uint16_t)(ev->flags & GL_EVF_IGNORED),
+                         .is_free = is_free};
+}
+
+void gl_graphs_capture_begin(uint64_t stream)
+{
+    gl_spin_lock(&lock);
+    bool existed = find(captures, stream) != NULL;
+    struct node_set *s = find_or_add(&captures, stream);
+    if (s)
+        clear(s);
+    gl_spin_unlock(&lock);
+    if (s && !existed)
+        atomic_fetch_add(&capturing, 1);
+}
+
+void gl_graphs_capture_end(uint64_t stream, uint64_t graph)
+{
+    gl_spin_lock(&lock);
+    struct node_set *s = find(captures, stream);
+    if (!s) {
+        gl_spin_unlock(&lock);
+        return;
+    }
+    struct node_set *g = graph && s->n ? find_or_add(&graphs, graph) : NULL;
+    for (uint32_t i = 0; g && i < s->n; i++)
+        append(g, &s->nodes[i]);
+    drop(&captures, s);
+    gl_spin_unlock(&lock);
+    atomic_fetch_sub(&capturing, 1);
+}
+
+static bool captured(const struct gl_event *ev, bool is_free)
+{
+    if (!gl_graphs_capturing())
+        return false;
+    struct node n = node_of(ev, is_free);
+    gl_spin_lock(&lock);
+    struct node_set *s = find(captures, ev->aux);
+    if (s)
+        append(s, &n);
+    gl_spin_unlock(&lock);
+    return s != NULL;
+}
+
+bool gl_graphs_stream_captured(uint64_t stream)
+{
+    if (!gl_graphs_capturing())
+        return false;
+    gl_spin_lock(&lock);
+    bool found = find(captures, stream) != NULL;
+    gl_spin_unlock(&lock);
+    return found;
+}
+
+bool gl_graphs_captured_alloc(const struct gl_event *ev) { return captured(ev, false); }
+bool gl_graphs_captured_free(const struct gl_event *ev) { return captured(ev, true); }
+
+static void node_added(const struct gl_event *ev, bool is_free)
+{
+    struct node n = node_of(ev, is_free);
+    gl_spin_lock(&lock);
+    struct node_set *g = find_or_add(&graphs, ev->aux);
+    if (g)
+        append(g, &n);
+    gl_spin_unlock(&lock);
+}
+
+void gl_graphs_node_alloc(const struct gl_event *ev) { node_added(ev, false); }
+void gl_graphs_node_free(const struct gl_event *ev) { node_added(ev, true); }
+
+void gl_graphs_instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
+{
+    gl_spin_lock(&lock);
+    struct node_set *g = find(graphs, graph), *e = find(execs, exec);
+    if (e) { /* a handle reused after a destroy gpuleak did not see */
+        drop(&execs, e);
+        atomic_fetch_sub(&exec_sets, 1);
+    }
+    /* Only graphs with memory nodes get a set: most launches look up nothing. */
+    if (g && g->n && (e = find_or_add(&execs, exec))) {
+        atomic_fetch_add(&exec_sets, 1);
+        e->auto_free = flags & AUTO_FREE_ON_LAUNCH;
+        for (uint32_t i = 0; i < g->n; i++)
+            append(e, &g->nodes[i]);
+        /* Pairs found once here, so that each launch is linear in the nodes. */
+        for (uint32_t i = 0; i < e->n; i++) {
+            e->nodes[i].paired = false;
+            for (uint32_t j = 0; j < e->n && !e->nodes[i].paired; j++)
+                e->nodes[i].paired = j != i && e->nodes[j].va == e->nodes[i].va &&
+                                     e->nodes[j].is_free != e->nodes[i].is_free;
+        }
+    }
+    gl_spin_unlock(&lock);
+}
+
+#define STEPS 32
+
+void gl_graphs_launch(uint64_t exec, uint64_t stream, uint64_t ctx, uint32_t tid)
+{
+    if (!atomic_load_explicit(&exec_sets, memory_order_relaxed))
+        return;
+    struct node steps[STEPS];
+    bool auto_free = false;
+    /* Chunks copied out under the lock, applied outside it: the tracker takes
+     * its own locks and may report errors. */
+    for (uint32_t from = 0;; from += STEPS) {
+        uint32_t k = 0;
+        gl_spin_lock(&lock);
+        struct node_set *e = find(execs, exec);
+        for (uint32_t i = from; e && i < e->n && k < STEPS; i++, k++)
+            steps[k] = e->nodes[i];
+        if (e)
+            auto_free = e->auto_free;
+        gl_spin_unlock(&lock);
+        for (uint32_t i = 0; i < k; i++) {
+            const struct node *n = &steps[i];
+            struct gl_event free_ev = {.type = GL_EV_FREE,
+                                       .api = GL_API_cuGraphAddMemFreeNode,
+                                       .tid = tid,
+                                       .key = n->va,
+                                       .ctx = ctx,
+                                       .aux = stream};
+            if (n->is_free) {
+                if (!n->paired) /* else its allocation node frees it below */
+                    gl_tracker_apply(&free_ev);
+                continue;
+            }
+            struct gl_block_info live;
+            if (auto_free && gl_tracker_lookup(n->va, &live)) {
+                /* This launch frees what the previous one allocated. */
+                struct gl_event again = free_ev;
+                again.api = GL_API_cuGraphLaunch;
+                gl_tracker_apply(&again);
+            }
+            struct gl_event ev = {.type = GL_EV_ALLOC,
+                                  .kind = GL_MEM_GRAPH,
+                                  .flags = n->flags,
+                                  .api = n->api,
+                                  .device = n->device,
+                                  .tid = tid,
+                                  .stack = n->stack,
+                                  .key = n->va,
+                                  .size = n->size,
+                                  .ctx = ctx,
+                                  .aux = stream};
+            gl_tracker_alloc(&ev);
+            if (n->paired)
+                gl_tracker_apply(&free_ev);
+        }
+        if (k < STEPS)
+            return;
+    }
+}
+
+void gl_graphs_destroy(uint64_t graph)
+{
+    gl_spin_lock(&lock);
+    struct node_set *g = find(graphs, graph);
+    if (g)
+        drop(&graphs, g);
+    gl_spin_unlock(&lock);
+}
+
+void gl_graphs_exec_destroy(uint64_t exec)
+{
+    gl_spin_lock(&lock);
+    struct node_set *e = find(execs, exec);
+    if (e) {
+        drop(&execs, e);
+        atomic_fetch_sub(&exec_sets, 1);
+    }
+    gl_spin_unlock(&lock);
+}
+
+void gl_graphs_apply(const struct gl_event *ev)
+{
+    switch ((enum gl_event_type)ev->type) {
+    case GL_EV_CAPTURE_BEGIN:
+        gl_graphs_capture_begin(ev->aux);
+        break;
+    case GL_EV_CAPTURE_END:
+        gl_graphs_capture_end(ev->aux, ev->key);
+        break;
+    case GL_EV_GRAPH_INSTANTIATE:
+        gl_graphs_instantiate(ev->key, ev->aux, ev->size);
+        break;
+    case GL_EV_GRAPH_LAUNCH:
+        gl_graphs_launch(ev->key, ev->aux, ev->ctx, ev->tid);
+        break;
+    case GL_EV_GRAPH_DESTROY:
+        gl_graphs_destroy(ev->key);
+        break;
+    case GL_EV_GRAPH_EXEC_DESTROY:
+        gl_graphs_exec_destroy(ev->key);
+        break;
+    default:
+        break;
+    }
+}
+
+unsigned gl_graphs_node_count(void) { return atomic_load(&total_nodes); }
+
+void gl_graphs_reset(void)
+{
+    gl_spin_lock(&lock);
+    struct node_set *s, *tmp;
+    HASH_ITER(hh, captures, s, tmp) drop(&captures, s);
+    HASH_ITER(hh, graphs, s, tmp) drop(&graphs, s);
+    HASH_ITER(hh, execs, s, tmp) drop(&execs, s);
+    atomic_store(&capturing, 0);
+    atomic_store(&exec_sets, 0);
+    gl_spin_unlock(&lock);
+}
+
+void gl_graphs_after_fork_child(void) { gl_spin_reset(&lock); }

@@ -1,0 +1,160 @@
+// CUDA graphs with memory nodes made by stream capture (cudaMallocAsync/cudaFreeAsync
+// captured in global mode).  Default: four graphs, only one of which leaks.
+// Expected: one loss record of 300,000 bytes whose stack is the capture-time
+// cudaMallocAsync in capture_leak(), no API error.
+//   graph_capture relaunch    a graph's allocation freed outside after each of 3 launches,
+//                             then launched once more and not freed.  Expected: one loss
+//                             record of 500,000 bytes (stack: the capture), no API error.
+//   graph_capture unlaunched  a captured allocation whose graph is never launched.
+//                             Expected: no loss record (no memory was ever allocated).
+#include <string.h>
+
+#include "fixture.h"
+
+static cudaStream_t stream;
+
+__global__ void fill(int *p, int n, int v)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = v;
+}
+
+static void launch_fill(int *p, int bytes, int v)
+{
+    int n = bytes / (int)sizeof(int);
+    fill<<<(n + 255) / 256, 256, 0, stream>>>(p, n, v);
+    CHECK(cudaGetLastError());
+}
+
+static void begin(void) { CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal)); }
+
+static cudaGraphExec_t end(unsigned long long flags)
+{
+    cudaGraph_t g;
+    CHECK(cudaStreamEndCapture(stream, &g));
+    cudaGraphExec_t ge;
+    CHECK(cudaGraphInstantiateWithFlags(&ge, g, flags));
+    CHECK(cudaGraphDestroy(g));
+    return ge;
+}
+
+/* 1: allocated and freed inside the graph, launched 100 times. */
+NOINLINE static void alloc_and_free_inside(void)
+{
+    begin();
+    int *p;
+    CHECK(cudaMallocAsync((void **)&p, 100000, stream));
+    launch_fill(p, 100000, 1);
+    CHECK(cudaFreeAsync(p, stream));
+    cudaGraphExec_t ge = end(0);
+    for (int i = 0; i < 100; i++)
+        CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+/* 2: allocated inside, launched once, freed outside after the launch. */
+NOINLINE static void freed_outside(void)
+{
+    begin();
+    int *p;
+    CHECK(cudaMallocAsync((void **)&p, 200000, stream));
+    launch_fill(p, 200000, 2);
+    cudaGraphExec_t ge = end(0);
+    CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaFreeAsync(p, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+/* 3: allocated inside, launched once, never freed: the leak.  Graph memory
+ * outlives its graph until freed. */
+NOINLINE static void capture_leak(void)
+{
+    begin();
+    int *p;
+    CHECK(cudaMallocAsync((void **)&p, 300000, stream)); // SITE:graph_capture_leak
+    launch_fill(p, 300000, 3);
+    memset(&p, 0, sizeof p); /* no copy of the pointer left behind */
+    cudaGraphExec_t ge = end(0);
+    CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+/* 4: auto free on launch: each relaunch frees the previous launch's allocation
+ * (no API call the program makes); the last one is freed outside. */
+NOINLINE static void auto_free_on_launch(void)
+{
+    begin();
+    int *p;
+    CHECK(cudaMallocAsync((void **)&p, 400000, stream));
+    launch_fill(p, 400000, 4);
+    cudaGraphExec_t ge = end(cudaGraphInstantiateFlagAutoFreeOnLaunch);
+    for (int i = 0; i < 3; i++) {
+        CHECK(cudaGraphLaunch(ge, stream));
+        CHECK(cudaStreamSynchronize(stream));
+    }
+    CHECK(cudaFreeAsync(p, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+/* relaunch: the common output-buffer pattern.  Each launch allocates at the same
+ * address (the graph's); the program frees it outside after each of 3 launches
+ * (a graph whose allocation was freed may be launched again), then launches it a
+ * 4th time and never frees what that launch allocated: the leak. */
+NOINLINE static void relaunch_freed_outside(void)
+{
+    begin();
+    int *p;
+    CHECK(cudaMallocAsync((void **)&p, 500000, stream)); // SITE:relaunch_alloc
+    launch_fill(p, 500000, 5);
+    cudaGraphExec_t ge = end(0);
+    for (int i = 0; i < 3; i++) {
+        CHECK(cudaGraphLaunch(ge, stream));
+        CHECK(cudaFreeAsync(p, stream));
+        CHECK(cudaStreamSynchronize(stream));
+    }
+    CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    memset(&p, 0, sizeof p);
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+/* unlaunched: the allocation node never runs, so no memory is ever allocated;
+ * the graph is destroyed, and the address it reserved with it. */
+NOINLINE static void never_launched(void)
+{
+    begin();
+    int *p;
+    CHECK(cudaMallocAsync((void **)&p, 600000, stream)); // SITE:unlaunched_alloc
+    launch_fill(p, 600000, 6);
+    cudaGraphExec_t ge = end(0);
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (!strcmp(mode, "relaunch")) {
+        relaunch_freed_outside();
+    } else if (!strcmp(mode, "unlaunched")) {
+        never_launched();
+    } else if (!*mode) {
+        alloc_and_free_inside();
+        freed_outside();
+        capture_leak();
+        auto_free_on_launch();
+    } else {
+        fprintf(stderr, "usage: graph_capture [relaunch|unlaunched]\n");
+        return 2;
+    }
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaStreamDestroy(stream));
+    printf("graph_capture%s%s: done\n", *mode ? " " : "", mode);
+    return 0;
+}

@@ -1,0 +1,555 @@
+/* lib/track/graphs.h: graphs' memory nodes kept per capture, graph and
+ * executable graph, and turned into blocks (and frees) by launches; results read
+ * back through the tracker. */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "track/api.h"
+#include "track/graphs.h"
+#include "track/tool_alloc.h"
+#include "track/tracker.h"
+
+#define S1 0x5a000ULL /* streams */
+#define S2 0x5b000ULL
+#define G1 0x6a000ULL /* graphs */
+#define G2 0x6b000ULL
+#define E1 0xea000ULL /* executable graphs */
+#define E2 0xeb000ULL
+#define CTX 0xc0000ULL
+#define VA 0x7f6000000000ULL
+#define AUTO_FREE_ON_LAUNCH 1ull /* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH */
+
+static void setup(void)
+{
+    gl_event_sink = NULL;
+    gl_tracker_init();
+    gl_tracker_reset();
+}
+
+/* A memory node's event, as the callback hands it over: aux is the graph (or
+ * the stream, for a captured one). */
+static struct gl_event node_ev(enum gl_event_type type, uint64_t va, uint64_t size, uint64_t aux)
+{
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = (uint8_t)type;
+    ev.key = va;
+    ev.aux = aux;
+    if (type == GL_EV_ALLOC) {
+        ev.kind = GL_MEM_GRAPH;
+        ev.api = GL_API_cuGraphAddMemAllocNode;
+        ev.size = size;
+        ev.device = 0;
+    } else {
+        ev.api = GL_API_cuGraphAddMemFreeNode;
+    }
+    return ev;
+}
+
+static void alloc_node(uint64_t graph, uint64_t va, uint64_t size)
+{
+    struct gl_event ev = node_ev(GL_EV_ALLOC, va, size, graph);
+    gl_graphs_node_alloc(&ev);
+}
+
+static void free_node(uint64_t graph, uint64_t va)
+{
+    struct gl_event ev = node_ev(GL_EV_FREE, va, 0, graph);
+    gl_graphs_node_free(&ev);
+}
+
+static bool captured_alloc(uint64_t stream, uint64_t va, uint64_t size)
+{
+    struct gl_event ev = node_ev(GL_EV_ALLOC, va, size, stream);
+    ev.kind = GL_MEM_ASYNC;
+    ev.api = GL_API_cuMemAllocAsync;
+    return gl_graphs_captured_alloc(&ev);
+}
+
+static bool captured_free(uint64_t stream, uint64_t va)
+{
+    struct gl_event ev = node_ev(GL_EV_FREE, va, 0, stream);
+    ev.api = GL_API_cuMemFreeAsync;
+    return gl_graphs_captured_free(&ev);
+}
+
+static void launch(uint64_t exec) { gl_graphs_launch(exec, S1, CTX, 42); }
+
+static bool live_block(uint64_t key, struct gl_block_info *out)
+{
+    struct gl_block_info *blocks;
+    size_t n, bytes;
+    ck_assert_int_eq(gl_tracker_snapshot(&blocks, &n, &bytes), 0);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        if (blocks[i].key == key) {
+            ck_assert_msg(!found, "key 0x%llx twice in the snapshot", (unsigned long long)key);
+            found = true;
+            if (out)
+                *out = blocks[i];
+        }
+    gl_tool_unmap(blocks, bytes);
+    return found;
+}
+
+static struct gl_tracker_stats stats(void)
+{
+    struct gl_tracker_stats s;
+    gl_tracker_stats(&s);
+    return s;
+}
+
+/* ---- captures ---- */
+
+START_TEST(test_capture_counting)
+{
+    ck_assert(!gl_graphs_capturing());
+    gl_graphs_capture_begin(S1);
+    ck_assert(gl_graphs_capturing());
+    gl_graphs_capture_begin(S2);
+    gl_graphs_capture_end(S1, G1);
+    ck_assert(gl_graphs_capturing()); /* S2 still is */
+    gl_graphs_capture_end(S2, G2);
+    ck_assert(!gl_graphs_capturing());
+
+    /* A stream begun twice counts once. */
+    gl_graphs_capture_begin(S1);
+    gl_graphs_capture_begin(S1);
+    gl_graphs_capture_end(S1, 0);
+    ck_assert(!gl_graphs_capturing());
+
+    /* An end without a begin counts nothing down. */
+    gl_graphs_capture_end(S2, G2);
+    gl_graphs_capture_begin(S1);
+    ck_assert(gl_graphs_capturing());
+    gl_graphs_capture_end(S1, 0);
+    ck_assert(!gl_graphs_capturing());
+}
+END_TEST
+
+START_TEST(test_captured_alloc_and_free)
+{
+    ck_assert(!captured_alloc(S1, VA, 100));
+    ck_assert(!captured_free(S1, VA));
+    gl_graphs_capture_begin(S1);
+    ck_assert(captured_alloc(S1, VA, 100));
+    ck_assert(captured_free(S1, VA + 0x1000));
+    ck_assert(!captured_alloc(S2, VA + 0x2000, 100)); /* another stream */
+    ck_assert(!captured_free(S2, VA + 0x3000));
+    ck_assert_uint_eq(gl_graphs_node_count(), 2);
+    ck_assert_uint_eq(stats().allocs, 0); /* nodes, not blocks */
+
+    /* A second begin on the stream starts the capture afresh. */
+    gl_graphs_capture_begin(S1);
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert(captured_alloc(S1, VA, 100));
+
+    gl_graphs_capture_end(S1, G1);
+    ck_assert_uint_eq(gl_graphs_node_count(), 1); /* now graph G1's */
+    ck_assert(!captured_alloc(S1, VA + 0x4000, 100));
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+}
+END_TEST
+
+START_TEST(test_failed_capture_drops_nodes)
+{
+    gl_graphs_capture_begin(S1);
+    ck_assert(captured_alloc(S1, VA, 100));
+    gl_graphs_capture_end(S1, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert(!gl_graphs_capturing());
+}
+END_TEST
+
+START_TEST(test_captured_nodes_launch)
+{
+    gl_graphs_capture_begin(S2);
+    ck_assert(captured_alloc(S2, VA, 300));
+    gl_graphs_capture_end(S2, G1);
+    gl_graphs_instantiate(E1, G1, 0);
+    launch(E1);
+    struct gl_block_info b;
+    ck_assert(live_block(VA, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
+    ck_assert_uint_eq(b.size, 300);
+    ck_assert_uint_eq(b.api, GL_API_cuMemAllocAsync);
+}
+END_TEST
+
+/* ---- node sets ---- */
+
+START_TEST(test_node_counts)
+{
+    alloc_node(G1, VA, 100);
+    alloc_node(G1, VA + 0x1000, 100);
+    free_node(G1, VA);
+    alloc_node(G2, VA + 0x2000, 100);
+    ck_assert_uint_eq(gl_graphs_node_count(), 4);
+    gl_graphs_instantiate(E1, G1, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 7); /* E1 holds a copy of G1's three */
+    gl_graphs_destroy(G1);
+    ck_assert_uint_eq(gl_graphs_node_count(), 4);
+    gl_graphs_destroy(G1); /* twice: nothing */
+    ck_assert_uint_eq(gl_graphs_node_count(), 4);
+    gl_graphs_exec_destroy(E1);
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    gl_graphs_exec_destroy(E2); /* never instantiated */
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    gl_graphs_destroy(G2);
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert_uint_eq(stats().allocs, 0);
+}
+END_TEST
+
+START_TEST(test_reset_forgets_everything)
+{
+    alloc_node(G1, VA, 100);
+    gl_graphs_instantiate(E1, G1, 0);
+    gl_graphs_capture_begin(S1);
+    ck_assert(captured_alloc(S1, VA + 0x1000, 100));
+    ck_assert_uint_eq(gl_graphs_node_count(), 3);
+    gl_graphs_reset();
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert(!gl_graphs_capturing());
+    launch(E1);
+    ck_assert_uint_eq(stats().allocs, 0);
+    /* Usable afterwards. */
+    alloc_node(G1, VA, 100);
+    gl_graphs_instantiate(E1, G1, 0);
+    launch(E1);
+    ck_assert(live_block(VA, NULL));
+
+    /* The tracker's reset resets the graphs too. */
+    gl_graphs_capture_begin(S1);
+    gl_tracker_reset();
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert(!gl_graphs_capturing());
+}
+END_TEST
+
+START_TEST(test_instantiate_copies_nodes)
+{
+    struct gl_event ev = node_ev(GL_EV_ALLOC, VA, 4096, G1);
+    ev.device = 2;
+    ev.stack = 77;
+    ev.tid = 5; /* the building thread: the launch's replaces it */
+    gl_graphs_node_alloc(&ev);
+    gl_graphs_instantiate(E1, G1, 0);
+    gl_graphs_destroy(G1); /* programs destroy the graph right away */
+    ck_assert(!live_block(VA, NULL));
+    gl_graphs_launch(E1, S2, CTX, 1234);
+    struct gl_block_info b;
+    ck_assert(live_block(VA, &b));
+    ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
+    ck_assert_uint_eq(b.size, 4096);
+    ck_assert_int_eq(b.device, 2);
+    ck_assert_uint_eq(b.stack, 77);
+    ck_assert_uint_eq(b.api, GL_API_cuGraphAddMemAllocNode);
+    ck_assert_uint_eq(b.tid, 1234);
+    ck_assert_uint_eq(b.ctx, CTX);
+    ck_assert_uint_eq(b.aux, S2);
+    ck_assert_uint_eq(b.seq, 1);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.live_bytes, 4096);
+
+    /* Nodes added to the graph after instantiation are not the exec's. */
+    alloc_node(G2, VA + 0x10000, 100);
+    gl_graphs_instantiate(E2, G2, 0);
+    alloc_node(G2, VA + 0x20000, 100);
+    launch(E2);
+    ck_assert(live_block(VA + 0x10000, NULL));
+    ck_assert(!live_block(VA + 0x20000, NULL));
+}
+END_TEST
+
+START_TEST(test_launch_without_memory_nodes)
+{
+    alloc_node(G2, VA + 0x10000, 100); /* another exec with nodes exists */
+    gl_graphs_instantiate(E2, G2, 0);
+    gl_graphs_instantiate(E1, G1, 0); /* G1: no memory nodes */
+    ck_assert_uint_eq(gl_graphs_node_count(), 2);
+    launch(E1);
+    launch(0xe9999); /* never instantiated */
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 0);
+    ck_assert_uint_eq(s.frees + s.unknown_frees, 0);
+    ck_assert_uint_eq(s.live_blocks, 0);
+
+    /* An exec handle instantiated again (its destroy unseen) is the new graph's. */
+    gl_graphs_instantiate(E2, G1, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    launch(E2);
+    ck_assert_uint_eq(stats().allocs, 0);
+}
+END_TEST
+
+START_TEST(test_more_than_32_nodes)
+{
+    enum { N = 40, FREED = 5 };
+    for (uint64_t i = 0; i < N; i++)
+        alloc_node(G1, VA + i * 0x10000, 1000 + i);
+    /* Free nodes for the first allocations, in the launch's second chunk. */
+    for (uint64_t i = 0; i < FREED; i++)
+        free_node(G1, VA + i * 0x10000);
+    gl_graphs_instantiate(E1, G1, 0);
+    launch(E1);
+    struct gl_block_info b;
+    for (uint64_t i = 0; i < N; i++) {
+        bool live = live_block(VA + i * 0x10000, &b);
+        ck_assert_msg(live == (i >= FREED), "node %llu: live %d", (unsigned long long)i, live);
+        if (live)
+            ck_assert_uint_eq(b.size, 1000 + i);
+    }
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, N);
+    ck_assert_uint_eq(s.frees, FREED);
+    ck_assert_uint_eq(s.live_blocks, N - FREED);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+}
+END_TEST
+
+/* Chunk boundaries: one full chunk, then two. */
+START_TEST(test_exactly_32_then_64_nodes)
+{
+    for (uint64_t i = 0; i < 32; i++)
+        alloc_node(G1, VA + i * 0x10000, 64);
+    for (uint64_t i = 0; i < 64; i++)
+        alloc_node(G2, VA + i * 0x10000 + 0x8000, 64);
+    gl_graphs_instantiate(E1, G1, 0);
+    gl_graphs_instantiate(E2, G2, 0);
+    launch(E1);
+    ck_assert_uint_eq(stats().live_blocks, 32);
+    launch(E2);
+    ck_assert_uint_eq(stats().live_blocks, 96);
+    ck_assert(live_block(VA + 31 * 0x10000, NULL));
+    ck_assert(live_block(VA + 32 * 0x10000 + 0x8000, NULL));
+    ck_assert(live_block(VA + 63 * 0x10000 + 0x8000, NULL));
+}
+END_TEST
+
+START_TEST(test_free_node_of_outside_block)
+{
+    struct gl_event a = {.type = GL_EV_ALLOC,
+                         .kind = GL_MEM_DEVICE,
+                         .api = GL_API_cuMemAlloc_v2,
+                         .key = VA,
+                         .size = 512,
+                         .ctx = CTX};
+    gl_tracker_alloc(&a);
+    free_node(G1, VA);
+    gl_graphs_instantiate(E1, G1, 0);
+    ck_assert(live_block(VA, NULL));
+    launch(E1);
+    ck_assert(!live_block(VA, NULL));
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 1);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+    ck_assert_uint_eq(s.live_bytes, 0);
+}
+END_TEST
+
+START_TEST(test_alloc_freed_by_same_graph)
+{
+    alloc_node(G1, VA, 2048);
+    free_node(G1, VA);
+    gl_graphs_instantiate(E1, G1, 0);
+    launch(E1);
+    launch(E1);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 2);
+    ck_assert_uint_eq(s.bytes_allocated, 4096);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+    ck_assert_uint_eq(s.peak_bytes, 2048);
+}
+END_TEST
+
+START_TEST(test_auto_free_on_launch)
+{
+    alloc_node(G1, VA, 2048);
+    gl_graphs_instantiate(E1, G1, AUTO_FREE_ON_LAUNCH);
+    launch(E1);
+    launch(E1);
+    launch(E1);
+    struct gl_tracker_stats s = stats();
+    ck_assert_uint_eq(s.allocs, 3);
+    ck_assert_uint_eq(s.frees, 2);
+    ck_assert_uint_eq(s.replaced, 0);
+    ck_assert_uint_eq(s.live_blocks, 1);
+    struct gl_block_info b;
+    ck_assert(live_block(VA, &b));
+    ck_assert_uint_eq(b.seq, 3);
+
+    /* Without the flag, nothing frees before a relaunch: it lands on live memory. */
+    alloc_node(G2, VA + 0x10000, 64);
+    gl_graphs_instantiate(E2, G2, 0);
+    launch(E2);
+    launch(E2);
+    s = stats();
+    ck_assert_uint_eq(s.replaced, 1);
+    ck_assert_uint_eq(s.live_blocks, 2);
+}
+END_TEST
+
+/* ---- control events ---- */
+
+static void apply(enum gl_event_type type, uint64_t key, uint64_t aux, uint64_t size)
+{
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = (uint8_t)type;
+    ev.key = key;
+    ev.aux = aux;
+    ev.size = size;
+    ev.ctx = CTX;
+    ev.tid = 7;
+    gl_graphs_apply(&ev);
+}
+
+START_TEST(test_apply_dispatches_control_events)
+{
+    apply(GL_EV_CAPTURE_BEGIN, 0, S1, 0);
+    ck_assert(gl_graphs_capturing());
+    ck_assert(captured_alloc(S1, VA, 128));
+    apply(GL_EV_CAPTURE_END, G1, S1, 0);
+    ck_assert(!gl_graphs_capturing());
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    apply(GL_EV_GRAPH_INSTANTIATE, E1, G1, AUTO_FREE_ON_LAUNCH);
+    ck_assert_uint_eq(gl_graphs_node_count(), 2);
+    apply(GL_EV_GRAPH_DESTROY, G1, 0, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    apply(GL_EV_GRAPH_LAUNCH, E1, S2, 0);
+    struct gl_block_info b;
+    ck_assert(live_block(VA, &b));
+    ck_assert_uint_eq(b.aux, S2);
+    ck_assert_uint_eq(b.ctx, CTX);
+    ck_assert_uint_eq(b.tid, 7);
+    apply(GL_EV_GRAPH_LAUNCH, E1, S2, 0); /* instantiated with AUTO_FREE_ON_LAUNCH */
+    ck_assert_uint_eq(stats().frees, 1);
+    ck_assert_uint_eq(stats().replaced, 0);
+    apply(GL_EV_GRAPH_EXEC_DESTROY, E1, 0, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+
+    /* Events of other types are not the graphs'. */
+    apply(GL_EV_ALLOC, VA + 0x1000, G1, 64);
+    apply(GL_EV_FREE, VA, 0, 0);
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    ck_assert(live_block(VA, NULL));
+}
+END_TEST
+
+START_TEST(test_tracker_apply_routes_control_events)
+{
+    alloc_node(G1, VA, 64);
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = GL_EV_GRAPH_INSTANTIATE;
+    ev.key = E1;
+    ev.aux = G1;
+    gl_tracker_apply(&ev);
+    memset(&ev, 0, sizeof ev);
+    ev.type = GL_EV_GRAPH_LAUNCH;
+    ev.key = E1;
+    ev.aux = S1;
+    gl_tracker_apply(&ev);
+    ck_assert(live_block(VA, NULL));
+    ck_assert_uint_eq(stats().allocs, 1);
+}
+END_TEST
+
+/* ---- fork ----
+ *
+ * A thread takes and drops the graphs' lock without pause; a child forked
+ * meanwhile inherits it held as often as not, and would spin forever on it but
+ * for gl_graphs_after_fork_child. */
+
+static atomic_bool stop;
+
+static void *hold_lock_often(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed))
+        gl_graphs_destroy(0xdead); /* the lock, a lookup, nothing allocated */
+    return NULL;
+}
+
+START_TEST(test_after_fork_child)
+{
+    /* A capture with room for more nodes: the child appends without allocating. */
+    gl_graphs_capture_begin(S1);
+    ck_assert(captured_alloc(S1, VA, 64));
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+
+    atomic_store(&stop, false);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, hold_lock_often, NULL), 0);
+    int failed = -1;
+    for (int i = 0; i < 20 && failed < 0; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(2); /* a child stuck on the lock dies of SIGALRM */
+            gl_graphs_after_fork_child();
+            bool ok = captured_alloc(S1, VA + 0x1000, 64) && gl_graphs_node_count() == 2;
+            gl_graphs_capture_end(S2, 0); /* not captured: the lock, a lookup */
+            gl_graphs_destroy(G1);
+            _exit(ok ? 0 : 3);
+        }
+        ck_assert_int_gt(pid, 0);
+        int status = -1;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            failed = status;
+    }
+    atomic_store(&stop, true);
+    pthread_join(t, NULL);
+    ck_assert_msg(failed < 0, "a child hung on the graphs' lock or lost its nodes (status %d)",
+                  failed);
+
+    /* In this process, the reset loses nothing and leaves the lock free. */
+    gl_graphs_after_fork_child();
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    ck_assert(gl_graphs_capturing());
+    ck_assert(captured_alloc(S1, VA + 0x2000, 64));
+    gl_graphs_capture_end(S1, G1);
+    gl_graphs_instantiate(E1, G1, 0);
+    launch(E1);
+    ck_assert_uint_eq(stats().live_blocks, 2);
+}
+END_TEST
+
+static Suite *graphs_suite(void)
+{
+    Suite *s = suite_create("graphs");
+    TCase *tc = tcase_create("graphs");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_capture_counting);
+    tcase_add_test(tc, test_captured_alloc_and_free);
+    tcase_add_test(tc, test_failed_capture_drops_nodes);
+    tcase_add_test(tc, test_captured_nodes_launch);
+    tcase_add_test(tc, test_node_counts);
+    tcase_add_test(tc, test_reset_forgets_everything);
+    tcase_add_test(tc, test_instantiate_copies_nodes);
+    tcase_add_test(tc, test_launch_without_memory_nodes);
+    tcase_add_test(tc, test_more_than_32_nodes);
+    tcase_add_test(tc, test_exactly_32_then_64_nodes);
+    tcase_add_test(tc, test_free_node_of_outside_block);
+    tcase_add_test(tc, test_alloc_freed_by_same_graph);
+    tcase_add_test(tc, test_auto_free_on_launch);
+    tcase_add_test(tc, test_apply_dispatches_control_events);
+    tcase_add_test(tc, test_tracker_apply_routes_control_events);
+    tcase_add_test(tc, test_after_fork_child);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(graphs_suite)

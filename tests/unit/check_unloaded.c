@@ -1,0 +1,116 @@
+/* lib/report/unloaded_objects.h: an object dlclose'd while gpuleak runs is
+ * remembered, and the symbolizer still names its functions from its file; an
+ * object another handle keeps loaded is not remembered. */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "report/symbolize.h"
+#include "report/unloaded_objects.h"
+
+#define PROBE GL_TOP_BUILDDIR "/tests/unit/.libs/libunload_probe.so"
+
+static void *load(void)
+{
+    void *h = dlopen(PROBE, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(h != NULL, "dlopen %s: %s", PROBE, dlerror());
+    return h;
+}
+
+static void unload(void *h)
+{
+    struct gl_unloading u;
+    gl_unloading_begin(h, &u);
+    ck_assert(u.found);
+    ck_assert_int_eq(dlclose(h), 0);
+    gl_unloading_end(&u);
+}
+
+static void setup(void) { gl_unloaded_clear(); }
+
+START_TEST(test_unloaded_object_symbolizes)
+{
+    void *h = load();
+    uintptr_t (*probe)(void) = (uintptr_t(*)(void))dlsym(h, "gl_unload_probe");
+    int (*line)(void) = (int (*)(void))dlsym(h, "gl_unload_probe_line");
+    ck_assert(probe && line);
+    int want_line = line();
+    /* An address inside the function, as a captured stack would hold it. */
+    uintptr_t ip = (uintptr_t)probe + 4;
+    unload(h);
+    ck_assert_uint_eq(gl_unloaded_count(), 1);
+    const struct gl_unloaded_object *o = gl_unloaded_get(0);
+    ck_assert_str_eq(o->path, PROBE);
+    ck_assert(o->start <= ip && ip < o->end);
+    ck_assert_ptr_null(dlopen(PROBE, RTLD_NOW | RTLD_NOLOAD)); /* really gone */
+
+    struct gl_symbolizer *s = gl_symbolizer_open();
+    ck_assert_ptr_nonnull(s);
+    struct gl_frame f;
+    gl_symbolize(s, ip, false, &f);
+    ck_assert_msg(f.function && strcmp(f.function, "gl_unload_probe") == 0, "function %s",
+                  f.function ? f.function : "(none)");
+    ck_assert_msg(f.file && strstr(f.file, "unload_probe.c"), "file %s",
+                  f.file ? f.file : "(none)");
+    ck_assert_int_eq(f.line, want_line);
+    ck_assert_msg(f.object && strstr(f.object, "libunload_probe.so"), "object %s",
+                  f.object ? f.object : "(none)");
+    gl_symbolizer_close(s);
+}
+END_TEST
+
+/* Two handles: closing one unloads nothing, and nothing is remembered. */
+START_TEST(test_still_loaded_is_not_remembered)
+{
+    void *a = load(), *b = load();
+    unload(a);
+    ck_assert_uint_eq(gl_unloaded_count(), 0);
+    unload(b);
+    ck_assert_uint_eq(gl_unloaded_count(), 1);
+}
+END_TEST
+
+/* The main program's handle names no file to read: nothing to remember. */
+START_TEST(test_main_program_handle)
+{
+    struct gl_unloading u;
+    gl_unloading_begin(dlopen(NULL, RTLD_NOW), &u);
+    ck_assert(!u.found);
+    gl_unloading_end(&u);
+    ck_assert_uint_eq(gl_unloaded_count(), 0);
+}
+END_TEST
+
+/* Something mapped where an unloaded object was: its frames name the new
+ * occupant, not the old file. */
+START_TEST(test_occupied_range_is_left_out)
+{
+    uintptr_t here = (uintptr_t)&test_occupied_range_is_left_out_fn;
+    struct gl_unloaded_object o = {.bias = 0, .start = here - 16, .end = here + 16, .path = PROBE};
+    gl_unloaded_add(&o);
+    struct gl_symbolizer *s = gl_symbolizer_open();
+    ck_assert_ptr_nonnull(s);
+    struct gl_frame f;
+    gl_symbolize(s, here, false, &f);
+    ck_assert_msg(f.function && strstr(f.function, "test_occupied_range_is_left_out"),
+                  "function %s", f.function ? f.function : "(none)");
+    gl_symbolizer_close(s);
+}
+END_TEST
+
+static Suite *unloaded_suite(void)
+{
+    Suite *s = suite_create("unloaded_objects");
+    TCase *tc = tcase_create("unloaded_objects");
+    tcase_add_checked_fixture(tc, setup, NULL);
+    tcase_add_test(tc, test_unloaded_object_symbolizes);
+    tcase_add_test(tc, test_still_loaded_is_not_remembered);
+    tcase_add_test(tc, test_main_program_handle);
+    tcase_add_test(tc, test_occupied_range_is_left_out);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(unloaded_suite)
