@@ -57,8 +57,8 @@ int main(int argc, char **argv)
         stacks[s] = gl_depot_intern(f, 8);
     }
     static char report[1 << 20];
-    printf("%10s %12s %12s %12s %12s\n", "blocks", "checkpoint", "count(all)", "count(since)",
-           "check(full)");
+    printf("%10s %12s %12s %12s %12s %12s\n", "blocks", "checkpoint", "count(all)",
+           "count(since)", "check(full)", "bytes/block");
     long defaults[] = {10000, 100000, 1000000};
     int nsizes = argc > 1 ? argc - 1 : 3;
     for (int i = 0; i < nsizes; i++) {
@@ -77,8 +77,9 @@ int main(int argc, char **argv)
         double t3 = now();
         gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, report, sizeof report);
         double t4 = now();
-        printf("%10ld %10.1f ms %10.1f ms %10.1f ms %10.1f ms\n", n, (t1 - t0) * 1e3,
-               (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3);
+        printf("%10ld %10.1f ms %10.1f ms %10.1f ms %10.1f ms %12.1f\n", n, (t1 - t0) * 1e3,
+               (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3,
+               (double)gl_tracker_memory_bytes() / (double)n);
     }
     return 0;
 }
