@@ -7,16 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h>
+#include "fixture.h" /* CHECK: every CUDA call checked */
 
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                 \
-            exit(99);                                                                          \
-        }                                                                                      \
-    } while (0)
 
 static int async_mode;
 static long pairs;

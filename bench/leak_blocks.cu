@@ -14,18 +14,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <cuda_runtime.h>
+#include "fixture.h" /* CHECK: every CUDA call checked */
 
-#define CHECK(call)                                                                            \
-    do {                                                                                       \
-        cudaError_t e_ = (call);                                                               \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                 \
-            exit(99);                                                                          \
-        }                                                                                      \
-    } while (0)
 
-#define NOINLINE __attribute__((noinline))
 
 static const size_t kSize = 256;
 static int sync_mode;

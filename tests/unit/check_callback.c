@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tracker_util.h"
 #include "runtime.h"
 #include "track/api.h"
 #include "track/callback.h"
@@ -96,34 +97,11 @@ static void mem_free(CUdeviceptr addr, CUresult rc, CUcontext ctx)
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &p, rc, ctx);
 }
 
-static bool live_block(uint64_t key, struct gl_block_info *out)
-{
-    struct gl_block_info *blocks;
-    size_t n, bytes;
-    ck_assert_int_eq(gl_tracker_snapshot(&blocks, &n, &bytes), 0);
-    bool found = false;
-    for (size_t i = 0; i < n; i++)
-        if (blocks[i].key == key) {
-            found = true;
-            if (out)
-                *out = blocks[i];
-        }
-    gl_tool_unmap(blocks, bytes);
-    return found;
-}
-
-static struct gl_tracker_stats stats(void)
-{
-    struct gl_tracker_stats s;
-    gl_tracker_stats(&s);
-    return s;
-}
-
 START_TEST(test_alloc_then_free)
 {
     mem_alloc(0x7f0000200000ULL, 1 << 20, CUDA_SUCCESS, CTX_A);
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0000200000ULL, &b));
+    ck_assert(tu_live_block(0x7f0000200000ULL, &b));
     ck_assert_uint_eq(b.size, 1 << 20);
     ck_assert_uint_eq(b.kind, GL_MEM_DEVICE);
     ck_assert_uint_eq(b.api, GL_API_cuMemAlloc_v2);
@@ -132,13 +110,13 @@ START_TEST(test_alloc_then_free)
     ck_assert_uint_eq(b.tid, (uint32_t)syscall(SYS_gettid));
     ck_assert_uint_eq(b.stack, 0); /* stacks off */
     ck_assert_uint_eq(b.seq, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.live_bytes, 1 << 20);
 
     mem_free(0x7f0000200000ULL, CUDA_SUCCESS, CTX_A);
-    ck_assert(!live_block(0x7f0000200000ULL, NULL));
-    s = stats();
+    ck_assert(!tu_live_block(0x7f0000200000ULL, NULL));
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
@@ -168,16 +146,16 @@ START_TEST(test_disabled_thread_allocations_ignored)
     mem_alloc(0x7f0000700000ULL, 32, CUDA_SUCCESS, CTX_A);
 
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0000500000ULL, &b));
+    ck_assert(tu_live_block(0x7f0000500000ULL, &b));
     ck_assert(b.flags & GL_BLK_IGNORED);
-    ck_assert(live_block(0x7f0000600000ULL, &b));
+    ck_assert(tu_live_block(0x7f0000600000ULL, &b));
     ck_assert(!(b.flags & GL_BLK_IGNORED));
-    ck_assert(live_block(0x7f0000700000ULL, &b));
+    ck_assert(tu_live_block(0x7f0000700000ULL, &b));
     ck_assert(!(b.flags & GL_BLK_IGNORED));
     /* Still a GPU allocation: counted, and its free is not an unknown one. */
-    ck_assert_uint_eq(stats().allocs, 3);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 3);
     mem_free(0x7f0000500000ULL, CUDA_SUCCESS, CTX_A);
-    ck_assert_uint_eq(stats().unknown_frees, 0);
+    ck_assert_uint_eq(tu_tracker_stats().unknown_frees, 0);
 }
 END_TEST
 
@@ -186,17 +164,17 @@ START_TEST(test_failed_free_keeps_block)
     mem_alloc(0x7f0000400000ULL, 4096, CUDA_SUCCESS, CTX_A);
     mem_free(0x7f0000400000ULL, CUDA_ERROR_INVALID_VALUE, CTX_A);
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0000400000ULL, &b));
+    ck_assert(tu_live_block(0x7f0000400000ULL, &b));
     ck_assert_uint_eq(b.size, 4096);
     ck_assert_uint_eq(b.seq, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.live_bytes, 4096);
     ck_assert_uint_eq(s.live_blocks, 1);
     /* It can still be freed afterwards. */
     mem_free(0x7f0000400000ULL, CUDA_SUCCESS, CTX_A);
-    ck_assert(!live_block(0x7f0000400000ULL, NULL));
-    ck_assert_uint_eq(stats().frees, 1);
+    ck_assert(!tu_live_block(0x7f0000400000ULL, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().frees, 1);
 }
 END_TEST
 
@@ -204,9 +182,9 @@ START_TEST(test_failed_alloc_records_nothing)
 {
     mem_alloc(0x7f0000600000ULL, 4096, CUDA_ERROR_OUT_OF_MEMORY, CTX_A);
     mem_alloc(0x7f0000800000ULL, 4096, CUDA_ERROR_NOT_INITIALIZED, CTX_A);
-    ck_assert(!live_block(0x7f0000600000ULL, NULL));
-    ck_assert(!live_block(0x7f0000800000ULL, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(0x7f0000600000ULL, NULL));
+    ck_assert(!tu_live_block(0x7f0000800000ULL, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.live_bytes, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -228,19 +206,19 @@ START_TEST(test_exit_without_return_value)
     gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &cb);
     cb.callbackSite = CUPTI_API_EXIT;
     gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &cb);
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
 }
 END_TEST
 
 START_TEST(test_unknown_free)
 {
     mem_free(0x7f0000c00000ULL, CUDA_SUCCESS, CTX_A);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.unknown_frees, 1);
     ck_assert_uint_eq(s.frees, 0);
     /* cuMemFree(0) is nothing at all. */
     mem_free(0, CUDA_SUCCESS, CTX_A);
-    ck_assert_uint_eq(stats().unknown_frees, 1);
+    ck_assert_uint_eq(tu_tracker_stats().unknown_frees, 1);
 }
 END_TEST
 
@@ -254,11 +232,11 @@ START_TEST(test_host_and_async)
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &pa, CUDA_SUCCESS, CTX_B);
 
     struct gl_block_info b;
-    ck_assert(live_block(0x7fff00001000ULL, &b));
+    ck_assert(tu_live_block(0x7fff00001000ULL, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_HOST_PINNED);
     ck_assert_int_eq(b.device, -1); /* host memory: not the context's device */
     ck_assert_uint_eq(b.ctx, (uintptr_t)CTX_B);
-    ck_assert(live_block(0x7f0000e00000ULL, &b));
+    ck_assert(tu_live_block(0x7f0000e00000ULL, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
     ck_assert_int_eq(b.device, 1);
     ck_assert_uint_eq(b.aux, 0x5eed000);
@@ -267,7 +245,7 @@ START_TEST(test_host_and_async)
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, &pf, CUDA_SUCCESS, CTX_B);
     cuMemFreeHost_params pfh = {host};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, &pfh, CUDA_SUCCESS, CTX_B);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 2);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -278,10 +256,10 @@ START_TEST(test_unknown_context_device)
 {
     mem_alloc(0x7f0001000000ULL, 10, CUDA_SUCCESS, (CUcontext)(uintptr_t)0xc9000);
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0001000000ULL, &b));
+    ck_assert(tu_live_block(0x7f0001000000ULL, &b));
     ck_assert_int_eq(b.device, -1);
     mem_alloc(0x7f0001200000ULL, 10, CUDA_SUCCESS, NULL);
-    ck_assert(live_block(0x7f0001200000ULL, &b));
+    ck_assert(tu_live_block(0x7f0001200000ULL, &b));
     ck_assert_int_eq(b.device, -1);
     ck_assert_uint_eq(b.ctx, 0);
 }
@@ -295,7 +273,7 @@ START_TEST(test_context_device_asked_once)
         mem_alloc(0x7f0002000000ULL + (uint64_t)i * 0x200000, 10, CUDA_SUCCESS, CTX_B);
     ck_assert_int_eq(query_calls, 1);
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0002000000ULL, &b));
+    ck_assert(tu_live_block(0x7f0002000000ULL, &b));
     ck_assert_int_eq(b.device, 1);
 }
 END_TEST
@@ -312,7 +290,7 @@ START_TEST(test_vmm_through_callbacks)
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &pc, CUDA_SUCCESS, CTX_A);
     const uint64_t key = gl_key_make(GL_NS_VMM_HANDLE, 0x4242);
     struct gl_block_info b;
-    ck_assert(live_block(key, &b));
+    ck_assert(tu_live_block(key, &b));
     ck_assert_int_eq(b.device, 5); /* from the allocation's location, not the context */
     ck_assert_uint_eq(b.kind, GL_MEM_VMM);
 
@@ -320,16 +298,16 @@ START_TEST(test_vmm_through_callbacks)
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemMap, &pm, CUDA_SUCCESS, CTX_A);
     cuMemRelease_params pr = {0x4242};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &pr, CUDA_SUCCESS, CTX_A);
-    ck_assert(live_block(key, &b));
+    ck_assert(tu_live_block(key, &b));
     ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, GL_BLK_RELEASED);
 
     /* A failed unmap changes nothing. */
     cuMemUnmap_params pu = {0x7f5000000000ULL, 2 << 20};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &pu, CUDA_ERROR_INVALID_VALUE, CTX_A);
-    ck_assert(live_block(key, NULL));
+    ck_assert(tu_live_block(key, NULL));
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &pu, CUDA_SUCCESS, CTX_A);
-    ck_assert(!live_block(key, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(key, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
 }
@@ -343,12 +321,12 @@ START_TEST(test_failed_vmm_release)
     cuMemRelease_params pr = {0x4343};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &pr, CUDA_ERROR_INVALID_VALUE, CTX_A);
     struct gl_block_info b;
-    ck_assert(live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x4343), &b));
+    ck_assert(tu_live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x4343), &b));
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.flags, 0);
     ck_assert_int_eq(b.device, 0); /* no location given: the context's */
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &pr, CUDA_SUCCESS, CTX_A);
-    ck_assert(!live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x4343), NULL));
+    ck_assert(!tu_live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x4343), NULL));
 }
 END_TEST
 
@@ -444,15 +422,15 @@ static void free_async(CUdeviceptr va, CUstream s)
 START_TEST(test_graph_node_is_a_block_once_launched)
 {
     add_alloc_node(GRAPH_A, NODE_VA, 4096, 1);
-    ck_assert(!live_block(NODE_VA, NULL));
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert(!tu_live_block(NODE_VA, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     instantiate(EXEC_A, GRAPH_A, 0);
-    ck_assert(!live_block(NODE_VA, NULL));
+    ck_assert(!tu_live_block(NODE_VA, NULL));
 
     launch(EXEC_A, STREAM_S);
     struct gl_block_info b;
-    ck_assert(live_block(NODE_VA, &b));
+    ck_assert(tu_live_block(NODE_VA, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
     ck_assert_uint_eq(b.size, 4096);
     ck_assert_int_eq(b.device, 1); /* the node's location, not the context's device 0 */
@@ -460,7 +438,7 @@ START_TEST(test_graph_node_is_a_block_once_launched)
     ck_assert_uint_eq(b.ctx, (uintptr_t)CTX_A);
     ck_assert_uint_eq(b.aux, (uintptr_t)STREAM_S); /* the launch's stream */
     ck_assert_uint_eq(b.tid, (uint32_t)syscall(SYS_gettid));
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.live_bytes, 4096);
     ck_assert_uint_eq(s.live_blocks, 1);
@@ -474,8 +452,8 @@ START_TEST(test_graph_freeing_its_own_allocation)
     ck_assert_uint_eq(gl_graphs_node_count(), 2);
     instantiate(EXEC_A, GRAPH_A, 0);
     launch(EXEC_A, STREAM_S);
-    ck_assert(!live_block(NODE_VA, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(NODE_VA, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.bytes_allocated, 4096);
@@ -483,7 +461,7 @@ START_TEST(test_graph_freeing_its_own_allocation)
     ck_assert_uint_eq(s.unknown_frees, 0);
     /* Every launch allocates and frees again. */
     launch(EXEC_A, STREAM_S);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 2);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -504,7 +482,7 @@ START_TEST(test_graph_failed_free_node)
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     instantiate(EXEC_A, GRAPH_A, 0);
     launch(EXEC_A, STREAM_S);
-    ck_assert(live_block(NODE_VA, NULL));
+    ck_assert(tu_live_block(NODE_VA, NULL));
 }
 END_TEST
 
@@ -517,13 +495,13 @@ START_TEST(test_graph_destroyed_without_launch)
     graph_destroy(GRAPH_B);
     exec_destroy(EXEC_B);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
-    ck_assert(!live_block(NODE_VA, NULL));
-    ck_assert(!live_block(NODE_VA2, NULL));
+    ck_assert(!tu_live_block(NODE_VA, NULL));
+    ck_assert(!tu_live_block(NODE_VA2, NULL));
     /* Handles of destroyed graphs run nothing. */
     instantiate(EXEC_A, GRAPH_A, 0);
     launch(EXEC_A, STREAM_S);
     launch(EXEC_B, STREAM_S);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
 }
@@ -536,18 +514,18 @@ START_TEST(test_graph_relaunch_after_program_free)
     graph_destroy(GRAPH_A); /* the exec keeps its nodes */
     launch(EXEC_A, STREAM_S);
     struct gl_block_info b;
-    ck_assert(live_block(NODE_VA, &b));
+    ck_assert(tu_live_block(NODE_VA, &b));
     ck_assert_uint_eq(b.seq, 1);
 
     free_async(NODE_VA, STREAM_T); /* not being captured: an ordinary free */
-    ck_assert(!live_block(NODE_VA, NULL));
-    ck_assert_uint_eq(stats().frees, 1);
+    ck_assert(!tu_live_block(NODE_VA, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().frees, 1);
 
     launch(EXEC_A, STREAM_T);
-    ck_assert(live_block(NODE_VA, &b));
+    ck_assert(tu_live_block(NODE_VA, &b));
     ck_assert_uint_eq(b.seq, 2); /* a new allocation, numbered at the launch */
     ck_assert_uint_eq(b.aux, (uintptr_t)STREAM_T);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_blocks, 1);
@@ -560,12 +538,12 @@ START_TEST(test_graph_auto_free_on_launch)
     add_alloc_node(GRAPH_A, NODE_VA, 4096, 0);
     instantiate(EXEC_A, GRAPH_A, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH);
     launch(EXEC_A, STREAM_S);
-    ck_assert_uint_eq(stats().frees, 0);
+    ck_assert_uint_eq(tu_tracker_stats().frees, 0);
     launch(EXEC_A, STREAM_S); /* frees the first launch's memory, then allocates */
     struct gl_block_info b;
-    ck_assert(live_block(NODE_VA, &b));
+    ck_assert(tu_live_block(NODE_VA, &b));
     ck_assert_uint_eq(b.seq, 2);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_blocks, 1);
@@ -580,37 +558,37 @@ START_TEST(test_stream_capture)
     begin_capture(STREAM_S);
     ck_assert(gl_graphs_capturing());
     alloc_async(NODE_VA, 512, STREAM_S);
-    ck_assert(!live_block(NODE_VA, NULL));
+    ck_assert(!tu_live_block(NODE_VA, NULL));
     free_async(NODE_VA2, STREAM_S);
-    ck_assert(live_block(NODE_VA2, NULL));
-    ck_assert_uint_eq(stats().allocs, 1);
+    ck_assert(tu_live_block(NODE_VA2, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 
     /* Another stream is not being captured: its allocation is a block at once. */
     alloc_async(0x7f6000400000ULL, 128, STREAM_T);
     struct gl_block_info b;
-    ck_assert(live_block(0x7f6000400000ULL, &b));
+    ck_assert(tu_live_block(0x7f6000400000ULL, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
-    ck_assert_uint_eq(stats().allocs, 2);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 2);
 
     end_capture(STREAM_S, GRAPH_A, CUDA_SUCCESS);
     ck_assert(!gl_graphs_capturing());
-    ck_assert(!live_block(NODE_VA, NULL));
-    ck_assert(live_block(NODE_VA2, NULL));
+    ck_assert(!tu_live_block(NODE_VA, NULL));
+    ck_assert(tu_live_block(NODE_VA2, NULL));
     instantiate(EXEC_A, GRAPH_A, 0);
     launch(EXEC_A, STREAM_S);
-    ck_assert(live_block(NODE_VA, &b));
+    ck_assert(tu_live_block(NODE_VA, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
     ck_assert_uint_eq(b.size, 512);
     ck_assert_uint_eq(b.api, GL_API_cuMemAllocAsync);
-    ck_assert(!live_block(NODE_VA2, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(NODE_VA2, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 3);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.unknown_frees, 0);
 
     /* The capture is over: the stream's allocations are blocks again. */
     alloc_async(0x7f6000600000ULL, 256, STREAM_S);
-    ck_assert(live_block(0x7f6000600000ULL, &b));
+    ck_assert(tu_live_block(0x7f6000600000ULL, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
 }
 END_TEST
@@ -625,14 +603,14 @@ START_TEST(test_failed_end_capture)
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     instantiate(EXEC_A, GRAPH_A, 0);
     launch(EXEC_A, STREAM_S);
-    ck_assert(!live_block(NODE_VA, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(NODE_VA, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
     /* Not captured any more. */
     alloc_async(NODE_VA, 512, STREAM_S);
     struct gl_block_info b;
-    ck_assert(live_block(NODE_VA, &b));
+    ck_assert(tu_live_block(NODE_VA, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_ASYNC);
 }
 END_TEST
@@ -686,9 +664,9 @@ START_TEST(test_graph_block_has_node_stack)
     instantiate(EXEC_A, GRAPH_A, 0);
     launch(EXEC_A, STREAM_S);
     struct gl_block_info plain, first, second;
-    ck_assert(live_block(0x7f6000800000ULL, &plain));
-    ck_assert(live_block(NODE_VA, &first));
-    ck_assert(live_block(NODE_VA2, &second));
+    ck_assert(tu_live_block(0x7f6000800000ULL, &plain));
+    ck_assert(tu_live_block(NODE_VA, &first));
+    ck_assert(tu_live_block(NODE_VA2, &second));
     ck_assert_uint_ne(plain.stack, 0);
     ck_assert_uint_eq(first.stack, plain.stack);
     ck_assert_uint_ne(second.stack, 0);
@@ -700,7 +678,7 @@ START_TEST(test_untracked_call_ignored)
 {
     cuMemFree_v2_params p = {0x1234};
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &p, CUDA_SUCCESS, CTX_A);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs + s.frees + s.unknown_frees, 0);
 }
 END_TEST
@@ -712,14 +690,14 @@ START_TEST(test_not_tracking_ignores_everything)
     atomic_store(&gl_rt.state, GL_RT_REPORTED);
     mem_alloc(0x7f0003200000ULL, 10, CUDA_SUCCESS, CTX_A);
     resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX_A);
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
     ck_assert_int_eq(query_calls, 0);
 
     /* Tracking again: a NULL callback data is ignored. */
     atomic_store(&gl_rt.state, GL_RT_TRACKING);
     gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
                       NULL);
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
 }
 END_TEST
 
@@ -733,11 +711,11 @@ START_TEST(test_context_destroy_resource)
     driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &pc, CUDA_SUCCESS, CTX_A);
 
     resource_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CTX_A);
-    ck_assert(!live_block(0x7f0004000000ULL, NULL));
-    ck_assert(!live_block(0x7f0004200000ULL, NULL));
-    ck_assert(live_block(0x7f0004400000ULL, NULL));
-    ck_assert(live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x77), NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(0x7f0004000000ULL, NULL));
+    ck_assert(!tu_live_block(0x7f0004200000ULL, NULL));
+    ck_assert(tu_live_block(0x7f0004400000ULL, NULL));
+    ck_assert(tu_live_block(gl_key_make(GL_NS_VMM_HANDLE, 0x77), NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 2);
     ck_assert_uint_eq(s.live_bytes, 1200);
     ck_assert_uint_eq(s.live_blocks, 2);
@@ -763,7 +741,7 @@ START_TEST(test_stacks_enabled_without_unwinder)
     gl_callback_set_stacks(1);
     mem_alloc(0x7f0006000000ULL, 10, CUDA_SUCCESS, CTX_A);
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0006000000ULL, &b));
+    ck_assert(tu_live_block(0x7f0006000000ULL, &b));
     ck_assert_uint_eq(b.stack, 0);
 }
 END_TEST
@@ -773,10 +751,10 @@ START_TEST(test_bench_null_mode)
     gl_callback_bench_mode(NULL);
     gl_callback_bench_mode("bogus");
     mem_alloc(0x7f0007000000ULL, 10, CUDA_SUCCESS, CTX_A);
-    ck_assert_uint_eq(stats().allocs, 1);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
     gl_callback_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
     mem_alloc(0x7f0007200000ULL, 10, CUDA_SUCCESS, CTX_A);
-    ck_assert_uint_eq(stats().allocs, 1);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 }
 END_TEST
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tracker_util.h"
 #include "track/api.h"
 #include "track/graphs.h"
 #include "track/tool_alloc.h"
@@ -82,30 +83,6 @@ static bool captured_free(uint64_t stream, uint64_t va)
 
 static void launch(uint64_t exec) { gl_graphs_launch(exec, S1, CTX, 42); }
 
-static bool live_block(uint64_t key, struct gl_block_info *out)
-{
-    struct gl_block_info *blocks;
-    size_t n, bytes;
-    ck_assert_int_eq(gl_tracker_snapshot(&blocks, &n, &bytes), 0);
-    bool found = false;
-    for (size_t i = 0; i < n; i++)
-        if (blocks[i].key == key) {
-            ck_assert_msg(!found, "key 0x%llx twice in the snapshot", (unsigned long long)key);
-            found = true;
-            if (out)
-                *out = blocks[i];
-        }
-    gl_tool_unmap(blocks, bytes);
-    return found;
-}
-
-static struct gl_tracker_stats stats(void)
-{
-    struct gl_tracker_stats s;
-    gl_tracker_stats(&s);
-    return s;
-}
-
 /* ---- captures ---- */
 
 START_TEST(test_capture_counting)
@@ -144,7 +121,7 @@ START_TEST(test_captured_alloc_and_free)
     ck_assert(!captured_alloc(S2, VA + 0x2000, 100)); /* another stream */
     ck_assert(!captured_free(S2, VA + 0x3000));
     ck_assert_uint_eq(gl_graphs_node_count(), 2);
-    ck_assert_uint_eq(stats().allocs, 0); /* nodes, not blocks */
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0); /* nodes, not blocks */
 
     /* A second begin on the stream starts the capture afresh. */
     gl_graphs_capture_begin(S1);
@@ -176,7 +153,7 @@ START_TEST(test_captured_nodes_launch)
     gl_graphs_instantiate(E1, G1, 0);
     launch(E1);
     struct gl_block_info b;
-    ck_assert(live_block(VA, &b));
+    ck_assert(tu_live_block(VA, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
     ck_assert_uint_eq(b.size, 300);
     ck_assert_uint_eq(b.api, GL_API_cuMemAllocAsync);
@@ -204,7 +181,7 @@ START_TEST(test_node_counts)
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     gl_graphs_destroy(G2);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
 }
 END_TEST
 
@@ -219,12 +196,12 @@ START_TEST(test_reset_forgets_everything)
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     ck_assert(!gl_graphs_capturing());
     launch(E1);
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
     /* Usable afterwards. */
     alloc_node(G1, VA, 100);
     gl_graphs_instantiate(E1, G1, 0);
     launch(E1);
-    ck_assert(live_block(VA, NULL));
+    ck_assert(tu_live_block(VA, NULL));
 
     /* The tracker's reset resets the graphs too. */
     gl_graphs_capture_begin(S1);
@@ -243,10 +220,10 @@ START_TEST(test_instantiate_copies_nodes)
     gl_graphs_node_alloc(&ev);
     gl_graphs_instantiate(E1, G1, 0);
     gl_graphs_destroy(G1); /* programs destroy the graph right away */
-    ck_assert(!live_block(VA, NULL));
+    ck_assert(!tu_live_block(VA, NULL));
     gl_graphs_launch(E1, S2, CTX, 1234);
     struct gl_block_info b;
-    ck_assert(live_block(VA, &b));
+    ck_assert(tu_live_block(VA, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
     ck_assert_uint_eq(b.size, 4096);
     ck_assert_int_eq(b.device, 2);
@@ -256,7 +233,7 @@ START_TEST(test_instantiate_copies_nodes)
     ck_assert_uint_eq(b.ctx, CTX);
     ck_assert_uint_eq(b.aux, S2);
     ck_assert_uint_eq(b.seq, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.live_bytes, 4096);
 
@@ -265,8 +242,8 @@ START_TEST(test_instantiate_copies_nodes)
     gl_graphs_instantiate(E2, G2, 0);
     alloc_node(G2, VA + 0x20000, 100);
     launch(E2);
-    ck_assert(live_block(VA + 0x10000, NULL));
-    ck_assert(!live_block(VA + 0x20000, NULL));
+    ck_assert(tu_live_block(VA + 0x10000, NULL));
+    ck_assert(!tu_live_block(VA + 0x20000, NULL));
 }
 END_TEST
 
@@ -278,7 +255,7 @@ START_TEST(test_launch_without_memory_nodes)
     ck_assert_uint_eq(gl_graphs_node_count(), 2);
     launch(E1);
     launch(0xe9999); /* never instantiated */
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.frees + s.unknown_frees, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -287,7 +264,7 @@ START_TEST(test_launch_without_memory_nodes)
     gl_graphs_instantiate(E2, G1, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     launch(E2);
-    ck_assert_uint_eq(stats().allocs, 0);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
 }
 END_TEST
 
@@ -303,12 +280,12 @@ START_TEST(test_more_than_32_nodes)
     launch(E1);
     struct gl_block_info b;
     for (uint64_t i = 0; i < N; i++) {
-        bool live = live_block(VA + i * 0x10000, &b);
+        bool live = tu_live_block(VA + i * 0x10000, &b);
         ck_assert_msg(live == (i >= FREED), "node %llu: live %d", (unsigned long long)i, live);
         if (live)
             ck_assert_uint_eq(b.size, 1000 + i);
     }
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, N);
     ck_assert_uint_eq(s.frees, FREED);
     ck_assert_uint_eq(s.live_blocks, N - FREED);
@@ -326,12 +303,12 @@ START_TEST(test_exactly_32_then_64_nodes)
     gl_graphs_instantiate(E1, G1, 0);
     gl_graphs_instantiate(E2, G2, 0);
     launch(E1);
-    ck_assert_uint_eq(stats().live_blocks, 32);
+    ck_assert_uint_eq(tu_tracker_stats().live_blocks, 32);
     launch(E2);
-    ck_assert_uint_eq(stats().live_blocks, 96);
-    ck_assert(live_block(VA + 31 * 0x10000, NULL));
-    ck_assert(live_block(VA + 32 * 0x10000 + 0x8000, NULL));
-    ck_assert(live_block(VA + 63 * 0x10000 + 0x8000, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().live_blocks, 96);
+    ck_assert(tu_live_block(VA + 31 * 0x10000, NULL));
+    ck_assert(tu_live_block(VA + 32 * 0x10000 + 0x8000, NULL));
+    ck_assert(tu_live_block(VA + 63 * 0x10000 + 0x8000, NULL));
 }
 END_TEST
 
@@ -346,10 +323,10 @@ START_TEST(test_free_node_of_outside_block)
     gl_tracker_alloc(&a);
     free_node(G1, VA);
     gl_graphs_instantiate(E1, G1, 0);
-    ck_assert(live_block(VA, NULL));
+    ck_assert(tu_live_block(VA, NULL));
     launch(E1);
-    ck_assert(!live_block(VA, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(VA, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 1);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.unknown_frees, 0);
@@ -364,7 +341,7 @@ START_TEST(test_alloc_freed_by_same_graph)
     gl_graphs_instantiate(E1, G1, 0);
     launch(E1);
     launch(E1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 2);
     ck_assert_uint_eq(s.bytes_allocated, 4096);
@@ -381,13 +358,13 @@ START_TEST(test_auto_free_on_launch)
     launch(E1);
     launch(E1);
     launch(E1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 3);
     ck_assert_uint_eq(s.frees, 2);
     ck_assert_uint_eq(s.replaced, 0);
     ck_assert_uint_eq(s.live_blocks, 1);
     struct gl_block_info b;
-    ck_assert(live_block(VA, &b));
+    ck_assert(tu_live_block(VA, &b));
     ck_assert_uint_eq(b.seq, 3);
 
     /* Without the flag, nothing frees before a relaunch: it lands on live memory. */
@@ -395,7 +372,7 @@ START_TEST(test_auto_free_on_launch)
     gl_graphs_instantiate(E2, G2, 0);
     launch(E2);
     launch(E2);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.replaced, 1);
     ck_assert_uint_eq(s.live_blocks, 2);
 }
@@ -430,13 +407,13 @@ START_TEST(test_apply_dispatches_control_events)
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     apply(GL_EV_GRAPH_LAUNCH, E1, S2, 0);
     struct gl_block_info b;
-    ck_assert(live_block(VA, &b));
+    ck_assert(tu_live_block(VA, &b));
     ck_assert_uint_eq(b.aux, S2);
     ck_assert_uint_eq(b.ctx, CTX);
     ck_assert_uint_eq(b.tid, 7);
     apply(GL_EV_GRAPH_LAUNCH, E1, S2, 0); /* instantiated with AUTO_FREE_ON_LAUNCH */
-    ck_assert_uint_eq(stats().frees, 1);
-    ck_assert_uint_eq(stats().replaced, 0);
+    ck_assert_uint_eq(tu_tracker_stats().frees, 1);
+    ck_assert_uint_eq(tu_tracker_stats().replaced, 0);
     apply(GL_EV_GRAPH_EXEC_DESTROY, E1, 0, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
 
@@ -444,7 +421,7 @@ START_TEST(test_apply_dispatches_control_events)
     apply(GL_EV_ALLOC, VA + 0x1000, G1, 64);
     apply(GL_EV_FREE, VA, 0, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
-    ck_assert(live_block(VA, NULL));
+    ck_assert(tu_live_block(VA, NULL));
 }
 END_TEST
 
@@ -462,8 +439,8 @@ START_TEST(test_tracker_apply_routes_control_events)
     ev.key = E1;
     ev.aux = S1;
     gl_tracker_apply(&ev);
-    ck_assert(live_block(VA, NULL));
-    ck_assert_uint_eq(stats().allocs, 1);
+    ck_assert(tu_live_block(VA, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 }
 END_TEST
 
@@ -523,7 +500,7 @@ START_TEST(test_after_fork_child)
     gl_graphs_capture_end(S1, G1);
     gl_graphs_instantiate(E1, G1, 0);
     launch(E1);
-    ck_assert_uint_eq(stats().live_blocks, 2);
+    ck_assert_uint_eq(tu_tracker_stats().live_blocks, 2);
 }
 END_TEST
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "tracker_util.h"
 #include "track/tool_alloc.h"
 #include "track/tracker.h"
 
@@ -61,24 +62,6 @@ static void do_event(enum gl_event_type type, uint64_t key, uint64_t size, uint6
     gl_tracker_apply(&ev);
 }
 
-/* The live block with this key, from a snapshot; false if it is not live. */
-static bool live_block(uint64_t key, struct gl_block_info *out)
-{
-    struct gl_block_info *blocks;
-    size_t n, bytes;
-    ck_assert_int_eq(gl_tracker_snapshot(&blocks, &n, &bytes), 0);
-    bool found = false;
-    for (size_t i = 0; i < n; i++)
-        if (blocks[i].key == key) {
-            ck_assert_msg(!found, "key 0x%llx twice in the snapshot", (unsigned long long)key);
-            found = true;
-            if (out)
-                *out = blocks[i];
-        }
-    gl_tool_unmap(blocks, bytes);
-    return found;
-}
-
 static size_t live_count(void)
 {
     struct gl_block_info *blocks;
@@ -88,21 +71,13 @@ static size_t live_count(void)
     return n;
 }
 
-static struct gl_tracker_stats stats(void)
-{
-    struct gl_tracker_stats s;
-    memset(&s, 0xee, sizeof s);
-    gl_tracker_stats(&s);
-    return s;
-}
-
 #define H(v) gl_key_make(GL_NS_VMM_HANDLE, (v))
 
 /* ---- allocations and frees ---- */
 
 START_TEST(test_empty_stats)
 {
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.bytes_allocated, 0);
@@ -119,7 +94,7 @@ START_TEST(test_alloc_free_counts)
 {
     do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
     do_alloc(0x2000, 300, GL_MEM_DEVICE, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.bytes_allocated, 400);
@@ -128,7 +103,7 @@ START_TEST(test_alloc_free_counts)
     ck_assert_uint_eq(s.peak_bytes, 400);
 
     do_event(GL_EV_FREE, 0x1000, 0, 0);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.bytes_allocated, 400);
@@ -137,11 +112,11 @@ START_TEST(test_alloc_free_counts)
     ck_assert_uint_eq(s.peak_bytes, 400);
 
     do_alloc(0x3000, 50, GL_MEM_DEVICE, 1);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.live_bytes, 350);
     ck_assert_uint_eq(s.peak_bytes, 400); /* below the old peak */
     do_alloc(0x4000, 200, GL_MEM_DEVICE, 1);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.live_bytes, 550);
     ck_assert_uint_eq(s.peak_bytes, 550);
     ck_assert_uint_eq(s.allocs, 4);
@@ -164,7 +139,7 @@ START_TEST(test_alloc_records_block)
     ck_assert_uint_eq(ev.seq, 1); /* assigned */
 
     struct gl_block_info b;
-    ck_assert(live_block(0x7f0000010000, &b));
+    ck_assert(tu_live_block(0x7f0000010000, &b));
     ck_assert_uint_eq(b.size, 4096);
     ck_assert_uint_eq(b.seq, 1);
     ck_assert_uint_eq(b.ctx, 0xc1);
@@ -193,7 +168,7 @@ START_TEST(test_sequence_numbers)
     ck_assert_uint_eq(c.seq, 1000);
     ck_assert_uint_eq(gl_tracker_next_seq(), 3);
     struct gl_block_info blk;
-    ck_assert(live_block(0x3000, &blk));
+    ck_assert(tu_live_block(0x3000, &blk));
     ck_assert_uint_eq(blk.seq, 1000);
 
     /* A confirmed free reports what it freed. */
@@ -211,7 +186,7 @@ START_TEST(test_size_unknown_flag)
     ev.flags = GL_EVF_SIZE_UNKNOWN;
     gl_tracker_apply(&ev);
     struct gl_block_info b;
-    ck_assert(live_block(0x9000, &b));
+    ck_assert(tu_live_block(0x9000, &b));
     ck_assert_uint_eq(b.flags, GL_BLK_SIZE_UNKNOWN);
     ck_assert_uint_eq(b.size, 0);
 }
@@ -222,7 +197,7 @@ START_TEST(test_unknown_free)
     do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
     struct gl_event f = simple_ev(GL_EV_FREE, 0xdead000, 0, 0);
     gl_tracker_apply(&f);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.unknown_frees, 1);
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.live_bytes, 100);
@@ -231,7 +206,7 @@ START_TEST(test_unknown_free)
     /* A second free of a freed block is unknown too. */
     do_event(GL_EV_FREE, 0x1000, 0, 0);
     do_event(GL_EV_FREE, 0x1000, 0, 0);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.unknown_frees, 2);
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
@@ -245,14 +220,14 @@ START_TEST(test_failed_free_puts_block_back)
     uint64_t token = gl_tracker_release_begin(&f);
     ck_assert_uint_ne(token, 0);
     /* Taken out while the driver frees. */
-    ck_assert(!live_block(0x1000, NULL));
+    ck_assert(!tu_live_block(0x1000, NULL));
     gl_tracker_release_end(token, false, &f);
 
     struct gl_block_info b;
-    ck_assert(live_block(0x1000, &b));
+    ck_assert(tu_live_block(0x1000, &b));
     ck_assert_uint_eq(b.size, 100);
     ck_assert_uint_eq(b.seq, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.live_bytes, 100);
     ck_assert_uint_eq(s.live_blocks, 1);
@@ -262,7 +237,7 @@ START_TEST(test_failed_free_puts_block_back)
     token = gl_tracker_release_begin(&f);
     ck_assert_uint_ne(token, 0);
     gl_tracker_release_end(token, true, &f);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -274,7 +249,7 @@ START_TEST(test_release_begin_unknown)
     struct gl_event f = simple_ev(GL_EV_FREE, 0x5000, 0, 0);
     ck_assert_uint_eq(gl_tracker_release_begin(&f), 0);
     gl_tracker_release_end(0, false, &f);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.unknown_frees, 1);
     ck_assert_uint_eq(s.frees, 0);
     /* Other event types are not releases. */
@@ -292,11 +267,11 @@ START_TEST(test_failed_free_after_address_reused)
     do_alloc(0x1000, 700, GL_MEM_DEVICE, 1);
     gl_tracker_release_end(token, false, &f);
     struct gl_block_info b;
-    ck_assert(live_block(0x1000, &b));
+    ck_assert(tu_live_block(0x1000, &b));
     ck_assert_uint_eq(b.size, 700);
     ck_assert_uint_eq(b.seq, 2);
     ck_assert_uint_eq(live_count(), 1);
-    ck_assert_uint_eq(stats().live_blocks, 1);
+    ck_assert_uint_eq(tu_tracker_stats().live_blocks, 1);
 }
 END_TEST
 
@@ -304,7 +279,7 @@ START_TEST(test_alloc_at_live_key_is_replaced)
 {
     do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
     do_alloc(0x1000, 40, GL_MEM_MANAGED, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.replaced, 1);
     ck_assert_uint_eq(s.allocs, 2);
     ck_assert_uint_eq(s.frees, 1); /* the old block is gone */
@@ -312,7 +287,7 @@ START_TEST(test_alloc_at_live_key_is_replaced)
     ck_assert_uint_eq(s.live_bytes, 40);
     ck_assert_uint_eq(s.peak_bytes, 100);
     struct gl_block_info b;
-    ck_assert(live_block(0x1000, &b));
+    ck_assert(tu_live_block(0x1000, &b));
     ck_assert_uint_eq(b.size, 40);
     ck_assert_uint_eq(b.kind, GL_MEM_MANAGED);
     ck_assert_uint_eq(b.seq, 2);
@@ -328,7 +303,7 @@ START_TEST(test_spare_nodes_across_frees)
         if (i % 3 != 0)
             do_event(GL_EV_FREE, 0x100000 + i * 512, 0, 0);
     }
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 5000);
     ck_assert_uint_eq(s.frees, 5000 - 1667);
     ck_assert_uint_eq(s.live_blocks, 1667);
@@ -356,14 +331,14 @@ START_TEST(test_ctx_destroy)
     ev.ctx = 0xc1;
     gl_tracker_apply(&ev);
 
-    ck_assert(!live_block(0x1000, NULL));
-    ck_assert(!live_block(0x2000, NULL));
-    ck_assert(!live_block(0x3000, NULL));
-    ck_assert(!live_block(gl_key_make(GL_NS_ARRAY, 0x77), NULL));
-    ck_assert(live_block(H(0x10), NULL));
-    ck_assert(live_block(0x6000, NULL));
-    ck_assert(live_block(0x7000, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(0x1000, NULL));
+    ck_assert(!tu_live_block(0x2000, NULL));
+    ck_assert(!tu_live_block(0x3000, NULL));
+    ck_assert(!tu_live_block(gl_key_make(GL_NS_ARRAY, 0x77), NULL));
+    ck_assert(tu_live_block(H(0x10), NULL));
+    ck_assert(tu_live_block(0x6000, NULL));
+    ck_assert(tu_live_block(0x7000, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 4);
     ck_assert_uint_eq(s.live_blocks, 3);
     ck_assert_uint_eq(s.live_bytes, 16 + 32 + 64);
@@ -372,7 +347,7 @@ START_TEST(test_ctx_destroy)
     gl_tracker_apply(&ev);
     ev.ctx = 0xc3;
     gl_tracker_apply(&ev);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 4);
     ck_assert_uint_eq(s.live_bytes, 112);
 }
@@ -404,36 +379,36 @@ START_TEST(test_vmm_life_cycle)
     create.aux = 0x999; /* ignored for handles: aux counts mappings */
     gl_tracker_apply(&create);
     struct gl_block_info b;
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.aux, 0);
     ck_assert_uint_eq(b.flags, 0);
 
     do_event(GL_EV_VMM_MAP, va, 2 * MiB, h);
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.aux, 1);
     uint64_t addrs[4] = {0};
     ck_assert_uint_eq(gl_tracker_vmm_mappings(h, addrs, 4, NULL), 1);
     ck_assert_uint_eq(addrs[0], va);
     /* Mapping records are not blocks. */
     ck_assert_uint_eq(live_count(), 1);
-    ck_assert_uint_eq(stats().live_blocks, 1);
+    ck_assert_uint_eq(tu_tracker_stats().live_blocks, 1);
 
     /* cuMemRelease while mapped: the memory lives on through the mapping. */
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, GL_BLK_RELEASED);
     ck_assert_uint_eq(b.refs, 0);
     ck_assert_uint_eq(gl_tracker_vmm_mappings(h, addrs, 4, NULL), 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.live_bytes, 2 * MiB);
 
     /* The last unmap frees it. */
     do_event(GL_EV_VMM_UNMAP, va, 2 * MiB, 0);
-    ck_assert(!live_block(h, NULL));
+    ck_assert(!tu_live_block(h, NULL));
     ck_assert_uint_eq(gl_tracker_vmm_mappings(h, addrs, 4, NULL), 0);
-    s = stats();
+    s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -446,13 +421,13 @@ START_TEST(test_vmm_release_unmapped)
     const uint64_t h = H(0x42);
     do_alloc(h, MiB, GL_MEM_VMM, 0xc1);
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
-    ck_assert(!live_block(h, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(h, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
     /* Released again: unknown. */
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
-    ck_assert_uint_eq(stats().unknown_frees, 1);
+    ck_assert_uint_eq(tu_tracker_stats().unknown_frees, 1);
 }
 END_TEST
 
@@ -463,14 +438,14 @@ START_TEST(test_vmm_unmap_before_release)
     do_event(GL_EV_VMM_MAP, va, MiB, h);
     do_event(GL_EV_VMM_UNMAP, va, MiB, 0);
     struct gl_block_info b;
-    ck_assert(live_block(h, &b)); /* not released yet */
+    ck_assert(tu_live_block(h, &b)); /* not released yet */
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.aux, 0);
     ck_assert_uint_eq(b.flags, 0);
-    ck_assert_uint_eq(stats().frees, 0);
+    ck_assert_uint_eq(tu_tracker_stats().frees, 0);
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
-    ck_assert(!live_block(h, NULL));
-    ck_assert_uint_eq(stats().frees, 1);
+    ck_assert(!tu_live_block(h, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().frees, 1);
 }
 END_TEST
 
@@ -480,18 +455,18 @@ START_TEST(test_vmm_retain_then_two_releases)
     do_alloc(h, 4 * MiB, GL_MEM_VMM, 0xc1);
     do_event(GL_EV_VMM_RETAIN, h, 0, 0);
     struct gl_block_info b;
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 2);
 
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, 0);
-    ck_assert_uint_eq(stats().frees, 0);
+    ck_assert_uint_eq(tu_tracker_stats().frees, 0);
 
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
-    ck_assert(!live_block(h, NULL));
-    struct gl_tracker_stats s = stats();
+    ck_assert(!tu_live_block(h, NULL));
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
     ck_assert_uint_eq(s.unknown_frees, 0);
@@ -507,18 +482,18 @@ START_TEST(test_vmm_unmap_two_adjacent_mappings)
     do_event(GL_EV_VMM_MAP, va + MiB, 2 * MiB, h2);
     do_event(GL_EV_VMM_RELEASE, h1, 0, 0);
     do_event(GL_EV_VMM_RELEASE, h2, 0, 0);
-    ck_assert(live_block(h1, NULL));
-    ck_assert(live_block(h2, NULL));
-    ck_assert_uint_eq(stats().live_bytes, 3 * MiB);
+    ck_assert(tu_live_block(h1, NULL));
+    ck_assert(tu_live_block(h2, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().live_bytes, 3 * MiB);
 
     /* One unmap of the whole range. */
     do_event(GL_EV_VMM_UNMAP, va, 3 * MiB, 0);
-    ck_assert(!live_block(h1, NULL));
-    ck_assert(!live_block(h2, NULL));
+    ck_assert(!tu_live_block(h1, NULL));
+    ck_assert(!tu_live_block(h2, NULL));
     uint64_t addrs[2];
     ck_assert_uint_eq(gl_tracker_vmm_mappings(h1, addrs, 2, NULL), 0);
     ck_assert_uint_eq(gl_tracker_vmm_mappings(h2, addrs, 2, NULL), 0);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 2);
     ck_assert_uint_eq(s.live_bytes, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -534,14 +509,14 @@ START_TEST(test_vmm_handle_mapped_twice)
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
     do_event(GL_EV_VMM_UNMAP, va1, MiB, 0);
     struct gl_block_info b;
-    ck_assert(live_block(h, &b)); /* still mapped at va2 */
+    ck_assert(tu_live_block(h, &b)); /* still mapped at va2 */
     ck_assert_uint_eq(b.aux, 1);
     uint64_t addrs[2] = {0};
     ck_assert_uint_eq(gl_tracker_vmm_mappings(h, addrs, 2, NULL), 1);
     ck_assert_uint_eq(addrs[0], va2);
     do_event(GL_EV_VMM_UNMAP, va2, MiB, 0);
-    ck_assert(!live_block(h, NULL));
-    ck_assert_uint_eq(stats().frees, 1);
+    ck_assert(!tu_live_block(h, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().frees, 1);
 }
 END_TEST
 
@@ -554,11 +529,11 @@ START_TEST(test_vmm_failed_release_is_undone)
     ck_assert_uint_ne(token, 0);
     gl_tracker_release_end(token, false, &r);
     struct gl_block_info b;
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.flags, 0);
     ck_assert_uint_eq(b.size, MiB);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 0);
     ck_assert_uint_eq(s.live_bytes, MiB);
     ck_assert_uint_eq(s.live_blocks, 1);
@@ -567,7 +542,7 @@ START_TEST(test_vmm_failed_release_is_undone)
     do_event(GL_EV_VMM_MAP, 0x7f9000000000ULL, MiB, h);
     token = gl_tracker_release_begin(&r);
     gl_tracker_release_end(token, false, &r);
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, 0);
 }
@@ -588,12 +563,12 @@ START_TEST(test_vmm_failed_second_release_keeps_released)
     gl_tracker_release_end(token, false, &r); /* CUDA_ERROR_INVALID_VALUE */
 
     struct gl_block_info b;
-    ck_assert(live_block(h, &b));
+    ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 0);
     ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, GL_BLK_RELEASED);
     do_event(GL_EV_VMM_UNMAP, va, MiB, 0);
-    ck_assert(!live_block(h, NULL));
-    ck_assert_uint_eq(stats().live_bytes, 0);
+    ck_assert(!tu_live_block(h, NULL));
+    ck_assert_uint_eq(tu_tracker_stats().live_bytes, 0);
 }
 END_TEST
 
@@ -708,7 +683,7 @@ START_TEST(test_apply_none_and_memory)
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
     gl_tracker_apply(&ev);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs + s.frees + s.unknown_frees, 0);
     ck_assert_uint_gt(gl_tracker_memory_bytes(), 0);
 }
@@ -719,7 +694,7 @@ START_TEST(test_reset_forgets_everything)
     do_alloc(0x1000, 64, GL_MEM_DEVICE, 1);
     do_event(GL_EV_FREE, 0x9999, 0, 0);
     gl_tracker_reset();
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
     ck_assert_uint_eq(s.live_bytes, 0);
@@ -762,7 +737,7 @@ START_TEST(test_threads)
         ck_assert_int_eq(pthread_create(&th[i], NULL, thread_main, (void *)i), 0);
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(th[i], NULL);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     uint64_t all = (uint64_t)PER_THREAD * (PER_THREAD + 1) / 2, odd_i = 0;
     for (uint64_t i = 1; i < PER_THREAD; i += 2)
         odd_i += i + 1;
@@ -816,7 +791,7 @@ START_TEST(test_peak_not_below_live_with_threads)
         ck_assert_int_eq(pthread_create(&th, NULL, small_holder, (void *)i), 0);
         pthread_join(th, NULL); /* one after the other: nothing is racy */
     }
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.live_bytes, 4 * 100 * 1024);
     ck_assert_uint_eq(s.live_blocks, 4);
     ck_assert_uint_ge(s.peak_bytes, s.live_bytes);
@@ -829,7 +804,7 @@ START_TEST(test_peak_exact_one_thread)
     do_alloc(0x2000, 10, GL_MEM_DEVICE, 1);
     do_event(GL_EV_FREE, 0x1000, 0, 0);
     do_alloc(0x3000, 20, GL_MEM_DEVICE, 1);
-    struct gl_tracker_stats s = stats();
+    struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.peak_bytes, 300 * 1024 + 10);
     ck_assert_uint_eq(s.live_bytes, 30);
 }
