@@ -106,26 +106,18 @@ void gl_abnormal_end_install(void)
     }
 }
 
-static void quick_exit_report(int status)
+/* The report of a process ending without atexit, then the end itself. */
+static __attribute__((noreturn)) void end_without_atexit(int status)
 {
-    if (getpid() != gl_rt.pid || !gl_rt_tracking())
-        return;
-    struct gl_termination how = {.quick_exit = true, .exit_status = status};
-    gl_exit_report_ending(&how);
+    if (getpid() == gl_rt.pid && gl_rt_tracking()) {
+        struct gl_termination how = {.quick_exit = true, .exit_status = status};
+        gl_exit_report_ending(&how);
+    }
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
 }
 
 /* exit() ends with the C library's internal _exit, not these: only a program
  * calling _exit() or _Exit() itself gets here. */
-GL_EXPORT void _exit(int status)
-{
-    quick_exit_report(status);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
-
-GL_EXPORT void _Exit(int status)
-{
-    quick_exit_report(status);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
+GL_EXPORT void _exit(int status) { end_without_atexit(status); }
+GL_EXPORT void _Exit(int status) { end_without_atexit(status); }

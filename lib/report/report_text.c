@@ -607,8 +607,10 @@ static void usage_stats(struct gl_out *o, const struct gl_report_input *in)
             const struct gl_stat_group *g = &u->grp[sl][k];
             if (!g->split[GL_SPLIT_ALL].alloc_blocks)
                 continue;
-            gl_out_line(o, "  %s, %s:%*s %16s %16s %16s %16s", title, gl_mem_kind_name(k), 1, "",
-                        "current", "peak", "allocated", "freed");
+            /* The column titles on a line of their own, over their columns. */
+            gl_out_line(o, "  %s, %s:", title, gl_mem_kind_name(k));
+            gl_out_line(o, "    %-13s %16s %16s %16s %16s", "", "current", "peak", "allocated",
+                        "freed");
             for (int w = 0; w < 2; w++)
                 for (int sp = GL_SPLIT_ALL; sp >= 0; sp--) {
                     const struct gl_stat_counts *c = &g->split[sp];

@@ -13,6 +13,7 @@
 #include "analyze/suppress.h"
 #include "common/suppressions.h"
 #include "testutil.h"
+#include "track/mem_stats.h"
 #include "report/report_text.h"
 #include "track/api.h"
 #include "track/event.h"
@@ -1113,6 +1114,41 @@ START_TEST(test_exit_on_first_error)
 }
 END_TEST
 
+/* --stats=yes: each column title ends where its numbers end. */
+START_TEST(test_usage_stats_columns)
+{
+    static struct gl_usage u;
+    memset(&u, 0, sizeof u);
+    u.used[0] = true;
+    struct gl_stat_counts *c = &u.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_ALL];
+    c->alloc_blocks = 103;
+    c->cur_blocks = c->peak_blocks = 103;
+    c->alloc_bytes = c->cur_bytes = c->peak_bytes = 3555328;
+    u.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_SMALL] = *c;
+    in.usage = &u;
+    set_option("--stats=yes");
+    char *text = render();
+    const char *title = strstr(text, "  device 0 (NVIDIA H200), device memory:\n");
+    ck_assert_msg(title != NULL, "%s", text);
+    const char *hdr = strchr(title, '\n') + 1, *row = strchr(hdr, '\n') + 1;
+    ck_assert_msg(strncmp(row, "==4242==     blocks all ", 24) == 0, "%s", row);
+    const char *names[] = {"current", "peak", "allocated", "freed"};
+    const char *values[] = {"103", "103", "103", "0"};
+    const char *h = hdr, *r = row + 20; /* past "==4242==     blocks all" */
+    for (int k = 0; k < 4; k++) {
+        const char *hn = strstr(h, names[k]), *rv = strstr(r, values[k]);
+        ck_assert_ptr_nonnull(hn);
+        ck_assert_ptr_nonnull(rv);
+        ck_assert_msg((hn - hdr) + strlen(names[k]) == (rv - row) + strlen(values[k]),
+                      "column %s: title ends at %d, value at %d", names[k],
+                      (int)(hn - hdr + strlen(names[k])), (int)(rv - row + strlen(values[k])));
+        h = hn + strlen(names[k]);
+        r = rv + strlen(values[k]);
+    }
+    free(text);
+}
+END_TEST
+
 static Suite *report_suite(void)
 {
     Suite *s = suite_create("report_text");
@@ -1149,6 +1185,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_errors_for_leak_kinds_and_suppressed);
     tcase_add_test(tc, test_exit_on_first_error);
     tcase_add_test(tc, test_reachability_notes);
+    tcase_add_test(tc, test_usage_stats_columns);
     suite_add_tcase(s, tc);
     return s;
 }
