@@ -24,6 +24,15 @@ bool gl_status_create(char *path, size_t len)
     return true;
 }
 
+/* The latest entry for pid (the list is searched from its end), or n if none. */
+static size_t find_pid(const int *pids, size_t n, int pid)
+{
+    for (size_t i = n; i-- > 0;)
+        if (pids[i] == pid)
+            return i;
+    return n;
+}
+
 void gl_status_read(const char *path, struct gl_status *st)
 {
     memset(st, 0, sizeof *st);
@@ -47,16 +56,12 @@ void gl_status_read(const char *path, struct gl_status *st)
                 st->reports++;
                 st->errors += errors;
             }
-            for (size_t i = n; i-- > 0;)
-                if (pids[i] == pid) {
-                    reported[i] = true;
-                    break;
-                }
+            size_t i = find_pid(pids, n, pid);
+            if (i < n)
+                reported[i] = true;
         } else if (sscanf(line, "pid=%d tracking", &pid) == 1) {
-            size_t i = n;
-            while (i-- > 0 && pids[i] != pid)
-                ;
-            if (i != (size_t)-1) { /* exec'd: the new image owes the report */
+            size_t i = find_pid(pids, n, pid);
+            if (i < n) { /* exec'd: the new image owes the report */
                 reported[i] = false;
                 continue;
             }

@@ -19,6 +19,12 @@ static inline int gl_api_is_access(unsigned api)
     return api >= GL_API_FIRST_ACCESS && api <= GL_API_LAST_ACCESS;
 }
 
+/* cuMemFreeAsync and its per-thread-stream variant. */
+static inline int gl_api_is_stream_ordered_free(unsigned api)
+{
+    return api == GL_API_cuMemFreeAsync || api == GL_API_cuMemFreeAsync_ptsz;
+}
+
 /* Calls of the client API that create blocks: not driver entry points, so out of
  * the range CUPTI callbacks are enabled for. */
 enum gl_client_api {

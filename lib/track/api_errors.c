@@ -275,11 +275,6 @@ static bool release_fits(unsigned api, const struct gl_block_info *b)
     return true; /* handles in namespaces of their own: the key says what they are */
 }
 
-static bool stream_ordered(unsigned api)
-{
-    return api == GL_API_cuMemFreeAsync || api == GL_API_cuMemFreeAsync_ptsz;
-}
-
 int gl_api_check_release(struct gl_event *ev, const struct gl_block_info *b)
 {
     struct gl_api_error e;
@@ -288,7 +283,8 @@ int gl_api_check_release(struct gl_event *ev, const struct gl_block_info *b)
     } else if (ev->type == GL_EV_VMM_RELEASE && b->refs == 0 && (b->flags & GL_BLK_RELEASED)) {
         /* Its last reference was released before; its mappings keep it. */
         e = error_of(ev, GL_ERR_DOUBLE_FREE, GL_ERD_HANDLE_RELEASED);
-    } else if (stream_ordered(ev->api) && b->device >= 0 && gl_contexts_several_devices() &&
+    } else if (gl_api_is_stream_ordered_free(ev->api) && b->device >= 0 &&
+               gl_contexts_several_devices() &&
                (ev->device = (int16_t)gl_stream_device(ev->aux, ev->ctx)) >= 0 &&
                ev->device != b->device) {
         e = error_of(ev, GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_DEVICE);

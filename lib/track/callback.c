@@ -128,11 +128,6 @@ static inline bool graph_free_node(const struct gl_event *ev)
             ev->api == GL_API_cuGraphAddNode_v2);
 }
 
-static inline bool stream_ordered_free(const struct gl_event *ev)
-{
-    return ev->api == GL_API_cuMemFreeAsync || ev->api == GL_API_cuMemFreeAsync_ptsz;
-}
-
 static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
     struct gl_event ev = {0};
@@ -147,8 +142,8 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
                 gl_tracker_apply(&ev);
             } else if (ev.type >= GL_EV_CAPTURE_BEGIN) {
                 gl_graphs_apply(&ev); /* a graph or an executable graph destroyed */
-            } else if (graph_free_node(&ev) ||
-                       (stream_ordered_free(&ev) && gl_graphs_stream_captured(ev.aux))) {
+            } else if (graph_free_node(&ev) || (gl_api_is_stream_ordered_free(ev.api) &&
+                                                gl_graphs_stream_captured(ev.aux))) {
                 /* A free node, added or captured: recorded at the exit, if the
                  * call succeeds. */
                 corr = GRAPH_FREE_TAG;
