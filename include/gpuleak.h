@@ -67,7 +67,7 @@ struct gpuleak_counts {
  * names, for dlsym and Python's ctypes. */
 #define GPULEAK_API_ENV "GPULEAK_CLIENT_API"
 #define GPULEAK_API_MAGIC 0x47504c4bu /* "GPLK" */
-#define GPULEAK_API_VERSION 1u        /* members are only ever added, at the end */
+#define GPULEAK_API_VERSION 2u        /* members are only ever added, at the end */
 
 struct gpuleak_api {
     unsigned magic;   /* GPULEAK_API_MAGIC */
@@ -79,6 +79,17 @@ struct gpuleak_api {
     int (*ignore)(const void *ptr);
     int (*tracking)(int delta);
     int (*pool)(int op, const void *pool, const void *addr, size_t size, const char *name);
+    /* Version 2: a caching allocator's own view, handed over before a
+     * checkpoint (the Python module does it for PyTorch and CuPy).  usage:
+     * bytes its tensors use of those it reserves on a device.  site: one
+     * allocation site of its record, frames "FILE:LINE:FUNCTION" lines,
+     * innermost first, and the bytes and tensors live there now.
+     * growth_checkpoints: --growth-checkpoints (0: off). */
+    int (*framework_usage)(const char *framework, int device, unsigned long long in_use,
+                           unsigned long long reserved);
+    int (*framework_site)(const char *framework, const char *frames, unsigned long long bytes,
+                          unsigned long long tensors);
+    int (*growth_checkpoints)(void);
 };
 
 /* This program image's id: 32 bits mixed from its AT_RANDOM bytes (a one-way

@@ -15,6 +15,8 @@
 #include "gpuleak.h"
 #include "client_api.h"
 #include "analyze/checkpoints.h"
+#include "analyze/framework_view.h"
+#include "analyze/growth.h"
 #include "analyze/pools.h"
 #include "report/leak_run.h"
 #include "runtime.h"
@@ -22,6 +24,7 @@
 #include "track/event.h"
 #include "track/stack_capture.h"
 #include "track/thread_state.h"
+#include "track/tool_alloc.h"
 #include "track/tracker.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
@@ -73,8 +76,27 @@ static struct gl_checkpoint *named(const char *call, const char *name)
     return c;
 }
 
+/* Growth detection at a checkpoint: every site's live bytes now (the depot's
+ * and the framework's), compared with the previous checkpoint's. */
+static void check_growth(uint64_t ordinal, const char *name)
+{
+    size_t nfw;
+    const struct gl_framework_site *fw = gl_framework_take_sites(&nfw);
+    if (!gl_growth_checkpoints())
+        return;
+    size_t all = gl_depot_sites(NULL, 0), bytes = (all + 64) * sizeof(struct gl_site_stats);
+    struct gl_site_stats *sites = gl_tool_map(bytes);
+    size_t n = sites ? gl_depot_sites(sites, all + 64) : 0;
+    if (n > all + 64)
+        n = all + 64;
+    gl_growth_check(ordinal, name, sites, n, fw, nfw);
+    if (sites)
+        gl_tool_unmap(sites, bytes);
+}
+
 GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
 {
+    static uint64_t taken;
     if (!usable() || !checkpoint_name_ok("gpuleak_checkpoint", name))
         return -1;
     if (!lock_usable())
@@ -86,8 +108,47 @@ GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
          * delta checks made since it: nothing is scanned now. */
         c->seq = gl_tracker_seq_mark();
         gl_leak_ref_free(&c->ref);
+        gl_framework_checkpoint_taken(++taken, name);
+        check_growth(taken, name);
         rc = 0;
     }
+    gl_leak_run_unlock();
+    return rc;
+}
+
+GL_EXPORT int gpuleak_runtime_growth_checkpoints(void) { return (int)gl_growth_checkpoints(); }
+
+static enum gl_framework framework_named(const char *call, const char *name)
+{
+    enum gl_framework f = gl_framework_parse(name);
+    if (f == GL_FW_NONE)
+        gl_rt_message("gpuleak: %s: unknown framework \"%s\" (expected PyTorch, CuPy or JAX)",
+                      call, name ? name : "(null)");
+    return f;
+}
+
+GL_EXPORT int gpuleak_runtime_framework_usage(const char *framework, int device,
+                                              unsigned long long in_use,
+                                              unsigned long long reserved)
+{
+    enum gl_framework f = framework_named("gpuleak_framework_usage", framework);
+    if (f == GL_FW_NONE || !lock_usable())
+        return -1;
+    int rc = gl_framework_set_usage(f, device, in_use, reserved);
+    gl_leak_run_unlock();
+    if (rc < 0)
+        gl_rt_message("gpuleak: gpuleak_framework_usage: device %d out of range (0..%d)", device,
+                      GL_FW_MAX_DEVICES - 1);
+    return rc;
+}
+
+GL_EXPORT int gpuleak_runtime_framework_site(const char *framework, const char *frames,
+                                             unsigned long long bytes, unsigned long long tensors)
+{
+    enum gl_framework f = framework_named("gpuleak_framework_site", framework);
+    if (f == GL_FW_NONE || !frames || !lock_usable())
+        return -1;
+    int rc = gl_framework_add_site(f, frames, bytes, tensors);
     gl_leak_run_unlock();
     return rc;
 }
@@ -374,6 +435,9 @@ static const struct gpuleak_api api_table = {
     .ignore = gpuleak_runtime_ignore,
     .tracking = gpuleak_runtime_tracking,
     .pool = gpuleak_runtime_pool,
+    .framework_usage = gpuleak_runtime_framework_usage,
+    .framework_site = gpuleak_runtime_framework_site,
+    .growth_checkpoints = gpuleak_runtime_growth_checkpoints,
 };
 
 void gl_client_api_publish(void)

@@ -32,6 +32,8 @@
 #include "track/cupti_loader.h"
 #include "track/graphs.h"
 #include "track/modules.h"
+#include "track/python_code.h"
+#include "track/python_frames.h"
 #include "track/quarantine.h"
 #include "track/stack_capture.h"
 #include "track/thread_state.h"
@@ -59,6 +61,7 @@ static void after_fork_child(void)
     gl_tool_alloc_after_fork_child();
     gl_tracker_after_fork_child();
     gl_graphs_after_fork_child();
+    gl_py_code_after_fork_child();
     gl_leak_run_after_fork_child();
     gl_run_suppressions_after_fork_child();
     gl_exit_report_after_fork_child();
@@ -250,6 +253,22 @@ static bool enable_callbacks(void)
     return true;
 }
 
+/* Python frames in stacks: found now, when CUDA starts, which in a Python
+ * program happens from Python. */
+static void start_python_frames(void)
+{
+    if (!gl_rt.opt.python_frames) {
+        gl_py_disable();
+        return;
+    }
+    char note[256];
+    int minor = gl_py_init(note, sizeof note);
+    if (minor < 0 && note[0])
+        gl_rt_message("gpuleak: %s; stacks show no Python frames", note);
+    else if (minor >= 0 && gl_rt.opt.verbose > 0)
+        gl_rt_message("gpuleak: Python frames from CPython 3.%d", minor);
+}
+
 GL_EXPORT int InitializeInjection(void)
 {
     static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
@@ -273,6 +292,7 @@ GL_EXPORT int InitializeInjection(void)
     gl_trace_start(gl_rt.opt.trace_file, (unsigned)gl_rt.opt.trace_interval,
                    (uint64_t)gl_rt.opt.trace_limit << 20);
     gl_modules_refresh();
+    start_python_frames();
     gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
     gl_rt.pid = getpid();
 

@@ -1,5 +1,7 @@
 #include "runtime.h"
 
+#include "analyze/growth.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -196,6 +198,8 @@ void gl_rt_configure_tracking(void)
     gl_quarantine_configure((size_t)o->quarantine_blocks, o->check_api_ranges);
     gl_api_errors_configure(o->check_api_ranges);
     gl_callback_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
-    gl_stats_configure(o->stats);
+    /* Growth detection compares sites' live bytes: counted per allocation. */
+    gl_stats_configure(o->stats || o->growth_checkpoints > 0);
+    gl_growth_configure((unsigned)o->growth_checkpoints);
     gl_stack_init((unsigned)o->num_callers);
 }

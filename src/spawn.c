@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +59,66 @@ static void append_python_path(void)
     free(v);
 }
 
+/* --framework-caching=off: the frameworks' caching allocators turned off the way
+ * each documents, so that every tensor or array is a cudaMalloc of its own.  A
+ * variable the user set to something else is replaced, with one line saying so. */
+static void set_framework_var(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    if (old && strcmp(old, value) != 0)
+        fprintf(stderr, "gpuleak: --framework-caching=off: replacing %s=%s\n", name, old);
+    setenv(name, value, 1);
+}
+
+/* CuPy has no variable: python/gpuleak_site/sitecustomize.py calls
+ * cupy.cuda.set_allocator(None) and set_pinned_memory_allocator(None) once cupy
+ * is imported, then runs the sitecustomize it hides.  Its directory goes FIRST on
+ * PYTHONPATH: Python imports the first sitecustomize on sys.path, so one of the
+ * user's on PYTHONPATH would otherwise hide it (and it holds nothing else). */
+static void prepend_site_dir(void)
+{
+    char exe[4096], py[8192], site[8300], probe[8400];
+    struct stat st;
+    if (!gl_exe_dir(exe, sizeof exe) || !gl_python_dir(exe, false, py, sizeof py)) {
+        fprintf(stderr, "gpuleak: --framework-caching=off: gpuleak's Python directory not "
+                        "found: CuPy's memory pools stay on\n");
+        return;
+    }
+    snprintf(site, sizeof site, "%s/gpuleak_site", py);
+    snprintf(probe, sizeof probe, "%s/sitecustomize.py", site);
+    if (stat(probe, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "gpuleak: --framework-caching=off: %s missing: CuPy's memory pools "
+                        "stay on\n",
+                probe);
+        return;
+    }
+    const char *old = getenv("PYTHONPATH");
+    size_t slen = strlen(site);
+    if (old && strncmp(old, site, slen) == 0 && (old[slen] == ':' || old[slen] == '\0'))
+        return; /* already first: gpuleak under gpuleak */
+    if (!old || !*old) {
+        setenv("PYTHONPATH", site, 1);
+        return;
+    }
+    size_t len = slen + strlen(old) + 2;
+    char *v = malloc(len);
+    if (!v)
+        return;
+    snprintf(v, len, "%s:%s", site, old);
+    setenv("PYTHONPATH", v, 1);
+    free(v);
+}
+
+static void framework_caching_off(void)
+{
+    set_framework_var("PYTORCH_NO_CUDA_MEMORY_CACHING", "1");
+    /* With the platform allocator XLA allocates on demand and frees at once:
+     * XLA_PYTHON_CLIENT_PREALLOCATE and _MEM_FRACTION no longer apply. */
+    set_framework_var("XLA_PYTHON_CLIENT_ALLOCATOR", "platform");
+    prepend_site_dir();
+    setenv(GL_FRAMEWORK_CACHING_ENV, "off", 1);
+}
+
 /* Die of the signal that killed the program, as a shell reports it; the program
  * already wrote any core dump, so the launcher writes none. */
 void gl_die_of_signal(int sig)
@@ -91,6 +152,8 @@ int gl_run_program(const char *path, char **argv, const char *runtime, const str
                 inj);
     prepend_preload(runtime);
     append_python_path();
+    if (opt->framework_caching == GL_FRAMEWORK_CACHING_OFF)
+        framework_caching_off();
     setenv("CUDA_INJECTION64_PATH", runtime, 1);
     setenv(GL_OPTIONS_ENV, serialized, 1);
     unsetenv(GL_UNTRACED_ENV); /* gpuleak run from a program an outer gpuleak left untraced */

@@ -21,7 +21,7 @@ void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_mat
     for (size_t i = 0; i < r->nrecords; i++) {
         struct gl_loss_record *rec = &r->records[i];
         struct gl_frame f[GL_DEPOT_MAX_FRAMES];
-        unsigned n = frames ? frames(rec->stack, f, GL_DEPOT_MAX_FRAMES, arg) : 0;
+        unsigned n = frames ? frames(rec->stack, f, GL_DEPOT_MAX_FRAMES / 2, arg) : 0;
 
         struct gl_supp *c = gl_supp_find(s, GL_SUPP_CACHED, f, n, rec->kind);
         if (c && rec->kind != GL_LEAK_CACHED) {

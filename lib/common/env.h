@@ -18,4 +18,9 @@
  * inert and only tells the status file so. */
 #define GL_UNTRACED_ENV "GPULEAK_UNTRACED"
 
+/* "off" in a program run with --framework-caching=off, whose frameworks' caching
+ * allocators the launcher turned off (PyTorch, JAX: their variables; CuPy: the
+ * sitecustomize in python/gpuleak_site). */
+#define GL_FRAMEWORK_CACHING_ENV "GPULEAK_FRAMEWORK_CACHING"
+
 #endif

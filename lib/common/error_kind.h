@@ -1,4 +1,4 @@
-/* Kinds of API misuse error (track/api_errors.h).  Their names are the
+/* Kinds of error (track/api_errors.h): API misuse, and growth (analyze/growth.h).  Their names are the
  * suppression kinds (gpuleak:InvalidFree) and the XML <kind>s, so the
  * suppression parser, shared with the launcher, knows them from here. */
 #ifndef GPULEAK_ERROR_KIND_H
@@ -13,11 +13,12 @@ enum gl_error_kind {
     GL_ERR_INVALID_RANGE,   /* a copy or set running past the end of its block */
     GL_ERR_FREED_RANGE,     /* a copy or set touching a freed block */
     GL_ERR_OUT_OF_MEMORY,   /* an allocation failed with CUDA_ERROR_OUT_OF_MEMORY */
+    GL_ERR_GROWTH,          /* a site's live bytes grew at --growth-checkpoints checkpoints */
     GL_ERR_NKINDS
 };
 
 /* "InvalidFree", "DoubleFree", "MismatchedFree", "InvalidRange", "FreedRange",
- * "OutOfMemory"; NULL for GL_ERR_NONE or out of range. */
+ * "OutOfMemory", "Growth"; NULL for GL_ERR_NONE or out of range. */
 const char *gl_error_kind_name(unsigned kind);
 /* The kind named so; GL_ERR_NONE if none is. */
 enum gl_error_kind gl_error_kind_parse(const char *name);

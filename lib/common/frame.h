@@ -2,6 +2,7 @@
 #ifndef GPULEAK_FRAME_H
 #define GPULEAK_FRAME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct gl_frame {
@@ -11,6 +12,7 @@ struct gl_frame {
     int line;             /* 0 if unknown */
     const char *object;   /* path of the loaded object; NULL if none */
     const char *mangled;  /* the symbol as in the object, when it differs; else NULL */
+    bool python;          /* a Python frame: ip is its code object, function its qualified name */
 };
 
 #endif

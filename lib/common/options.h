@@ -26,6 +26,7 @@ struct gl_options {
     unsigned show_leak_kinds; /* GL_LEAK_KIND_BIT set */
     int num_callers;          /* 1..GL_MAX_CALLERS */
     bool show_below_main;
+    bool python_frames;
     char log_file[GL_PATH_MAX];
     bool scan_device;
     bool check_api_ranges;
@@ -33,6 +34,8 @@ struct gl_options {
     int keep_stacktraces; /* enum gl_keep_stacks */
     bool stats;
     int top_sites;
+    int growth_checkpoints; /* 0: off */
+    int framework_caching;  /* enum gl_framework_caching */
     char trace_file[GL_PATH_MAX];
     int trace_interval; /* ms */
     int trace_limit;    /* MiB */
@@ -53,6 +56,7 @@ struct gl_options {
 };
 
 enum gl_gen_supp { GL_GEN_SUPP_NO, GL_GEN_SUPP_ALL };
+enum gl_framework_caching { GL_FRAMEWORK_CACHING_ON, GL_FRAMEWORK_CACHING_OFF };
 enum gl_keep_stacks { GL_KEEP_ALLOC, GL_KEEP_ALLOC_AND_FREE };
 
 /* The i-th --suppressions file, or NULL past the end. */
@@ -65,6 +69,8 @@ bool gl_options_add_suppression(struct gl_options *o, const char *path);
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen);
 
 #define GL_MAX_CALLERS 64
+/* Frames a shown stack may have: --num-callers native and as many Python ones. */
+#define GL_FRAMES_SHOWN_MAX (2 * GL_MAX_CALLERS)
 
 enum gl_arg_result {
     GL_ARG_ERROR = -1,     /* bad option or value: err holds one line */

@@ -258,10 +258,15 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
         e.kind = GL_SUPP_ERROR;
     } else {
         free_entry(&e);
-        FAIL("unknown kind '%.40s' for " GL_SUPP_TOOL
-             " (expected Leak, Cached, InvalidFree, DoubleFree, MismatchedFree, InvalidRange, "
-             "FreedRange or OutOfMemory)",
-             kind);
+        /* The list is the error-kind table's, so a new kind is named here too. */
+        char expected[256] = "Leak, Cached";
+        size_t at = strlen(expected);
+        for (unsigned k = 1; k < GL_ERR_NKINDS && at < sizeof expected; k++) {
+            int w = snprintf(expected + at, sizeof expected - at, "%s%s",
+                             k + 1 == GL_ERR_NKINDS ? " or " : ", ", gl_error_kind_name(k));
+            at += w > 0 ? (size_t)w : 0;
+        }
+        FAIL("unknown kind '%.40s' for " GL_SUPP_TOOL " (expected %s)", kind, expected);
     }
 
     bool kinds_seen = false;

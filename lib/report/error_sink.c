@@ -39,7 +39,7 @@ static const void *sink(const struct gl_api_error *e)
         pthread_mutex_unlock(&lock);
         return NULL;
     }
-    struct gl_frame frames[GL_MAX_CALLERS];
+    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     /* Suppressions see every kept frame, as for loss records. */
     unsigned n = e->stack ? gl_error_sink_frames(e->stack, frames, GL_MAX_CALLERS, NULL) : 0;
     /* The leak run counts the entry's uses, from the contexts (every

@@ -21,12 +21,12 @@ static bool cudart_internal(const struct gl_frame *f)
  * code, which Valgrind hides too (--show-below-main=no). */
 static bool below_main_boundary(const struct gl_frame *f)
 {
-    return f->function && (strcmp(f->function, "main") == 0);
+    return !f->python && f->function && (strcmp(f->function, "main") == 0);
 }
 
 static bool below_main_frame(const struct gl_frame *f)
 {
-    return f->function && (strcmp(f->function, "__libc_start_main") == 0 ||
+    return !f->python && f->function && (strcmp(f->function, "__libc_start_main") == 0 ||
                            strcmp(f->function, "__libc_start_call_main") == 0 ||
                            strcmp(f->function, "_start") == 0);
 }
@@ -63,8 +63,8 @@ unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lo
             start = j;
     }
 
-    unsigned k = 0;
-    for (unsigned i = start; i < n && k < max; i++) {
+    unsigned k = 0, native = 0, python = 0;
+    for (unsigned i = start; i < n && (native < max || python < max); i++) {
         if (i == 0) {
             out[k] = first;
         } else {
@@ -73,9 +73,16 @@ unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lo
         }
         if (!show_below_main && below_main_frame(&out[k]))
             break;
-        bool boundary = below_main_boundary(&out[k]);
-        k++;
-        if (!show_below_main && boundary)
+        /* main ends the stack whether or not the native budget has room to
+         * show it: what follows it is start-up code, or Python groups that
+         * the native walk did not reach (mixed_stack.h). */
+        bool end_here = !show_below_main && below_main_boundary(&out[k]);
+        unsigned *count = out[k].python ? &python : &native;
+        if (*count < max) {
+            (*count)++;
+            k++;
+        } /* else this kind's budget is spent; the other's may not be */
+        if (end_here)
             break;
     }
     return k;

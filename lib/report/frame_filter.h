@@ -23,7 +23,8 @@
 typedef void (*gl_frame_lookup_fn)(uintptr_t ip, unsigned index, struct gl_frame *out,
                                    enum gl_module_role *role, void *arg);
 
-/* Fill out[] with at most max frames to show; returns the count. */
+/* Fill out[] with the frames to show, at most max native ones and max Python
+ * ones (room for 2 * max); returns the count. */
 unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lookup, void *arg,
                          bool show_below_main, struct gl_frame *out, unsigned max);
 

@@ -14,6 +14,7 @@
 #include "analyze/reachability.h"
 #include "analyze/suppress.h"
 #include "frame_filter.h"
+#include "python_symbols.h"
 #include "report_errors.h"
 #include "run_suppressions.h"
 #include "runtime.h"
@@ -22,6 +23,7 @@
 #include "track/event.h"
 #include "track/mem_stats.h"
 #include "track/modules.h"
+#include "track/python_frames.h"
 #include "track/stack_depot.h"
 #include "track/tool_alloc.h"
 #include "track/tracker.h"
@@ -131,6 +133,11 @@ static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
 {
     (void)index;
     struct gl_symbolizer *sym = arg;
+    if (gl_py_is_frame(ip)) {
+        *role = GL_MOD_OTHER;
+        gl_py_symbolize(ip, out);
+        return;
+    }
     *role = gl_module_role(ip);
     if (sym) {
         gl_symbolize(sym, ip, true, out);
@@ -368,6 +375,10 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
         gl_stats_snapshot(run->usage);
     if (gl_rt.opt.stats)
         run->top = top_sites(&run->ntop);
+    size_t maxfw = sizeof run->framework / sizeof *run->framework;
+    run->nframework = gl_framework_usages(run->framework, maxfw);
+    if (run->nframework > maxfw)
+        run->nframework = maxfw;
     /* The entries' counts are this run's: leaks hidden now, and every
      * occurrence of an API error hidden so far. */
     struct gl_supp_set *supps = gl_run_suppressions();
@@ -410,6 +421,8 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->usage = run->usage;
     in->top_sites = run->top;
     in->ntop_sites = run->ntop;
+    in->framework = run->framework;
+    in->nframework = run->nframework;
 }
 
 void gl_leak_run_close(void)

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/framework_view.h"
 #include "analyze/device_scan.h"
 #include "analyze/leak_check.h"
 #include "analyze/reachability.h"
@@ -40,6 +41,9 @@ struct gl_leak_run {
     struct gl_usage *usage;    /* malloc'ed */
     struct gl_site_stats *top; /* --stats: sites by peak bytes, malloc'ed */
     size_t ntop;
+    /* Frameworks' own accounts, as read at the last checkpoint that had one. */
+    struct gl_framework_usage framework[GL_FW_N * GL_FW_MAX_DEVICES];
+    size_t nframework;
 };
 
 void gl_leak_run_lock(void);

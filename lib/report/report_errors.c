@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/framework_view.h"
 #include "report_text.h"
 #include "track/api.h"
 #include "track/mem_stats.h"
@@ -23,7 +24,7 @@ static unsigned frames_of(const struct gl_error_services *svc, uint32_t stack, s
 /* The API the program called for a stack ("cudaFree"), else the driver's name. */
 static const char *called(const struct gl_error_services *svc, uint32_t stack, unsigned api)
 {
-    struct gl_frame f[GL_MAX_CALLERS];
+    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = frames_of(svc, stack, f, 1);
     /* The name points into the symbolizer's strings, which outlive the report. */
     return gl_report_api_called(&f[0], n, api);
@@ -64,7 +65,7 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
     const char *api = called(svc, e->stack, e->api);
     const struct gl_block_info *b = &e->block.block;
     bool freed = e->flags & GL_ERRF_FREED;
-    char n1[GL_U64_COMMAS_LEN], n2[GL_U64_COMMAS_LEN];
+    char n1[GL_U64_COMMAS_LEN], n2[GL_U64_COMMAS_LEN], n3[GL_U64_COMMAS_LEN];
     /* The usual auxiliaries: where a freed block was freed, then allocated; or
      * where a live block was allocated. */
     if (e->flags & GL_ERRF_BLOCK) {
@@ -159,6 +160,20 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
                  C(n1, e->size), gl_mem_kind_name(e->mem_kind), where);
         break;
     }
+    case GL_ERR_GROWTH: {
+        char record[64] = "";
+        enum gl_framework fw = (enum gl_framework)e->growth.framework;
+        if (fw != GL_FW_NONE)
+            snprintf(record, sizeof record, " (%s's record)", gl_framework_name(fw));
+        snprintf(t->what, sizeof t->what,
+                 "Growth: %s bytes in %s %s allocated here%s, up at each of the last %u "
+                 "checkpoints (from %s bytes, checkpoint \"%s\" #%u)",
+                 C(n1, e->size), C(n2, e->growth.blocks),
+                 fw == GL_FW_NONE ? "blocks" : fw == GL_FW_PYTORCH ? "tensors" : "arrays", record,
+                 e->growth.checkpoints, C(n3, e->growth.from_bytes), e->growth.checkpoint,
+                 e->growth.ordinal);
+        break;
+    }
     default:
         snprintf(t->what, sizeof t->what, "Error of unknown kind %u by %s", e->kind, api);
     }
@@ -167,7 +182,7 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
 static void print_stack(struct gl_out *o, const struct gl_error_services *svc, uint32_t stack,
                         bool missing)
 {
-    struct gl_frame f[GL_MAX_CALLERS];
+    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = frames_of(svc, stack, f, svc->num_callers);
     gl_report_print_frames(o, f, n, "   ",
                            missing ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"

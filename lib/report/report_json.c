@@ -106,7 +106,7 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
                    const struct gl_loss_record *r, size_t index, bool last)
 {
     const struct gl_options *opt = in->opt;
-    struct gl_frame frames[GL_MAX_CALLERS];
+    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)opt->num_callers, in->arg)
                      : 0;
@@ -147,7 +147,7 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
 static void frames_of_stack(struct gl_out *o, const struct gl_report_input *in, uint32_t stack,
                             unsigned max)
 {
-    struct gl_frame f[GL_MAX_CALLERS];
+    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = in->stack_frames && stack ? in->stack_frames(stack, f, max, in->arg) : 0;
     gl_out_str(o, "[\n");
     for (unsigned i = 0; i < n; i++)

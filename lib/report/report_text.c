@@ -102,7 +102,7 @@ void gl_report_termination(struct gl_out *o, const struct gl_report_input *in)
     const char *fault = fault_text(t->signal, t->si_code);
     if (fault && t->si_code > 0) /* sent by the kernel, not by kill() */
         gl_out_line(o, " %s at address 0x%" PRIX64, fault, t->fault_addr);
-    struct gl_frame f[GL_MAX_CALLERS];
+    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = t->stack && in->stack_frames
                      ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
@@ -398,7 +398,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                 split, blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "",
                 num, of);
 
-    struct gl_frame frames[GL_MAX_CALLERS];
+    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
@@ -429,6 +429,23 @@ static void totals_line(struct gl_out *o, const char *label, const struct gl_lea
                 gl_fmt_u64_commas(blocks, t->blocks), dk);
 }
 
+/* Under the cached line: how much of what each framework caches its own
+ * tensors use, by its own account at the last checkpoint. */
+static void framework_lines(struct gl_out *o, const struct gl_report_input *in)
+{
+    for (size_t i = 0; i < in->nframework; i++) {
+        const struct gl_framework_usage *u = &in->framework[i];
+        char used[GL_U64_COMMAS_LEN], reserved[GL_U64_COMMAS_LEN];
+        gl_out_line(o,
+                    "%20s(%s at checkpoint \"%s\" #%llu: %s of %s reserved bytes in use by %s on "
+                    "device %d)",
+                    "", gl_framework_name(u->framework), u->checkpoint_name,
+                    (unsigned long long)u->checkpoint, gl_fmt_u64_commas(used, u->in_use),
+                    gl_fmt_u64_commas(reserved, u->reserved),
+                    u->framework == GL_FW_PYTORCH ? "tensors" : "arrays", u->device);
+    }
+}
+
 static void leak_summary(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_leak_result *lr = in->leaks;
@@ -441,8 +458,11 @@ static void leak_summary(struct gl_out *o, const struct gl_report_input *in)
         [GL_LEAK_CACHED] = "cached",
     };
     gl_out_line(o, "LEAK SUMMARY:");
-    for (int k = 0; k < GL_LEAK_NKINDS; k++)
+    for (int k = 0; k < GL_LEAK_NKINDS; k++) {
         totals_line(o, labels[k], &lr->kind[k], d ? &d->kind[k] : NULL);
+        if (k == GL_LEAK_CACHED)
+            framework_lines(o, in);
+    }
     totals_line(o, "suppressed", &lr->suppressed, d ? &d->suppressed : NULL);
     if (lr->ignored.blocks)
         /* Blocks the program said never to report (gpuleak_ignore, gpuleak_disable). */
@@ -528,7 +548,7 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
 static void print_stack_of(struct gl_out *o, const struct gl_report_input *in, uint32_t stack,
                            const char *indent)
 {
-    struct gl_frame frames[GL_MAX_CALLERS];
+    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     unsigned n = in->stack_frames && stack
                      ? in->stack_frames(stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;

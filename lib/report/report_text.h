@@ -8,6 +8,7 @@
 
 #include <stdint.h>
 
+#include "analyze/framework_view.h"
 #include "analyze/checkpoints.h"
 #include "analyze/leak_check.h"
 #include "analyze/reachability.h"
@@ -77,6 +78,9 @@ struct gl_report_input {
     const struct gl_usage *usage;
     const struct gl_site_stats *top_sites;
     size_t ntop_sites;
+    /* What frameworks' caching allocators said of themselves (framework_view.h). */
+    const struct gl_framework_usage *framework;
+    size_t nframework;
 
     /* How the program ended, when abnormally (NULL: exit or return from main). */
     const struct gl_termination *termination;

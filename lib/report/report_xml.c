@@ -148,7 +148,7 @@ static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigne
 static void error(struct gl_out *o, const struct gl_report_input *in,
                   const struct gl_loss_record *r, size_t index, unsigned unique)
 {
-    struct gl_frame frames[GL_MAX_CALLERS];
+    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
@@ -213,7 +213,7 @@ static void fatal_signal(struct gl_out *o, const struct gl_report_input *in)
     if (t->si_code > 0 &&
         (t->signal == SIGSEGV || t->signal == SIGBUS || t->signal == SIGILL || t->signal == SIGFPE))
         gl_out_printf(o, "  <siaddr>0x%" PRIX64 "</siaddr>\n", t->fault_addr);
-    struct gl_frame f[GL_MAX_CALLERS];
+    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = t->stack && in->stack_frames
                      ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
@@ -230,7 +230,7 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
     gl_report_error_services(in, &svc);
     struct gl_error_text t;
     gl_error_describe(&c->first, &svc, &t);
-    struct gl_frame frames[GL_MAX_CALLERS];
+    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     unsigned n =
         in->stack_frames ? in->stack_frames(c->first.stack, frames, svc.num_callers, in->arg) : 0;
     gl_out_str(o, "<error>\n");
@@ -243,7 +243,7 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
         if (!t.aux[i][0])
             continue;
         elem(o, "  ", "auxwhat", t.aux[i]);
-        struct gl_frame aux[GL_MAX_CALLERS];
+        struct gl_frame aux[GL_FRAMES_SHOWN_MAX];
         unsigned na = in->stack_frames && t.aux_stack[i]
                           ? in->stack_frames(t.aux_stack[i], aux, svc.num_callers, in->arg)
                           : 0;

@@ -55,6 +55,13 @@ struct gl_api_error {
     uint64_t size;                      /* the range's length, or the bytes asked for */
     struct gl_freed_block block;        /* GL_ERRF_BLOCK */
     uint64_t device_free, device_total; /* GL_ERRF_DEVMEM */
+    struct {                            /* GROWTH (size: the live bytes now) */
+        uint64_t from_bytes, blocks;    /* bytes before the streak; blocks (or tensors) now */
+        uint32_t checkpoints;           /* the streak's length */
+        uint32_t ordinal;               /* of the checkpoint it was found at */
+        uint8_t framework;              /* enum gl_framework of a framework's site, else 0 */
+        char checkpoint[64];            /* its name */
+    } growth;
 };
 
 /* A context: the first error of its kind and stack, and how often it came. */

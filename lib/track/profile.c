@@ -18,7 +18,7 @@ static int walk_n;
 static uint64_t walk_backtrace_ns;
 
 static const char *const phase_names[GL_PROF_NPHASES] = {
-    "allocation callback", "  stack capture", "    libunwind walk",
+    "allocation callback", "  stack capture", "    libunwind walk", "    Python frames",
     "  table insert",      "free at entry",   "free at exit",
 };
 

@@ -5,21 +5,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mixed_stack.h"
 #include "modules.h"
 #include "profile.h"
+#include "python_frames.h"
 #include "stack_depot.h"
 #include "thread_state.h"
 #include "unwind.h"
 
 /* Frames kept per stack: what --num-callers shows plus slack for the CUDA runtime
- * internals that only report-time symbols can recognize (static cudart). */
+ * internals that only report-time symbols can recognize (static cudart); and
+ * Python frames, counted apart (mixed_stack.h). */
 static unsigned keep_frames = 12 + GL_STACK_SLACK;
+static unsigned keep_python = 12;
 
 /* How many frames of gpuleak, CUPTI and the driver sit on top of the program's:
  * learnt from the stacks seen, so that a walk asks for no more frames than it keeps. */
 static _Atomic unsigned internal_hint = 12;
 
 #define MAX_RAW (GL_DEPOT_MAX_FRAMES + 64)
+/* Native frames walked past those kept, on a thread running Python, to find
+ * the interpreter loops where its Python frames go. */
+#define PYTHON_REACH 64
 
 int gl_stack_raw_mode;
 
@@ -28,8 +35,9 @@ void gl_stack_init(unsigned num_callers)
     const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
     gl_stack_raw_mode = raw && *raw == '1';
     keep_frames = num_callers + GL_STACK_SLACK;
-    if (keep_frames > GL_DEPOT_MAX_FRAMES)
-        keep_frames = GL_DEPOT_MAX_FRAMES;
+    if (keep_frames > GL_DEPOT_MAX_FRAMES / 2)
+        keep_frames = GL_DEPOT_MAX_FRAMES / 2;
+    keep_python = num_callers < GL_DEPOT_MAX_FRAMES / 2 ? num_callers : GL_DEPOT_MAX_FRAMES / 2;
 }
 
 static inline bool internal(enum gl_module_role r)
@@ -131,10 +139,22 @@ uint32_t gl_stack_capture_interrupted(void)
     return 0;
 }
 
+static const struct gl_interpreter_where interpreter = {gl_py_in_interpreter, gl_py_in_eval_loop};
+
 uint32_t gl_stack_capture(void)
 {
     uintptr_t raw[MAX_RAW];
-    unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames;
+    uintptr_t py_frames[GL_DEPOT_MAX_FRAMES / 2];
+    uint16_t py_ends[GL_DEPOT_MAX_FRAMES / 2];
+    struct gl_python_stack py = {py_frames, 0, py_ends, 0};
+    if (gl_py_enabled() && !gl_stack_raw_mode) {
+        uint64_t t0 = gl_prof_now();
+        py.n = gl_py_capture(py_frames, keep_python, py_ends, &py.ngroups);
+        if (gl_profiling)
+            gl_prof_add(GL_PROF_PYTHON, t0, gl_prof_now());
+    }
+    unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames +
+                    (py.n ? PYTHON_REACH : 0);
     for (;;) {
         if (want > MAX_RAW)
             want = MAX_RAW;
@@ -159,6 +179,12 @@ uint32_t gl_stack_capture(void)
                 atomic_store_explicit(&internal_hint, internal_count + 4, memory_order_relaxed);
             want = internal_count + 4 + keep_frames;
             continue;
+        }
+        if (py.n) {
+            uintptr_t mixed[GL_DEPOT_MAX_FRAMES];
+            unsigned m = gl_mixed_stack(raw + start, kept, &py, &interpreter, keep_frames,
+                                        keep_python, mixed, GL_DEPOT_MAX_FRAMES);
+            return gl_depot_intern(mixed, m);
         }
         if (kept > keep_frames)
             kept = keep_frames;

@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GL_DEPOT_MAX_FRAMES 96
+/* Native frames and Python frames, up to half of it each (mixed_stack.h). */
+#define GL_DEPOT_MAX_FRAMES 160
 
 uint64_t gl_depot_hash(const uintptr_t *frames, unsigned n);
 

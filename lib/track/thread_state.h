@@ -32,6 +32,7 @@ struct gl_stat_cell {
 
 struct gl_table_node;
 struct depot_entry;
+struct gl_py_cache;
 
 struct gl_thread {
     uint32_t tid;
@@ -58,6 +59,7 @@ struct gl_thread {
         uintptr_t ips[GL_PREFIX_MAX];
     } prefix[GL_PREFIX_MEMO];
     unsigned prefix_next;
+    struct gl_py_cache *py_cache; /* recent Python code objects (python_code.c) */
     /* Depth of gpuleak_disable() calls: allocations made while it is above 0
      * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
     int disabled;

@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import dataclasses
 import gc
+import os
 import sys
 import threading
 
@@ -54,13 +55,20 @@ _IGNORE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
 _TRACKING = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
 _POOL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
                          ctypes.c_size_t, ctypes.c_char_p)
+_FW_USAGE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_ulonglong,
+                             ctypes.c_ulonglong)
+_FW_SITE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulonglong,
+                            ctypes.c_ulonglong)
+_GROWTH = ctypes.CFUNCTYPE(ctypes.c_int)
 
 
 class _Table(ctypes.Structure):
-    """struct gpuleak_api, version 1."""
+    """struct gpuleak_api, version 2 (the last three members are version 2's)."""
     _fields_ = [("magic", ctypes.c_uint), ("version", ctypes.c_uint), ("running", _RUNNING),
                 ("checkpoint", _CHECKPOINT), ("leak_check", _LEAK_CHECK), ("count_leaks", _COUNT),
-                ("ignore", _IGNORE), ("tracking", _TRACKING), ("pool", _POOL)]
+                ("ignore", _IGNORE), ("tracking", _TRACKING), ("pool", _POOL),
+                ("framework_usage", _FW_USAGE), ("framework_site", _FW_SITE),
+                ("growth_checkpoints", _GROWTH)]
 
 
 class _Api:
@@ -69,6 +77,8 @@ class _Api:
     def __init__(self):
         self.running = self.checkpoint = self.leak_check = self.count_leaks = None
         self.ignore = self.tracking = self.pool = None
+        # Version 2 (a runtime without them: None, and frameworks go unreported).
+        self.framework_usage = self.framework_site = self.growth_checkpoints = None
         try:
             process = ctypes.CDLL(None)
         except OSError:
@@ -83,9 +93,16 @@ class _Api:
             self.ignore = _IGNORE(("gpuleak_runtime_ignore", process))
             self.tracking = _TRACKING(("gpuleak_runtime_tracking", process))
             self.pool = _POOL(("gpuleak_runtime_pool", process))
-            return
         except AttributeError:
-            pass
+            self.running = None
+        if self.running is not None:
+            try:
+                self.framework_usage = _FW_USAGE(("gpuleak_runtime_framework_usage", process))
+                self.framework_site = _FW_SITE(("gpuleak_runtime_framework_site", process))
+                self.growth_checkpoints = _GROWTH(("gpuleak_runtime_growth_checkpoints", process))
+            except AttributeError:
+                self.framework_usage = self.framework_site = self.growth_checkpoints = None
+            return
         # Injected by hand without LD_PRELOAD: the table the runtime publishes
         # in its environment (read through libc: os.environ is a copy made at
         # start-up, perhaps before CUDA loaded the runtime), for this program
@@ -106,6 +123,9 @@ class _Api:
         for name in ("running", "checkpoint", "leak_check", "count_leaks", "ignore", "tracking",
                      "pool"):
             setattr(self, name, getattr(table, name))
+        if table.version >= 2:
+            for name in ("framework_usage", "framework_site", "growth_checkpoints"):
+                setattr(self, name, getattr(table, name))
 
     def found(self):
         return self.running is not None
@@ -227,11 +247,19 @@ def running():
 
 def checkpoint(name):
     """Remember this moment as `name` (1 to 63 bytes; setting it again moves
-    it).  Returns True, or False when not running under gpuleak."""
+    it).  Returns True, or False when not running under gpuleak.
+
+    Every checkpoint also tells gpuleak what PyTorch and CuPy say of the memory
+    they cache (shown under the LEAK SUMMARY's cached line), and, with
+    --growth-checkpoints=K, is where growth is looked for: take one per
+    iteration of a training loop, and sites whose memory grew at K
+    checkpoints in a row are reported (with caching on, PyTorch's own record
+    of its tensors is read for it; see doc/manual.md, "Growth")."""
     encoded = _name(name)
     api = _runtime()
     if not api.checkpoint:
         return False
+    _tell_frameworks(api)
     return api.checkpoint(encoded) == 0
 
 
@@ -367,6 +395,76 @@ def _torch():
     except Exception:  # a half-imported or broken torch: leave it alone
         pass
     return None
+
+
+_torch_recording = False
+
+
+def _torch_caching(torch):
+    """PyTorch's caching allocator is in use (not PYTORCH_NO_CUDA_MEMORY_CACHING)."""
+    try:
+        return torch.cuda.memory.get_allocator_backend() == "native" and \
+            os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "") not in ("1",)
+    except Exception:
+        return False
+
+
+def _torch_sites(torch):
+    """PyTorch's record of its live tensors, summed by Python stack: {frames
+    text: [bytes, tensors]}.  Recording starts at the first call: tensors made
+    before have no stack and are left out."""
+    global _torch_recording
+    if not _torch_recording:
+        _torch_recording = True
+        try:
+            torch.cuda.memory._record_memory_history(enabled="state", context="alloc",
+                                                     stacks="python")
+        except Exception:
+            return {}
+        return {}
+    try:
+        snapshot = torch.cuda.memory._snapshot()
+    except Exception:
+        return {}
+    sites = {}
+    for segment in snapshot.get("segments", ()):
+        for block in segment.get("blocks", ()):
+            frames = block.get("frames")
+            if block.get("state") != "active_allocated" or not frames:
+                continue
+            text = "\n".join("%s:%d:%s" % (f.get("filename", "?"), f.get("line", 0),
+                                           f.get("name", "?")) for f in frames)
+            site = sites.setdefault(text, [0, 0])
+            site[0] += block.get("requested_size") or block.get("size", 0)
+            site[1] += 1
+    return sites
+
+
+def _tell_frameworks(api):
+    """Before a checkpoint: each framework's own account of what it caches."""
+    if api.framework_usage is None:
+        return
+    torch = _torch()
+    if torch is not None:
+        try:
+            for d in range(torch.cuda.device_count()):
+                reserved = torch.cuda.memory_reserved(d)
+                if reserved:
+                    api.framework_usage(b"PyTorch", d, torch.cuda.memory_allocated(d), reserved)
+            if api.growth_checkpoints() > 0 and _torch_caching(torch):
+                for text, (nbytes, tensors) in _torch_sites(torch).items():
+                    api.framework_site(b"PyTorch", text.encode(errors="replace"), nbytes, tensors)
+        except Exception:  # never break the program for a report
+            pass
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        try:
+            pool = cupy.get_default_memory_pool()
+            if pool.total_bytes():
+                api.framework_usage(b"CuPy", cupy.cuda.Device().id, pool.used_bytes(),
+                                    pool.total_bytes())
+        except Exception:
+            pass
 
 
 def empty_caches():

@@ -716,10 +716,15 @@ def t_reach_python(s):
         start = run.out.index("Leak check 1")
         r = Report(0, run.out[start:].splitlines())
         got = records_by_size(r)
-        want = {(MiB, 1): "definitely lost", (5 * MiB, 2): "still reachable",
-                (4 * MiB, 1): "still reachable"}
+        # Python frames tell the 2 and 3 MiB blocks apart (reach.py's lines):
+        # four records, each of one block.
+        want = {(MiB, 1): "definitely lost", (2 * MiB, 1): "still reachable",
+                (3 * MiB, 1): "still reachable", (4 * MiB, 1): "still reachable"}
         check({k: v["kind"] for k, v in got.items()} == want,
               f"{name}: {[(k, v['kind']) for k, v in got.items()]}")
+        lost = got[(MiB, 1)]["frames"]
+        check(("lose", f"reach.py:{marker_line(os.path.join(HERE, 'reach.py'), '    alloc(n)')}")
+              in lost, f"{name}: the lost block's stack does not name lose(): {lost}")
 
 
 def cached_device_bytes(report):
@@ -1609,6 +1614,330 @@ def t_proc_torchrun(s):
     return f"{len(files)} log files"
 
 
+# ---- Python frames, framework caching off, growth between checkpoints (issue 8) ----
+
+# A Python frame's location: a file's basename and the line executing.
+PY_LOC = re.compile(r"^[^\s/()]+\.py:\d+$")
+GROWTH = re.compile(r"^Growth: ([\d,]+) bytes in ([\d,]+) (blocks|tensors) allocated here"
+                    r"( \(PyTorch's record\))?, up at each of the last (\d+) checkpoints"
+                    r"(?: \(from ([\d,]+) bytes, checkpoint \"(.*)\" #(\d+)\))?")
+TORCH_IN_USE = re.compile(r"^\s*\(PyTorch at checkpoint \"(.*)\" #(\d+): ([\d,]+) of ([\d,]+) "
+                          r"reserved bytes in use by tensors on device (\d+)\)$")
+EXAMPLE = os.path.join(SRCDIR, "doc", "examples", "loss_history", "train.py")
+
+
+def have_cupy():
+    try:
+        return subprocess.run(["python3", "-c", "import cupy"], capture_output=True,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def growth_errors(reports):
+    """The Growth errors printed in reports, in order: bytes, count (blocks or
+    tensors), unit, pytorch (from PyTorch's record), checkpoints (the K of
+    --growth-checkpoints), start (bytes at the first of them), checkpoint and
+    number (where it was reported; None when the line lacks them), frames
+    (function, location), up to the blank line."""
+    out = []
+    for r in reports:
+        cur = None
+        for line in r.lines:
+            m = GROWTH.match(line)
+            if m:
+                cur = {"bytes": num(m.group(1)), "count": num(m.group(2)), "unit": m.group(3),
+                       "pytorch": bool(m.group(4)), "checkpoints": int(m.group(5)),
+                       "start": num(m.group(6)) if m.group(6) else None,
+                       "checkpoint": m.group(7), "number": int(m.group(8)) if m.group(8) else None,
+                       "frames": [], "line": line}
+                out.append(cur)
+                continue
+            if cur is None:
+                continue
+            if line == "":
+                cur = None
+                continue
+            f = FRAME.match(line)
+            if f:
+                cur["frames"].append((f.group(2), f.group(3) or ""))
+    return out
+
+
+def growth_lines(reports):
+    """Every line that starts a Growth error, parsed or not (a format drift
+    must not pass for "no growth")."""
+    return [l for r in reports for l in r.lines if l.startswith("Growth")]
+
+
+def py_frame(frame):
+    return bool(PY_LOC.match(frame[1]))
+
+
+def brief_growth(errs):
+    """A short view of Growth errors for a failure message."""
+    return [(e["line"][:110], [f for f in e["frames"] if py_frame(f)][:3]) for e in errs]
+
+
+def marker_line(path, marker):
+    """Line number of the first line of path that contains marker."""
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line:
+                return i
+    raise KeyError(f"no {marker!r} in {path}")
+
+
+def py_function_at(path, lineno):
+    """The top-level function (def at column 0) that holds line lineno, or
+    <module>: the name a Python frame at that line shows."""
+    name = "<module>"
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if i > lineno:
+                break
+            m = re.match(r"def (\w+)", line)
+            if m:
+                name = m.group(1)
+            elif line[:1] not in ("", " ", "\t", "\n", "#", ")"):
+                name = "<module>"
+    return name
+
+
+def names_line(frames, loc):
+    return any(f[1] == loc for f in frames)
+
+
+def growth_run(s, name, script, mode, options):
+    """script (torch_growth.py or cupy_growth.py) under gpuleak; checks that it
+    ran its 30 steps."""
+    run = s.run(name, ["python3", os.path.join(HERE, script), mode], options=options, timeout=300)
+    tag = script[:-3]
+    want = f"{tag}: done {mode}, {30 if mode == 'leak' else 0} kept"
+    check(want in run.out, f"{name}: exit status {run.rc}, no {want!r} line: {run.out[-300:]} "
+          f"{run.err[-800:]}")
+    return run
+
+
+def kept_records(r, loc, size, count):
+    """The loss records whose stack names loc (the kept tensors' line): count
+    blocks of size bytes in all, each stack native frames first."""
+    recs = [rec for rec in r.records if names_line(rec["frames"], loc)]
+    check(recs, f"no loss record names {loc}: "
+          f"{[(x['bytes'], x['kind'], x['frames'][:1]) for x in r.records]}")
+    got = (sum(x["bytes"] for x in recs), sum(x["blocks"] for x in recs))
+    check(got == (size * count, count), f"records naming {loc}: {got[0]:,} bytes in {got[1]} "
+          f"blocks, expected {size * count:,} in {count}")
+    for rec in recs:
+        fr = rec["frames"]
+        check(not py_frame(fr[0]), f"frame 0 of a record is a Python frame: {fr[:3]}")
+    return recs
+
+
+def one_growth(run, loc, size, unit, pytorch):
+    """The run's only Growth error: at loc, size bytes per block or tensor."""
+    errs = growth_errors(run.reports)
+    check(len(growth_lines(run.reports)) == len(errs),
+          f"Growth lines the suite cannot parse: {growth_lines(run.reports)[:3]}")
+    check(len(errs) == 1, f"{len(errs)} Growth errors, expected 1: {brief_growth(errs)}")
+    e = errs[0]
+    check(e["unit"] == unit and e["pytorch"] == pytorch,
+          f"Growth in {e['unit']}, PyTorch's record {e['pytorch']}: {e['line']}")
+    check(e["checkpoints"] == 5, f"up at {e['checkpoints']} checkpoints, expected 5: {e['line']}")
+    check(e["checkpoint"] in (None, "step"), f"reported at checkpoint {e['checkpoint']!r}")
+    check(names_line(e["frames"], loc), f"Growth stack does not name {loc}: {e['frames']}")
+    check(e["count"] >= 1 and e["bytes"] == size * e["count"],
+          f"{e['bytes']:,} bytes in {e['count']} {unit}, expected {size:,} each")
+    return e
+
+
+def no_growth_clean(run, name):
+    """A clean run: no Growth error, nothing definitely lost, 0 errors."""
+    check(run.rc == 0, f"{name}: exit status {run.rc}, expected 0")
+    check(not growth_lines(run.reports),
+          f"{name}: Growth errors {brief_growth(growth_errors(run.reports))}")
+    r = run.only_report()
+    lost = [(x["bytes"], x["frames"][:2]) for x in r.records if x["kind"] == "definitely lost"]
+    check(not lost and not blocks(r.summary, "definitely lost"),
+          f"{name}: definitely lost {lost} summary {r.summary}")
+    check(r.errors is not None and r.errors[0] == 0, f"{name}: ERROR SUMMARY {r.errors}")
+
+
+def t_torch_frames_caching_off(s):
+    """Caching off: each kept tensor is a cudaMalloc of its own; its record's
+    stack is the native frames first, then the Python frames, down to the
+    line that made the tensor."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    src = "torch_growth.py"
+    line = site_line(src, "leak")
+    func = py_function_at(os.path.join(HERE, src), line)
+    run = growth_run(s, "torch_frames_caching_off", src, "leak",
+                     ["--framework-caching=off", "--show-leak-kinds=all", "--num-callers=40"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    r = run.only_report()
+    loc = f"{src}:{line}"
+    recs = kept_records(r, loc, 262144, 30)
+    fr = recs[0]["frames"]
+    check((func, loc) in fr, f"no frame {func} ({loc}): {[f for f in fr if py_frame(f)]}")
+    first_py = next(i for i, f in enumerate(fr) if py_frame(f))
+    return f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}"
+
+
+def t_torch_growth_caching_off(s):
+    """Caching off, --growth-checkpoints=5: the kept tensors' cudaMalloc site
+    grows at every checkpoint and is reported once, an error that
+    --error-exitcode counts."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    src = "torch_growth.py"
+    loc = at_site(src, "leak")
+    run = growth_run(s, "torch_growth_caching_off", src, "leak",
+                     ["--framework-caching=off", "--growth-checkpoints=5", "--error-exitcode=3"])
+    check(run.rc == 3, f"exit status {run.rc}, expected 3 (--error-exitcode)")
+    e = one_growth(run, loc, 262144, "blocks", False)
+    check(not py_frame(e["frames"][0]), f"Growth frame 0 is a Python frame: {e['frames'][:2]}")
+    r = run.only_report()
+    check(r.errors is not None and r.errors[0] >= 1, f"ERROR SUMMARY {r.errors}")
+    return f"{e['count']} blocks at checkpoint #{e['number']}"
+
+
+def t_torch_growth_caching_on(s):
+    """Caching on: the tensors hide in the caching allocator's segments; the
+    growth comes from PyTorch's own record, a stack of Python frames only.
+    The LEAK SUMMARY says how much of PyTorch's reserve tensors used."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    src = "torch_growth.py"
+    loc = at_site(src, "leak")
+    run = growth_run(s, "torch_growth_caching_on", src, "leak", ["--growth-checkpoints=5"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    e = one_growth(run, loc, 262144, "tensors", True)
+    check(e["frames"] and all(py_frame(f) for f in e["frames"]),
+          f"PyTorch's record gives Python frames only: {e['frames']}")
+    r = run.only_report()
+    check(r.errors is not None and r.errors[0] >= 1, f"ERROR SUMMARY {r.errors}")
+    m = next((TORCH_IN_USE.match(l) for l in r.lines if TORCH_IN_USE.match(l)), None)
+    check(m, "no (PyTorch at checkpoint ...) line after LEAK SUMMARY's cached line")
+    n, in_use, reserved = int(m.group(2)), num(m.group(3)), num(m.group(4))
+    check(m.group(1) == "step" and m.group(5) == "0", f"PyTorch line: {m.group(0)}")
+    # By checkpoint #n the program keeps n tensors of 256 KiB.
+    check(n * 262144 <= in_use <= reserved,
+          f"PyTorch line: {in_use:,} of {reserved:,} bytes in use at #{n}")
+    return f"{e['count']} tensors at checkpoint #{e['number']}"
+
+
+def t_torch_growth_clean(s):
+    """Nothing kept: no Growth error, with caching on or off."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    for name, extra in (("torch_growth_clean_on", []),
+                        ("torch_growth_clean_off", ["--framework-caching=off"])):
+        run = growth_run(s, name, "torch_growth.py", "clean",
+                         extra + ["--growth-checkpoints=5", "--error-exitcode=3"])
+        no_growth_clean(run, name)
+
+
+def t_cupy_frames_and_growth(s):
+    """CuPy with its pools off: the kept arrays' site grows (an error) and is
+    a loss record at exit, both stacks down to the Python line."""
+    if not have_cupy():
+        raise Skip("python3 cannot import cupy")
+    src = "cupy_growth.py"
+    loc = at_site(src, "leak")
+    run = growth_run(s, "cupy_frames_and_growth", src, "leak",
+                     ["--framework-caching=off", "--growth-checkpoints=5",
+                      "--show-leak-kinds=all", "--error-exitcode=3"])
+    check(run.rc == 3, f"exit status {run.rc}, expected 3 (--error-exitcode)")
+    e = one_growth(run, loc, 524288, "blocks", False)
+    check(not py_frame(e["frames"][0]), f"Growth frame 0 is a Python frame: {e['frames'][:2]}")
+    recs = kept_records(run.only_report(), loc, 524288, 30)
+    return f"growth: {e['count']} blocks at #{e['number']}; record {recs[0]['kind']}"
+
+
+CUPY_IN_USE = re.compile(r"^\s*\(CuPy at checkpoint \"(.*)\" #(\d+): ([\d,]+) of ([\d,]+) "
+                         r"reserved bytes in use by arrays on device (\d+)\)$")
+
+
+def t_cupy_growth_pool_on(s):
+    """CuPy with its pool on (the default): a kept array that no freed chunk
+    can hold makes the pool allocate, on the line that made the array, so the
+    site grows and is reported; the LEAK SUMMARY says how much of the pool
+    the arrays used.  A clean run grows nothing."""
+    if not have_cupy():
+        raise Skip("python3 cannot import cupy")
+    src = "cupy_growth.py"
+    loc = at_site(src, "leak")
+    run = growth_run(s, "cupy_growth_pool_on", src, "leak",
+                     ["--growth-checkpoints=5", "--error-exitcode=3"])
+    check(run.rc == 3, f"exit status {run.rc}, expected 3 (--error-exitcode)")
+    e = one_growth(run, loc, 524288, "blocks", False)
+    r = run.only_report()
+    m = next((CUPY_IN_USE.match(l) for l in r.lines if CUPY_IN_USE.match(l)), None)
+    check(m, "no (CuPy at checkpoint ...) line after LEAK SUMMARY's cached line")
+    n, in_use, reserved = int(m.group(2)), num(m.group(3)), num(m.group(4))
+    check(m.group(1) == "step" and n == 30 and m.group(5) == "0", f"CuPy line: {m.group(0)}")
+    check(30 * 524288 <= in_use <= reserved, f"CuPy line: {in_use:,} of {reserved:,} bytes")
+    clean = growth_run(s, "cupy_growth_pool_on_clean", src, "clean",
+                       ["--growth-checkpoints=5", "--error-exitcode=3"])
+    no_growth_clean(clean, "cupy_growth_pool_on_clean")
+    return f"{e['count']} blocks at checkpoint #{e['number']}; {in_use:,} B of pool in use"
+
+
+def t_cupy_growth_clean(s):
+    if not have_cupy():
+        raise Skip("python3 cannot import cupy")
+    run = growth_run(s, "cupy_growth_clean", "cupy_growth.py", "clean",
+                     ["--framework-caching=off", "--growth-checkpoints=5", "--error-exitcode=3"])
+    no_growth_clean(run, "cupy_growth_clean")
+
+
+def t_loss_history_example(s):
+    """doc/examples/loss_history, as its README runs it: the growth error names
+    the line that makes the kept loss tensor; with caching off too."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    loc = f"train.py:{marker_line(EXAMPLE, '# LEAK:')}"
+    details = []
+    for name, extra, unit, pytorch in (
+            ("loss_history", [], "tensors", True),
+            ("loss_history_caching_off", ["--framework-caching=off"], "blocks", False)):
+        run = s.run(name, ["python3", EXAMPLE], options=extra + ["--growth-checkpoints=5"],
+                    timeout=300)
+        check(run.rc == 0 and "50 losses kept" in run.out,
+              f"{name}: exit status {run.rc}: {run.out[-300:]} {run.err[-800:]}")
+        errs = growth_errors(run.reports)
+        check(len(errs) == 1 and len(growth_lines(run.reports)) == 1,
+              f"{name}: {len(errs)} Growth errors, expected 1: {brief_growth(errs)}")
+        e = errs[0]
+        check(e["unit"] == unit and e["pytorch"] == pytorch, f"{name}: {e['line']}")
+        check(names_line(e["frames"], loc), f"{name}: Growth stack does not name {loc}: "
+              f"{e['frames']}")
+        # One kept tensor a step.  PyTorch's record starts at the first
+        # checkpoint, so it holds one tensor fewer than the checkpoints taken;
+        # each CUDA block has been counted since it was made.
+        want = e["number"] - 1 if pytorch else e["number"]
+        check(e["count"] == want and e["bytes"] % e["count"] == 0,
+              f"{name}: {e['count']} {unit} at checkpoint #{e['number']}, expected {want} of "
+              f"one size: {e['line']}")
+        r = run.only_report()
+        check(r.errors is not None and r.errors[0] >= 1, f"{name}: ERROR SUMMARY {r.errors}")
+        details.append(f"{e['bytes']:,} B in {e['count']} {unit}")
+    # The README's fix: losses.append(loss.item()) grows nothing.
+    with open(EXAMPLE) as f:
+        text = f.read()
+    check(text.count("losses.append(loss)") == 1, "train.py: no single losses.append(loss)")
+    fixed = os.path.join(s.logdir, "train_fixed.py")
+    with open(fixed, "w") as f:
+        f.write(text.replace("losses.append(loss)", "losses.append(loss.item())"))
+    run = s.run("loss_history_fixed", ["python3", fixed],
+                options=["--growth-checkpoints=5", "--error-exitcode=3"], timeout=300)
+    check(run.rc == 0 and "50 losses kept" in run.out,
+          f"loss_history_fixed: exit status {run.rc}: {run.out[-300:]} {run.err[-800:]}")
+    no_growth_clean(run, "loss_history_fixed")
+    return ", ".join(details) + "; fixed: no growth"
+
+
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
@@ -1627,7 +1956,9 @@ TESTS = [
     t_graph_relaunch_free_outside, t_graph_never_launched, t_dlopen, t_proc_fork, t_proc_exec,
     t_proc_exec_untraced, t_proc_spawn, t_proc_spawn_untraced, t_proc_shell_wrapper,
     t_proc_shell_wrapper_untraced, t_proc_multiprocessing, t_proc_multiprocessing_untraced,
-    t_proc_torchrun,
+    t_proc_torchrun, t_torch_frames_caching_off, t_torch_growth_caching_off,
+    t_torch_growth_caching_on, t_torch_growth_clean, t_cupy_frames_and_growth,
+    t_cupy_growth_clean, t_cupy_growth_pool_on, t_loss_history_example,
 ]
 
 

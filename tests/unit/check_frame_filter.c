@@ -11,6 +11,7 @@ struct fake_frame {
     uintptr_t ip;
     const char *function;
     enum gl_module_role role;
+    bool python;
 };
 
 static const struct fake_frame known[] = {
@@ -30,6 +31,13 @@ static const struct fake_frame known[] = {
     {0xc200, "__libc_start_main", GL_MOD_OTHER},
     {0xc300, "_start", GL_MOD_OTHER},
     {0xe100, "cudaMalloc", GL_MOD_CUDART}, /* a shared libcudart's entry point */
+    /* Python frames (their ip: the code object's address). */
+    {0xf100, "train_step", GL_MOD_OTHER, true},
+    {0xf200, "main", GL_MOD_OTHER, true}, /* def main(): ... */
+    {0xf300, "<module>", GL_MOD_OTHER, true},
+    {0xf400, "Trainer.fit", GL_MOD_OTHER, true},
+    {0xf500, "_start", GL_MOD_OTHER, true},
+    {0xf600, "__libc_start_main", GL_MOD_OTHER, true},
 };
 
 static unsigned lookups;
@@ -52,6 +60,7 @@ static void fake_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
             out->file = "x.c";
             out->line = (int)(ip & 0xff) + 1;
             *role = known[i].role;
+            out->python = known[i].python;
             return;
         }
 }
@@ -174,6 +183,83 @@ START_TEST(test_raw_mode_keeps_everything)
 }
 END_TEST
 
+/* Which of the frames shown are Python frames, as a string of 'p' and 'n'. */
+static void expect_kinds(const uintptr_t *ips, unsigned n, unsigned max, const char *want)
+{
+    struct gl_frame out[32];
+    unsigned got = gl_frame_filter(ips, n, fake_lookup, &lookups, false, out, max);
+    char kinds[33] = "";
+    for (unsigned i = 0; i < got && i < 32; i++)
+        kinds[i] = out[i].python ? 'p' : 'n';
+    kinds[got < 32 ? got : 32] = '\0';
+    ck_assert_str_eq(kinds, want);
+}
+
+START_TEST(test_python_main_is_no_boundary)
+{
+    /* A Python function named main is the program's, not the C start-up's
+     * boundary: the stack goes on to <module> and the native main. */
+    const uintptr_t ips[] = {0xd000, 0xb100, 0xf200, 0xf300, 0xb300, 0xc100, 0xc200, 0xc300};
+    expect_frames(
+        ips, 8, false, 12,
+        FRAMES("cuMemAlloc_v2", "make_buffer(unsigned long)", "main", "<module>", "main"));
+    expect_kinds(ips, 8, 12, "nnppn");
+    /* Only Python frames: all of them. */
+    const uintptr_t py[] = {0xf100, 0xf200, 0xf300};
+    expect_frames(py, 3, false, 12, FRAMES("train_step", "main", "<module>"));
+    /* Python frames named as the C library's start-up are no end either. */
+    const uintptr_t odd[] = {0xf100, 0xf500, 0xf600, 0xf300};
+    expect_frames(odd, 4, false, 12,
+                  FRAMES("train_step", "_start", "__libc_start_main", "<module>"));
+    /* The native main still ends the stack, after Python frames too. */
+    const uintptr_t mixed[] = {0xd000, 0xf100, 0xf200, 0xb300, 0xf300, 0xc200};
+    expect_frames(mixed, 6, false, 12, FRAMES("cuMemAlloc_v2", "train_step", "main", "main"));
+    expect_frames(
+        mixed, 6, true, 12,
+        FRAMES("cuMemAlloc_v2", "train_step", "main", "main", "<module>", "__libc_start_main"));
+}
+END_TEST
+
+START_TEST(test_budget_per_kind)
+{
+    /* max 2 with three native and three Python frames interleaved: two of
+     * each, in their order. */
+    const uintptr_t ips[] = {0xd000, 0xf100, 0xb100, 0xf400, 0xb200, 0xf300};
+    expect_frames(
+        ips, 6, false, 2,
+        FRAMES("cuMemAlloc_v2", "train_step", "make_buffer(unsigned long)", "Trainer.fit"));
+    expect_kinds(ips, 6, 2, "npnp");
+    /* The native budget spent first: the Python frames after are still shown. */
+    const uintptr_t natives_first[] = {0xd000, 0xb100, 0xb200, 0xb400, 0xf100, 0xf400, 0xf300};
+    expect_frames(
+        natives_first, 7, false, 2,
+        FRAMES("cuMemAlloc_v2", "make_buffer(unsigned long)", "train_step", "Trainer.fit"));
+    /* And the other way round. */
+    const uintptr_t python_first[] = {0xf100, 0xf400, 0xf300, 0xf200, 0xb100, 0xb200, 0xb400};
+    expect_frames(python_first, 7, false, 2,
+                  FRAMES("train_step", "Trainer.fit", "make_buffer(unsigned long)", "worker"));
+    /* max 1: one of each; the static runtime's internals are still skipped. */
+    const uintptr_t cudart[] = {0xd000, 0xa100, 0xa500, 0xf100, 0xb100, 0xf300};
+    expect_frames(cudart, 6, false, 1, FRAMES("cudaMalloc", "train_step"));
+    /* Room for 2 * max frames is enough. */
+    struct gl_frame out[4];
+    ck_assert_uint_eq(gl_frame_filter(ips, 6, fake_lookup, &lookups, false, out, 2), 4);
+}
+END_TEST
+
+START_TEST(test_native_main_past_budget_still_ends_stack)
+{
+    /* The stack ends at the native main whether or not main is among the
+     * frames shown: with the native budget spent before it, the Python
+     * frames below it (groups the native walk did not reach, appended after
+     * the native frames by mixed_stack.h) must not show either. */
+    const uintptr_t ips[] = {0xd000, 0xb100, 0xb200, 0xb300, 0xf100, 0xf300};
+    expect_frames(ips, 6, false, 8,
+                  FRAMES("cuMemAlloc_v2", "make_buffer(unsigned long)", "worker", "main"));
+    expect_frames(ips, 6, false, 2, FRAMES("cuMemAlloc_v2", "make_buffer(unsigned long)"));
+}
+END_TEST
+
 START_TEST(test_frames_carry_lookup_results)
 {
     struct gl_frame out[8];
@@ -202,6 +288,9 @@ static Suite *frame_filter_suite(void)
     tcase_add_test(tc, test_empty_stack);
     tcase_add_test(tc, test_raw_mode_keeps_everything);
     tcase_add_test(tc, test_frames_carry_lookup_results);
+    tcase_add_test(tc, test_python_main_is_no_boundary);
+    tcase_add_test(tc, test_budget_per_kind);
+    tcase_add_test(tc, test_native_main_past_budget_still_ends_stack);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,9 +3,12 @@
  * stack service, so the texts the GPU suite reads are pinned without a GPU. */
 #include <check.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/framework_view.h"
+#include "common/error_kind.h"
 #include "report/report_errors.h"
 #include "track/api.h"
 #include "track/api_errors.h"
@@ -248,6 +251,106 @@ START_TEST(test_out_of_memory)
 }
 END_TEST
 
+static struct gl_api_error growth(uint64_t bytes, uint64_t blocks, uint64_t from, uint32_t k,
+                                  uint32_t ordinal, const char *name, enum gl_framework fw)
+{
+    struct gl_api_error e = error(GL_ERR_GROWTH, GL_ERD_NONE, 0, STACK_PROGRAM, 0, bytes);
+    e.device = -1;
+    e.growth.blocks = blocks;
+    e.growth.from_bytes = from;
+    e.growth.checkpoints = k;
+    e.growth.ordinal = ordinal;
+    e.growth.framework = (uint8_t)fw;
+    snprintf(e.growth.checkpoint, sizeof e.growth.checkpoint, "%s", name);
+    return e;
+}
+
+START_TEST(test_growth_blocks)
+{
+    struct gl_api_error e = growth(1 * MiB, 2, 0, 5, 5, "step", GL_FW_NONE);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Growth: 1,048,576 bytes in 2 blocks allocated here, up at each of "
+                             "the last 5 checkpoints (from 0 bytes, checkpoint \"step\" #5)");
+    /* The stack is the site's own: no auxiliary lines. */
+    ck_assert_str_eq(t.aux[0], "");
+    ck_assert_str_eq(t.aux[1], "");
+    e = growth(3 * MiB + 7, 1234, 65536, 3, 1001, "epoch 2", GL_FW_NONE);
+    t = describe(&e);
+    ck_assert_str_eq(t.what, "Growth: 3,145,735 bytes in 1,234 blocks allocated here, up at each "
+                             "of the last 3 checkpoints (from 65,536 bytes, checkpoint \"epoch 2\" "
+                             "#1001)");
+}
+END_TEST
+
+START_TEST(test_growth_framework_records)
+{
+    struct gl_api_error e = growth(40 * MiB, 10, 8 * MiB, 5, 12, "step", GL_FW_PYTORCH);
+    struct gl_error_text t = describe(&e);
+    ck_assert_str_eq(t.what, "Growth: 41,943,040 bytes in 10 tensors allocated here (PyTorch's "
+                             "record), up at each of the last 5 checkpoints (from 8,388,608 bytes, "
+                             "checkpoint \"step\" #12)");
+    e = growth(4096, 3, 1024, 2, 7, "iter", GL_FW_CUPY);
+    t = describe(&e);
+    ck_assert_str_eq(t.what, "Growth: 4,096 bytes in 3 arrays allocated here (CuPy's record), up "
+                             "at each of the last 2 checkpoints (from 1,024 bytes, checkpoint "
+                             "\"iter\" #7)");
+    ck_assert_str_eq(t.aux[0], "");
+}
+END_TEST
+
+/* A framework's site: Python frames only. */
+static unsigned python_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    (void)arg;
+    static const struct gl_frame f[] = {
+        {.ip = 0x7f00001000,
+         .function = "train_step",
+         .file = "/home/u/train.py",
+         .line = 42,
+         .python = true},
+        {.ip = 0x7f00002000,
+         .function = "<module>",
+         .file = "/home/u/train.py",
+         .line = 60,
+         .python = true},
+    };
+    unsigned n = stack ? 2 : 0;
+    if (n > max)
+        n = max;
+    memcpy(out, f, n * sizeof *f);
+    return n;
+}
+
+START_TEST(test_growth_printed)
+{
+    const struct gl_error_services py = {.num_callers = 12, .stack_frames = python_frames};
+    struct gl_api_error e = growth(2048, 2, 0, 3, 3, "step", GL_FW_PYTORCH);
+    char buf[2048];
+    struct gl_out o;
+    gl_out_init_mem(&o, buf, sizeof buf);
+    gl_report_api_error(&o, &e, &py);
+    gl_out_flush(&o);
+    ck_assert_str_eq(buf, "Growth: 2,048 bytes in 2 tensors allocated here (PyTorch's record), up "
+                          "at each of the last 3 checkpoints (from 0 bytes, checkpoint \"step\" "
+                          "#3)\n"
+                          "   at 0x7F00001000: train_step (train.py:42)\n"
+                          "   by 0x7F00002000: <module> (train.py:60)\n"
+                          "\n");
+}
+END_TEST
+
+START_TEST(test_growth_kind_name)
+{
+    /* The suppression kind gpuleak:Growth and the XML <kind>. */
+    ck_assert_str_eq(gl_error_kind_name(GL_ERR_GROWTH), "Growth");
+    ck_assert_int_eq(gl_error_kind_parse("Growth"), GL_ERR_GROWTH);
+    ck_assert_int_eq(gl_error_kind_parse("growth"), GL_ERR_NONE);
+    for (unsigned k = GL_ERR_NONE + 1; k < GL_ERR_NKINDS; k++)
+        ck_assert_int_eq(gl_error_kind_parse(gl_error_kind_name(k)), k);
+    ck_assert_ptr_null(gl_error_kind_name(GL_ERR_NKINDS));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("report_errors");
@@ -262,6 +365,10 @@ int main(void)
     tcase_add_test(tc, test_mismatched_wrong_device);
     tcase_add_test(tc, test_ranges);
     tcase_add_test(tc, test_out_of_memory);
+    tcase_add_test(tc, test_growth_blocks);
+    tcase_add_test(tc, test_growth_framework_records);
+    tcase_add_test(tc, test_growth_printed);
+    tcase_add_test(tc, test_growth_kind_name);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -12,7 +12,7 @@
 #include "testutil.h"
 
 /* Stack ids name canned stacks. */
-enum { STACK_NONE = 0, STACK_MALLOC = 1, STACK_POOL = 2, STACK_OTHER = 3 };
+enum { STACK_NONE = 0, STACK_MALLOC = 1, STACK_POOL = 2, STACK_OTHER = 3, STACK_PYTHON = 4 };
 
 static const struct gl_frame malloc_frames[] = {
     {0x401000, "cudaMalloc", NULL, 0, "/usr/local/cuda/lib64/libcudart.so.13", NULL},
@@ -27,6 +27,24 @@ static const struct gl_frame pool_frames[] = {
 static const struct gl_frame other_frames[] = {
     {0x403000, "cuMemAlloc_v2", NULL, 0, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", NULL},
     {0x403100, NULL, NULL, 0, "/opt/lib/libthird.so", NULL},
+};
+
+/* A tensor allocated from Python: the CUDA call, PyTorch's C++, then Python
+ * frames (no object; ip the code object's address). */
+static const struct gl_frame python_frames[] = {
+    {0x404000, "cudaMalloc", NULL, 0, "/usr/local/cuda/lib64/libcudart.so.13", NULL},
+    {0x404100, "at::native::empty_cuda()", NULL, 0, "/opt/torch/lib/libtorch_cuda.so",
+     "_ZN2at6native10empty_cudaEv"},
+    {.ip = 0x7f0000001000,
+     .function = "train_step",
+     .file = "/home/u/train.py",
+     .line = 42,
+     .python = true},
+    {.ip = 0x7f0000002000,
+     .function = "<module>",
+     .file = "/home/u/train.py",
+     .line = 60,
+     .python = true},
 };
 
 static unsigned calls, max_asked;
@@ -50,6 +68,10 @@ static unsigned fake_frames(uint32_t stack, struct gl_frame *out, unsigned max, 
     case STACK_OTHER:
         f = other_frames;
         n = 2;
+        break;
+    case STACK_PYTHON:
+        f = python_frames;
+        n = 4;
         break;
     default:
         return 0;
@@ -324,6 +346,46 @@ START_TEST(test_matches_mangled_and_src)
 }
 END_TEST
 
+START_TEST(test_python_frames_cached_by_src)
+{
+    /* src: names a Python frame by its file's base name and line. */
+    load("{\n py-src\n gpuleak:Cached\n ...\n src:train.py:42\n fun:<module>\n}\n"
+         "{\n py-other-line\n gpuleak:Cached\n ...\n src:train.py:43\n}\n");
+    struct gl_loss_record *a = add(GL_LEAK_DEFINITE, STACK_PYTHON, 4096, 1);
+    struct gl_loss_record *b = add(GL_LEAK_DEFINITE, STACK_MALLOC, 100, 1);
+    struct gl_loss_record *c = add(GL_LEAK_REACHABLE, STACK_PYTHON, 512, 2);
+    suppress();
+    ck_assert_int_eq(a->kind, GL_LEAK_CACHED);
+    ck_assert_ptr_eq(a->cached_by, &set.v[0]);
+    ck_assert_int_eq(c->kind, GL_LEAK_CACHED);
+    ck_assert_ptr_eq(c->cached_by, &set.v[0]);
+    ck_assert_int_eq(b->kind, GL_LEAK_DEFINITE);
+    ck_assert_ptr_null(b->cached_by);
+    ASSERT_TOTALS(lr.kind[GL_LEAK_CACHED], 4608, 3);
+    ASSERT_TOTALS(lr.kind[GL_LEAK_DEFINITE], 100, 1);
+    ASSERT_COUNTS(&set.v[0], 2, 4608, 3);
+    ASSERT_COUNTS(&set.v[1], 0, 0, 0);
+}
+END_TEST
+
+START_TEST(test_python_frames_leak_entry)
+{
+    /* A Leak entry naming a Python frame suppresses the record whose stack
+     * holds it; the first frame must still match the first line. */
+    load("{\n py-first\n gpuleak:Leak\n fun:train_step\n}\n"
+         "{\n py\n gpuleak:Leak\n fun:cudaMalloc\n ...\n fun:train_step\n}\n");
+    struct gl_loss_record *a = add(GL_LEAK_DEFINITE, STACK_PYTHON, 4096, 1);
+    struct gl_loss_record *b = add(GL_LEAK_DEFINITE, STACK_MALLOC, 100, 1);
+    suppress();
+    ck_assert_ptr_eq(a->suppressed_by, &set.v[1]);
+    ck_assert_ptr_null(b->suppressed_by);
+    ASSERT_TOTALS(lr.kind[GL_LEAK_DEFINITE], 100, 1);
+    ASSERT_TOTALS(lr.suppressed, 4096, 1);
+    ASSERT_COUNTS(&set.v[0], 0, 0, 0);
+    ASSERT_COUNTS(&set.v[1], 1, 4096, 1);
+}
+END_TEST
+
 static Suite *suppress_suite(void)
 {
     Suite *s = suite_create("suppress");
@@ -339,6 +401,8 @@ static Suite *suppress_suite(void)
     tcase_add_test(tc, test_no_stack);
     tcase_add_test(tc, test_no_entries_no_change);
     tcase_add_test(tc, test_matches_mangled_and_src);
+    tcase_add_test(tc, test_python_frames_cached_by_src);
+    tcase_add_test(tc, test_python_frames_leak_entry);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -416,13 +416,13 @@ START_TEST(test_error_unknown_kind)
 {
     LOAD_BAD("{\n name\n gpuleak:Bogus\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'Bogus' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
     LOAD_BAD("{\n name\n Memcheck,gpuleak:Cond\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'Cond' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
     LOAD_BAD("{\n name\n gpuleak:leak\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'leak' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
 }
 END_TEST
 
@@ -513,7 +513,7 @@ START_TEST(test_error_entry_match_leak_kinds)
     /* Kind names are case-sensitive. */
     LOAD_BAD("{\n name\n gpuleak:doublefree\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'doublefree' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
     LOAD_BAD("{\n n\n gpuleak:DoubleFree\n}\n",
              "t.supp:4: error: the entry opened at line 1 has no frame lines (fun:, obj:, src: or "
              "...)");
@@ -667,7 +667,7 @@ START_TEST(test_load_file)
     char want[4400];
     snprintf(want, sizeof want,
              "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak, Cached, InvalidFree, "
-             "DoubleFree, MismatchedFree, InvalidRange, FreedRange or OutOfMemory)",
+             "DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)",
              path);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(set.n, 1);
@@ -993,6 +993,91 @@ START_TEST(test_find_error)
 }
 END_TEST
 
+/* Python frames (common/frame.h: python set, ip the code object's address, no
+ * object) match like any other: fun: the qualified name, src: the file's base
+ * name and the line; one entry line per frame. */
+static struct gl_frame pyfr(const char *fn, const char *file, int line)
+{
+    static uintptr_t ip = 0x7f0000100000;
+    ip += 0x100;
+    return (struct gl_frame){.ip = ip, .function = fn, .file = file, .line = line, .python = true};
+}
+
+START_TEST(test_match_python_frames)
+{
+    const char *text = "{\n grow\n gpuleak:Growth\n fun:train_step\n src:train.py:42\n}\n"
+                       "{\n grow-line\n gpuleak:Growth\n src:train.py:42\n}\n"
+                       "{\n leak\n gpuleak:Leak\n ...\n fun:train_step\n}\n";
+    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "py.supp", err, sizeof err), 0);
+    ck_assert_uint_eq(set.n, 3);
+    ck_assert_int_eq(set.v[0].kind, GL_SUPP_ERROR);
+    ck_assert_uint_eq(set.v[0].error_kind, GL_ERR_GROWTH);
+    /* train_step, called at train.py:42 by step() in the same file. */
+    const char *paths[] = {"/home/u/train.py", "train.py"};
+    for (int i = 0; i < 2; i++) {
+        struct gl_frame called[] = {pyfr("train_step", paths[i], 30), pyfr("step", paths[i], 42),
+                                    pyfr("<module>", paths[i], 60)};
+        ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_GROWTH, called, 3), &set.v[0]);
+        /* Allocated at train.py:42 itself, called from <module>: the entry's
+         * second line is about the second frame (line 60), so only the
+         * one-line entry matches. */
+        struct gl_frame at42[] = {pyfr("train_step", paths[i], 42), pyfr("<module>", paths[i], 60)};
+        ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_GROWTH, at42, 2), &set.v[1]);
+        ck_assert(!gl_supp_matches(&set.v[0], at42, 2, 0));
+        /* Other kinds and lookups see none of them. */
+        ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_OUT_OF_MEMORY, called, 3));
+        ck_assert_ptr_null(gl_supp_find(&set, GL_SUPP_CACHED, called, 3, GL_LEAK_DEFINITE));
+        ck_assert_ptr_eq(gl_supp_find(&set, GL_SUPP_LEAK, called, 3, GL_LEAK_DEFINITE), &set.v[2]);
+    }
+    /* Another line, another function, another file: no match. */
+    struct gl_frame other[] = {pyfr("train_step", "/home/u/train.py", 43),
+                               pyfr("step", "/home/u/train.py", 41)};
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_GROWTH, other, 2));
+    struct gl_frame eval[] = {pyfr("eval_step", "/home/u/train.py", 30),
+                              pyfr("step", "/home/u/train.py", 42)};
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_GROWTH, eval, 2));
+    struct gl_frame elsewhere[] = {pyfr("train_step", "/home/u/train2.py", 30),
+                                   pyfr("step", "/home/u/train2.py", 42)};
+    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_GROWTH, elsewhere, 2));
+
+    /* src: is matched against the file's base name, with globs; obj: sees
+     * "???" (a Python frame has no object), so obj:* matches. */
+    struct gl_frame f[] = {pyfr("Net.forward", "/home/u/pkg/model.py", 12),
+                           pyfr("<module>", "/home/u/train.py", 60)};
+    ck_assert(MATCH("   src:model.py:12\n", f, 2));
+    ck_assert(MATCH("   src:model.py\n", f, 2));
+    ck_assert(MATCH("   src:*.py\n   src:train.py:60\n", f, 2));
+    ck_assert(!MATCH("   src:/home/u/pkg/model.py:12\n", f, 2));
+    ck_assert(!MATCH("   src:*/model.py\n", f, 2));
+    ck_assert(!MATCH("   src:model.py:13\n", f, 2));
+    ck_assert(MATCH("   fun:Net.*\n   fun:<module>\n", f, 2));
+    ck_assert(MATCH("   obj:*\n   obj:*\n", f, 2));
+    ck_assert(!MATCH("   obj:/home/u/*\n", f, 2));
+    /* Native and Python frames in one stack. */
+    struct gl_frame mixed[] = {
+        fr("cudaMalloc", NULL, "/usr/local/cuda/lib64/libcudart.so.13", NULL, 0),
+        fr("at::native::empty_cuda(...)", "_ZN2at6native10empty_cudaEv", "/opt/libtorch_cuda.so",
+           NULL, 0),
+        pyfr("train_step", "/home/u/train.py", 42),
+    };
+    ck_assert(MATCH("   fun:cudaMalloc\n   ...\n   fun:train_step\n", mixed, 3));
+    ck_assert(MATCH("   fun:cudaMalloc\n   obj:*libtorch_cuda.so\n   src:train.py:42\n", mixed, 3));
+    ck_assert(!MATCH("   fun:cudaMalloc\n   fun:train_step\n", mixed, 3));
+}
+END_TEST
+
+START_TEST(test_growth_entries)
+{
+    /* gpuleak:Growth is an error kind: no match-leak-kinds. */
+    LOAD_OK("{\n g\n gpuleak:Growth\n ...\n}\n");
+    ck_assert_uint_eq(set.n, 1);
+    ck_assert_int_eq(set.v[0].kind, GL_SUPP_ERROR);
+    ck_assert_uint_eq(set.v[0].error_kind, GL_ERR_GROWTH);
+    LOAD_BAD("{\n n\n gpuleak:Growth\n match-leak-kinds: all\n fun:a\n}\n",
+             "t.supp:4: error: match-leak-kinds: belongs to Leak and Cached entries, not Growth");
+}
+END_TEST
+
 /* ---- globs ---- */
 
 START_TEST(test_glob_edges)
@@ -1295,6 +1380,27 @@ END_TEST
 
 /* Every kind's generated entry reads back as an error entry of that kind that
  * gl_supp_find_error finds for this stack, and for no other kind. */
+START_TEST(test_generate_growth_python_frames)
+{
+    struct gl_frame f[] = {pyfr("Net.forward.<locals>.f", "/home/u/model.py", 12),
+                           pyfr("train_step", "/home/u/train.py", 42),
+                           pyfr("<module>", "/home/u/train.py", 60)};
+    char buf[1024];
+    size_t len = gl_supp_generate_error(buf, sizeof buf, f, 3, GL_ERR_GROWTH);
+    const char *want = "{\n"
+                       "   <insert_a_suppression_name_here>\n"
+                       "   gpuleak:Growth\n"
+                       "   fun:Net.forward.<locals>.f\n"
+                       "   fun:train_step\n"
+                       "   fun:<module>\n"
+                       "}\n";
+    tu_assert_text_eq(buf, want);
+    ck_assert_uint_eq(len, strlen(want));
+    ck_assert_int_eq(gl_supp_load_text(&set, buf, len, "gen.supp", err, sizeof err), 0);
+    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_GROWTH, f, 3), &set.v[0]);
+}
+END_TEST
+
 START_TEST(test_generate_error_round_trip)
 {
     struct gl_frame f[] = {
@@ -1328,6 +1434,20 @@ START_TEST(test_generate_error_round_trip)
         ck_assert_ptr_null(gl_supp_find_error(&s, k, f, 3));
         gl_supp_set_free(&s);
     }
+}
+END_TEST
+
+START_TEST(test_unknown_kind_message_names_growth)
+{
+    /* The list of kinds in the message is the one the parser accepts:
+     * gpuleak:Growth is accepted (test_growth_entries) and must be named. */
+    struct gl_supp_set s;
+    gl_supp_set_init(&s);
+    const char text[] = "{\n name\n gpuleak:Bogus\n fun:a\n}\n";
+    char e[1024] = "";
+    ck_assert_int_eq(gl_supp_load_text(&s, text, sizeof text - 1, "t.supp", e, sizeof e), -1);
+    gl_supp_set_free(&s);
+    ck_assert_msg(strstr(e, "Growth") != NULL, "message does not name Growth: %s", e);
 }
 END_TEST
 
@@ -1380,6 +1500,8 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_match_leak_kinds);
     tcase_add_test(tc, test_find_first_match_and_kind);
     tcase_add_test(tc, test_find_error);
+    tcase_add_test(tc, test_match_python_frames);
+    tcase_add_test(tc, test_growth_entries);
     tcase_add_test(tc, test_glob_edges);
     tcase_add_test(tc, test_glob_pathological);
     suite_add_tcase(s, tc);
@@ -1392,6 +1514,8 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_generate_empty_names);
     tcase_add_test(tc, test_generate_error_exact);
     tcase_add_test(tc, test_generate_error_round_trip);
+    tcase_add_test(tc, test_generate_growth_python_frames);
+    tcase_add_test(tc, test_unknown_kind_message_names_growth);
     suite_add_tcase(s, tc);
     return s;
 }

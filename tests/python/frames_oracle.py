@@ -1,0 +1,177 @@
+"""Python frames in gpuleak's stacks, checked against the interpreter itself.
+
+Run by tests/python_frames.test with one interpreter and the probe library
+(tests/unit/python_frames_probe.c), which captures a stack as the runtime does
+inside a CUDA call and shows it as a report would.  Each scenario compares the
+Python frames of that stack with the frames the interpreter reports at the
+same line (sys._getframe), innermost first: file, function (qualified name
+from 3.11) and line.  Prints one line per scenario and the cost per capture.
+
+    python frames_oracle.py PROBE.so
+"""
+import asyncio
+import ctypes
+import sys
+import threading
+
+probe_path = sys.argv[1]
+nogil = ctypes.CDLL(probe_path)  # calls release the GIL, as CUDA calls often do
+gil = ctypes.PyDLL(probe_path)  # ... and hold it
+for lib in (nogil, gil):
+    lib.probe_capture.restype = ctypes.c_uint32
+    lib.probe_frames.restype = ctypes.c_int
+    lib.probe_frames.argtypes = [ctypes.c_uint32, ctypes.c_char_p, ctypes.c_int]
+    lib.probe_bench.restype = ctypes.c_double
+    lib.probe_bench_native.restype = ctypes.c_double
+    lib.probe_bench_walk.restype = ctypes.c_double
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_uint32)
+nogil.probe_call.restype = ctypes.c_uint32
+nogil.probe_call.argtypes = [CALLBACK]
+
+err = ctypes.create_string_buffer(256)
+minor = nogil.probe_init(64, err, 256)
+if minor != sys.version_info[1]:
+    print("probe_init: %d (%s) on %s" % (minor, err.value.decode(), sys.version.split()[0]))
+    sys.exit(1)
+
+
+def name_of(code):
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def expected(skip=1):
+    """The interpreter's frames from our caller outwards: (file, name, line)."""
+    f = sys._getframe(skip + 1)
+    out = []
+    while f is not None:
+        out.append((f.f_code.co_filename, name_of(f.f_code), f.f_lineno))
+        f = f.f_back
+    return out
+
+
+def shown(stack_id):
+    buf = ctypes.create_string_buffer(64 * 1024)
+    nogil.probe_frames(stack_id, buf, len(buf))
+    frames = []
+    for line in buf.value.decode().splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "py":
+            file, name, lineno = rest.rsplit("|", 2)
+            frames.append(("py", file, name, int(lineno)))
+        else:
+            frames.append(("native", rest))
+    return frames
+
+
+failures = []
+
+
+def compare(title, stack_id, want, limit=64):
+    got = [f[1:] for f in shown(stack_id) if f[0] == "py"]
+    want = want[:limit]
+    if got != want:
+        failures.append(title)
+        print("FAIL %s\n  got:  %s\n  want: %s" % (title, got, want))
+    else:
+        print("ok   %s (%d Python frames)" % (title, len(got)))
+
+
+# 1. nested calls, the GIL released
+def level(n, lib):
+    if n == 0:
+        sid, want = lib.probe_capture(), expected(0)
+        return sid, want
+    return level(n - 1, lib)
+
+
+sid, want = level(8, nogil)
+compare("nested calls, GIL released", sid, want)
+sid, want = level(8, gil)
+compare("nested calls, GIL held", sid, want)
+
+# 2. module level
+sid, want = nogil.probe_capture(), expected(0)
+compare("module level", sid, want)
+
+# 3. another thread
+box = {}
+t = threading.Thread(target=lambda: box.update(r=level(3, nogil)))
+t.start()
+t.join()
+compare("threading.Thread", *box["r"])
+
+
+# 4. a class's __init__ (3.13 runs it through a trampoline frame)
+class Model:
+    def __init__(self):
+        self.sid, self.want = nogil.probe_capture(), expected(0)
+
+
+for _ in range(3):  # specialized after a few calls
+    m = Model()
+compare("__init__ (specialized)", m.sid, m.want)
+
+
+# 5. a generator and a coroutine
+def gen():
+    yield nogil.probe_capture(), expected(0)
+
+
+compare("generator", *next(gen()))
+
+
+async def coro():
+    await asyncio.sleep(0)
+    return nogil.probe_capture(), expected(0)
+
+
+compare("coroutine (asyncio)", *asyncio.run(coro()))
+
+# 6. deep recursion: the first 64 (--num-callers) Python frames
+sid, want = level(100, nogil)
+compare("100 deep, first 64 kept", sid, want)
+
+# 7. C between Python frames: a callback called from native code
+inner = {}
+
+
+def callback():
+    sid, inner["want"] = nogil.probe_capture(), expected(0)
+    inner["sid"] = sid
+    return sid
+
+
+def caller():
+    return nogil.probe_call(CALLBACK(callback)), expected(0)
+
+
+outer_sid, outer_want = caller()
+frames = shown(inner["sid"])
+compare("callback from C", inner["sid"], inner["want"])
+kinds = [f[0] if f[0] == "py" else f[1] for f in frames]
+try:
+    cb = kinds.index("py")
+    between = kinds[cb + 1:kinds.index("py", cb + 1)]
+except ValueError:
+    between = []
+if "probe_call" not in between:
+    failures.append("interleaving")
+    print("FAIL interleaving: probe_call is not between the callback's and its caller's "
+          "Python frames: %s" % kinds)
+else:
+    print("ok   interleaving: %s" % " > ".join(k if k != "py" else "[py]" for k in kinds[:cb + 4]))
+
+# 8. cost per capture, a 30-deep Python stack
+def deep(n, fn):
+    return fn() if n == 0 else deep(n - 1, fn)
+
+
+walk = deep(28, lambda: nogil.probe_bench_walk(20000))
+with_py = deep(28, lambda: nogil.probe_bench(20000))
+without = deep(28, lambda: nogil.probe_bench_native(20000))
+print("cost: capture %.0f ns with Python frames, %.0f ns without: %.0f ns for 30 Python frames"
+      " (of which the Python walk and interning %.0f ns)" % (with_py, without, with_py - without, walk))
+
+if failures:
+    print("%d scenario(s) failed on %s" % (len(failures), sys.version.split()[0]))
+    sys.exit(1)

@@ -1,0 +1,97 @@
+/* Loaded into a Python interpreter by tests/python/frames_oracle.py (ctypes):
+ * captures stacks as the runtime does inside a CUDA call, and shows them as
+ * the report would, so that the test can compare them with what the
+ * interpreter itself says (traceback.extract_stack). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/options.h"
+#include "report/leak_run.h"
+#include "report/symbolize.h"
+#include "track/modules.h"
+#include "track/python_frames.h"
+#include "track/stack_capture.h"
+#include "track/unwind.h"
+
+/* Built with -fvisibility=hidden, as the runtime is. */
+#define PROBE __attribute__((visibility("default")))
+
+static struct gl_symbolizer *sym;
+
+/* Set up as InitializeInjection does; returns the minor version, or -1 - why
+ * in err. */
+PROBE int probe_init(int num_callers, char *err, int errlen)
+{
+    if (!gl_unwind_load(err, (size_t)errlen))
+        return -1;
+    gl_modules_refresh();
+    gl_stack_init((unsigned)num_callers);
+    return gl_py_init(err, (size_t)errlen);
+}
+
+/* Called through ctypes.CDLL (the GIL released) or ctypes.PyDLL (held). */
+PROBE __attribute__((noinline)) uint32_t probe_capture(void) { return gl_stack_capture(); }
+
+/* A native frame between Python frames: calls back into Python. */
+PROBE __attribute__((noinline)) uint32_t probe_call(uint32_t (*callback)(void))
+{
+    uint32_t id = callback();
+    __asm__ volatile("" ::: "memory"); /* not a tail call: this frame stays */
+    return id;
+}
+
+/* The stack as shown, one frame a line: "py FILE|FUNCTION|LINE" or
+ * "native FUNCTION".  Returns the number of frames. */
+PROBE int probe_frames(uint32_t id, char *buf, int len)
+{
+    if (!sym)
+        sym = gl_symbolizer_open();
+    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
+    unsigned n = gl_stack_frames_with(sym, id, f, GL_MAX_CALLERS);
+    int k = 0;
+    buf[0] = '\0';
+    for (unsigned i = 0; i < n && k < len; i++) {
+        if (f[i].python)
+            k += snprintf(buf + k, (size_t)(len - k), "py %s|%s|%d\n", f[i].file, f[i].function,
+                          f[i].line);
+        else
+            k += snprintf(buf + k, (size_t)(len - k), "native %s\n",
+                          f[i].function ? f[i].function : "???");
+    }
+    return (int)n;
+}
+
+/* Nanoseconds per gl_stack_capture, the Python walk included. */
+PROBE double probe_bench(int iterations)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < iterations; i++)
+        probe_capture();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / iterations;
+}
+
+/* Nanoseconds per walk of the Python frames alone (interning included). */
+PROBE double probe_bench_walk(int iterations)
+{
+    uintptr_t frames[64];
+    uint16_t ends[64];
+    unsigned ngroups;
+    volatile unsigned sink = 0;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < iterations; i++)
+        sink += gl_py_capture(frames, 64, ends, &ngroups);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / iterations;
+}
+
+/* The same without the Python frames (--python-frames=no). */
+PROBE double probe_bench_native(int iterations)
+{
+    gl_py_disable();
+    return probe_bench(iterations);
+}
