@@ -39,14 +39,23 @@ struct gl_py_cache {
 static bool same_key(const struct gl_py_code_key *a, const struct gl_py_code_key *b)
 {
     return a->code == b->code && a->filename == b->filename && a->name == b->name &&
-           a->linetable == b->linetable && a->firstlineno == b->firstlineno;
+           a->qualname == b->qualname && a->linetable == b->linetable &&
+           a->table_len == b->table_len && a->code_units == b->code_units &&
+           a->table_head == b->table_head && a->firstlineno == b->firstlineno;
 }
+
+/* Frames left out because no id could be made; once the ids are spent, no
+ * more are tried (each try would take the lock and read the code). */
+static _Atomic uint64_t dropped;
+static _Atomic bool ids_spent;
 
 static bool publish(struct code_entry *e)
 {
     uint32_t page = e->id >> PAGE_BITS;
-    if (page >= NPAGES)
+    if (page >= NPAGES) {
+        atomic_store_explicit(&ids_spent, true, memory_order_relaxed);
         return false;
+    }
     struct code_entry **p = atomic_load_explicit(&pages[page], memory_order_acquire);
     if (!p) {
         /* Writers hold the lock: no race for a page. */
@@ -91,14 +100,20 @@ static struct code_entry *make(const struct gl_py_code_key *k, const struct gl_p
     return e;
 }
 
+/* A thread whose cache could not be mapped is marked so, and not retried
+ * (a mapping tried per frame would be a system call per frame). */
+#define NO_CACHE ((struct gl_py_cache *)1)
+
 static struct gl_py_cache *cache(void)
 {
     struct gl_thread *t = gl_thread_self();
     if (!t)
         return NULL;
-    if (!t->py_cache)
-        t->py_cache = gl_tool_map(sizeof(struct gl_py_cache));
-    return t->py_cache;
+    if (!t->py_cache) {
+        struct gl_py_cache *c = gl_tool_map(sizeof(struct gl_py_cache));
+        t->py_cache = c ? c : NO_CACHE;
+    }
+    return t->py_cache == NO_CACHE ? NULL : t->py_cache;
 }
 
 uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader read)
@@ -107,6 +122,10 @@ uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader rea
     unsigned slot = (unsigned)((k->code >> 4) * 0x9e3779b97f4a7c15ULL >> 56) & (CACHE_SIZE - 1);
     if (c && c->slot[slot].id && same_key(&c->slot[slot].key, k))
         return c->slot[slot].id;
+    if (atomic_load_explicit(&ids_spent, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+        return 0;
+    }
 
     gl_spin_lock(&lock);
     struct code_entry *e = NULL;
@@ -125,6 +144,8 @@ uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader rea
     }
     uint32_t id = e ? e->id : 0;
     gl_spin_unlock(&lock);
+    if (!id)
+        atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
     if (c && id) {
         c->slot[slot].key = *k;
         c->slot[slot].id = id;
@@ -159,6 +180,8 @@ const struct gl_py_code *gl_py_code_get(uint32_t id)
 
 unsigned gl_py_code_count(void) { return atomic_load(&next_id) - 1; }
 
+uint64_t gl_py_code_dropped(void) { return atomic_load(&dropped); }
+
 size_t gl_py_code_memory_bytes(void) { return atomic_load(&memory_bytes); }
 
-void gl_py_code_after_fork_child(void) { atomic_store(&lock.locked, 0); }
+void gl_py_code_after_fork_child(void) { gl_spin_reset(&lock); }

@@ -19,9 +19,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What identifies a live code object (pointers into the interpreter). */
+/* What identifies a live code object: pointers into the interpreter, and a
+ * few of its values.  Python's allocator hands a freed block of the same size
+ * class to the next object, so a new code object and its new line table often
+ * land at the addresses of old ones, with the same file name object: the sizes
+ * and the table's first bytes tell them apart (the review of issue 8 saw wrong
+ * lines in 1 to 3 of 2,000 captures when the key held pointers only). */
 struct gl_py_code_key {
-    uintptr_t code, filename, name, linetable;
+    uintptr_t code, filename, name, qualname, linetable;
+    int64_t table_len;   /* the line table's length in bytes */
+    int64_t code_units;  /* 3.11+: Py_SIZE of the code object; 0 before */
+    uint64_t table_head; /* its first (up to) 8 bytes */
     int firstlineno;
 };
 
@@ -43,7 +51,8 @@ typedef bool (*gl_py_code_reader)(const struct gl_py_code_key *k, struct gl_py_c
                                   char *scratch, size_t scratch_len);
 
 /* The id of a live code object (1-based), interning it on first sight with
- * read; 0 if memory ran out or read failed.  Thread-safe. */
+ * read; 0 if memory or ids ran out (counted: gl_py_code_dropped) or read
+ * failed.  Thread-safe. */
 uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader read);
 
 /* A code object made up by the caller (a framework's own record of a frame:
@@ -56,8 +65,10 @@ const struct gl_py_code *gl_py_code_get(uint32_t id);
 /* In a fork child: the lock may have been held by a thread that is gone. */
 void gl_py_code_after_fork_child(void);
 
-/* How many code objects are interned, and the tool memory they take. */
+/* How many code objects are interned, the tool memory they take, and how many
+ * frames were left out of stacks because none could be interned. */
 unsigned gl_py_code_count(void);
 size_t gl_py_code_memory_bytes(void);
+uint64_t gl_py_code_dropped(void);
 
 #endif

@@ -44,7 +44,8 @@ static struct {
     const struct py_layout *L;
     int format; /* enum gl_py_line_format */
     void *(*this_thread_state)(void);
-    const void *code_type;
+    int (*is_finalizing)(void);
+    const void *code_type, *frame_type, *none;
     uintptr_t eval_lo, eval_hi;
     unsigned nranges;
     struct {
@@ -168,6 +169,21 @@ int gl_py_init(char *note, size_t notelen)
     }
     if (minor == 13 && !check_debug_offsets(L, note, notelen))
         return -1;
+    /* Finalization frees every other thread's state while its lookup key still
+     * answers with it: a daemon thread inside a CUDA call would walk freed
+     * memory.  3.13 exports the check under its public name. */
+    int (*finalizing)(void) = NULL;
+    *(void **)&finalizing =
+        dlsym(RTLD_DEFAULT, minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
+    const void *frame_type = dlsym(RTLD_DEFAULT, "PyFrame_Type");
+    const void *none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+    if (!finalizing || !none || (minor <= 10 && !frame_type)) {
+        snprintf(note, notelen, "CPython 3.%d without %s", minor,
+                 !finalizing ? "its finalization check"
+                 : !none     ? "_Py_NoneStruct"
+                             : "PyFrame_Type");
+        return -1;
+    }
     struct find_object f = {(uintptr_t)tstate, 0};
     dl_iterate_phdr(interpreter_object, &f);
     py.nranges = f.n;
@@ -175,12 +191,15 @@ int gl_py_init(char *note, size_t notelen)
     py.L = L;
     py.format = gl_py_line_format_of(minor);
     py.this_thread_state = tstate;
+    py.is_finalizing = finalizing;
     py.code_type = code_type;
-    atomic_store(&py.enabled, true);
+    py.frame_type = frame_type;
+    py.none = none;
+    atomic_store_explicit(&py.enabled, true, memory_order_release);
     return minor;
 }
 
-bool gl_py_enabled(void) { return atomic_load_explicit(&py.enabled, memory_order_relaxed); }
+bool gl_py_enabled(void) { return atomic_load_explicit(&py.enabled, memory_order_acquire); }
 
 void gl_py_disable(void)
 {
@@ -297,6 +316,13 @@ unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned
     *ngroups = 0;
     if (!gl_py_enabled())
         return 0;
+    if (py.is_finalizing()) {
+        /* For good: the interpreter is going away (see gl_py_init).  A walk
+         * that began just before can still race with it; closing that would
+         * take fault-tolerant reads on every frame. */
+        atomic_store_explicit(&py.enabled, false, memory_order_relaxed);
+        return 0;
+    }
     uintptr_t ts = (uintptr_t)py.this_thread_state();
     if (!ts)
         return 0;
@@ -305,6 +331,10 @@ unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned
     uintptr_t f = innermost(ts);
     for (unsigned walked = 0; f && n < max && walked < MAX_WALK;
          f = LD(f, L->f_back, uintptr_t), walked++) {
+        /* 3.9/3.10 frames are objects: one of another type means the chain is
+         * not what the table says, and it is not followed further. */
+        if (L->minor <= 10 && LD(f, 8, const void *) != py.frame_type)
+            break;
         int owner = L->f_owner >= 0 ? LD(f, L->f_owner, unsigned char) : 0;
         if (owner == OWNED_BY_CSTACK) {
             /* 3.12+: the entry shim of an interpreter call closes a group. */
@@ -314,8 +344,10 @@ unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned
         }
         uintptr_t co = LD(f, L->f_code, uintptr_t);
         bool entry = L->minor <= 10 || (L->f_is_entry >= 0 && LD(f, L->f_is_entry, bool));
-        if (!co || LD(co, 8, const void *) != py.code_type)
+        if (!co || co == (uintptr_t)py.none)
             goto next; /* 3.13's shims have None here */
+        if (LD(co, 8, const void *) != py.code_type)
+            break; /* neither: the chain is not what the table says */
         int64_t off;
         if (L->f_lasti_int >= 0) {
             off = LD(f, L->f_lasti_int, int);
@@ -330,13 +362,24 @@ unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned
             if (owner != OWNED_BY_GENERATOR && off < 2 * LD(co, L->co_firsttraceable, int))
                 goto next;
         }
+        uintptr_t table = LD(co, L->co_linetable, uintptr_t);
         struct gl_py_code_key k = {
             .code = co,
             .filename = LD(co, L->co_filename, uintptr_t),
             .name = LD(co, L->co_name, uintptr_t),
-            .linetable = LD(co, L->co_linetable, uintptr_t),
+            .qualname = L->co_qualname >= 0 ? LD(co, L->co_qualname, uintptr_t) : 0,
+            .linetable = table,
+            .code_units = L->minor >= 11 ? LD(co, 16, int64_t) : 0,
             .firstlineno = LD(co, L->co_firstlineno, int),
         };
+        if (table) {
+            /* bytes: ob_size at 16, the bytes at 32 (never fewer than 8 there:
+             * a bytes object's storage is rounded up and NUL-terminated) */
+            k.table_len = LD(table, 16, int64_t);
+            if (k.table_len > 0)
+                memcpy(&k.table_head, (const char *)table + 32,
+                       k.table_len < 8 ? (size_t)k.table_len : 8);
+        }
         uint32_t id = gl_py_code_intern(&k, read_code);
         if (id)
             frames[n++] = gl_py_frame(id, (int32_t)off);

@@ -41,10 +41,12 @@ static inline uint32_t gl_py_frame_code(uintptr_t w) { return (uint32_t)(w >> 32
 static inline int32_t gl_py_frame_offset(uintptr_t w) { return (int32_t)(uint32_t)w; }
 
 /* Look for CPython in the process and set capture up.  Call outside callbacks
- * (it uses dlsym and dl_iterate_phdr); again later if it found none (an
- * embedder may start Python after CUDA).  Returns the minor version (9..13),
- * or -1 with one line in note saying why there are no Python frames (nothing
- * in note when the process simply has no Python). */
+ * (it uses dlsym and dl_iterate_phdr).  The runtime calls it once, when CUDA
+ * starts (inject.c): in a Python program that is from Python; a program that
+ * starts CUDA first and embeds Python later gets no Python frames.  Returns
+ * the minor version (9..13), or -1 with one line in note saying why there are
+ * no Python frames (nothing in note when the process simply has no Python).
+ * Capture turns itself off for good when the interpreter starts finalizing. */
 int gl_py_init(char *note, size_t notelen);
 
 /* Capture is set up and not turned off. */

@@ -177,7 +177,7 @@ uint32_t gl_stack_capture(void)
             unsigned hint = atomic_load_explicit(&internal_hint, memory_order_relaxed);
             if (internal_count + 4 > hint)
                 atomic_store_explicit(&internal_hint, internal_count + 4, memory_order_relaxed);
-            want = internal_count + 4 + keep_frames;
+            want = internal_count + 4 + keep_frames + (py.n ? PYTHON_REACH : 0);
             continue;
         }
         if (py.n) {

@@ -727,6 +727,23 @@ def t_reach_python(s):
               in lost, f"{name}: the lost block's stack does not name lose(): {lost}")
 
 
+def t_python_frames_off(s):
+    """--python-frames=no: native frames only, so the 2 and 3 MiB blocks,
+    allocated from two Python lines through the same C path, are one record
+    again, and no frame is a Python one."""
+    run = s.run("python_frames_off", ["python3", os.path.join(HERE, "reach.py")],
+                options=["--python-frames=no"], env={"PYTHONMALLOC": "malloc"})
+    check(run.rc == 0 and "reach.py: done" in run.out, f"exit status {run.rc}")
+    start = run.out.index("Leak check 1")
+    r = Report(0, run.out[start:].splitlines())
+    got = {k: v["kind"] for k, v in records_by_size(r).items()}
+    want = {(MiB, 1): "definitely lost", (5 * MiB, 2): "still reachable",
+            (4 * MiB, 1): "still reachable"}
+    check(got == want, f"records {got}")
+    py = [f for rec in r.records for f in rec["frames"] if PY_LOC.match(f[1])]
+    check(not py, f"Python frames with --python-frames=no: {py[:3]}")
+
+
 def cached_device_bytes(report):
     """Bytes of the cached records that are device memory (not pinned host)."""
     return sum(rec["bytes"] for rec in report.records
@@ -1773,15 +1790,22 @@ def t_torch_frames_caching_off(s):
     line = site_line(src, "leak")
     func = py_function_at(os.path.join(HERE, src), line)
     run = growth_run(s, "torch_frames_caching_off", src, "leak",
-                     ["--framework-caching=off", "--show-leak-kinds=all", "--num-callers=40"])
+                     ["--framework-caching=off", "--show-leak-kinds=all", "--num-callers=40",
+                      "-v"])
     check(run.rc == 0, f"exit status {run.rc}")
     r = run.only_report()
+    codes = next((m for m in (re.search(r"gpuleak: ([\d,]+) Python code objects copied "
+                                        r"\(([\d,]+) bytes\); ([\d,]+) Python frames left out",
+                                        line) for line in r.lines) if m), None)
+    check(codes and num(codes.group(1)) > 0 and num(codes.group(3)) == 0,
+          f"-v line on Python code objects: {codes.group(0) if codes else None}")
     loc = f"{src}:{line}"
     recs = kept_records(r, loc, 262144, 30)
     fr = recs[0]["frames"]
     check((func, loc) in fr, f"no frame {func} ({loc}): {[f for f in fr if py_frame(f)]}")
     first_py = next(i for i, f in enumerate(fr) if py_frame(f))
-    return f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}"
+    return (f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}; "
+            f"{codes.group(1)} code objects, {codes.group(2)} bytes")
 
 
 def t_torch_growth_caching_off(s):

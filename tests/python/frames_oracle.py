@@ -161,7 +161,28 @@ if "probe_call" not in between:
 else:
     print("ok   interleaving: %s" % " > ".join(k if k != "py" else "[py]" for k in kinds[:cb + 4]))
 
-# 8. cost per capture, a 30-deep Python stack
+# 8. code objects made and dropped in a loop (exec'd code, notebooks): a new one
+# often lands at a freed one's address, its line table at the old table's, with
+# the same file name object.  Each must show its own line.
+FN = "<generated>"
+wrong = []
+for i in range(2000):
+    k = i % 7
+    src = "def forward():\n" + "    x = 1\n" * k + "    return cap()\n"
+    ns = {"cap": nogil.probe_capture}
+    exec(compile(src, FN, "exec"), ns)
+    got = [f[1:] for f in shown(ns["forward"]()) if f[0] == "py"][:1]
+    if got != [(FN, "forward", 2 + k)]:
+        wrong.append((i, got))
+    del ns
+if wrong:
+    failures.append("code objects at reused addresses")
+    print("FAIL code objects at reused addresses: %d of 2000 wrong, first %s" % (len(wrong),
+                                                                               wrong[0]))
+else:
+    print("ok   code objects at reused addresses (2000 captures)")
+
+# 9. cost per capture, a 30-deep Python stack
 def deep(n, fn):
     return fn() if n == 0 else deep(n - 1, fn)
 
