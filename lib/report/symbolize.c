@@ -82,12 +82,15 @@ struct gl_symbolizer {
 
 /* Whether a reported module covers addr (dwfl_addrmodule may answer with the
  * nearest module below an address that none covers). */
+/* Whether an object's code is mapped at addr now.  A device file mapped there
+ * (the CUDA driver maps /dev/nvidiactl and /dev/nvidia* into ranges an unload
+ * freed) holds no code: it does not count. */
 static bool occupied(Dwfl *dwfl, uintptr_t addr)
 {
     Dwfl_Module *m = dw.addrmodule(dwfl, addr);
     Dwarf_Addr lo = 0, hi = 0;
-    return m && dw.module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL) && lo <= addr &&
-           addr < hi;
+    const char *name = m ? dw.module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL) : NULL;
+    return name && lo <= addr && addr < hi && strncmp(name, "/dev/", 5) != 0;
 }
 
 /* Objects the program dlclose'd (unloaded_objects.h): reported from their

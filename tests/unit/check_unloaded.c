@@ -3,8 +3,12 @@
  * object another handle keeps loaded is not remembered. */
 #include <check.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "report/symbolize.h"
@@ -100,6 +104,36 @@ START_TEST(test_occupied_range_is_left_out)
 }
 END_TEST
 
+/* A device mapped where an unloaded object was (the CUDA driver maps
+ * /dev/nvidiactl into freed ranges): no object's code lives in a device
+ * mapping, so the frames still name the unloaded object. */
+START_TEST(test_device_mapping_does_not_occupy)
+{
+    void *h = load();
+    uintptr_t (*probe)(void) = (uintptr_t(*)(void))dlsym(h, "gl_unload_probe");
+    ck_assert_ptr_nonnull(probe);
+    uintptr_t ip = (uintptr_t)probe + 4;
+    unload(h);
+    const struct gl_unloaded_object *o = gl_unloaded_get(0);
+    int fd = open("/dev/zero", O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    size_t len = o->end - o->start;
+    void *m = mmap((void *)o->start, len, PROT_READ, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0);
+    close(fd);
+    ck_assert_msg(m == (void *)o->start, "mmap at %#lx: %s", (unsigned long)o->start,
+                  m == MAP_FAILED ? strerror(errno) : "elsewhere");
+    struct gl_symbolizer *s = gl_symbolizer_open();
+    ck_assert_ptr_nonnull(s);
+    struct gl_frame f;
+    gl_symbolize(s, ip, false, &f);
+    ck_assert_msg(f.function && strcmp(f.function, "gl_unload_probe") == 0,
+                  "function %s in %s", f.function ? f.function : "(none)",
+                  f.object ? f.object : "(none)");
+    gl_symbolizer_close(s);
+    munmap(m, len);
+}
+END_TEST
+
 static Suite *unloaded_suite(void)
 {
     Suite *s = suite_create("unloaded_objects");
@@ -109,6 +143,7 @@ static Suite *unloaded_suite(void)
     tcase_add_test(tc, test_still_loaded_is_not_remembered);
     tcase_add_test(tc, test_main_program_handle);
     tcase_add_test(tc, test_occupied_range_is_left_out);
+    tcase_add_test(tc, test_device_mapping_does_not_occupy);
     suite_add_tcase(s, tc);
     return s;
 }
