@@ -1980,7 +1980,7 @@ TESTS = [
     t_graph_relaunch_free_outside, t_graph_never_launched, t_dlopen, t_proc_fork, t_proc_exec,
     t_proc_exec_untraced, t_proc_spawn, t_proc_spawn_untraced, t_proc_shell_wrapper,
     t_proc_shell_wrapper_untraced, t_proc_multiprocessing, t_proc_multiprocessing_untraced,
-    t_proc_torchrun, t_torch_frames_caching_off, t_torch_growth_caching_off,
+    t_proc_torchrun, t_python_frames_off, t_torch_frames_caching_off, t_torch_growth_caching_off,
     t_torch_growth_caching_on, t_torch_growth_clean, t_cupy_frames_and_growth,
     t_cupy_growth_clean, t_cupy_growth_pool_on, t_loss_history_example,
 ]
@@ -2001,6 +2001,10 @@ def main():
     ap.add_argument("-k", dest="only", help="run only tests whose name contains this")
     ap.add_argument("--logs", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpuleak-gpu-"))
     a = ap.parse_args()
+    unlisted = [n for n, f in globals().items() if n.startswith("t_") and f not in TESTS]
+    if unlisted:  # a test written and never run would pass for nothing
+        print(f"run_suite.py: tests not in TESTS: {', '.join(unlisted)}")
+        return 1
     if not have_gpu():
         print("SKIP: no GPU (nvidia-smi -L failed)")
         return 77
