@@ -10,6 +10,8 @@
 #include "heap/heap.h"
 #include "report/exit_report.h"
 #include "runtime.h"
+#include "track/python_frames.h"
+#include "track/read_guard.h"
 #include "track/stack_capture.h"
 #include "track/thread_state.h"
 
@@ -59,7 +61,7 @@ static void on_watchdog(int alarm)
 
 static void on_fatal(int sig, siginfo_t *info, void *uc)
 {
-    (void)uc;
+    gl_read_guard_catch(sig, uc); /* a guarded read's fault does not return */
     int none = 0;
     if (!atomic_compare_exchange_strong(&reporting_signal, &none, sig)) {
         /* Another thread is reporting: it ends the process. */
@@ -91,9 +93,15 @@ void gl_abnormal_end_install(void)
 {
     for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
         struct sigaction old;
-        if (sigaction(fatal[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
-            (old.sa_flags & SA_SIGINFO))
-            continue; /* the program's own handler, or ignored: its choice */
+        if (sigaction(fatal[i], NULL, &old) != 0)
+            continue;
+        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
+            /* The program's own handler, or ignored: its choice.  Python's
+             * frames are read under a guard whose faults must not reach it. */
+            if ((fatal[i] == SIGSEGV || fatal[i] == SIGBUS) && gl_py_enabled())
+                gl_read_guard_chain(fatal[i], &old);
+            continue;
+        }
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_sigaction = on_fatal;

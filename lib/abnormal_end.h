@@ -24,7 +24,12 @@
  *   exit() calls the C library's own _exit, not this one.
  *
  * SIGKILL and SIGSTOP cannot be caught: the launcher, which sees the program
- * die, says no report could be written. */
+ * die, says no report could be written.
+ *
+ * A SIGSEGV or SIGBUS inside a guarded read (track/read_guard.h: the Python
+ * frame walker) is not the program's: the handler returns it to the guard.
+ * Where the program has a handler of its own for them and Python frames are
+ * read, a guard handler goes in front of the program's. */
 #ifndef GPULEAK_ABNORMAL_END_H
 #define GPULEAK_ABNORMAL_END_H
 

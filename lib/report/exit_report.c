@@ -19,6 +19,7 @@
 #include "symbolize.h"
 #include "track/profile.h"
 #include "track/python_code.h"
+#include "track/python_frames.h"
 #include "track/stack_depot.h"
 #include "track/tracker.h"
 #include "track/unwind.h"
@@ -183,12 +184,13 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
                     gl_fmt_u64_commas(b1, table), gl_fmt_u64_commas(b2, records),
                     records ? (double)table / (double)records : 0.0,
                     gl_fmt_u64_commas(b3, gl_depot_memory_bytes()));
-        if (gl_py_code_count() || gl_py_code_dropped())
+        if (gl_py_code_count() || gl_py_code_dropped() || gl_py_faults())
             gl_out_line(&out,
                         "gpuleak: %u Python code objects copied (%s bytes); %s Python frames "
-                        "left out of stacks (their code could not be copied)",
+                        "left out of stacks (their code could not be copied); %lu walks of "
+                        "Python frames faulted",
                         gl_py_code_count(), gl_fmt_u64_commas(b1, gl_py_code_memory_bytes()),
-                        gl_fmt_u64_commas(b2, gl_py_code_dropped()));
+                        gl_fmt_u64_commas(b2, gl_py_code_dropped()), gl_py_faults());
         gl_out_line(&out, "gpuleak: leak check took %.3f s",
                     (double)(check_end.tv_sec - check_start.tv_sec) +
                         (double)(check_end.tv_nsec - check_start.tv_nsec) * 1e-9);

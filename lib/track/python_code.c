@@ -25,6 +25,8 @@ static _Atomic(struct code_entry **) pages[NPAGES];
 static _Atomic uint32_t next_id = 1;
 static _Atomic size_t memory_bytes;
 static gl_spinlock lock = GL_SPINLOCK_INIT;
+/* The thread holding lock while it reads a code object (gl_py_code_abandon). */
+static _Atomic(struct gl_thread *) lock_owner;
 static struct code_entry *by_address;
 
 /* A thread's recent code objects, direct-mapped by address. */
@@ -128,6 +130,7 @@ uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader rea
     }
 
     gl_spin_lock(&lock);
+    atomic_store_explicit(&lock_owner, gl_thread_cur, memory_order_relaxed);
     struct code_entry *e = NULL;
     HASH_FIND(hh, by_address, &k->code, sizeof k->code, e);
     if (!e || !same_key(&e->key, k)) {
@@ -143,6 +146,7 @@ uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader rea
         e = fresh;
     }
     uint32_t id = e ? e->id : 0;
+    atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
     gl_spin_unlock(&lock);
     if (!id)
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
@@ -184,4 +188,19 @@ uint64_t gl_py_code_dropped(void) { return atomic_load(&dropped); }
 
 size_t gl_py_code_memory_bytes(void) { return atomic_load(&memory_bytes); }
 
-void gl_py_code_after_fork_child(void) { gl_spin_reset(&lock); }
+void gl_py_code_abandon(void)
+{
+    struct gl_thread *self = gl_thread_cur;
+    if (self && atomic_load_explicit(&lock_owner, memory_order_relaxed) == self) {
+        /* The fault struck while reading the code object, before any change to
+         * the table (the entry made, if any, is lost: tool memory, not state). */
+        atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
+        gl_spin_unlock(&lock);
+    }
+}
+
+void gl_py_code_after_fork_child(void)
+{
+    atomic_store(&lock_owner, NULL);
+    gl_spin_reset(&lock);
+}

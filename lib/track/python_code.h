@@ -62,6 +62,10 @@ uint32_t gl_py_code_synthetic(const char *file, const char *function, int line);
 /* The copy of an id; NULL if unknown.  Lock-free: copies are immutable. */
 const struct gl_py_code *gl_py_code_get(uint32_t id);
 
+/* After a fault while interning (python_frames.c's guard jumped out of it):
+ * release the lock if the calling thread holds it. */
+void gl_py_code_abandon(void);
+
 /* In a fork child: the lock may have been held by a thread that is gone. */
 void gl_py_code_after_fork_child(void);
 

@@ -2,12 +2,15 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "python_code.h"
+#include "read_guard.h"
 #include "report/python_lines.h"
+#include "thread_state.h"
 
 /* Byte offsets into CPython's structs on x86-64, per minor version: checked
  * with offsetof against each version's headers and by a walker compared with
@@ -311,21 +314,10 @@ static uintptr_t innermost(uintptr_t ts)
     return cf ? LD(cf, L->cf_current, uintptr_t) : 0;
 }
 
-unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups)
+/* The walk itself; its reads run under gl_py_capture's guard. */
+static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, unsigned max,
+                                               uint16_t *ends, unsigned *ngroups)
 {
-    *ngroups = 0;
-    if (!gl_py_enabled())
-        return 0;
-    if (py.is_finalizing()) {
-        /* For good: the interpreter is going away (see gl_py_init).  A walk
-         * that began just before can still race with it; closing that would
-         * take fault-tolerant reads on every frame. */
-        atomic_store_explicit(&py.enabled, false, memory_order_relaxed);
-        return 0;
-    }
-    uintptr_t ts = (uintptr_t)py.this_thread_state();
-    if (!ts)
-        return 0;
     const struct py_layout *L = py.L;
     unsigned n = 0, g = 0;
     uintptr_t f = innermost(ts);
@@ -394,3 +386,47 @@ unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned
     *ngroups = g;
     return n;
 }
+
+static _Atomic unsigned long faults;
+
+/* A walk that began before finalization can still meet it: the thread states
+ * freed and the frame stacks unmapped under it.  A fault in the walk comes
+ * back here (read_guard.h); the walk gives up, and capture stays off, since
+ * what was read can no longer be trusted.  Nothing here changes after
+ * sigsetjmp but what the walk writes through its arguments. */
+static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, uintptr_t ts,
+                                                       uintptr_t *frames, unsigned max,
+                                                       uint16_t *ends, unsigned *ngroups)
+{
+    sigjmp_buf env;
+    if (sigsetjmp(env, 0)) {
+        gl_py_code_abandon();
+        atomic_store_explicit(&py.enabled, false, memory_order_relaxed);
+        atomic_fetch_add_explicit(&faults, 1, memory_order_relaxed);
+        *ngroups = 0;
+        return 0;
+    }
+    gl_read_guard_set(self, &env);
+    unsigned n = walk(ts, frames, max, ends, ngroups);
+    gl_read_guard_set(self, NULL);
+    return n;
+}
+
+unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups)
+{
+    *ngroups = 0;
+    if (!gl_py_enabled())
+        return 0;
+    if (py.is_finalizing()) {
+        /* For good: the interpreter is going away (see gl_py_init). */
+        atomic_store_explicit(&py.enabled, false, memory_order_relaxed);
+        return 0;
+    }
+    uintptr_t ts = (uintptr_t)py.this_thread_state();
+    struct gl_thread *self = gl_thread_self();
+    if (!ts || !self)
+        return 0;
+    return guarded_walk(self, ts, frames, max, ends, ngroups);
+}
+
+unsigned long gl_py_faults(void) { return atomic_load(&faults); }

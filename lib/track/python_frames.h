@@ -46,7 +46,8 @@ static inline int32_t gl_py_frame_offset(uintptr_t w) { return (int32_t)(uint32_
  * starts CUDA first and embeds Python later gets no Python frames.  Returns
  * the minor version (9..13), or -1 with one line in note saying why there are
  * no Python frames (nothing in note when the process simply has no Python).
- * Capture turns itself off for good when the interpreter starts finalizing. */
+ * Capture turns itself off for good when the interpreter starts finalizing,
+ * and after a walk that faulted (its reads are guarded: read_guard.h). */
 int gl_py_init(char *note, size_t notelen);
 
 /* Capture is set up and not turned off. */
@@ -69,5 +70,9 @@ bool gl_py_in_eval_loop(uintptr_t ip);
 
 /* The minor version found (9..13); -1 if none. */
 int gl_py_minor(void);
+
+/* Walks that faulted (read_guard.h) and gave up: after the first, capture is
+ * off. */
+unsigned long gl_py_faults(void);
 
 #endif

@@ -60,6 +60,9 @@ struct gl_thread {
     } prefix[GL_PREFIX_MEMO];
     unsigned prefix_next;
     struct gl_py_cache *py_cache; /* recent Python code objects (python_code.c) */
+    /* Set while this thread reads memory gpuleak does not own: where a fault
+     * returns to (read_guard.h; a sigjmp_buf *). */
+    void *read_guard;
     /* Depth of gpuleak_disable() calls: allocations made while it is above 0
      * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
     int disabled;

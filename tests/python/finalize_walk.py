@@ -27,7 +27,7 @@ def deep(n):
     return deep(n - 1)
 
 
-for _ in range(2):
+for _ in range(8):
     threading.Thread(target=deep, args=(20,), daemon=True).start()
 time.sleep(0.05)
 

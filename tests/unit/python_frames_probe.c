@@ -2,6 +2,7 @@
  * captures stacks as the runtime does inside a CUDA call, and shows them as
  * the report would, so that the test can compare them with what the
  * interpreter itself says (traceback.extract_stack). */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "report/symbolize.h"
 #include "track/modules.h"
 #include "track/python_frames.h"
+#include "track/read_guard.h"
 #include "track/stack_capture.h"
 #include "track/unwind.h"
 
@@ -28,8 +30,19 @@ PROBE int probe_init(int num_callers, char *err, int errlen)
         return -1;
     gl_modules_refresh();
     gl_stack_init((unsigned)num_callers);
-    return gl_py_init(err, (size_t)errlen);
+    int minor = gl_py_init(err, (size_t)errlen);
+    /* The walk's guard, as the runtime installs it (abnormal_end.h): in front
+     * of whatever handles SIGSEGV and SIGBUS now, the default included. */
+    for (int sig = SIGSEGV; sig; sig = sig == SIGSEGV ? SIGBUS : 0) {
+        struct sigaction old;
+        if (sigaction(sig, NULL, &old) == 0)
+            gl_read_guard_chain(sig, &old);
+    }
+    return minor;
 }
+
+/* Walks that faulted and gave up. */
+PROBE unsigned long probe_faults(void) { return gl_py_faults(); }
 
 /* Called through ctypes.CDLL (the GIL released) or ctypes.PyDLL (held). */
 PROBE __attribute__((noinline)) uint32_t probe_capture(void) { return gl_stack_capture(); }
