@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gl_uthash.h"
+#include "id_pages.h"
 #include "spinlock.h"
 #include "thread_state.h"
 
@@ -15,15 +16,10 @@ struct code_entry {
     struct gl_py_code copy;
 };
 
-/* Entries by id, as the stack depot keeps its stacks: pages of pointers that
- * readers index without a lock while writers append. */
-#define PAGE_BITS 12
-#define PAGE_ENTRIES (1u << PAGE_BITS)
-#define NPAGES (1u << 12) /* up to 2^24 code objects */
-
-static _Atomic(struct code_entry **) pages[NPAGES];
 static _Atomic uint32_t next_id = 1;
 static _Atomic size_t memory_bytes;
+/* Entries by id (up to 2^24 code objects): readers index it without the lock. */
+GL_ID_PAGES(by_id, 12, 1u << 12, &memory_bytes);
 static gl_spinlock lock = GL_SPINLOCK_INIT;
 /* The thread holding lock while it reads a code object (gl_py_code_abandon). */
 static _Atomic(struct gl_thread *) lock_owner;
@@ -51,27 +47,6 @@ static bool same_key(const struct gl_py_code_key *a, const struct gl_py_code_key
 static _Atomic uint64_t dropped;
 static _Atomic bool ids_spent;
 
-static bool publish(struct code_entry *e)
-{
-    uint32_t page = e->id >> PAGE_BITS;
-    if (page >= NPAGES) {
-        atomic_store_explicit(&ids_spent, true, memory_order_relaxed);
-        return false;
-    }
-    struct code_entry **p = atomic_load_explicit(&pages[page], memory_order_acquire);
-    if (!p) {
-        /* Writers hold the lock: no race for a page. */
-        p = gl_tool_map(PAGE_ENTRIES * sizeof *p);
-        if (!p)
-            return false;
-        atomic_fetch_add_explicit(&memory_bytes, PAGE_ENTRIES * sizeof *p, memory_order_relaxed);
-        atomic_store_explicit(&pages[page], p, memory_order_release);
-    }
-    atomic_store_explicit((_Atomic(struct code_entry *) *)&p[e->id & (PAGE_ENTRIES - 1)], e,
-                          memory_order_release);
-    return true;
-}
-
 /* One allocation holds the entry, its two strings and its table.  Called with
  * the lock held. */
 static struct code_entry *make(const struct gl_py_code_key *k, const struct gl_py_code *src)
@@ -93,7 +68,9 @@ static struct code_entry *make(const struct gl_py_code_key *k, const struct gl_p
     p += nlen + 1;
     e->copy.table = src->table_len ? memcpy(p, src->table, src->table_len) : NULL;
     e->id = atomic_load_explicit(&next_id, memory_order_relaxed);
-    if (!publish(e)) {
+    if (!gl_id_pages_put(&by_id, e->id, e)) {
+        if (gl_id_pages_full(&by_id, e->id))
+            atomic_store_explicit(&ids_spent, true, memory_order_relaxed);
         gl_tool_free(e, size);
         return NULL;
     }
@@ -174,11 +151,7 @@ const struct gl_py_code *gl_py_code_get(uint32_t id)
 {
     if (id == 0 || id >= atomic_load_explicit(&next_id, memory_order_acquire))
         return NULL;
-    struct code_entry **p = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
-    if (!p)
-        return NULL;
-    struct code_entry *e = atomic_load_explicit(
-        (_Atomic(struct code_entry *) *)&p[id & (PAGE_ENTRIES - 1)], memory_order_acquire);
+    struct code_entry *e = gl_id_pages_get(&by_id, id);
     return e ? &e->copy : NULL;
 }
 

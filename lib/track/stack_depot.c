@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "atomic_max.h"
+#include "id_pages.h"
 #include "gl_uthash.h"
 #include "thread_state.h"
 
@@ -20,15 +21,10 @@ struct depot_entry {
     uintptr_t frames[];
 };
 
-/* Entries by id: a two-level table of pointers so that readers index it without
- * a lock while writers append.  Pages are published with release stores. */
-#define PAGE_BITS 14
-#define PAGE_SIZE_ENTRIES (1u << PAGE_BITS)
-#define NPAGES (1u << 14) /* up to 2^28 distinct stacks */
-
-static _Atomic(struct depot_entry **) pages[NPAGES];
 static _Atomic uint32_t next_id = 1;
 static _Atomic size_t depot_bytes;
+/* Entries by id, up to 2^28 distinct stacks. */
+GL_ID_PAGES(by_id, 14, 1u << 14, &depot_bytes);
 
 #define NSHARDS 16
 static struct {
@@ -59,33 +55,6 @@ static bool same(const struct depot_entry *e, uint64_t hash, const uintptr_t *fr
     return e->hash == hash && e->n == n && memcmp(e->frames, frames, n * sizeof *frames) == 0;
 }
 
-static bool publish(struct depot_entry *e)
-{
-    uint32_t page = e->id >> PAGE_BITS;
-    if (page >= NPAGES)
-        return false;
-    struct depot_entry **p = atomic_load_explicit(&pages[page], memory_order_acquire);
-    if (!p) {
-        /* Only one writer can need a new page at a time per id range, but two shards
-         * may race for it: whoever loses unmaps its copy. */
-        struct depot_entry **fresh = gl_tool_map(PAGE_SIZE_ENTRIES * sizeof *fresh);
-        if (!fresh)
-            return false;
-        struct depot_entry **expected = NULL;
-        if (atomic_compare_exchange_strong(&pages[page], &expected, fresh)) {
-            p = fresh;
-            atomic_fetch_add_explicit(&depot_bytes, PAGE_SIZE_ENTRIES * sizeof *fresh,
-                                      memory_order_relaxed);
-        } else {
-            gl_tool_unmap(fresh, PAGE_SIZE_ENTRIES * sizeof *fresh);
-            p = expected;
-        }
-    }
-    atomic_store_explicit((_Atomic(struct depot_entry *) *)&p[e->id & (PAGE_SIZE_ENTRIES - 1)], e,
-                          memory_order_release);
-    return true;
-}
-
 uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n)
 {
     if (n == 0)
@@ -114,7 +83,7 @@ uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n)
             atomic_init(&e->peak_bytes, 0);
             memcpy(e->frames, frames, n * sizeof *frames);
             e->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
-            if (!publish(e)) {
+            if (!gl_id_pages_put(&by_id, e->id, e)) {
                 gl_tool_free(e, size);
                 e = NULL;
             } else {
@@ -122,7 +91,7 @@ uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n)
                                             (unsigned)hash, e);
                 atomic_fetch_add_explicit(&depot_bytes, size, memory_order_relaxed);
                 /* If uthash could not grow, the entry still has its id and stays
-                 * reachable through pages[]; it is only not found for reuse. */
+                 * reachable by its id; it is only not found for reuse. */
             }
         }
     }
@@ -140,11 +109,7 @@ static struct depot_entry *entry(uint32_t id)
 {
     if (id == 0 || id >= atomic_load_explicit(&next_id, memory_order_acquire))
         return NULL;
-    struct depot_entry **p = atomic_load_explicit(&pages[id >> PAGE_BITS], memory_order_acquire);
-    if (!p)
-        return NULL;
-    return atomic_load_explicit((_Atomic(struct depot_entry *) *)&p[id & (PAGE_SIZE_ENTRIES - 1)],
-                                memory_order_acquire);
+    return gl_id_pages_get(&by_id, id);
 }
 
 const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n)
