@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +22,29 @@ static void forward(int sig)
         kill((pid_t)child_pid, sig);
 }
 
+/* Put entry into the colon-separated list in the variable name, first or
+ * last; an empty or unset list becomes entry alone.  False, with the variable
+ * unchanged, if memory ran out. */
+static bool add_to_list(const char *name, const char *entry, bool first)
+{
+    const char *old = getenv(name);
+    if (!old || !*old)
+        return setenv(name, entry, 1) == 0;
+    size_t len = strlen(entry) + strlen(old) + 2;
+    char *v = malloc(len);
+    if (!v)
+        return false;
+    snprintf(v, len, "%s:%s", first ? entry : old, first ? old : entry);
+    setenv(name, v, 1);
+    free(v);
+    return true;
+}
+
 static void prepend_preload(const char *runtime)
 {
-    const char *old = getenv("LD_PRELOAD");
-    if (old && *old) {
-        /* Keep what the user preloads (jemalloc, say), after gpuleak. */
-        size_t len = strlen(runtime) + strlen(old) + 2;
-        char *v = malloc(len);
-        if (v) {
-            snprintf(v, len, "%s:%s", runtime, old);
-            setenv("LD_PRELOAD", v, 1);
-            free(v);
-            return;
-        }
-    }
-    setenv("LD_PRELOAD", runtime, 1);
+    /* Keep what the user preloads (jemalloc, say), after gpuleak. */
+    if (!add_to_list("LD_PRELOAD", runtime, true))
+        setenv("LD_PRELOAD", runtime, 1);
 }
 
 /* The Python package (gpuleak, gpuleak.pytest_plugin) importable by the
@@ -45,18 +54,7 @@ static void append_python_path(void)
     char exe[4096], dir[8192];
     if (!gl_exe_dir(exe, sizeof exe) || !gl_python_dir(exe, false, dir, sizeof dir))
         return;
-    const char *old = getenv("PYTHONPATH");
-    if (!old || !*old) {
-        setenv("PYTHONPATH", dir, 1);
-        return;
-    }
-    size_t len = strlen(old) + strlen(dir) + 2;
-    char *v = malloc(len);
-    if (!v)
-        return;
-    snprintf(v, len, "%s:%s", old, dir);
-    setenv("PYTHONPATH", v, 1);
-    free(v);
+    add_to_list("PYTHONPATH", dir, false);
 }
 
 /* --framework-caching=off: the frameworks' caching allocators turned off the way
@@ -96,17 +94,7 @@ static void prepend_site_dir(void)
     size_t slen = strlen(site);
     if (old && strncmp(old, site, slen) == 0 && (old[slen] == ':' || old[slen] == '\0'))
         return; /* already first: gpuleak under gpuleak */
-    if (!old || !*old) {
-        setenv("PYTHONPATH", site, 1);
-        return;
-    }
-    size_t len = slen + strlen(old) + 2;
-    char *v = malloc(len);
-    if (!v)
-        return;
-    snprintf(v, len, "%s:%s", site, old);
-    setenv("PYTHONPATH", v, 1);
-    free(v);
+    add_to_list("PYTHONPATH", site, true);
 }
 
 static void framework_caching_off(void)
