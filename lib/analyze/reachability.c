@@ -235,6 +235,17 @@ static size_t static_tls_size(void)
     return size ? size : 64 * 1024;
 }
 
+/* The size of glibc's thread descriptor (struct pthread), which sits at the
+ * thread pointer with the thread-specific data in it: the end of a TLS root.
+ * Where glibc does not say (libthread_db's symbol), a page: what lies beyond
+ * the descriptor in the same mapping (the kernel merges adjacent anonymous
+ * mappings) is then read too. */
+static size_t tcb_size(void)
+{
+    const unsigned *size = dlsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread");
+    return size && *size >= 64 && *size <= 65536 ? *size : 4096;
+}
+
 /* Objects from the heap snapshot (with the world stopped), and pinned host
  * blocks; returns their count. */
 static size_t build_objects(struct plan *p, const struct gl_owners *own,
@@ -258,6 +269,21 @@ static size_t build_objects(struct plan *p, const struct gl_owners *own,
                 gl_key_value(blocks[i].key), gl_key_value(blocks[i].key) + blocks[i].size, true};
     gl_reach_sort_objects(p->objects, m);
     return m;
+}
+
+/* Where a stopped thread's stack ends.  /proc/self/maps shows a pthread's stack
+ * merged with any anonymous mapping of the same protection just above it (the
+ * kernel joins them): gpuleak's own tables, or a buffer of the program's, would
+ * be scanned as stack.  glibc puts the thread's descriptor (struct pthread, a
+ * few KiB, its thread-specific data included) at the top of the stack block,
+ * the thread pointer at its start: the block ends at the page above it. */
+static uint64_t stack_end(const struct mapping *sm, uint64_t sp, uint64_t tp)
+{
+    if (tp > sp && tp < sm->end) {
+        uint64_t end = (tp + 4096) & ~(uint64_t)4095;
+        return end < sm->end ? end : sm->end;
+    }
+    return sm->end; /* not a pthread stack laid out so: the whole mapping */
 }
 
 static void add_root(struct plan *p, size_t *nroots, uint64_t start, uint64_t end)
@@ -304,7 +330,13 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
         plan_free(&p);
         return;
     }
-    size_t tls = static_tls_size();
+    /* A thread's static TLS block: glibc's static size counts the descriptor,
+     * which lies above the thread pointer, the variables below it.  Reading
+     * the full size below reads the descriptor's size of whatever precedes
+     * the block (gpuleak's own tables, where the kernel merged the mappings:
+     * 30 leaked blocks "still reachable" on a two-GPU H200 machine). */
+    size_t tls = static_tls_size(), tcb = tcb_size();
+    size_t below = tls > tcb ? tls - tcb : tls;
     bool done = false;
     for (int attempt = 0; attempt < 3 && !done; attempt++) {
         /* Size everything while the world runs: nothing can be allocated once
@@ -374,7 +406,7 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
             if (sm) {
                 if (lo < sm->start)
                     lo = sm->start;
-                add_root(&p, &nroots, lo, sm->end);
+                add_root(&p, &nroots, lo, stack_end(sm, t->sp, t->tp));
             }
             for (int r = 0; r < GL_WORLD_NREGS && nregs < p.regs_cap; r++)
                 p.regs[nregs++] = t->regs[r];
@@ -382,7 +414,7 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
              * mapping (scanned above), elsewhere for the main thread. */
             const struct mapping *tm = containing(p.mappings, nmappings, t->tp);
             if (tm && tm != sm) {
-                uint64_t a = t->tp > tls ? t->tp - tls : 0, b = t->tp + 4096;
+                uint64_t a = t->tp > below ? t->tp - below : 0, b = t->tp + tcb;
                 add_root(&p, &nroots, a < tm->start ? tm->start : a, b > tm->end ? tm->end : b);
             }
         }
@@ -394,7 +426,7 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
 #endif
             const struct mapping *tm = containing(p.mappings, nmappings, tp);
             if (tm && tm != me) {
-                uint64_t a = tp > tls ? tp - tls : 0, b = tp + 4096;
+                uint64_t a = tp > below ? tp - below : 0, b = tp + tcb;
                 add_root(&p, &nroots, a < tm->start ? tm->start : a, b > tm->end ? tm->end : b);
             }
         }
