@@ -2,7 +2,12 @@
  * CUPTI callback is driven with hand-built callback data for a
  * cuMemAllocAsync + cuMemFreeAsync pair, exactly as CUPTI would call it.
  *
- *   bench/hotpath [PAIRS] [THREADS]     prints ns per pair (per thread)
+ *   bench/hotpath [PAIRS] [THREADS] [ADDRESSES] [STRIDE]
+ *
+ * prints ns per pair (per thread).  Each thread cycles through ADDRESSES
+ * addresses STRIDE bytes apart (default 1024, 4096: each block alone in its
+ * span of the block table; 1 address: the driver handing the same one back;
+ * stride 512: small blocks sharing spans, block_table.h).
  *
  * It runs the shipped configuration, or what GPULEAK_OPTIONS asks, as the
  * runtime would (gl_rt_configure_tracking).
@@ -23,6 +28,8 @@
 #include "track/unwind.h"
 
 static long pairs = 1000000;
+static long n_addresses = 1024;
+static uint64_t stride = 4096;
 
 static double now(void)
 {
@@ -58,7 +65,7 @@ __attribute__((noinline)) static void one_pair(uint64_t addr)
 __attribute__((noinline)) static void loop(long n, uint64_t base)
 {
     for (long i = 0; i < n; i++)
-        one_pair(base + (uint64_t)(i & 1023) * 4096);
+        one_pair(base + (uint64_t)(i % n_addresses) * stride);
 }
 
 static void *worker(void *arg)
@@ -77,6 +84,15 @@ int main(int argc, char **argv)
     if (argc > 1)
         pairs = atol(argv[1]);
     int threads = argc > 2 ? atoi(argv[2]) : 1;
+    if (argc > 3)
+        n_addresses = atol(argv[3]);
+    if (argc > 4)
+        stride = strtoull(argv[4], NULL, 0);
+    if (pairs < 1 || threads < 1 || n_addresses < 1 || stride < 1 || stride % 8) {
+        fprintf(stderr, "hotpath: PAIRS, THREADS, ADDRESSES must be positive, STRIDE a "
+                        "positive multiple of 8\n");
+        return 2;
+    }
     char err[256];
     if (!gl_unwind_load(err, sizeof err)) {
         fprintf(stderr, "hotpath: %s\n", err);

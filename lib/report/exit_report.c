@@ -171,17 +171,20 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
     gl_report_leaks(&out, &in);
     clock_gettime(CLOCK_MONOTONIC, &check_end);
     if (gl_rt.opt.verbose > 0 && !gl_rt.opt.quiet) {
-        char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN];
+        char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN],
+            b4[GL_U64_COMMAS_LEN];
         size_t table = gl_tracker_memory_bytes(), records = gl_tracker_live_records();
         gl_out_line(&out, "%s", "");
         gl_out_line(&out, "gpuleak: %u distinct allocation stacks; tracking memory %s bytes",
                     gl_depot_count(), gl_fmt_u64_commas(b1, table + gl_depot_memory_bytes()));
         /* The per-block figure includes the tables' fixed cost (shards, first
-         * slab chunks), which dominates below about 100,000 blocks. */
+         * chunks), which dominates below about 10,000 blocks; the bins say how
+         * many blocks shared each uthash item. */
         gl_out_line(&out,
-                    "gpuleak: block table %s bytes for %s live blocks (%.1f bytes per block); "
-                    "stack depot %s bytes",
+                    "gpuleak: block table %s bytes for %s live blocks in %s bins (%.1f bytes per "
+                    "block); stack depot %s bytes",
                     gl_fmt_u64_commas(b1, table), gl_fmt_u64_commas(b2, records),
+                    gl_fmt_u64_commas(b4, gl_tracker_table_bins()),
                     records ? (double)table / (double)records : 0.0,
                     gl_fmt_u64_commas(b3, gl_depot_memory_bytes()));
         if (gl_py_code_count() || gl_py_code_dropped() || gl_py_faults())

@@ -2,24 +2,91 @@
 
 #include <string.h>
 
-#include "gl_uthash.h"
+#include "event.h"
 #include "spinlock.h"
+#include "tool_alloc.h"
 
-struct gl_table_node {
-    struct gl_block_info info;
-    UT_hash_handle hh;
+/* ---- bins ---- */
+
+/* A bin holds the blocks of one span of keys: addresses that agree above bit 12,
+ * handles (any other namespace: driver object pointers, pool sub-allocations a
+ * few bytes apart) that agree above bit 6.  Masking, not shifting, keeps the
+ * namespace bits, so spans of different namespaces never meet. */
+static inline uint64_t span_of(uint64_t key)
+{
+    return key & (gl_key_ns(key) == GL_NS_ADDR ? ~(uint64_t)4095 : ~(uint64_t)63);
+}
+
+/* uthash compares keys with HASH_KEYCMP: a bin's key is the key of its first
+ * block, and a lookup finds the bin of any key in the same span. */
+static inline int span_cmp(const void *a, const void *b)
+{
+    uint64_t x, y;
+    memcpy(&x, a, sizeof x);
+    memcpy(&y, b, sizeof y);
+    return span_of(x) != span_of(y);
+}
+#define HASH_KEYCMP(a, b, n) span_cmp((a), (b))
+#include "gl_uthash.h"
+
+struct bin {
+    UT_hash_handle hh; /* hh.key = &blocks[0].key */
+    uint32_t n;        /* blocks in use */
+    uint32_t cls;      /* capacity class */
+    struct gl_block_info blocks[];
+};
+
+/* Capacities grow by about 1.5: a bin fills one block at a time (the driver
+ * hands out neighbouring addresses in turn), and doubling would leave a quarter
+ * of the space unused on average.  A 4 KiB span holds at most 4096 keys. */
+static const uint32_t class_cap[] = {1,   2,   3,   4,   6,    8,    12,   16,   24,   32,   48,  64,
+                                     96,  128, 192, 256, 384,  512,  768,  1024, 1536, 2048, 3072,
+                                     4096};
+#define NCLASSES ((unsigned)(sizeof class_cap / sizeof class_cap[0]))
+/* Bins up to this class come from the shard's arena; larger ones (thousands of
+ * handles or of byte-sized pool sub-allocations in one span) are mapped alone. */
+#define ARENA_CLASSES 12 /* capacity 64: 3,648 bytes */
+
+static inline size_t bin_bytes(uint32_t cls)
+{
+    return sizeof(struct bin) + class_cap[cls] * sizeof(struct gl_block_info);
+}
+
+/* The smallest class holding n blocks. */
+static uint32_t class_for(uint32_t n)
+{
+    uint32_t c = 0;
+    while (c + 1u < NCLASSES && class_cap[c] < n)
+        c++;
+    return c;
+}
+
+/* ---- shards ---- */
+
+/* A shard's memory for bins: chunks cut in order, with a free list per class.
+ * One partly used chunk per shard, not one per class; chunks start at a page and
+ * grow with the shard, so that 256 shards of a small program map 1 MiB, not 16. */
+#define ARENA_CHUNK_MIN 4096
+#define ARENA_CHUNK_MAX (16 * 1024)
+struct arena {
+    void *free[ARENA_CLASSES]; /* first: the small classes' lists share the lock's line */
+    char *cur, *end;
+    void *chunks; /* linked through their first word; the second is the size */
+    size_t bytes; /* chunks and lone bins mapped */
 };
 
 /* One lock per shard, each on its own cache line so that threads working in
  * different shards do not bounce a shared line. */
+/* What an alloc/free pair touches comes first, in the lock's cache line. */
 struct shard {
     gl_spinlock lock;
-    struct gl_table_node *head;
-    struct gl_slab slab;
-    size_t count;
+    struct bin *head;
+    size_t count; /* blocks, the sentinel not counted */
+    size_t bins;  /* the sentinel's counted */
+    struct arena arena;
 } __attribute__((aligned(64)));
 
-/* Each shard holds one sentinel node that is never removed: uthash frees a
+/* Each shard holds one sentinel block that is never removed: uthash frees a
  * table when its last item goes and builds a new one on the next insert, which
  * would make every alloc/free pair on an otherwise empty shard allocate and free
  * a bucket array.  Real keys never have all top bits set (event.h). */
@@ -32,8 +99,12 @@ struct gl_table {
     struct shard shards[];
 };
 
-/* splitmix64's finalizer: device addresses are aligned to 512 bytes or more, so
- * their low bits carry nothing; every bit of the hash must depend on the high ones. */
+struct gl_table_node {
+    struct gl_block_info info;
+};
+
+/* splitmix64's finalizer: spans are aligned, so their low bits carry nothing;
+ * every bit of the hash must depend on the high ones. */
 static inline uint64_t mix64(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -41,33 +112,198 @@ static inline uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+static inline uint64_t hash_of(uint64_t key) { return mix64(span_of(key)); }
+
 static inline struct shard *shard_of(struct gl_table *t, uint64_t h)
 {
     return &t->shards[t->nshards == 1 ? 0 : h >> t->shift];
 }
 
+#define CHUNK_HEADER 16 /* the next chunk, this chunk's size */
+
+static struct bin *bin_alloc(struct arena *a, uint32_t cls)
+{
+    size_t bytes = bin_bytes(cls);
+    struct bin *b;
+    if (cls >= ARENA_CLASSES) {
+        b = gl_tool_map(bytes);
+        if (!b)
+            return NULL;
+        a->bytes += (bytes + 4095) & ~(size_t)4095;
+    } else if (a->free[cls]) {
+        b = a->free[cls];
+        a->free[cls] = *(void **)b;
+    } else {
+        if ((size_t)(a->end - a->cur) < bytes) {
+            size_t size = a->bytes < ARENA_CHUNK_MIN ? ARENA_CHUNK_MIN
+                          : a->bytes > ARENA_CHUNK_MAX ? ARENA_CHUNK_MAX
+                                                       : (a->bytes + 4095) & ~(size_t)4095;
+            if (size < CHUNK_HEADER + bytes)
+                size = (CHUNK_HEADER + bytes + 4095) & ~(size_t)4095;
+            char *c = gl_tool_map(size); /* fresh pages are zero */
+            if (!c)
+                return NULL;
+            ((void **)c)[0] = a->chunks;
+            ((size_t *)c)[1] = size;
+            a->chunks = c;
+            a->bytes += size;
+            a->cur = c + CHUNK_HEADER;
+            a->end = c + size;
+        }
+        b = (struct bin *)a->cur;
+        a->cur += bytes;
+    }
+    memset(b, 0, sizeof *b);
+    b->cls = cls;
+    return b;
+}
+
+static void bin_free(struct arena *a, struct bin *b)
+{
+    if (b->cls >= ARENA_CLASSES) {
+        size_t bytes = bin_bytes(b->cls);
+        a->bytes -= (bytes + 4095) & ~(size_t)4095;
+        gl_tool_unmap(b, bytes);
+        return;
+    }
+    *(void **)b = a->free[b->cls];
+    a->free[b->cls] = b;
+}
+
+/* Unmap everything the shard holds: lone bins first (unlinked one by one; the
+ * sentinel keeps the table alive), then the buckets, then the chunks. */
+static void shard_destroy(struct shard *s)
+{
+    struct bin *b, *tmp;
+    HASH_ITER(hh, s->head, b, tmp)
+    {
+        if (b->cls >= ARENA_CLASSES) {
+            HASH_DELETE(hh, s->head, b);
+            gl_tool_unmap(b, bin_bytes(b->cls));
+        }
+    }
+    HASH_CLEAR(hh, s->head);
+    for (char *c = s->arena.chunks; c;) {
+        char *next = ((void **)c)[0];
+        gl_tool_unmap(c, ((size_t *)c)[1]);
+        c = next;
+    }
+    memset(&s->arena, 0, sizeof s->arena);
+}
+
+static inline struct bin *find_bin(struct shard *s, const uint64_t *key, uint64_t h)
+{
+    struct bin *b = NULL;
+    HASH_FIND_BYHASHVALUE(hh, s->head, key, sizeof *key, (unsigned)h, b);
+    return b;
+}
+
+static inline bool link_bin(struct shard *s, struct bin *b, uint64_t h)
+{
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &b->blocks[0].key, sizeof(uint64_t), (unsigned)h, b);
+    return b->hh.tbl != NULL;
+}
+
+static inline int index_in(const struct bin *b, uint64_t key)
+{
+    for (uint32_t i = 0; i < b->n; i++)
+        if (b->blocks[i].key == key)
+            return (int)i;
+    return -1;
+}
+
+/* Move b's blocks to a bin of class cls and link that one in its place.
+ * Returns the new bin, or NULL (b unchanged) when memory ran out. */
+static struct bin *rebin(struct shard *s, struct bin *b, uint32_t cls, uint64_t h)
+{
+    struct bin *nb = bin_alloc(&s->arena, cls);
+    if (!nb)
+        return NULL;
+    nb->n = b->n;
+    memcpy(nb->blocks, b->blocks, b->n * sizeof b->blocks[0]);
+    /* Link the new bin before unlinking the old: the table never empties, and
+     * a failed link leaves the old one in place. */
+    if (!link_bin(s, nb, h)) {
+        bin_free(&s->arena, nb);
+        return NULL;
+    }
+    HASH_DELETE(hh, s->head, b);
+    bin_free(&s->arena, b);
+    return nb;
+}
+
+/* Add a block known to be absent to its span's bin b (NULL: the span has none
+ * yet); false when memory ran out. */
+static bool add_block(struct shard *s, struct bin *b, const struct gl_block_info *info, uint64_t h)
+{
+    if (!b) {
+        b = bin_alloc(&s->arena, 0);
+        if (!b)
+            return false;
+        b->blocks[0] = *info;
+        b->n = 1;
+        if (!link_bin(s, b, h)) {
+            bin_free(&s->arena, b);
+            return false;
+        }
+        s->bins++;
+    } else {
+        if (b->n == class_cap[b->cls]) {
+            if (b->cls + 1u >= NCLASSES)
+                return false;
+            b = rebin(s, b, b->cls + 1, h);
+            if (!b)
+                return false;
+        }
+        b->blocks[b->n++] = *info;
+    }
+    if (info->key != SENTINEL_KEY)
+        s->count++;
+    return true;
+}
+
+static void unlink_bin(struct shard *s, struct bin *b)
+{
+    HASH_DELETE(hh, s->head, b);
+    bin_free(&s->arena, b);
+}
+
+/* Remove block i of b: the last block takes its slot, so that blocks[0] (the
+ * bin's key) always holds a key of the span.  An emptied bin goes; one left
+ * under a third full moves to a smaller class, except during a walk over the
+ * table (walking): a bin linked anew would be visited twice.
+ *
+ * (Keeping emptied bins linked a while, for the driver to hand the address
+ * back, saved 6 ns a pair on one address and cost 15 on a thousand addresses
+ * 4 KiB apart, whose evictions touch cold bins: bench/hotpath.) */
+static void remove_at(struct shard *s, struct bin *b, uint32_t i, uint64_t h, bool walking)
+{
+    b->blocks[i] = b->blocks[--b->n];
+    s->count--;
+    if (b->n == 0) {
+        s->bins--;
+        unlink_bin(s, b);
+    } else if (!walking && b->cls > 0 && b->n <= class_cap[b->cls] / 3) {
+        rebin(s, b, class_for(b->n), h); /* no memory: keep the larger bin */
+    }
+}
+
+/* ---- the table ---- */
+
 struct gl_table *gl_table_create(unsigned nshards_log2)
 {
     unsigned n = 1u << nshards_log2;
     size_t bytes = sizeof(struct gl_table) + n * sizeof(struct shard);
-    struct gl_table *t = gl_tool_map(bytes);
+    struct gl_table *t = gl_tool_map(bytes); /* zeroed: locks, counts, arenas */
     if (!t)
         return NULL;
     t->mapped = bytes;
     t->nshards = n;
     t->shift = 64 - nshards_log2;
+    const struct gl_block_info sentinel = {.key = SENTINEL_KEY};
+    uint64_t h = hash_of(SENTINEL_KEY);
     for (unsigned i = 0; i < n; i++) {
-        struct shard *s = &t->shards[i];
-        gl_slab_init(&s->slab, sizeof(struct gl_table_node)); /* locks: zeroed */
-        struct gl_table_node *sentinel = gl_slab_get(&s->slab);
-        if (!sentinel) {
-            gl_table_destroy(t);
-            return NULL;
-        }
-        sentinel->info.key = SENTINEL_KEY;
-        HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &sentinel->info.key, sizeof sentinel->info.key,
-                                    (unsigned)mix64(SENTINEL_KEY), sentinel);
-        if (!sentinel->hh.tbl) {
+        if (!add_block(&t->shards[i], NULL, &sentinel, h)) {
             gl_table_destroy(t);
             return NULL;
         }
@@ -79,80 +315,60 @@ void gl_table_destroy(struct gl_table *t)
 {
     if (!t)
         return;
-    for (unsigned i = 0; i < t->nshards; i++) {
-        struct shard *s = &t->shards[i];
-        HASH_CLEAR(hh, s->head);
-        gl_slab_destroy(&s->slab);
-    }
+    for (unsigned i = 0; i < t->nshards; i++)
+        shard_destroy(&t->shards[i]);
     gl_tool_unmap(t, t->mapped);
 }
 
-static inline struct gl_table_node *find(struct shard *s, const uint64_t *key, uint64_t h)
-{
-    struct gl_table_node *n = NULL;
-    HASH_FIND_BYHASHVALUE(hh, s->head, key, sizeof *key, (unsigned)h, n);
-    return n;
-}
-
-/* Link n into s; false if uthash ran out of memory (n is then not linked). */
-static inline bool link_node(struct shard *s, struct gl_table_node *n, uint64_t h)
-{
-    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &n->info.key, sizeof n->info.key, (unsigned)h, n);
-    if (!n->hh.tbl)
-        return false;
-    s->count++;
-    return true;
-}
-
-static inline void unlink_node(struct shard *s, struct gl_table_node *n)
-{
-    HASH_DELETE(hh, s->head, n);
-    s->count--;
-}
-
 bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
-                     struct gl_block_info *replaced, struct gl_table_node **spare)
+                     struct gl_block_info *replaced)
 {
     if (b->key == SENTINEL_KEY)
         return false;
-    uint64_t h = mix64(b->key);
+    uint64_t h = hash_of(b->key);
     struct shard *s = shard_of(t, h);
     bool was_present = false;
     gl_spin_lock(&s->lock);
-    struct gl_table_node *n = find(s, &b->key, h);
-    if (n) {
+    struct bin *bin = find_bin(s, &b->key, h);
+    int i = bin ? index_in(bin, b->key) : -1;
+    if (i >= 0) {
         /* The old block was freed behind gpuleak's back; the new one takes its place. */
         if (replaced)
-            *replaced = n->info;
-        n->info = *b;
+            *replaced = bin->blocks[i];
+        bin->blocks[i] = *b;
         was_present = true;
     } else {
-        if (spare && *spare) {
-            n = *spare;
-            *spare = NULL;
-        } else {
-            n = gl_slab_get(&s->slab);
-        }
-        if (n) {
-            n->info = *b;
-            if (!link_node(s, n, h))
-                gl_slab_put(&s->slab, n);
-        }
+        add_block(s, bin, b, h);
     }
     gl_spin_unlock(&s->lock);
     return was_present;
 }
 
-struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key)
+static struct gl_table_node *node_get(struct gl_table_node **spare)
+{
+    if (spare && *spare) {
+        struct gl_table_node *n = *spare;
+        *spare = NULL;
+        return n;
+    }
+    return gl_tool_alloc(sizeof(struct gl_table_node));
+}
+
+struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key,
+                                      struct gl_table_node **spare)
 {
     if (key == SENTINEL_KEY)
         return NULL;
-    uint64_t h = mix64(key);
+    uint64_t h = hash_of(key);
     struct shard *s = shard_of(t, h);
+    struct gl_table_node *n = NULL;
     gl_spin_lock(&s->lock);
-    struct gl_table_node *n = find(s, &key, h);
-    if (n)
-        unlink_node(s, n);
+    struct bin *bin = find_bin(s, &key, h);
+    int i = bin ? index_in(bin, key) : -1;
+    if (i >= 0 && (n = node_get(spare)) != NULL) {
+        n->info = bin->blocks[i];
+        remove_at(s, bin, (uint32_t)i, h, false);
+    }
     gl_spin_unlock(&s->lock);
     return n;
 }
@@ -161,21 +377,20 @@ const struct gl_block_info *gl_table_node_info(const struct gl_table_node *n) { 
 
 void gl_table_reattach(struct gl_table *t, struct gl_table_node *n)
 {
-    uint64_t h = mix64(n->info.key);
+    uint64_t h = hash_of(n->info.key);
     struct shard *s = shard_of(t, h);
     gl_spin_lock(&s->lock);
-    struct gl_table_node *other = find(s, &n->info.key, h);
-    if (other || !link_node(s, n, h))
-        gl_slab_put(&s->slab, n); /* the key was taken meanwhile: the newer block wins */
+    struct bin *bin = find_bin(s, &n->info.key, h);
+    if (!bin || index_in(bin, n->info.key) < 0)
+        add_block(s, bin, &n->info, h); /* else the key was taken meanwhile: the newer block wins */
     gl_spin_unlock(&s->lock);
+    gl_table_release(t, n);
 }
 
 void gl_table_release(struct gl_table *t, struct gl_table_node *n)
 {
-    struct shard *s = shard_of(t, mix64(n->info.key));
-    gl_spin_lock(&s->lock);
-    gl_slab_put(&s->slab, n);
-    gl_spin_unlock(&s->lock);
+    (void)t;
+    gl_tool_free(n, sizeof *n);
 }
 
 bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, void *arg,
@@ -185,22 +400,22 @@ bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, vo
         *was_removed = false;
     if (key == SENTINEL_KEY)
         return false;
-    uint64_t h = mix64(key);
+    uint64_t h = hash_of(key);
     struct shard *s = shard_of(t, h);
     bool rm = false;
     gl_spin_lock(&s->lock);
-    struct gl_table_node *n = find(s, &key, h);
-    if (n && fn(&n->info, arg)) {
+    struct bin *bin = find_bin(s, &key, h);
+    int i = bin ? index_in(bin, key) : -1;
+    if (i >= 0 && fn(&bin->blocks[i], arg)) {
         if (removed)
-            *removed = n->info;
-        unlink_node(s, n);
-        gl_slab_put(&s->slab, n);
+            *removed = bin->blocks[i];
+        remove_at(s, bin, (uint32_t)i, h, false);
         rm = true;
     }
     gl_spin_unlock(&s->lock);
     if (was_removed)
         *was_removed = rm;
-    return n != NULL;
+    return i >= 0;
 }
 
 static bool take(struct gl_block_info *b, void *arg)
@@ -233,13 +448,16 @@ size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
     for (unsigned i = 0; i < t->nshards; i++) {
         struct shard *s = &t->shards[i];
         gl_spin_lock(&s->lock);
-        struct gl_table_node *n, *tmp;
-        HASH_ITER(hh, s->head, n, tmp)
+        struct bin *b, *tmp;
+        HASH_ITER(hh, s->head, b, tmp)
         {
-            if (n->info.key != SENTINEL_KEY && fn(&n->info, arg)) {
-                unlink_node(s, n);
-                gl_slab_put(&s->slab, n);
-                removed++;
+            /* Backwards: a removal moves the last block, already visited, into
+             * the slot; the bin itself goes only once empty (after the last). */
+            for (uint32_t j = b->n; j-- > 0;) {
+                if (b->blocks[j].key != SENTINEL_KEY && fn(&b->blocks[j], arg)) {
+                    remove_at(s, b, j, 0, true);
+                    removed++;
+                }
             }
         }
         gl_spin_unlock(&s->lock);
@@ -258,13 +476,24 @@ size_t gl_table_count(struct gl_table *t)
     return c;
 }
 
+size_t gl_table_bin_count(struct gl_table *t)
+{
+    size_t c = 0;
+    for (unsigned i = 0; i < t->nshards; i++) {
+        gl_spin_lock(&t->shards[i].lock);
+        c += t->shards[i].bins - 1; /* the sentinel's */
+        gl_spin_unlock(&t->shards[i].lock);
+    }
+    return c;
+}
+
 size_t gl_table_memory_bytes(struct gl_table *t)
 {
     size_t b = t->mapped;
     for (unsigned i = 0; i < t->nshards; i++) {
         struct shard *s = &t->shards[i];
         gl_spin_lock(&s->lock);
-        b += s->slab.chunks_bytes;
+        b += s->arena.bytes;
         if (s->head)
             b += s->head->hh.tbl->num_buckets * sizeof(UT_hash_bucket) + sizeof(UT_hash_table);
         gl_spin_unlock(&s->lock);

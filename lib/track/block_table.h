@@ -1,12 +1,21 @@
 /* The live-block table: every outstanding allocation, keyed by address (or by a
- * namespaced handle, see event.h), in uthash tables split over many shards, each
- * with its own lock, so that threads allocating at once rarely meet.
+ * namespaced handle, see event.h), split over many shards, each with its own
+ * lock, so that threads allocating at once rarely meet.
+ *
+ * Blocks are kept in bins, one per aligned span of keys (4 KiB of addresses, 64
+ * values of a handle namespace); the bins are the items of the shards' uthash
+ * tables.  A uthash item carries a 56-byte handle, as much as a block's record:
+ * one item per block would cost 112 bytes a block before the buckets.  The
+ * driver packs small allocations 512 bytes apart, so a bin usually holds several
+ * of them and the handle is shared; a block alone in its span (4 KiB or more
+ * from its neighbours) costs about what an item of its own would.
  *
  * Removal is two-phase: a driver free must take the block out of the table before
  * the driver releases the address (else another thread can be handed the same
  * address and insert it first), but the free may still fail.  gl_table_detach()
- * unlinks a node and hands it to the caller; gl_table_reattach() puts it back if
- * the call failed, gl_table_release() recycles it once the free succeeded. */
+ * takes a block out into a node the caller holds; gl_table_reattach() puts it
+ * back if the call failed, gl_table_release() recycles the node once the free
+ * succeeded. */
 #ifndef GPULEAK_BLOCK_TABLE_H
 #define GPULEAK_BLOCK_TABLE_H
 
@@ -44,18 +53,23 @@ void gl_table_destroy(struct gl_table *t);
 
 /* Insert a copy of *b.  If the key is already present (a free gpuleak never saw:
  * the old block is gone), the old block is replaced and copied to *replaced when
- * that is non-NULL; returns true in that case.  A node released earlier may be
- * handed in through *spare (it is taken, and *spare cleared): the insert then
- * needs no allocation. */
+ * that is non-NULL; returns true in that case.  False too when memory ran out
+ * (the block is then not recorded). */
 bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
-                     struct gl_block_info *replaced, struct gl_table_node **spare);
+                     struct gl_block_info *replaced);
 
-struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key);
+/* Take the block out into a node: *spare when the caller has one (it is taken,
+ * and *spare cleared), else a new one.  NULL if the key is absent (or no node
+ * could be had: the block then stays). */
+struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key,
+                                      struct gl_table_node **spare);
 const struct gl_block_info *gl_table_node_info(const struct gl_table_node *n);
+/* Put a detached block back, unless its key was taken meanwhile (the newer block
+ * wins); the node is recycled either way. */
 void gl_table_reattach(struct gl_table *t, struct gl_table_node *n);
+/* Recycle a node (detached, or a spare). */
 void gl_table_release(struct gl_table *t, struct gl_table_node *n);
-/* Nodes are interchangeable between tables and shards: a detached node may be
- * kept as a spare for a later insert instead of being released. */
+/* Nodes belong to no table: a node released by one may serve another as a spare. */
 
 /* Remove and copy out; false if absent. */
 bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out);
@@ -74,7 +88,11 @@ typedef bool (*gl_table_visit_fn)(const struct gl_block_info *b, void *arg);
 size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg);
 
 size_t gl_table_count(struct gl_table *t);
+/* Bytes the table holds: shard array, bins (with their unused capacity and the
+ * shards' partly used chunks) and bucket arrays. */
 size_t gl_table_memory_bytes(struct gl_table *t);
+/* Bins in use (blocks / bins: how many blocks share a uthash item). */
+size_t gl_table_bin_count(struct gl_table *t);
 
 /* After fork() in the child: the parent's other threads are gone, possibly holding
  * shard locks; make every lock usable again. */

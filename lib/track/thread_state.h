@@ -45,7 +45,7 @@ struct gl_thread {
     int64_t stat_pending_slot[GL_STAT_SLOTS_MAX], stat_pending_all;
     /* Allocation numbers handed to this thread in blocks: [seq_next, seq_end). */
     uint64_t seq_next, seq_end;
-    struct gl_table_node *spare_node; /* a freed block's node, reused by the next insert */
+    struct gl_table_node *spare_node; /* a freed block's node, reused by the next free */
     struct {
         uint64_t hash;
         struct depot_entry *e;

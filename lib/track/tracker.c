@@ -34,7 +34,7 @@ COUNTER(n_replaced);
 
 static void release_spare(struct gl_thread *t)
 {
-    if (t->spare_node && blocks)
+    if (t->spare_node)
         gl_table_release(blocks, t->spare_node);
     t->spare_node = NULL;
 }
@@ -197,9 +197,8 @@ void gl_tracker_alloc(struct gl_event *ev)
         .api = ev->api,
         .refs = ev->kind == GL_MEM_VMM ? 1 : 0,
     };
-    struct gl_thread *self = gl_thread_self();
     struct gl_block_info old;
-    if (gl_table_insert(blocks, &b, &old, self ? &self->spare_node : NULL)) {
+    if (gl_table_insert(blocks, &b, &old)) {
         atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
         if (gl_mem_kind_counted(old.kind))
             gl_stats_free(old.device, old.kind, old.size, old.stack);
@@ -250,7 +249,8 @@ static bool inc_handle_ref(struct gl_block_info *b, void *arg)
 uint64_t gl_tracker_release_begin(struct gl_event *ev)
 {
     if (ev->type == GL_EV_FREE) {
-        struct gl_table_node *n = gl_table_detach(blocks, ev->key);
+        struct gl_thread *self = gl_thread_self();
+        struct gl_table_node *n = gl_table_detach(blocks, ev->key, self ? &self->spare_node : NULL);
         if (!n)
             atomic_fetch_add_explicit(&n_unknown_frees, 1, memory_order_relaxed);
         return (uint64_t)(uintptr_t)n;
@@ -307,7 +307,7 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
         }
         if (__builtin_expect(b->flags & GL_BLK_POOL, 0))
             sweep_pool(b->key);
-        /* Keep the node for this thread's next allocation: no lock now, none then. */
+        /* Keep the node for this thread's next free: no allocation then. */
         if (self && !self->spare_node)
             self->spare_node = n;
         else
@@ -321,7 +321,7 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
         gl_api_check_release(ev, &u->before);
         if (!ok) {
             if (u->removed)
-                gl_table_insert(blocks, &u->before, NULL, NULL);
+                gl_table_insert(blocks, &u->before, NULL);
             else
                 gl_table_update(blocks, ev->key, restore_handle, &u->before, NULL, NULL);
         } else {
@@ -372,7 +372,7 @@ void gl_tracker_vmm_map(struct gl_event *ev)
         .stack = ev->stack,
         .ctx = ev->ctx,
     };
-    gl_table_insert(maps, &m, NULL, NULL);
+    gl_table_insert(maps, &m, NULL);
     gl_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);
     if (__builtin_expect(gl_api_errors_ranges_on(), 0))
         gl_api_ranges_add_mapping(ev->key, ev->size);
@@ -637,6 +637,11 @@ size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max)
 size_t gl_tracker_live_records(void)
 {
     return (blocks ? gl_table_count(blocks) : 0) + (maps ? gl_table_count(maps) : 0);
+}
+
+size_t gl_tracker_table_bins(void)
+{
+    return (blocks ? gl_table_bin_count(blocks) : 0) + (maps ? gl_table_bin_count(maps) : 0);
 }
 
 size_t gl_tracker_memory_bytes(void)

@@ -99,6 +99,8 @@ size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max);
 /* Live records (blocks, handles and mappings): what gl_tracker_memory_bytes() holds. */
 size_t gl_tracker_live_records(void);
 size_t gl_tracker_memory_bytes(void);
+/* The uthash items holding those records (block_table.h: blocks share bins). */
+size_t gl_tracker_table_bins(void);
 
 void gl_tracker_after_fork_child(void);
 

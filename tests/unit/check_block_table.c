@@ -60,8 +60,8 @@ START_TEST(test_insert_lookup_remove)
 {
     struct gl_block_info a = blk(0x7f0000001000, 100), b = blk(0x7f0000002000, 200), out;
     ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_insert(t, &a, NULL, NULL));
-    ck_assert(!gl_table_insert(t, &b, NULL, NULL));
+    ck_assert(!gl_table_insert(t, &a, NULL));
+    ck_assert(!gl_table_insert(t, &b, NULL));
     ck_assert_uint_eq(gl_table_count(t), 2);
 
     memset(&out, 0, sizeof out);
@@ -85,9 +85,9 @@ END_TEST
 START_TEST(test_key_zero_and_namespaced_keys)
 {
     struct gl_block_info z = blk(0, 1), h = blk(0x8000000000000001ULL, 2), a = blk(1, 3), out;
-    gl_table_insert(t, &z, NULL, NULL);
-    gl_table_insert(t, &h, NULL, NULL);
-    gl_table_insert(t, &a, NULL, NULL);
+    gl_table_insert(t, &z, NULL);
+    gl_table_insert(t, &h, NULL);
+    gl_table_insert(t, &a, NULL);
     ck_assert_uint_eq(gl_table_count(t), 3);
     ck_assert(gl_table_lookup(t, 0, &out));
     ck_assert_uint_eq(out.size, 1);
@@ -103,11 +103,11 @@ END_TEST
 START_TEST(test_reserved_key)
 {
     struct gl_block_info r = blk(UINT64_MAX, 5), out;
-    ck_assert(!gl_table_insert(t, &r, NULL, NULL));
+    ck_assert(!gl_table_insert(t, &r, NULL));
     ck_assert_uint_eq(gl_table_count(t), 0);
     ck_assert(!gl_table_lookup(t, UINT64_MAX, &out));
     ck_assert(!gl_table_remove(t, UINT64_MAX, &out));
-    ck_assert_ptr_null(gl_table_detach(t, UINT64_MAX));
+    ck_assert_ptr_null(gl_table_detach(t, UINT64_MAX, NULL));
     ck_assert_uint_eq(gl_table_count(t), 0);
 }
 END_TEST
@@ -115,16 +115,16 @@ END_TEST
 START_TEST(test_replace_on_duplicate)
 {
     struct gl_block_info old = blk(0x1000, 10), newer = blk(0x1000, 20), replaced, out;
-    ck_assert(!gl_table_insert(t, &old, &replaced, NULL));
+    ck_assert(!gl_table_insert(t, &old, &replaced));
     memset(&replaced, 0, sizeof replaced);
-    ck_assert(gl_table_insert(t, &newer, &replaced, NULL));
+    ck_assert(gl_table_insert(t, &newer, &replaced));
     assert_same_block(&replaced, &old);
     ck_assert_uint_eq(gl_table_count(t), 1);
     ck_assert(gl_table_lookup(t, 0x1000, &out));
     assert_same_block(&out, &newer);
     /* Without a place to copy the old block to. */
     struct gl_block_info third = blk(0x1000, 30);
-    ck_assert(gl_table_insert(t, &third, NULL, NULL));
+    ck_assert(gl_table_insert(t, &third, NULL));
     ck_assert(gl_table_lookup(t, 0x1000, &out));
     ck_assert_uint_eq(out.size, 30);
     ck_assert_uint_eq(gl_table_count(t), 1);
@@ -134,15 +134,15 @@ END_TEST
 START_TEST(test_detach_reattach_release)
 {
     struct gl_block_info a = blk(0x2000, 64), out;
-    gl_table_insert(t, &a, NULL, NULL);
-    ck_assert_ptr_null(gl_table_detach(t, 0x3000));
+    gl_table_insert(t, &a, NULL);
+    ck_assert_ptr_null(gl_table_detach(t, 0x3000, NULL));
 
-    struct gl_table_node *n = gl_table_detach(t, 0x2000);
+    struct gl_table_node *n = gl_table_detach(t, 0x2000, NULL);
     ck_assert_ptr_nonnull(n);
     assert_same_block(gl_table_node_info(n), &a);
     ck_assert_uint_eq(gl_table_count(t), 0);
     ck_assert(!gl_table_lookup(t, 0x2000, NULL));
-    ck_assert_ptr_null(gl_table_detach(t, 0x2000));
+    ck_assert_ptr_null(gl_table_detach(t, 0x2000, NULL));
 
     /* The free failed: the block comes back as it was. */
     gl_table_reattach(t, n);
@@ -151,7 +151,7 @@ START_TEST(test_detach_reattach_release)
     assert_same_block(&out, &a);
 
     /* The free succeeded: the node is recycled. */
-    n = gl_table_detach(t, 0x2000);
+    n = gl_table_detach(t, 0x2000, NULL);
     ck_assert_ptr_nonnull(n);
     gl_table_release(t, n);
     ck_assert_uint_eq(gl_table_count(t), 0);
@@ -162,11 +162,11 @@ END_TEST
 START_TEST(test_reattach_after_key_reused)
 {
     struct gl_block_info old = blk(0x4000, 1), newer = blk(0x4000, 2), out;
-    gl_table_insert(t, &old, NULL, NULL);
-    struct gl_table_node *n = gl_table_detach(t, 0x4000);
+    gl_table_insert(t, &old, NULL);
+    struct gl_table_node *n = gl_table_detach(t, 0x4000, NULL);
     ck_assert_ptr_nonnull(n);
     /* Meanwhile another thread was handed the same address. */
-    ck_assert(!gl_table_insert(t, &newer, NULL, NULL));
+    ck_assert(!gl_table_insert(t, &newer, NULL));
     gl_table_reattach(t, n);
     /* The newer block wins; the old node is gone, not a second entry. */
     ck_assert_uint_eq(gl_table_count(t), 1);
@@ -195,7 +195,7 @@ START_TEST(test_update)
 {
     struct gl_block_info a = blk(0x5000, 10), out, removed;
     a.refs = 2;
-    gl_table_insert(t, &a, NULL, NULL);
+    gl_table_insert(t, &a, NULL);
     uint64_t add = 5;
     bool was_removed = true;
     ck_assert(gl_table_update(t, 0x5000, grow_by_arg, &add, &removed, &was_removed));
@@ -242,7 +242,7 @@ START_TEST(test_foreach_with_removal)
 {
     for (uint64_t i = 1; i <= 100; i++) {
         struct gl_block_info b = blk(i << 20, i);
-        gl_table_insert(t, &b, NULL, NULL);
+        gl_table_insert(t, &b, NULL);
     }
     ck_assert_uint_eq(gl_table_count(t), 100);
     struct visit_state v = {0, 0};
@@ -269,41 +269,129 @@ START_TEST(test_foreach_empty)
 }
 END_TEST
 
-START_TEST(test_spare_node_insert)
+START_TEST(test_spare_node_detach)
 {
-    struct gl_block_info a = blk(0x6000, 1), b = blk(0x7000, 2), out;
-    gl_table_insert(t, &a, NULL, NULL);
-    struct gl_table_node *spare = gl_table_detach(t, 0x6000);
-    ck_assert_ptr_nonnull(spare);
+    struct gl_block_info a = blk(0x6000, 1), b = blk(0x7000, 2);
+    gl_table_insert(t, &a, NULL);
+    gl_table_insert(t, &b, NULL);
+    struct gl_table_node *first = gl_table_detach(t, 0x6000, NULL);
+    ck_assert_ptr_nonnull(first);
+    assert_same_block(gl_table_node_info(first), &a);
+
+    /* A detach with a spare takes it (and clears the caller's pointer). */
+    struct gl_table_node *spare = first;
+    struct gl_table_node *second = gl_table_detach(t, 0x7000, &spare);
+    ck_assert_ptr_eq(second, first);
+    ck_assert_ptr_null(spare);
+    assert_same_block(gl_table_node_info(second), &b);
     ck_assert_uint_eq(gl_table_count(t), 0);
 
-    /* The spare is taken for the new block, and the caller's pointer cleared. */
-    ck_assert(!gl_table_insert(t, &b, NULL, &spare));
-    ck_assert_ptr_null(spare);
-    ck_assert_uint_eq(gl_table_count(t), 1);
-    ck_assert(gl_table_lookup(t, 0x7000, &out));
-    assert_same_block(&out, &b);
-    ck_assert(!gl_table_lookup(t, 0x6000, NULL));
+    /* An absent key leaves the spare with the caller. */
+    spare = second;
+    ck_assert_ptr_null(gl_table_detach(t, 0x7000, &spare));
+    ck_assert_ptr_eq(spare, second);
 
-    /* A NULL spare is allowed: a fresh node is used. */
-    struct gl_table_node *none = NULL;
-    ck_assert(!gl_table_insert(t, &a, NULL, &none));
-    ck_assert_ptr_null(none);
-    ck_assert_uint_eq(gl_table_count(t), 2);
-
-    /* Nodes are interchangeable between shards: a spare from one key's shard serves
-     * many other keys in turn. */
+    /* Nodes belong to no shard or table: one spare serves many keys in turn. */
+    struct gl_table *other = gl_table_create(2);
     for (uint64_t i = 0; i < 1000; i++) {
         struct gl_block_info c = blk(0x100000 + (i << 12), i);
-        spare = gl_table_detach(t, i == 0 ? 0x7000 : 0x100000 + ((i - 1) << 12));
-        ck_assert_ptr_nonnull(spare);
-        gl_table_insert(t, &c, NULL, &spare);
+        gl_table_insert(i % 2 ? t : other, &c, NULL);
+        struct gl_table_node *n = gl_table_detach(i % 2 ? t : other, c.key, &spare);
+        ck_assert_ptr_nonnull(n);
         ck_assert_ptr_null(spare);
-        ck_assert_uint_eq(gl_table_count(t), 2);
+        ck_assert_uint_eq(gl_table_node_info(n)->size, i);
+        spare = n;
     }
-    ck_assert(gl_table_lookup(t, 0x100000 + (999 << 12), &out));
-    ck_assert_uint_eq(out.size, 999);
-    ck_assert(gl_table_lookup(t, 0x6000, NULL));
+    ck_assert_uint_eq(gl_table_count(t) + gl_table_count(other), 0);
+    gl_table_release(t, spare);
+    gl_table_destroy(other);
+}
+END_TEST
+
+/* ---- bins: blocks of one span share a uthash item ---- */
+
+/* Keys one byte apart: a 4 KiB span's bin grows through every class, up to one
+ * mapped on its own; each block stays findable and removable, in any order. */
+START_TEST(test_full_span)
+{
+    const uint64_t base = 0x7f0000200000ULL;
+    for (uint64_t i = 0; i < 4096; i++) {
+        struct gl_block_info b = blk(base + i, i);
+        ck_assert(!gl_table_insert(t, &b, NULL));
+    }
+    /* The neighbouring spans are separate bins. */
+    struct gl_block_info below = blk(base - 1, 7777), above = blk(base + 4096, 8888), out;
+    gl_table_insert(t, &below, NULL);
+    gl_table_insert(t, &above, NULL);
+    ck_assert_uint_eq(gl_table_count(t), 4098);
+    ck_assert_uint_eq(gl_table_bin_count(t), 3);
+    unsigned wrong = 0;
+    for (uint64_t i = 0; i < 4096; i++)
+        wrong += !gl_table_lookup(t, base + i, &out) || out.size != i || out.key != base + i;
+    ck_assert_uint_eq(wrong, 0);
+    /* Remove from the middle outwards (every slot position, the first included). */
+    for (uint64_t k = 0; k < 4096; k++) {
+        uint64_t i = (k * 1237) % 4096; /* 1237 is odd: a permutation */
+        wrong += !gl_table_remove(t, base + i, &out) || out.size != i;
+        if (k % 512 == 0)
+            for (uint64_t j = 0; j < 4096; j += 97)
+                wrong += gl_table_lookup(t, base + j, NULL) != ((j * 1149) % 4096 > k);
+    }
+    ck_assert_uint_eq(wrong, 0);
+    ck_assert_uint_eq(gl_table_count(t), 2);
+    ck_assert_uint_eq(gl_table_bin_count(t), 2);
+    ck_assert(gl_table_lookup(t, base - 1, &out) && out.size == 7777);
+    ck_assert(gl_table_lookup(t, base + 4096, &out) && out.size == 8888);
+}
+END_TEST
+
+/* Handles (and pool sub-allocations) bin by 64 values, addresses by 4 KiB; the
+ * namespace bits keep equal values of different namespaces apart. */
+START_TEST(test_namespaces_do_not_share_bins)
+{
+    const uint64_t vmm = 0x8ULL << 60, pool = 0xbULL << 60;
+    for (uint64_t i = 0; i < 64; i++) {
+        struct gl_block_info a = blk(0x10000 + i * 8, i), h = blk(vmm | (0x10000 + i * 8), 100 + i),
+                             p = blk(pool | (0x10000 + i * 8), 200 + i);
+        gl_table_insert(t, &a, NULL);
+        gl_table_insert(t, &h, NULL);
+        gl_table_insert(t, &p, NULL);
+    }
+    ck_assert_uint_eq(gl_table_count(t), 192);
+    /* 512 bytes of addresses: one bin; 512 handle values: 8 bins each. */
+    ck_assert_uint_eq(gl_table_bin_count(t), 1 + 8 + 8);
+    struct gl_block_info out;
+    for (uint64_t i = 0; i < 64; i++) {
+        ck_assert(gl_table_lookup(t, 0x10000 + i * 8, &out) && out.size == i);
+        ck_assert(gl_table_lookup(t, vmm | (0x10000 + i * 8), &out) && out.size == 100 + i);
+        ck_assert(gl_table_lookup(t, pool | (0x10000 + i * 8), &out) && out.size == 200 + i);
+    }
+}
+END_TEST
+
+static bool remove_odd_keys_of_span(const struct gl_block_info *b, void *arg)
+{
+    (*(unsigned *)arg)++;
+    return (b->key >> 9) % 2 == 1;
+}
+
+/* A walk that removes blocks from shared bins visits each block once. */
+START_TEST(test_foreach_in_dense_bins)
+{
+    for (uint64_t i = 0; i < 8000; i++) {
+        struct gl_block_info b = blk(0x7f0000000000ULL + i * 512, i);
+        gl_table_insert(t, &b, NULL);
+    }
+    ck_assert_uint_eq(gl_table_bin_count(t), 1000);
+    unsigned visited = 0;
+    ck_assert_uint_eq(gl_table_foreach(t, remove_odd_keys_of_span, &visited), 4000);
+    ck_assert_uint_eq(visited, 8000);
+    ck_assert_uint_eq(gl_table_count(t), 4000);
+    visited = 0;
+    ck_assert_uint_eq(gl_table_foreach(t, remove_odd_keys_of_span, &visited), 0);
+    ck_assert_uint_eq(visited, 4000);
+    for (uint64_t i = 0; i < 8000; i++)
+        ck_assert(gl_table_lookup(t, 0x7f0000000000ULL + i * 512, NULL) == (i % 2 == 0));
 }
 END_TEST
 
@@ -313,7 +401,7 @@ START_TEST(test_single_shard)
     ck_assert_ptr_nonnull(one);
     for (uint64_t i = 0; i < 5000; i++) {
         struct gl_block_info b = blk(i * 512, i);
-        gl_table_insert(one, &b, NULL, NULL);
+        gl_table_insert(one, &b, NULL);
     }
     ck_assert_uint_eq(gl_table_count(one), 5000);
     struct gl_block_info out;
@@ -335,11 +423,32 @@ START_TEST(test_memory_bytes)
     /* Enough blocks to outgrow whatever the shards start with. */
     for (uint64_t i = 0; i < 400000; i++) {
         struct gl_block_info b = blk((i + 1) << 12, i);
-        gl_table_insert(t, &b, NULL, NULL);
+        gl_table_insert(t, &b, NULL);
     }
     size_t full = gl_table_memory_bytes(t);
     ck_assert_uint_gt(full, empty);
     ck_assert_uint_ge(full, 400000 * sizeof(struct gl_block_info));
+    /* Blocks 4 KiB apart have a bin each: the record, the bin's uthash handle and
+     * header (120 bytes), the buckets and the partly used chunks. */
+    ck_assert_uint_le((full - empty) / 400000, 136);
+}
+END_TEST
+
+/* Blocks 512 bytes apart (the driver's spacing of small allocations) share bins:
+ * at most 96 bytes a block (issue 7's target), all costs included. */
+START_TEST(test_memory_bytes_dense)
+{
+    size_t empty = gl_table_memory_bytes(t);
+    for (uint64_t i = 0; i < 400000; i++) {
+        struct gl_block_info b = blk(0x7f0000000000ULL + i * 512, i);
+        gl_table_insert(t, &b, NULL);
+    }
+    ck_assert_uint_eq(gl_table_bin_count(t), 50000);
+    ck_assert_uint_le((gl_table_memory_bytes(t) - empty) / 400000, 96);
+    /* Half of them freed, every other one: the bins shrink with them. */
+    for (uint64_t i = 0; i < 400000; i += 2)
+        gl_table_remove(t, 0x7f0000000000ULL + i * 512, NULL);
+    ck_assert_uint_eq(gl_table_count(t), 200000);
 }
 END_TEST
 
@@ -354,7 +463,7 @@ START_TEST(test_one_million_blocks)
     unsigned dups = 0, missing = 0, wrong = 0, not_removed = 0;
     for (uint64_t i = 0; i < MILLION; i++) {
         struct gl_block_info b = blk(base + i * 512, i);
-        dups += gl_table_insert(t, &b, NULL, NULL);
+        dups += gl_table_insert(t, &b, NULL);
     }
     ck_assert_uint_eq(dups, 0);
     ck_assert_uint_eq(gl_table_count(t), MILLION);
@@ -407,7 +516,7 @@ static void *worker_main(void *arg)
     struct gl_block_info b, out;
     for (uint64_t i = 0; i < PER_THREAD; i++) {
         b = blk(worker_key(w->id, i), i * NTHREADS + w->id);
-        if (gl_table_insert(w->table, &b, NULL, NULL))
+        if (gl_table_insert(w->table, &b, NULL))
             w->insert_dups++;
         if (i % 10 == 0) {
             uint64_t s = (i / 10 + w->id * 37) % NSHARED;
@@ -427,7 +536,7 @@ static void run_threads(struct gl_table *table)
 {
     for (uint64_t s = 0; s < NSHARED; s++) {
         struct gl_block_info b = blk(shared_key(s), s);
-        gl_table_insert(table, &b, NULL, NULL);
+        gl_table_insert(table, &b, NULL);
     }
     struct worker w[NTHREADS];
     memset(w, 0, sizeof w);
@@ -487,9 +596,13 @@ static Suite *block_table_suite(void)
     tcase_add_test(tc, test_update);
     tcase_add_test(tc, test_foreach_with_removal);
     tcase_add_test(tc, test_foreach_empty);
-    tcase_add_test(tc, test_spare_node_insert);
+    tcase_add_test(tc, test_spare_node_detach);
+    tcase_add_test(tc, test_full_span);
+    tcase_add_test(tc, test_namespaces_do_not_share_bins);
+    tcase_add_test(tc, test_foreach_in_dense_bins);
     tcase_add_test(tc, test_single_shard);
     tcase_add_test(tc, test_memory_bytes);
+    tcase_add_test(tc, test_memory_bytes_dense);
     suite_add_tcase(s, tc);
 
     TCase *big = tcase_create("million");
