@@ -1,0 +1,54 @@
+/* What the live-block table costs per block, by how far apart the blocks are,
+ * on any machine (no GPU): N blocks (default 1,000,000) inserted at each
+ * spacing, then the table's bytes (the -v line's figure: shards, bins with
+ * their unused capacity, partly used chunks, buckets) divided by N.
+ *
+ *   bench/table_memory [N]
+ *
+ * The driver packs small allocations 512 bytes apart; 4,096 bytes and more,
+ * each block is alone in its span of the table (block_table.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "track/block_table.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 1000000;
+    if (n < 1) {
+        fprintf(stderr, "usage: table_memory [N]   (N > 0 blocks)\n");
+        return 2;
+    }
+    static const unsigned long spacings[] = {512, 768, 1024, 2048, 4096, 65536};
+    printf("%10s %14s %12s %14s %12s\n", "spacing", "bytes/block", "blocks/bin", "insert ns", "remove ns");
+    for (size_t k = 0; k < sizeof spacings / sizeof spacings[0]; k++) {
+        struct gl_table *t = gl_table_create(8); /* the tracker's shard count */
+        if (!t) {
+            fprintf(stderr, "table_memory: out of memory\n");
+            return 1;
+        }
+        double t0 = now();
+        for (long i = 0; i < n; i++) {
+            struct gl_block_info b = {.key = 0x7f0000000000ULL + (unsigned long)i * spacings[k],
+                                      .size = 256, .seq = (uint64_t)i + 1, .stack = 1};
+            gl_table_insert(t, &b, NULL);
+        }
+        double t1 = now();
+        size_t bytes = gl_table_memory_bytes(t), bins = gl_table_bin_count(t);
+        for (long i = 0; i < n; i++)
+            gl_table_remove(t, 0x7f0000000000ULL + (unsigned long)i * spacings[k], NULL);
+        double t2 = now();
+        printf("%10lu %14.1f %12.1f %14.1f %12.1f\n", spacings[k], (double)bytes / (double)n,
+               (double)n / (double)bins, (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n);
+        gl_table_destroy(t);
+    }
+    return 0;
+}
