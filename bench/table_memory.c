@@ -5,8 +5,12 @@
  *
  *   bench/table_memory [N]
  *
+ * Each spacing twice: blocks inserted in address order (one span filled after
+ * another), and in a random order (every span's bin growing at once).
  * The driver packs small allocations 512 bytes apart; 4,096 bytes and more,
  * each block is alone in its span of the table (block_table.h). */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -28,8 +32,26 @@ int main(int argc, char **argv)
         return 2;
     }
     static const unsigned long spacings[] = {512, 768, 1024, 2048, 4096, 65536};
-    printf("%10s %14s %12s %14s %12s\n", "spacing", "bytes/block", "blocks/bin", "insert ns", "remove ns");
-    for (size_t k = 0; k < sizeof spacings / sizeof spacings[0]; k++) {
+    uint64_t *order = malloc((size_t)n * sizeof *order);
+    if (!order) {
+        fprintf(stderr, "table_memory: out of memory\n");
+        return 1;
+    }
+    printf("%10s %8s %14s %12s %12s %12s\n", "spacing", "order", "bytes/block", "blocks/bin",
+           "insert ns", "remove ns");
+    for (size_t r = 0; r < 2 * sizeof spacings / sizeof spacings[0]; r++) {
+        size_t k = r / 2;
+        bool shuffled = r % 2;
+        for (long i = 0; i < n; i++)
+            order[i] = (uint64_t)i;
+        uint64_t x = 88172645463325252ULL; /* xorshift64: the same order every run */
+        for (long i = n - 1; shuffled && i > 0; i--) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            long j = (long)(x % (uint64_t)(i + 1));
+            uint64_t tmp = order[i];
+            order[i] = order[j];
+            order[j] = tmp;
+        }
         struct gl_table *t = gl_table_create(8); /* the tracker's shard count */
         if (!t) {
             fprintf(stderr, "table_memory: out of memory\n");
@@ -37,18 +59,20 @@ int main(int argc, char **argv)
         }
         double t0 = now();
         for (long i = 0; i < n; i++) {
-            struct gl_block_info b = {.key = 0x7f0000000000ULL + (unsigned long)i * spacings[k],
+            struct gl_block_info b = {.key = 0x7f0000000000ULL + order[i] * spacings[k],
                                       .size = 256, .seq = (uint64_t)i + 1, .stack = 1};
             gl_table_insert(t, &b, NULL);
         }
         double t1 = now();
         size_t bytes = gl_table_memory_bytes(t), bins = gl_table_bin_count(t);
         for (long i = 0; i < n; i++)
-            gl_table_remove(t, 0x7f0000000000ULL + (unsigned long)i * spacings[k], NULL);
+            gl_table_remove(t, 0x7f0000000000ULL + order[i] * spacings[k], NULL);
         double t2 = now();
-        printf("%10lu %14.1f %12.1f %14.1f %12.1f\n", spacings[k], (double)bytes / (double)n,
+        printf("%10lu %8s %14.1f %12.1f %12.1f %12.1f\n", spacings[k],
+               shuffled ? "random" : "address", (double)bytes / (double)n,
                (double)n / (double)bins, (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n);
         gl_table_destroy(t);
     }
+    free(order);
     return 0;
 }

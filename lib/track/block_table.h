@@ -59,13 +59,15 @@ bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
                      struct gl_block_info *replaced);
 
 /* Take the block out into a node: *spare when the caller has one (it is taken,
- * and *spare cleared), else a new one.  NULL if the key is absent (or no node
- * could be had: the block then stays). */
+ * and *spare cleared), else a new one, allocated before the shard's lock is
+ * taken.  NULL if the key is absent (a new node is then left in *spare when
+ * spare is non-NULL), or if no node could be had (the block then stays). */
 struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key,
                                       struct gl_table_node **spare);
 const struct gl_block_info *gl_table_node_info(const struct gl_table_node *n);
 /* Put a detached block back, unless its key was taken meanwhile (the newer block
- * wins); the node is recycled either way. */
+ * wins); the node is recycled either way.  Out of memory (a bin to make or to
+ * grow), the block is dropped. */
 void gl_table_reattach(struct gl_table *t, struct gl_table_node *n);
 /* Recycle a node (detached, or a spare). */
 void gl_table_release(struct gl_table *t, struct gl_table_node *n);
