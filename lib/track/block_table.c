@@ -315,11 +315,12 @@ static void compact(struct shard *s)
     s->arena.free_bytes += old.free_bytes;
 }
 
-/* At the end of an insert (never inside an operation: it holds bin pointers).
- * Inserts are what strand bins (outgrown ones); removals only free memory that
- * the next inserts reuse, and compacting while a table drains would move the
- * remaining bins again and again.  The next insert into a drained shard
- * compacts it, cheaply: few bins are left. */
+/* At the end of an insert, or of a walk that removed blocks (never inside an
+ * operation: it holds bin pointers).  Inserts are what strand bins (outgrown
+ * ones); single removals only free memory that the next inserts reuse, and
+ * compacting while a table drains would move the remaining bins again and
+ * again.  The next insert into a drained shard compacts it, cheaply: few bins
+ * are left. */
 #ifndef GL_TABLE_COMPACT_MIN /* tests set it low, to compact often */
 #define GL_TABLE_COMPACT_MIN (64 * 1024)
 #endif
@@ -548,6 +549,21 @@ bool gl_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out
     return gl_table_update(t, key, copy_out, out, NULL, NULL);
 }
 
+/* After a walk that removed blocks (a context destroyed, a pool swept): the
+ * bins it left under a third full move to the class that fits them, as a
+ * single removal's would, and the shard compacts if that freed enough.  A
+ * moved bin is relinked at the tail and visited again, already fitting: each
+ * moves once. */
+static void refit(struct shard *s)
+{
+    struct bin *b, *tmp;
+    HASH_ITER(hh, s->head, b, tmp)
+    {
+        if (b->cls > 0 && b->n <= class_cap[b->cls] / 3)
+            rebin(s, b, class_for(b->n), hash_of(b->blocks[0].key));
+    }
+}
+
 size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
 {
     size_t removed = 0;
@@ -555,6 +571,7 @@ size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
         struct shard *s = &t->shards[i];
         gl_spin_lock(&s->lock);
         struct bin *b, *tmp;
+        size_t before = removed;
         HASH_ITER(hh, s->head, b, tmp)
         {
             /* Backwards: a removal moves the last block, already visited, into
@@ -565,6 +582,10 @@ size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
                     removed++;
                 }
             }
+        }
+        if (removed > before) {
+            refit(s);
+            maybe_compact(s);
         }
         gl_spin_unlock(&s->lock);
     }

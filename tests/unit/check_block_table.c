@@ -483,6 +483,35 @@ START_TEST(test_memory_bytes_dense_random_order)
 }
 END_TEST
 
+static bool keep_first_of_span(const struct gl_block_info *b, void *arg)
+{
+    (void)arg;
+    return (b->key & 4095) != 0;
+}
+
+/* A walk that empties bins but for one block each (a context destroyed) gives
+ * their memory back: the bins move to the class that fits them. */
+START_TEST(test_foreach_refits_bins)
+{
+    const uint64_t n = 1024000, spans = n / 64;
+    for (uint64_t i = 0; i < n; i++) {
+        struct gl_block_info b = blk(0x7f0000000000ULL + i * 64, i);
+        gl_table_insert(t, &b, NULL);
+    }
+    ck_assert_uint_eq(gl_table_bin_count(t), spans);
+    size_t full = gl_table_memory_bytes(t);
+    ck_assert_uint_eq(gl_table_foreach(t, keep_first_of_span, NULL), n - spans);
+    ck_assert_uint_eq(gl_table_count(t), spans);
+    /* 64-block bins (3,648 bytes) became 1-block ones (120), in fresh chunks. */
+    size_t after = gl_table_memory_bytes(t);
+    ck_assert_msg(after < full / 10, "%zu bytes after the walk, %zu before", after, full);
+    unsigned wrong = 0;
+    for (uint64_t i = 0; i < n; i += 7)
+        wrong += gl_table_lookup(t, 0x7f0000000000ULL + i * 64, NULL) != (i % 64 == 0);
+    ck_assert_uint_eq(wrong, 0);
+}
+END_TEST
+
 #define MILLION 1000000u
 
 /* Loops of a million checks count their failures and assert once: every Check
@@ -631,6 +660,7 @@ static Suite *block_table_suite(void)
     tcase_add_test(tc, test_full_span);
     tcase_add_test(tc, test_namespaces_do_not_share_bins);
     tcase_add_test(tc, test_foreach_in_dense_bins);
+    tcase_add_test(tc, test_foreach_refits_bins);
     tcase_add_test(tc, test_single_shard);
     tcase_add_test(tc, test_memory_bytes);
     tcase_add_test(tc, test_memory_bytes_dense);
