@@ -131,6 +131,23 @@ static inline struct shard *shard_of(struct gl_table *t, uint64_t h)
 
 #define CHUNK_HEADER 16 /* the next chunk, this chunk's size */
 
+/* A new chunk of at least size bytes (whole pages) to cut bins from; what was
+ * left of the current one is given up. */
+static bool add_chunk(struct arena *a, size_t size)
+{
+    size = (size + 4095) & ~(size_t)4095;
+    char *c = gl_tool_map(size); /* fresh pages are zero */
+    if (!c)
+        return false;
+    ((void **)c)[0] = a->chunks;
+    ((size_t *)c)[1] = size;
+    a->chunks = c;
+    a->bytes += size;
+    a->cur = c + CHUNK_HEADER;
+    a->end = c + size;
+    return true;
+}
+
 static struct bin *bin_alloc(struct arena *a, uint32_t cls)
 {
     size_t bytes = bin_bytes(cls);
@@ -149,18 +166,9 @@ static struct bin *bin_alloc(struct arena *a, uint32_t cls)
         if ((size_t)(a->end - a->cur) < bytes) {
             size_t size = a->bytes < ARENA_CHUNK_MIN ? ARENA_CHUNK_MIN
                           : a->bytes > ARENA_CHUNK_MAX ? ARENA_CHUNK_MAX
-                                                       : (a->bytes + 4095) & ~(size_t)4095;
-            if (size < CHUNK_HEADER + bytes)
-                size = (CHUNK_HEADER + bytes + 4095) & ~(size_t)4095;
-            char *c = gl_tool_map(size); /* fresh pages are zero */
-            if (!c)
+                                                       : a->bytes;
+            if (!add_chunk(a, size < CHUNK_HEADER + bytes ? CHUNK_HEADER + bytes : size))
                 return NULL;
-            ((void **)c)[0] = a->chunks;
-            ((size_t *)c)[1] = size;
-            a->chunks = c;
-            a->bytes += size;
-            a->cur = c + CHUNK_HEADER;
-            a->end = c + size;
         }
         b = (struct bin *)a->cur;
         a->cur += bytes;
@@ -261,6 +269,9 @@ static void compact(struct shard *s)
 {
     struct arena old = s->arena;
     memset(&s->arena, 0, sizeof s->arena);
+    /* One chunk for all (the bins use at most what they used): one system
+     * call, not one per 16 KiB.  Without it, the bins get chunks as usual. */
+    add_chunk(&s->arena, CHUNK_HEADER + old.used_bytes);
     unsigned n = HASH_COUNT(s->head);
     struct bin *b = s->head;
     bool ok = true;
