@@ -84,6 +84,8 @@ struct arena {
     size_t bytes;      /* chunks and lone bins mapped */
     size_t used_bytes; /* bins cut from the chunks, in use */
     size_t free_bytes; /* bins on the free lists */
+    size_t retry_at;   /* after a compaction ran out of memory: the free bytes
+                          to wait for before trying again */
 };
 
 /* One lock per shard, each on its own cache line so that threads working in
@@ -324,6 +326,9 @@ static void compact(struct shard *s)
     s->arena.bytes += old.bytes;
     s->arena.used_bytes += old.used_bytes;
     s->arena.free_bytes += old.free_bytes;
+    /* Not again on the next insert (each try moves bins): only once the lists
+     * hold twice as much. */
+    s->arena.retry_at = 2 * s->arena.free_bytes;
 }
 
 /* At the end of an insert, or of a walk that removed blocks (never inside an
@@ -338,6 +343,7 @@ static void compact(struct shard *s)
 static inline void maybe_compact(struct shard *s)
 {
     if (__builtin_expect(s->arena.free_bytes >= GL_TABLE_COMPACT_MIN &&
+                             s->arena.free_bytes >= s->arena.retry_at &&
                              s->arena.free_bytes > s->arena.used_bytes / 4,
                          0))
         compact(s);
