@@ -274,7 +274,8 @@ static void compact(struct shard *s)
     /* One chunk for all (the bins use at most what they used): one system
      * call, not one per 16 KiB.  Without it, the bins get chunks as usual. */
     add_chunk(&s->arena, CHUNK_HEADER + old.used_bytes);
-    unsigned n = HASH_COUNT(s->head);
+    unsigned n = HASH_COUNT(s->head), moved = 0;
+    size_t lone_kept = 0;
     struct bin *b = s->head;
     bool ok = true;
     for (unsigned i = 0; i < n && b; i++) {
@@ -282,9 +283,7 @@ static void compact(struct shard *s)
         uint32_t cls = class_for(b->n);
         if (b->cls >= ARENA_CLASSES && cls >= b->cls) {
             /* Mapped on its own and no smaller: it stays, and its bytes move. */
-            size_t bytes = (bin_bytes(b->cls) + 4095) & ~(size_t)4095;
-            old.bytes -= bytes;
-            s->arena.bytes += bytes;
+            lone_kept += (bin_bytes(b->cls) + 4095) & ~(size_t)4095;
         } else if (ok) {
             uint64_t h = hash_of(b->blocks[0].key);
             struct bin *nb = bin_alloc(&s->arena, cls);
@@ -294,6 +293,7 @@ static void compact(struct shard *s)
                 if (link_bin(s, nb, h)) {
                     HASH_DELETE(hh, s->head, b);
                     bin_free(&old, b);
+                    moved++;
                 } else {
                     bin_free(&s->arena, nb);
                     ok = false;
@@ -304,11 +304,25 @@ static void compact(struct shard *s)
         }
         b = next;
     }
+    old.bytes -= lone_kept; /* lone bins kept belong to the arena that stays */
     if (ok) {
         unmap_chunks(old.chunks);
+        s->arena.bytes += lone_kept;
         return;
     }
-    /* Keep the old chunks: bins not moved still live there. */
+    if (moved == 0) { /* nothing left the old arena: it stays as it was */
+        unmap_chunks(s->arena.chunks);
+        s->arena = old;
+        s->arena.bytes += lone_kept;
+        s->arena.retry_at = 2 * s->arena.free_bytes;
+        return;
+    }
+    /* Keep the old chunks: bins not moved still live there.  Cut on from
+     * whichever current chunk has more room left. */
+    if (old.end - old.cur > s->arena.end - s->arena.cur) {
+        s->arena.cur = old.cur;
+        s->arena.end = old.end;
+    }
     for (unsigned c = 0; c < ARENA_CLASSES; c++) {
         void **last = &old.free[c];
         while (*last)
@@ -323,7 +337,7 @@ static void compact(struct shard *s)
         ((void **)c)[0] = s->arena.chunks;
         s->arena.chunks = old.chunks;
     }
-    s->arena.bytes += old.bytes;
+    s->arena.bytes += old.bytes + lone_kept;
     s->arena.used_bytes += old.used_bytes;
     s->arena.free_bytes += old.free_bytes;
     /* Not again on the next insert (each try moves bins): only once the lists
