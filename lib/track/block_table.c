@@ -137,7 +137,7 @@ static inline struct shard *shard_of(struct gl_table *t, uint64_t h)
  * left of the current one is given up. */
 static bool add_chunk(struct arena *a, size_t size)
 {
-    size = (size + 4095) & ~(size_t)4095;
+    size = gl_tool_page_round(size);
     char *c = gl_tool_map(size); /* fresh pages are zero */
     if (!c)
         return false;
@@ -158,7 +158,7 @@ static struct bin *bin_alloc(struct arena *a, uint32_t cls)
         b = gl_tool_map(bytes);
         if (!b)
             return NULL;
-        a->bytes += (bytes + 4095) & ~(size_t)4095;
+        a->bytes += gl_tool_page_round(bytes);
     } else if (a->free[cls]) {
         b = a->free[cls];
         a->free[cls] = *(void **)b;
@@ -185,7 +185,7 @@ static void bin_free(struct arena *a, struct bin *b)
 {
     if (b->cls >= ARENA_CLASSES) {
         size_t bytes = bin_bytes(b->cls);
-        a->bytes -= (bytes + 4095) & ~(size_t)4095;
+        a->bytes -= gl_tool_page_round(bytes);
         gl_tool_unmap(b, bytes);
         return;
     }
@@ -283,7 +283,7 @@ static void compact(struct shard *s)
         uint32_t cls = class_for(b->n);
         if (b->cls >= ARENA_CLASSES && cls >= b->cls) {
             /* Mapped on its own and no smaller: it stays, and its bytes move. */
-            lone_kept += (bin_bytes(b->cls) + 4095) & ~(size_t)4095;
+            lone_kept += gl_tool_page_round(bin_bytes(b->cls));
         } else if (ok) {
             uint64_t h = hash_of(b->blocks[0].key);
             struct bin *nb = bin_alloc(&s->arena, cls);

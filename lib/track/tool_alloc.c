@@ -9,11 +9,9 @@
 
 static _Atomic size_t mapped_bytes;
 
-static size_t page_round(size_t n) { return (n + 4095) & ~(size_t)4095; }
-
 void *gl_tool_map(size_t size)
 {
-    size = page_round(size);
+    size = gl_tool_page_round(size);
     /* The system call itself, not mmap(): the runtime interposes mmap (heap/hooks.c),
      * and the tool's own memory must neither be recorded nor recurse into it. */
     long r =
@@ -29,7 +27,7 @@ void gl_tool_unmap(void *p, size_t size)
 {
     if (!p)
         return;
-    size = page_round(size);
+    size = gl_tool_page_round(size);
     syscall(SYS_munmap, p, size);
     atomic_fetch_sub_explicit(&mapped_bytes, size, memory_order_relaxed);
 }
@@ -60,7 +58,7 @@ void *gl_slab_get(struct gl_slab *s)
     }
     if (s->cur + s->obj_size > s->end) {
         size_t chunk =
-            s->obj_size > SLAB_CHUNK / 4 ? page_round(s->obj_size * 4 + CHUNK_HEADER) : SLAB_CHUNK;
+            s->obj_size > SLAB_CHUNK / 4 ? gl_tool_page_round(s->obj_size * 4 + CHUNK_HEADER) : SLAB_CHUNK;
         char *c = gl_tool_map(chunk); /* fresh mmap pages are zero */
         if (!c)
             return NULL;

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* What gl_tool_map takes for a request of n bytes: whole pages. */
+static inline size_t gl_tool_page_round(size_t n) { return (n + 4095) & ~(size_t)4095; }
+
 /* Zeroed memory straight from mmap, for large or long-lived tables; NULL on failure. */
 void *gl_tool_map(size_t size);
 void gl_tool_unmap(void *p, size_t size);
