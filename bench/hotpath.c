@@ -24,6 +24,7 @@
 #include "runtime.h"
 #include "track/callback.h"
 #include "track/stack_capture.h"
+#include "track/stack_memo.h"
 #include "track/tracker.h"
 #include "track/unwind.h"
 
@@ -116,7 +117,10 @@ int main(int argc, char **argv)
         pthread_join(t[i], &r);
         sum += *(double *)r;
     }
-    printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads)\n", threads,
-           sum / threads);
+    struct gl_stack_memo_counts mc;
+    gl_stack_memo_totals(&mc);
+    printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads); stack memo: "
+           "%llu hits, %llu walks\n",
+           threads, sum / threads, (unsigned long long)mc.hits, (unsigned long long)mc.walks);
     return 0;
 }

@@ -20,7 +20,9 @@
 #include "track/profile.h"
 #include "track/python_code.h"
 #include "track/python_frames.h"
+#include "track/stack_capture.h"
 #include "track/stack_depot.h"
+#include "track/stack_memo.h"
 #include "track/tracker.h"
 #include "track/unwind.h"
 
@@ -172,7 +174,7 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
     clock_gettime(CLOCK_MONOTONIC, &check_end);
     if (gl_rt.opt.verbose > 0 && !gl_rt.opt.quiet) {
         char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN],
-            b4[GL_U64_COMMAS_LEN];
+            b4[GL_U64_COMMAS_LEN], b5[GL_U64_COMMAS_LEN];
         size_t table = gl_tracker_memory_bytes(), records = gl_tracker_live_records();
         gl_out_line(&out, "%s", "");
         gl_out_line(&out, "gpuleak: %u distinct allocation stacks; tracking memory %s bytes",
@@ -194,6 +196,15 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
                         "Python frames faulted",
                         gl_py_code_count(), gl_fmt_u64_commas(b1, gl_py_code_memory_bytes()),
                         gl_fmt_u64_commas(b2, gl_py_code_dropped()), gl_py_faults());
+        struct gl_stack_memo_counts memo;
+        gl_stack_memo_totals(&memo);
+        if (memo.hits + memo.walks + memo.skipped)
+            gl_out_line(&out,
+                        "gpuleak: stack memo: %s captures found without unwinding, %s walked "
+                        "to be remembered (%s refused), %s unwinds not walked (budget); %s bytes",
+                        gl_fmt_u64_commas(b1, memo.hits), gl_fmt_u64_commas(b2, memo.walks),
+                        gl_fmt_u64_commas(b3, memo.refused), gl_fmt_u64_commas(b4, memo.skipped),
+                        gl_fmt_u64_commas(b5, memo.bytes));
         gl_out_line(&out, "gpuleak: leak check took %.3f s",
                     (double)(check_end.tv_sec - check_start.tv_sec) +
                         (double)(check_end.tv_nsec - check_start.tv_nsec) * 1e-9);

@@ -29,19 +29,31 @@ static inline uint32_t capture(void)
     return atomic_load_explicit(&stacks_enabled, memory_order_relaxed) ? gl_stack_capture() : 0;
 }
 
+/* One word of GPULEAK_BENCH (the words are separated by commas). */
+static void bench_word(const char *w, size_t len)
+{
+#define IS(word) (len == sizeof word - 1 && strncmp(w, word, len) == 0)
+    if (IS("null"))
+        null_callback = 1;
+    else if (IS("nostack"))
+        gl_callback_set_stacks(0);
+    else if (IS("nomemo"))
+        gl_stack_memo_enable(false);
+    else if (IS("profile"))
+        gl_prof_init();
+    else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
+        null_callback = 1;
+        spin_ns = strtoull(w + 5, NULL, 10);
+    }
+#undef IS
+}
+
 void gl_callback_bench_mode(const char *mode)
 {
-    if (!mode)
-        return;
-    if (strcmp(mode, "null") == 0)
-        null_callback = 1;
-    else if (strcmp(mode, "nostack") == 0)
-        gl_callback_set_stacks(0);
-    else if (strcmp(mode, "profile") == 0)
-        gl_prof_init();
-    else if (strncmp(mode, "spin:", 5) == 0) {
-        null_callback = 1;
-        spin_ns = strtoull(mode + 5, NULL, 10);
+    while (mode && *mode) {
+        size_t len = strcspn(mode, ",");
+        bench_word(mode, len);
+        mode += len + (mode[len] == ',');
     }
 }
 

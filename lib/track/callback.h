@@ -25,7 +25,9 @@ void gl_callback_set_free_stacks(int enabled);
  * cost), GPULEAK_BENCH=nostack skips stack capture, GPULEAK_BENCH=spin:NS makes
  * every driver callback (entry and exit) only wait NS nanoseconds (what a callback
  * of that length costs, which tells whether callbacks are serialized),
- * GPULEAK_BENCH=profile times the phases.  Read once at injection. */
+ * GPULEAK_BENCH=nomemo unwinds every stack (no stack memo, stack_memo.h),
+ * GPULEAK_BENCH=profile times the phases; several, separated by commas
+ * (profile,nomemo).  Read once at injection. */
 void gl_callback_bench_mode(const char *mode);
 
 #endif

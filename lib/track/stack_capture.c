@@ -9,6 +9,7 @@
 #include "modules.h"
 #include "profile.h"
 #include "python_frames.h"
+#include "stack_memo.h"
 #include "stack_depot.h"
 #include "thread_state.h"
 #include "unwind.h"
@@ -141,6 +142,31 @@ uint32_t gl_stack_capture_interrupted(void)
 
 static const struct gl_interpreter_where interpreter = {gl_py_in_interpreter, gl_py_in_eval_loop};
 
+/* GPULEAK_BENCH=nomemo turns the memo off (gl_stack_memo_enable). */
+static bool memo_on = true;
+
+void gl_stack_memo_enable(bool on) { memo_on = on; }
+
+/* Walk the stack frame by frame, as the memo needs it, and remember it.  Not
+ * inlined: the walk starts in this function's frame, and the memo finds the
+ * capture's frames after it (stack_memo.h). */
+static __attribute__((noinline)) void learn(struct gl_thread *self, const struct gl_memo_key *key,
+                                            const uintptr_t *raw, unsigned n, unsigned first,
+                                            uint32_t id)
+{
+    if (!self->stack_memo && !(self->stack_memo = gl_stack_memo_new()))
+        return;
+    if (n > GL_MEMO_FRAMES || !gl_stack_memo_may_learn(self->stack_memo))
+        return;
+    struct gl_unwind_frame walk[GL_MEMO_FRAMES + 4];
+    uint64_t t0 = gl_prof_now();
+    int walked = gl_unwind_walk_frames(walk, (int)n + 3);
+    gl_stack_memo_learn(self->stack_memo, key, raw, n, walk, walked > 0 ? (unsigned)walked : 0,
+                        first, id);
+    if (gl_profiling)
+        gl_prof_add(GL_PROF_LEARN, t0, gl_prof_now());
+}
+
 uint32_t gl_stack_capture(void)
 {
     uintptr_t raw[MAX_RAW];
@@ -153,16 +179,36 @@ uint32_t gl_stack_capture(void)
         if (gl_profiling)
             gl_prof_add(GL_PROF_PYTHON, t0, gl_prof_now());
     }
+    /* This frame's address: a fixed distance from where the caller's return
+     * address lies, which is what the memo needs of a capture's position. */
+    struct gl_memo_key key = {(uintptr_t)__builtin_frame_address(0), 0, gl_modules_generation()};
+    struct gl_thread *self = memo_on && !gl_stack_raw_mode ? gl_thread_self() : NULL;
     unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames +
                     (py.n ? PYTHON_REACH : 0);
     for (;;) {
         if (want > MAX_RAW)
             want = MAX_RAW;
-        uint64_t t0 = gl_prof_now();
-        int got = gl_unwind_backtrace(raw, (int)want);
-        if (gl_profiling) {
-            gl_prof_add(GL_PROF_UNWIND, t0, gl_prof_now());
-            gl_prof_maybe_walk();
+        key.want = want;
+        const struct gl_memo_entry *hit = NULL;
+        if (self && self->stack_memo) {
+            uint64_t t0 = gl_prof_now();
+            hit = gl_stack_memo_find(self->stack_memo, &key);
+            if (gl_profiling)
+                gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
+        }
+        int got;
+        if (hit) {
+            uint32_t id = gl_stack_memo_id(hit);
+            if (id && !py.n)
+                return id;
+            got = (int)gl_stack_memo_frames(hit, raw);
+        } else {
+            uint64_t t0 = gl_prof_now();
+            got = gl_unwind_backtrace(raw, (int)want);
+            if (gl_profiling) {
+                gl_prof_add(GL_PROF_UNWIND, t0, gl_prof_now());
+                gl_prof_maybe_walk();
+            }
         }
         if (got <= 0)
             return 0;
@@ -180,14 +226,28 @@ uint32_t gl_stack_capture(void)
             want = internal_count + 4 + keep_frames + (py.n ? PYTHON_REACH : 0);
             continue;
         }
+        uint32_t id;
         if (py.n) {
             uintptr_t mixed[GL_DEPOT_MAX_FRAMES];
             unsigned m = gl_mixed_stack(raw + start, kept, &py, &interpreter, keep_frames,
                                         keep_python, mixed, GL_DEPOT_MAX_FRAMES);
-            return gl_depot_intern(mixed, m);
-        }
-        if (kept > keep_frames)
-            kept = keep_frames;
-        return gl_depot_intern(raw + start, kept);
+            id = gl_depot_intern(mixed, m);
+        } else
+            id = gl_depot_intern(raw + start, kept < keep_frames ? kept : keep_frames);
+        /* A stack the memo did not know: remember it, Python's result aside
+         * (it depends on the Python frames too). */
+        if (self && !hit && kept > 0)
+            learn(self, &key, raw, n, start, py.n ? 0 : id);
+        return id;
     }
+}
+
+void gl_stack_memo_totals(struct gl_stack_memo_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    gl_thread_registry_lock();
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
+        if (t->stack_memo)
+            gl_stack_memo_add_counts(t->stack_memo, c);
+    gl_thread_registry_unlock();
 }

@@ -10,6 +10,7 @@
 #ifndef GPULEAK_STACK_CAPTURE_H
 #define GPULEAK_STACK_CAPTURE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Set the number of frames kept for the program (--num-callers).  libunwind must
@@ -20,8 +21,18 @@ void gl_stack_init(unsigned num_callers);
  * stored and shown whole, gpuleak's, CUPTI's and the driver's frames included. */
 extern int gl_stack_raw_mode;
 
-/* Capture, trim and intern the current stack; returns its depot id (0 if none). */
+/* Capture, trim and intern the current stack; returns its depot id (0 if none).
+ * A stack the thread captured before is recognised without unwinding it
+ * (stack_memo.h). */
 uint32_t gl_stack_capture(void);
+
+/* Benchmarks and tests: whether captures use the thread's stack memo (on by
+ * default; GPULEAK_BENCH=nomemo turns it off). */
+void gl_stack_memo_enable(bool on);
+/* Every thread's memo counts, summed (a report's reader: the owners' counters
+ * are read unlocked, so a running thread's may lag by an event). */
+struct gl_stack_memo_counts;
+void gl_stack_memo_totals(struct gl_stack_memo_counts *c);
 
 /* From a signal handler: the stack of the code the signal interrupted (the
  * frames below the kernel's sigreturn trampoline), interned; 0 if none. */

@@ -33,6 +33,7 @@ struct gl_stat_cell {
 struct gl_table_node;
 struct depot_entry;
 struct gl_py_cache;
+struct gl_stack_memo;
 
 struct gl_thread {
     uint32_t tid;
@@ -59,6 +60,9 @@ struct gl_thread {
         uintptr_t ips[GL_PREFIX_MAX];
     } prefix[GL_PREFIX_MEMO];
     unsigned prefix_next;
+    /* Recent whole stacks and where their return addresses lie (stack_memo.h);
+     * made on the thread's first walk to learn one. */
+    struct gl_stack_memo *stack_memo;
     struct gl_py_cache *py_cache; /* recent Python code objects (python_code.c) */
     /* Set while this thread reads memory gpuleak does not own: where a fault
      * returns to (read_guard.h; a sigjmp_buf *). */

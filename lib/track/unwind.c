@@ -19,6 +19,7 @@ static struct {
     int (*init_local)(unw_cursor_t *, unw_context_t *);
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+    int (*get_save_loc)(unw_cursor_t *, int, unw_save_loc_t *);
 } lu;
 
 bool gl_unwind_loaded(void) { return lu.backtrace != NULL; }
@@ -41,6 +42,7 @@ bool gl_unwind_load(char *err, size_t errlen)
     *(void **)&lu.init_local = dlsym(h, SYM_STR(unw_init_local));
     *(void **)&lu.step = dlsym(h, SYM_STR(unw_step));
     *(void **)&lu.get_reg = dlsym(h, SYM_STR(unw_get_reg));
+    *(void **)&lu.get_save_loc = dlsym(h, SYM_STR(unw_get_save_loc));
     if (!lu.backtrace || !lu.set_caching_policy || !lu.local_addr_space) {
         snprintf(err, errlen, "libunwind.so.8 lacks unw_backtrace or its caching policy");
         lu.backtrace = NULL;
@@ -68,10 +70,11 @@ static uint64_t now_ns(void)
 }
 
 /* Walk the calling stack with unw_step: each caller's ip, and where asked its
- * stack pointer (sps) and the time the step took (ns).  Inlined, so that the
- * context taken is its caller's and no frame of its own shows. */
-static inline __attribute__((always_inline)) int walk(uintptr_t *ips, uintptr_t *sps, uint64_t *ns,
-                                                      int max)
+ * stack pointer and frame pointer (f), or the time the step took (ns).
+ * Inlined, so that the context taken is its caller's and no frame of its own
+ * shows. */
+static inline __attribute__((always_inline)) int walk(uintptr_t *ips, struct gl_unwind_frame *f,
+                                                      uint64_t *ns, int max)
 {
     if (!lu.getcontext || !lu.init_local || !lu.step || !lu.get_reg)
         return 0;
@@ -88,19 +91,41 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *ips, uintptr_t 
             ns[n] = now_ns() - t0;
         if (r <= 0)
             break;
-        unw_word_t ip, sp;
+        unw_word_t ip, sp, fp;
         lu.get_reg(&c, UNW_REG_IP, &ip);
-        ips[n] = ip;
-        if (sps) {
+        if (ips)
+            ips[n] = ip;
+        if (f) {
+            unw_save_loc_t at;
             lu.get_reg(&c, UNW_REG_SP, &sp);
-            sps[n] = sp;
+            lu.get_reg(&c, UNW_X86_64_RBP, &fp);
+            f[n] = (struct gl_unwind_frame){ip, sp, fp, 0};
+            if (lu.get_save_loc && lu.get_save_loc(&c, UNW_X86_64_RBP, &at) == 0 &&
+                at.type == UNW_SLT_MEMORY)
+                f[n].fp_at = at.u.addr;
         }
         n++;
     }
     return n;
 }
 
-int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max) { return walk(ips, sps, NULL, max); }
+int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max)
+{
+    struct gl_unwind_frame f[64];
+    if (max > 64)
+        max = 64;
+    int n = walk(NULL, f, NULL, max);
+    for (int i = 0; i < n; i++) {
+        ips[i] = f[i].ip;
+        sps[i] = f[i].sp;
+    }
+    return n;
+}
+
+int gl_unwind_walk_frames(struct gl_unwind_frame *frames, int max)
+{
+    return walk(NULL, frames, NULL, max);
+}
 
 int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max)
 {

@@ -24,6 +24,17 @@ int gl_unwind_backtrace(uintptr_t *frames, int max);
  * address) and its stack pointer in that frame.  Returns the number of frames. */
 int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max);
 
+/* One frame of a walk, for the stack memo (stack_memo.h): its ip (a return
+ * address), the stack pointer it had at the call, its frame pointer register
+ * (rbp, which a frame of variable size finds its return address by) and where
+ * that value lies in memory, saved by a frame it called (0: in no memory the
+ * walk knows of). */
+struct gl_unwind_frame {
+    uintptr_t ip, sp, fp, fp_at;
+};
+/* The calling stack frame by frame, as gl_unwind_walk; returns the number of frames. */
+int gl_unwind_walk_frames(struct gl_unwind_frame *frames, int max);
+
 /* Profiling aid: walk the stack frame by frame with unw_step, timing each step;
  * fills ips and ns (per step) and returns the number of frames. */
 int gl_unwind_step_profile(uintptr_t *ips, uint64_t *ns, int max);

@@ -1219,6 +1219,16 @@ def expect_stress(run, threads, pairs):
           f"summary {r.summary}")
     check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
     check(r.errors == (2, 2), f"ERROR SUMMARY {r.errors}")
+    # -v: the stack memo (lib/track/stack_memo.h) found most stacks without
+    # unwinding, while the records above came out exact.
+    m = re.search(r"stack memo: ([\d,]+) captures found without unwinding, ([\d,]+) walked "
+                  r"to be remembered \(([\d,]+) refused\)", run.err)
+    check(m, "no stack memo line in -v's output")
+    hits, walks, refused = (int(x.replace(",", "")) for x in m.groups())
+    allocs = threads * pairs
+    check(hits >= allocs // 2, f"stack memo: {hits:,} hits for {allocs:,} allocations")
+    check(refused <= walks // 2, f"stack memo: {refused:,} of {walks:,} walks refused")
+    return hits, walks, refused
 
 
 def t_stress(s):
@@ -1229,16 +1239,17 @@ def t_stress(s):
     times = []
     for i in range(runs):
         t0 = time.monotonic()
-        run = s.run("stress", [s.fixture("stress")], timeout=120)
+        run = s.run("stress", [s.fixture("stress")], options=["-v"], timeout=120)
         times.append(time.monotonic() - t0)
         try:
-            expect_stress(run, 16, 100000)
+            memo = expect_stress(run, 16, 100000)
         except Failure as e:
             raise Failure(f"run {i + 1} of {runs} ({times[-1]:.1f} s): {e}")
     times.sort()
     mid = len(times) // 2
     median = times[mid] if len(times) % 2 else (times[mid - 1] + times[mid]) / 2
-    return f"{runs} runs, median {median:.1f} s, max {times[-1]:.1f} s"
+    return (f"{runs} runs, median {median:.1f} s, max {times[-1]:.1f} s; "
+            f"memo {memo[0]:,} hits, {memo[1]:,} walks, {memo[2]:,} refused")
 
 
 MANY_SIZES = [256 + 96 * k for k in range(8)]  # tests/gpu/many_blocks.cu, site0..site7

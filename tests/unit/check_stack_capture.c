@@ -10,6 +10,7 @@
 #include "track/modules.h"
 #include "track/stack_capture.h"
 #include "track/stack_depot.h"
+#include "track/stack_memo.h"
 #include "track/unwind.h"
 
 #define SELF1 0x1100
@@ -203,6 +204,91 @@ START_TEST(test_capture_keeps_num_callers_and_slack)
 }
 END_TEST
 
+/* Stacks for the memo (stack_memo.h): depth frames of one function, each
+ * with a variable-length array of pad bytes (its size moves every frame it
+ * calls), reached from one of two call sites.  -O2's frames, not -O0's. */
+__attribute__((noinline, noipa)) static uint32_t memo_deep(int depth, int pad)
+{
+    volatile char buf[pad + 1];
+    buf[0] = (char)depth;
+    uint32_t id = depth > 0 ? memo_deep(depth - 1, pad) : gl_stack_capture();
+    return id + (uint32_t)(buf[0] - (char)depth); /* buf is read after the call: no tail call */
+}
+
+__attribute__((noinline, noipa)) static uint32_t memo_site(int site, int depth, int pad)
+{
+    uint32_t id;
+    if (site) {
+        id = memo_deep(depth, pad);
+        sink += 2; /* unlike the other branch: the two calls are not merged */
+    } else {
+        id = memo_deep(depth, pad);
+        sink += 1;
+    }
+    return id;
+}
+
+#define MEMO_DEPTHS 14
+static const int memo_pads[] = {0, 40, 300};
+
+#define MEMO_SHAPES (2 * MEMO_DEPTHS * 3)
+
+/* The stacks of shapes ks[0..n), each from the same call sites all the way
+ * up, with the memo (on) or not. */
+__attribute__((noinline, noipa)) static void memo_shapes(const int *ks, int n, bool on,
+                                                         uint32_t *ids)
+{
+    gl_stack_memo_enable(on);
+    for (int i = 0; i < n; i++) {
+        int k = ks[i];
+        ids[i] = memo_site(k / (MEMO_DEPTHS * 3), k / 3 % MEMO_DEPTHS, memo_pads[k % 3]);
+    }
+    gl_stack_memo_enable(true);
+}
+
+START_TEST(test_memo_agrees_with_the_unwinder)
+{
+    if (!load_unwinder())
+        return;
+    gl_modules_clear();
+    gl_stack_init(12);
+    int all[MEMO_SHAPES];
+    uint32_t want[MEMO_SHAPES];
+    for (int k = 0; k < MEMO_SHAPES; k++)
+        all[k] = k;
+    /* Then each stack twice in a row (the second a hit), and all of them again
+     * in another order: 84 stacks through a memo of 32, evicting as they go. */
+    enum { N = 3 * 2 * MEMO_SHAPES };
+    static int order[N];
+    static uint32_t got[N];
+    for (int round = 0, j = 0; round < 3; round++)
+        for (int i = 0; i < MEMO_SHAPES; i++, j += 2)
+            order[j] = order[j + 1] = round == 2 ? (i * 37) % MEMO_SHAPES : i;
+    struct gl_stack_memo_counts before, after;
+    /* One call site for both passes: the stacks must be the same up to the top
+     * (a volatile count: the loop is not unrolled). */
+    static volatile int passes = 2;
+    for (int pass = 0; pass < passes; pass++) {
+        gl_stack_memo_totals(&before);
+        memo_shapes(pass ? order : all, pass ? N : MEMO_SHAPES, pass, pass ? got : want);
+        gl_stack_memo_totals(&after);
+    }
+    for (int k = 0; k < MEMO_SHAPES; k++)
+        ck_assert_uint_ne(want[k], 0);
+    /* Two call sites, one stack pointer: only a return address differs. */
+    ck_assert_uint_ne(want[0], want[MEMO_DEPTHS * 3]);
+    for (int j = 0; j < N; j++) {
+        int k = order[j];
+        ck_assert_msg(got[j] == want[k],
+                      "shape %d (site %d, depth %d, pad %d): stack %u, the unwinder's %u", k,
+                      k / (MEMO_DEPTHS * 3), k / 3 % MEMO_DEPTHS, memo_pads[k % 3], got[j],
+                      want[k]);
+    }
+    ck_assert_uint_gt(after.hits - before.hits, MEMO_SHAPES);
+    ck_assert_uint_eq(after.refused - before.refused, 0);
+}
+END_TEST
+
 START_TEST(test_capture_without_unwinder)
 {
     if (gl_unwind_loaded()) {
@@ -232,6 +318,7 @@ static Suite *stack_capture_suite(void)
     tcase_add_test(cap, test_capture_through_libunwind);
     tcase_add_test(cap, test_capture_same_site_same_stack);
     tcase_add_test(cap, test_capture_keeps_num_callers_and_slack);
+    tcase_add_test(cap, test_memo_agrees_with_the_unwinder);
     suite_add_tcase(s, cap);
     return s;
 }

@@ -1,0 +1,121 @@
+/* A thread's recent allocation stacks, recognised without unwinding them.
+ *
+ * Why: a program allocates in loops, from the same few stacks again and again,
+ * and the libunwind walk is most of what a stack costs gpuleak (on an H200,
+ * `GPULEAK_BENCH=profile`, cudaMallocAsync: 287 ns of the allocation
+ * callback's 554).  Eleven of that stack's 17 frames are gpuleak's, CUPTI's and
+ * the driver's; each step looks its frame up in libunwind's cache, cold again
+ * after the driver ran.
+ *
+ * How: on x86-64 a frame's return address lies in a stack slot, 8 bytes below
+ * the stack pointer its caller had at the call.  Once a stack has been walked
+ * frame by frame (unw_step, which gives each frame's stack pointer: about 7 us,
+ * so it is done only where the thread's budget allows, below), the memo keeps
+ * where each return address lies, relative to the capture's stack pointer, and
+ * its value; and, for each frame whose frame pointer (rbp) points into the
+ * stack, where that value was saved and what it was.  A later capture at the
+ * same stack pointer whose slots all hold the same values has the same stack,
+ * frame for frame: the unwinder finds a frame's caller from the frame's stack
+ * pointer and return address, or, in a frame of variable size (alloca, a
+ * realigned stack), from its frame pointer; the first frame is the capture's
+ * own, at the same place; and by induction each next return address lies
+ * where it lay before and holds what it held.
+ *
+ * The frame pointers are not optional: without them, one frame with a 300-byte
+ * array and six recursive frames without one put the same return addresses at
+ * the same two slots, and the memo took the one stack for the other
+ * (check_stack_capture's test_memo_agrees_with_the_unwinder).  A frame pointer
+ * that holds no stack address is rbp used as any register, cannot place a
+ * frame, and is not compared: loop counters must not make every lookup miss.
+ * GCC's realigned frames find their caller through the word below the frame
+ * pointer (the DRAP), which is compared too; a frame that finds its caller
+ * through any other register or memory would escape the checks (no compiler
+ * known to us makes one).
+ *
+ * What it reads: a slot is read only after every slot inside it matched, so it
+ * lies in the live frames of the same call chain, on the stack the capture runs
+ * on.  The one case that could reach past a stack's end is a thread that runs
+ * CUDA calls on coroutine stacks, unmaps one and maps a smaller one where the
+ * capture's stack pointer falls at the same address: not guarded against.
+ *
+ * The budget: a walk costs what about 64 hits save, so each hit earns a token
+ * and a walk takes 64; a thread starts with enough for two memos' worth.  A
+ * program whose stacks never repeat, or cycle through more than the memo holds,
+ * stops walking once the tokens are spent and pays nothing more.
+ *
+ * Each thread owns its memo (thread_state.h): no lock.  x86-64 only; elsewhere
+ * nothing is remembered and every capture unwinds. */
+#ifndef GPULEAK_STACK_MEMO_H
+#define GPULEAK_STACK_MEMO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "unwind.h"
+
+#define GL_MEMO_ENTRIES 32
+/* Frames a remembered stack may have: what a capture asks for, Python's reach
+ * into the interpreter included (stack_capture.c). */
+#define GL_MEMO_FRAMES 96
+/* Hits a walk must pay for. */
+#define GL_MEMO_LEARN_COST 64
+
+struct gl_stack_memo;
+
+/* A thread's memo, in tool memory; NULL if memory ran out. */
+struct gl_stack_memo *gl_stack_memo_new(void);
+
+/* What a capture is, besides its stack: where its stack pointer was (a fixed
+ * point of the capturing function), how many frames it asked the unwinder
+ * for, and the generation of the module list (modules.h) its frames were
+ * classified with. */
+struct gl_memo_key {
+    uintptr_t sp;
+    unsigned want;
+    unsigned generation;
+};
+
+/* The remembered capture matching key whose slots hold what they held, or NULL.
+ * A hit earns a token. */
+const struct gl_memo_entry *gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key);
+
+/* What the unwinder returned for a found capture: copied into frames (room for
+ * GL_MEMO_FRAMES); returns how many. */
+unsigned gl_stack_memo_frames(const struct gl_memo_entry *e, uintptr_t *frames);
+/* The stack depot id stored with it, 0 if none (a capture that held Python
+ * frames: its result depends on more than the native stack). */
+uint32_t gl_stack_memo_id(const struct gl_memo_entry *e);
+
+/* Whether the thread's budget allows a walk now; false also takes the attempt
+ * into the counts. */
+bool gl_stack_memo_may_learn(struct gl_stack_memo *m);
+
+/* Remember a capture.  frames[0..n): what unw_backtrace returned, frames[0]
+ * inside the capturing function; walk[0..nwalk): the same stack walked frame
+ * by frame from a function it called.  first_kept: the index of the first
+ * frame the capture keeps (the program's), where a lookup starts comparing,
+ * since stacks that share a stack pointer differ there first (frames[0] has
+ * no slot: 0 means 1).  id: the depot id to return on a hit, 0 for none.
+ * Takes the budget's walk; returns false, remembering nothing, when the two
+ * unwinds disagree, a frame's return address is not in the slot below its
+ * stack pointer (a signal frame), a frame pointer into the stack was saved
+ * where the memo cannot check it, or the stack is longer than the memo takes. */
+bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                         const uintptr_t *frames, unsigned n, const struct gl_unwind_frame *walk,
+                         unsigned nwalk, unsigned first_kept, uint32_t id);
+
+/* Forget every capture (tests; a thread struct handed to a new thread keeps its
+ * memo: a match proves itself on the stack). */
+void gl_stack_memo_clear(struct gl_stack_memo *m);
+
+struct gl_stack_memo_counts {
+    uint64_t hits;    /* captures that did not unwind */
+    uint64_t walks;   /* captures walked to be remembered */
+    uint64_t refused; /* walks whose stack could not be remembered */
+    uint64_t skipped; /* misses the budget left unwalked */
+    uint64_t bytes;   /* the memos' memory */
+};
+/* Adds m's counts to *c. */
+void gl_stack_memo_add_counts(const struct gl_stack_memo *m, struct gl_stack_memo_counts *c);
+
+#endif
