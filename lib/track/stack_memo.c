@@ -24,13 +24,19 @@ struct gl_memo_entry {
     uintptr_t fp[GL_MEMO_FRAMES];
 };
 
+/* What a lookup compares first, apart from the entries (16 bytes: four to a
+ * cache line).  sp 0 marks an empty entry, and one being rewritten: a signal
+ * handler's capture on the same thread must not see it half written. */
+struct memo_key {
+    uintptr_t sp;
+    uint16_t want;
+    uint16_t pad;
+    unsigned generation;
+};
+
 struct gl_stack_memo {
-    /* What a lookup scans first, apart from the entries: sp 0 marks an empty
-     * entry (and one being rewritten: a signal handler's capture on the same
-     * thread must not see it half written). */
-    uintptr_t sp[GL_MEMO_ENTRIES];
-    unsigned want[GL_MEMO_ENTRIES];
-    unsigned generation[GL_MEMO_ENTRIES];
+    struct memo_key key[GL_MEMO_ENTRIES];
+    unsigned last; /* the entry found last: a loop's next capture is likely the same */
     unsigned hand; /* the clock's, for eviction */
     int64_t tokens;
     /* Written by the owner, read by reports: relaxed atomics (plain moves). */
@@ -57,7 +63,7 @@ struct gl_stack_memo *gl_stack_memo_new(void)
 void gl_stack_memo_clear(struct gl_stack_memo *m)
 {
     for (unsigned i = 0; i < GL_MEMO_ENTRIES; i++)
-        m->sp[i] = 0;
+        m->key[i].sp = 0;
     m->tokens = TOKENS_START;
 }
 
@@ -84,15 +90,22 @@ static bool matches(const struct gl_memo_entry *e, uintptr_t sp)
     return true;
 }
 
+static inline bool key_is(const struct memo_key *k, const struct gl_memo_key *key)
+{
+    return k->sp == key->sp && k->want == key->want && k->generation == key->generation;
+}
+
 const struct gl_memo_entry *gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key)
 {
-    for (unsigned i = 0; i < GL_MEMO_ENTRIES; i++) {
-        if (m->sp[i] != key->sp || m->want[i] != key->want ||
-            m->generation[i] != key->generation)
+    for (unsigned j = 0; j <= GL_MEMO_ENTRIES; j++) {
+        /* The last entry found first, then all in order (it again: rare). */
+        unsigned i = j == 0 ? m->last : j - 1;
+        if (!key_is(&m->key[i], key))
             continue;
         struct gl_memo_entry *e = &m->e[i];
         if (!matches(e, key->sp))
             continue;
+        m->last = i;
         e->referenced = 1;
         bump(&m->hits);
         if (m->tokens < TOKENS_START)
@@ -138,7 +151,7 @@ static unsigned victim(struct gl_stack_memo *m)
     for (;;) {
         unsigned i = m->hand;
         m->hand = (i + 1) % GL_MEMO_ENTRIES;
-        if (!m->sp[i] || !m->e[i].referenced)
+        if (!m->key[i].sp || !m->e[i].referenced)
             return i;
         m->e[i].referenced = 0;
     }
@@ -158,7 +171,7 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
 {
     m->tokens -= GL_MEMO_LEARN_COST;
     bump(&m->walks);
-    if (n < 2 || n > GL_MEMO_FRAMES || first_kept >= n || key->sp == 0)
+    if (n < 2 || n > GL_MEMO_FRAMES || first_kept >= n || key->sp == 0 || key->want > 0xffff)
         goto refuse;
     /* The walk starts inside the function that made it, called from the
      * capture: find where the capture's caller, frames[1], comes. */
@@ -169,7 +182,7 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
         goto refuse;
     unsigned i = victim(m);
     struct gl_memo_entry *e = &m->e[i];
-    m->sp[i] = 0; /* until it is whole again: the entry stays empty if refused */
+    m->key[i].sp = 0; /* until it is whole again: the entry stays empty if refused */
     atomic_signal_fence(memory_order_seq_cst);
     unsigned nfp = 0;
     for (unsigned f = 1; f < n; f++) {
@@ -213,10 +226,10 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
     e->nfp = (uint16_t)nfp;
     e->id = id;
     e->referenced = 0;
-    m->want[i] = key->want;
-    m->generation[i] = key->generation;
+    m->key[i].want = (uint16_t)key->want;
+    m->key[i].generation = key->generation;
     atomic_signal_fence(memory_order_seq_cst);
-    m->sp[i] = key->sp;
+    m->key[i].sp = key->sp;
     return true;
 refuse:
     bump(&m->refused);
