@@ -31,8 +31,16 @@ static _Atomic unsigned internal_hint = 12;
 
 int gl_stack_raw_mode;
 
+/* A thread's struct goes to the next new thread: its memo starts afresh. */
+static void memo_retire(struct gl_thread *t)
+{
+    if (t->stack_memo)
+        gl_stack_memo_clear(t->stack_memo);
+}
+
 void gl_stack_init(unsigned num_callers)
 {
+    gl_thread_add_retire(memo_retire);
     const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
     gl_stack_raw_mode = raw && *raw == '1';
     keep_frames = num_callers + GL_STACK_SLACK;
@@ -151,8 +159,7 @@ void gl_stack_memo_enable(bool on) { memo_on = on; }
  * inlined: the walk starts in this function's frame, and the memo finds the
  * capture's frames after it (stack_memo.h). */
 static __attribute__((noinline)) void learn(struct gl_thread *self, const struct gl_memo_key *key,
-                                            const uintptr_t *raw, unsigned n, unsigned first,
-                                            uint32_t id)
+                                            const uintptr_t *raw, unsigned n, uint32_t id)
 {
     if (!self->stack_memo && !(self->stack_memo = gl_stack_memo_new()))
         return;
@@ -162,7 +169,7 @@ static __attribute__((noinline)) void learn(struct gl_thread *self, const struct
     uint64_t t0 = gl_prof_now();
     int walked = gl_unwind_walk_frames(walk, (int)n + 3);
     gl_stack_memo_learn(self->stack_memo, key, raw, n, walk, walked > 0 ? (unsigned)walked : 0,
-                        first, id);
+                        id);
     if (gl_profiling)
         gl_prof_add(GL_PROF_LEARN, t0, gl_prof_now());
 }
@@ -189,20 +196,20 @@ uint32_t gl_stack_capture(void)
         if (want > MAX_RAW)
             want = MAX_RAW;
         key.want = want;
-        const struct gl_memo_entry *hit = NULL;
+        unsigned hit = 0;
         if (self && self->stack_memo) {
             uint64_t t0 = gl_prof_now();
-            hit = gl_stack_memo_find(self->stack_memo, &key);
+            uint32_t id = 0;
+            hit = gl_stack_memo_find(self->stack_memo, &key, py.n > 0, raw, &id);
             if (gl_profiling)
                 gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
+            if (hit && id && !py.n)
+                return id;
         }
         int got;
-        if (hit) {
-            uint32_t id = gl_stack_memo_id(hit);
-            if (id && !py.n)
-                return id;
-            got = (int)gl_stack_memo_frames(hit, raw);
-        } else {
+        if (hit)
+            got = (int)hit;
+        else {
             uint64_t t0 = gl_prof_now();
             got = gl_unwind_backtrace(raw, (int)want);
             if (gl_profiling) {
@@ -237,7 +244,7 @@ uint32_t gl_stack_capture(void)
         /* A stack the memo did not know: remember it, Python's result aside
          * (it depends on the Python frames too). */
         if (self && !hit && kept > 0)
-            learn(self, &key, raw, n, start, py.n ? 0 : id);
+            learn(self, &key, raw, n, py.n ? 0 : id);
         return id;
     }
 }

@@ -32,19 +32,27 @@
  * through any other register or memory would escape the checks (no compiler
  * known to us makes one).
  *
- * What it reads: a slot is read only after every slot inside it matched, so it
- * lies in the live frames of the same call chain, on the stack the capture runs
- * on.  The one case that could reach past a stack's end is a thread that runs
- * CUDA calls on coroutine stacks, unmaps one and maps a smaller one where the
- * capture's stack pointer falls at the same address: not guarded against.
+ * Stacks that hold a signal frame are not remembered: the interrupted frame's
+ * position comes from the saved context, not from a slot.  A stack that ended
+ * before the frames asked for also has its last frame's frame pointer checked
+ * (where the walk stopped may depend on it).
+ *
+ * What it reads: slots in order from the capture outwards, so each lies in a
+ * frame whose callees all matched: in the live chain of the stack the capture
+ * runs on, even where a coroutine's stack now lies at the address another
+ * one's did (a review built that case: comparing the program's frames first
+ * read past the end of the new stack).
  *
  * The budget: a walk costs what about 64 hits save, so each hit earns a token
- * and a walk takes 64; a thread starts with enough for two memos' worth.  A
- * program whose stacks never repeat, or cycle through more than the memo holds,
- * stops walking once the tokens are spent and pays nothing more.
+ * and a walk takes 64; a miss left unwalked earns an eighth, so that a program
+ * whose stacks settle after a start-up of many distinct ones learns again.  A
+ * thread starts with enough for two memos' worth.  A program whose stacks
+ * never repeat walks once in 512 misses.
  *
- * Each thread owns its memo (thread_state.h): no lock.  x86-64 only; elsewhere
- * nothing is remembered and every capture unwinds. */
+ * Each thread owns its memo (thread_state.h): no lock.  A signal handler's
+ * capture on the same thread, while a lookup or a learn runs, leaves the memo
+ * alone.  x86-64 only; elsewhere nothing is remembered and every capture
+ * unwinds. */
 #ifndef GPULEAK_STACK_MEMO_H
 #define GPULEAK_STACK_MEMO_H
 
@@ -75,16 +83,12 @@ struct gl_memo_key {
     unsigned generation;
 };
 
-/* The remembered capture matching key whose slots hold what they held, or NULL.
- * A hit earns a token. */
-const struct gl_memo_entry *gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key);
-
-/* What the unwinder returned for a found capture: copied into frames (room for
- * GL_MEMO_FRAMES); returns how many. */
-unsigned gl_stack_memo_frames(const struct gl_memo_entry *e, uintptr_t *frames);
-/* The stack depot id stored with it, 0 if none (a capture that held Python
- * frames: its result depends on more than the native stack). */
-uint32_t gl_stack_memo_id(const struct gl_memo_entry *e);
+/* Look a capture up.  On a hit returns the number of frames the unwinder
+ * gave for it (> 0), sets *id to the depot id stored with it (0 if none) and,
+ * if need_frames or there is no id, copies the frames into frames (room for
+ * GL_MEMO_FRAMES); on a miss returns 0.  A hit earns budget. */
+unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                            bool need_frames, uintptr_t *frames, uint32_t *id);
 
 /* Whether the thread's budget allows a walk now; false also takes the attempt
  * into the counts. */
@@ -92,20 +96,19 @@ bool gl_stack_memo_may_learn(struct gl_stack_memo *m);
 
 /* Remember a capture.  frames[0..n): what unw_backtrace returned, frames[0]
  * inside the capturing function; walk[0..nwalk): the same stack walked frame
- * by frame from a function it called.  first_kept: the index of the first
- * frame the capture keeps (the program's), where a lookup starts comparing,
- * since stacks that share a stack pointer differ there first (frames[0] has
- * no slot: 0 means 1).  id: the depot id to return on a hit, 0 for none.
- * Takes the budget's walk; returns false, remembering nothing, when the two
- * unwinds disagree, a frame's return address is not in the slot below its
- * stack pointer (a signal frame), a frame pointer into the stack was saved
- * where the memo cannot check it, or the stack is longer than the memo takes. */
+ * by frame from a function it called.  id: the depot id to return on a hit,
+ * 0 for none (a capture that held Python frames: its result depends on more
+ * than the native stack).  Takes the budget's walk; returns false,
+ * remembering nothing and evicting nothing, when the two unwinds disagree, the
+ * stack holds a signal frame (the interrupted frame's return address is not
+ * in a slot), a frame pointer into the stack was saved where the memo cannot
+ * check it, or the stack is longer than the memo takes. */
 bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
                          const uintptr_t *frames, unsigned n, const struct gl_unwind_frame *walk,
-                         unsigned nwalk, unsigned first_kept, uint32_t id);
+                         unsigned nwalk, uint32_t id);
 
-/* Forget every capture (tests; a thread struct handed to a new thread keeps its
- * memo: a match proves itself on the stack). */
+/* Forget every capture and restore the budget: when its thread exits (the
+ * struct goes to the next new thread), and in tests. */
 void gl_stack_memo_clear(struct gl_stack_memo *m);
 
 struct gl_stack_memo_counts {

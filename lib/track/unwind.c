@@ -20,6 +20,7 @@ static struct {
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
     int (*get_save_loc)(unw_cursor_t *, int, unw_save_loc_t *);
+    int (*is_signal_frame)(unw_cursor_t *);
 } lu;
 
 bool gl_unwind_loaded(void) { return lu.backtrace != NULL; }
@@ -43,6 +44,7 @@ bool gl_unwind_load(char *err, size_t errlen)
     *(void **)&lu.step = dlsym(h, SYM_STR(unw_step));
     *(void **)&lu.get_reg = dlsym(h, SYM_STR(unw_get_reg));
     *(void **)&lu.get_save_loc = dlsym(h, SYM_STR(unw_get_save_loc));
+    *(void **)&lu.is_signal_frame = dlsym(h, SYM_STR(unw_is_signal_frame));
     if (!lu.backtrace || !lu.set_caching_policy || !lu.local_addr_space) {
         snprintf(err, errlen, "libunwind.so.8 lacks unw_backtrace or its caching policy");
         lu.backtrace = NULL;
@@ -99,7 +101,9 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *ips, struct gl_
             unw_save_loc_t at;
             lu.get_reg(&c, UNW_REG_SP, &sp);
             lu.get_reg(&c, UNW_X86_64_RBP, &fp);
-            f[n] = (struct gl_unwind_frame){ip, sp, fp, 0};
+            /* Without the query, every frame might be one: say so. */
+            int sig = lu.is_signal_frame ? lu.is_signal_frame(&c) > 0 : 1;
+            f[n] = (struct gl_unwind_frame){ip, sp, fp, 0, sig};
             if (lu.get_save_loc && lu.get_save_loc(&c, UNW_X86_64_RBP, &at) == 0 &&
                 at.type == UNW_SLT_MEMORY)
                 f[n].fp_at = at.u.addr;

@@ -28,9 +28,11 @@ int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max);
  * address), the stack pointer it had at the call, its frame pointer register
  * (rbp, which a frame of variable size finds its return address by) and where
  * that value lies in memory, saved by a frame it called (0: in no memory the
- * walk knows of). */
+ * walk knows of); signal: the frame is a signal trampoline (the frame after
+ * it was interrupted, not called). */
 struct gl_unwind_frame {
     uintptr_t ip, sp, fp, fp_at;
+    int signal;
 };
 /* The calling stack frame by frame, as gl_unwind_walk; returns the number of frames. */
 int gl_unwind_walk_frames(struct gl_unwind_frame *frames, int max);

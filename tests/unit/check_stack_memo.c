@@ -31,7 +31,8 @@ static void build(struct fake *s, unsigned n, uintptr_t base_ret, const unsigned
 {
     memset(s, 0, sizeof *s);
     s->n = n;
-    s->key = (struct gl_memo_key){(uintptr_t)stack, 40, 7};
+    /* Asked for n frames and got them: the walk did not stop on its own. */
+    s->key = (struct gl_memo_key){(uintptr_t)stack, n, 7};
     s->frames[0] = FRAME0;
     /* The walker's frame, inside the capture's; then the capture's.  Frame
      * pointers: rbp used as a plain register (no stack address) unless a test
@@ -51,7 +52,16 @@ static void build(struct fake *s, unsigned n, uintptr_t base_ret, const unsigned
 
 static bool learn(struct gl_stack_memo *m, const struct fake *s, uint32_t id)
 {
-    return gl_stack_memo_learn(m, &s->key, s->frames, s->n, s->walk, s->nwalk, 3, id);
+    return gl_stack_memo_learn(m, &s->key, s->frames, s->n, s->walk, s->nwalk, id);
+}
+
+/* A lookup of s's key: frames found (0: a miss), their id and the frames. */
+static uintptr_t found[GL_MEMO_FRAMES];
+static uint32_t found_id;
+static unsigned find(struct gl_stack_memo *m, const struct gl_memo_key *key)
+{
+    found_id = 0;
+    return gl_stack_memo_find(m, key, true, found, &found_id);
 }
 
 static struct gl_stack_memo *memo;
@@ -71,13 +81,21 @@ START_TEST(test_hit_gives_what_was_learnt)
     build(&s, FRAMES, 0x9000, NULL);
     ck_assert(gl_stack_memo_may_learn(memo));
     ck_assert(learn(memo, &s, 42));
-    const struct gl_memo_entry *e = gl_stack_memo_find(memo, &s.key);
-    ck_assert_ptr_nonnull(e);
-    ck_assert_uint_eq(gl_stack_memo_id(e), 42);
-    uintptr_t out[GL_MEMO_FRAMES];
-    ck_assert_uint_eq(gl_stack_memo_frames(e, out), FRAMES);
+    ck_assert_uint_eq(find(memo, &s.key), FRAMES);
+    ck_assert_uint_eq(found_id, 42);
     for (unsigned f = 0; f < FRAMES; f++)
-        ck_assert_uint_eq(out[f], s.frames[f]);
+        ck_assert_uint_eq(found[f], s.frames[f]);
+    /* Without need_frames, the id alone; with no id, the frames anyway. */
+    uintptr_t out[GL_MEMO_FRAMES] = {0};
+    uint32_t id = 0;
+    ck_assert_uint_eq(gl_stack_memo_find(memo, &s.key, false, out, &id), FRAMES);
+    ck_assert_uint_eq(id, 42);
+    ck_assert_uint_eq(out[1], 0);
+    gl_stack_memo_clear(memo);
+    ck_assert(learn(memo, &s, 0));
+    ck_assert_uint_eq(gl_stack_memo_find(memo, &s.key, false, out, &id), FRAMES);
+    ck_assert_uint_eq(id, 0);
+    ck_assert_uint_eq(out[FRAMES - 1], s.frames[FRAMES - 1]);
 }
 END_TEST
 
@@ -90,9 +108,9 @@ START_TEST(test_any_changed_slot_misses)
         uintptr_t *slot = &stack[4 * f + 3];
         uintptr_t was = *slot;
         *slot = was + 0x10; /* another call site in the same function */
-        ck_assert_msg(gl_stack_memo_find(memo, &s.key) == NULL, "frame %u changed, still a hit", f);
+        ck_assert_msg(find(memo, &s.key) == 0, "frame %u changed, still a hit", f);
         *slot = was;
-        ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+        ck_assert_uint_ne(find(memo, &s.key), 0);
     }
 }
 END_TEST
@@ -104,14 +122,14 @@ START_TEST(test_key_must_match)
     ck_assert(learn(memo, &s, 42));
     struct gl_memo_key k = s.key;
     k.sp += 16; /* a capture deeper or shallower: its slots are elsewhere */
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &k));
+    ck_assert_uint_eq(find(memo, &k), 0);
     k = s.key;
     k.want++; /* asked the unwinder for more frames: another answer */
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &k));
+    ck_assert_uint_eq(find(memo, &k), 0);
     k = s.key;
     k.generation++; /* modules loaded or unloaded since: roles may differ */
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &k));
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_eq(find(memo, &k), 0);
+    ck_assert_uint_ne(find(memo, &s.key), 0);
 }
 END_TEST
 
@@ -121,15 +139,13 @@ START_TEST(test_two_stacks_one_stack_pointer)
     build(&a, FRAMES, 0x9000, NULL);
     ck_assert(learn(memo, &a, 1));
     build(&b, FRAMES, 0xa000, NULL); /* the same slots, other return addresses */
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &b.key));
+    ck_assert_uint_eq(find(memo, &b.key), 0);
     ck_assert(learn(memo, &b, 2));
-    const struct gl_memo_entry *e = gl_stack_memo_find(memo, &b.key);
-    ck_assert_ptr_nonnull(e);
-    ck_assert_uint_eq(gl_stack_memo_id(e), 2);
+    ck_assert_uint_ne(find(memo, &b.key), 0);
+    ck_assert_uint_eq(found_id, 2);
     build(&a, FRAMES, 0x9000, NULL); /* the stack goes back to the first one */
-    e = gl_stack_memo_find(memo, &a.key);
-    ck_assert_ptr_nonnull(e);
-    ck_assert_uint_eq(gl_stack_memo_id(e), 1);
+    ck_assert_uint_ne(find(memo, &a.key), 0);
+    ck_assert_uint_eq(found_id, 1);
 }
 END_TEST
 
@@ -139,7 +155,7 @@ START_TEST(test_refuses_what_it_cannot_check)
     build(&s, FRAMES, 0x9000, NULL);
     stack[4 * 5 + 3] = 0x4242; /* frame 5's return address is not in its slot: a signal frame */
     ck_assert(!learn(memo, &s, 1));
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_eq(find(memo, &s.key), 0);
 
     build(&s, FRAMES, 0x9000, NULL);
     s.walk[6].ip = 0x4343; /* the frame-by-frame walk disagrees with unw_backtrace */
@@ -168,9 +184,15 @@ START_TEST(test_refuses_what_it_cannot_check)
     s.walk[4].fp_at = 0;                   /* ... in no memory the walk knew */
     ck_assert(!learn(memo, &s, 1));
 
+    build(&s, FRAMES, 0x9000, NULL);
+    /* A signal trampoline: the next frame was interrupted, and its return
+     * address slot may hold the address it had just returned to. */
+    s.walk[6].signal = 1;
+    ck_assert(!learn(memo, &s, 1));
+
     struct gl_stack_memo_counts c = {0};
     gl_stack_memo_add_counts(memo, &c);
-    ck_assert_uint_eq(c.refused, 7);
+    ck_assert_uint_eq(c.refused, 8);
     ck_assert_uint_eq(c.hits, 0);
 }
 END_TEST
@@ -192,17 +214,17 @@ START_TEST(test_frame_pointers_are_checked)
     give_frame_pointer(&s, 3, 2);
     give_frame_pointer(&s, 6, 20);
     ck_assert(learn(memo, &s, 9));
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
     /* Every return address where it was, but a frame pointer elsewhere: the
      * frame has another size this time, its caller's return address may lie
      * elsewhere too. */
     stack[20] += 64;
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_eq(find(memo, &s.key), 0);
     stack[20] -= 64;
     stack[2] -= 32;
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_eq(find(memo, &s.key), 0);
     stack[2] += 32;
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
 }
 END_TEST
 
@@ -217,7 +239,7 @@ START_TEST(test_other_frame_pointer_values_are_not)
     stack[2] = 12345;
     ck_assert(learn(memo, &s, 9));
     stack[2] = 777;
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
 }
 END_TEST
 
@@ -227,27 +249,16 @@ START_TEST(test_realigned_frame)
      * the frame finds its caller through the word below rbp. */
     struct fake s;
     build(&s, FRAMES, 0x9000, NULL);
-    struct gl_unwind_frame *w = &s.walk[5];
-    w->fp = s.walk[6].sp - 48;
+    struct gl_unwind_frame *w = &s.walk[5]; /* frame 4: stack[20..24) */
+    w->fp = w->sp + 8;                       /* stack[21]: not 16 below the caller's */
     w->fp_at = (uintptr_t)&stack[2];
     stack[2] = w->fp;
     uintptr_t *drap = (uintptr_t *)(w->fp - 8);
-    *drap = s.walk[6].sp;
+    *drap = s.walk[6].sp; /* the caller's stack pointer, kept in the frame */
     ck_assert(learn(memo, &s, 9));
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
     *drap += 16;
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s.key));
-}
-END_TEST
-
-START_TEST(test_longest_stack)
-{
-    struct fake s;
-    build(&s, GL_MEMO_FRAMES, 0x9000, NULL);
-    ck_assert(learn(memo, &s, 5));
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
-    build(&s, GL_MEMO_FRAMES + 1, 0xb000, NULL);
-    ck_assert(!learn(memo, &s, 6));
+    ck_assert_uint_eq(find(memo, &s.key), 0);
 }
 END_TEST
 
@@ -259,6 +270,70 @@ static void learn_nth(unsigned i, struct fake *s)
     ck_assert(learn(memo, s, i + 1));
 }
 
+START_TEST(test_inherited_frame_pointer)
+{
+    /* A frame without a frame pointer of its own runs with its caller's rbp:
+     * the word below it is the caller's (an -O0 loop counter), not a DRAP. */
+    struct fake s;
+    build(&s, FRAMES, 0x9000, NULL);
+    struct gl_unwind_frame *w = &s.walk[5]; /* frame 4: stack[20..24) */
+    w->fp = s.walk[6].sp + 8;               /* inside frame 5 */
+    w->fp_at = (uintptr_t)&stack[2];
+    stack[2] = w->fp;
+    stack[24] = 0; /* the word below it */
+    ck_assert(learn(memo, &s, 9));
+    for (int k = 1; k < 4; k++) {
+        stack[24] = (uintptr_t)k; /* the counter moves: the same stack */
+        ck_assert_uint_ne(find(memo, &s.key), 0);
+    }
+}
+END_TEST
+
+START_TEST(test_stack_that_ended_early)
+{
+    /* Fewer frames than asked for: the walk stopped on its own, maybe by the
+     * last frame's frame pointer (0 at the bottom of a frame-pointer chain). */
+    struct fake s;
+    build(&s, FRAMES, 0x9000, NULL);
+    s.key.want = FRAMES + 10;
+    ck_assert(!learn(memo, &s, 1)); /* its frame pointer lies nowhere known */
+    s.walk[FRAMES].fp = 0;
+    s.walk[FRAMES].fp_at = (uintptr_t)&stack[3];
+    stack[3] = 0;
+    ck_assert(learn(memo, &s, 1));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
+    stack[3] = (uintptr_t)&stack[200]; /* now a chain to follow: a longer stack */
+    ck_assert_uint_eq(find(memo, &s.key), 0);
+}
+END_TEST
+
+START_TEST(test_refused_learn_evicts_nothing)
+{
+    struct fake s[GL_MEMO_ENTRIES], bad;
+    for (unsigned i = 0; i < GL_MEMO_ENTRIES; i++)
+        learn_nth(i, &s[i]);
+    build(&bad, FRAMES, 0x9000, NULL);
+    bad.walk[6].signal = 1;
+    ck_assert(!learn(memo, &bad, 1));
+    for (unsigned i = 0; i < GL_MEMO_ENTRIES; i++) {
+        build(&s[i], 6, 0x10000 * (i + 1), NULL);
+        s[i].key.sp -= 16 * (i + 1);
+        ck_assert_msg(find(memo, &s[i].key) != 0, "stack %u lost to a refused learn", i);
+    }
+}
+END_TEST
+
+START_TEST(test_longest_stack)
+{
+    struct fake s;
+    build(&s, GL_MEMO_FRAMES, 0x9000, NULL);
+    ck_assert(learn(memo, &s, 5));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
+    build(&s, GL_MEMO_FRAMES + 1, 0xb000, NULL);
+    ck_assert(!learn(memo, &s, 6));
+}
+END_TEST
+
 START_TEST(test_eviction_keeps_what_is_used)
 {
     struct fake s[GL_MEMO_ENTRIES + 1];
@@ -268,32 +343,33 @@ START_TEST(test_eviction_keeps_what_is_used)
     for (unsigned i = 0; i < GL_MEMO_ENTRIES; i++) {
         build(&s[i], 6, 0x10000 * (i + 1), NULL);
         s[i].key.sp -= 16 * (i + 1);
-        ck_assert_msg(gl_stack_memo_find(memo, &s[i].key) != NULL, "stack %u lost", i);
+        ck_assert_msg(find(memo, &s[i].key) != 0, "stack %u lost", i);
     }
     /* Every entry was used since the clock's hand passed: it clears them all,
      * comes round, and takes the first; using it again moves the victim on. */
     learn_nth(GL_MEMO_ENTRIES, &s[GL_MEMO_ENTRIES]);
     build(&s[0], 6, 0x10000, NULL);
     s[0].key.sp -= 16;
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s[0].key));
+    ck_assert_uint_eq(find(memo, &s[0].key), 0);
     build(&s[2], 6, 0x30000, NULL);
     s[2].key.sp -= 48;
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s[2].key)); /* referenced again */
+    ck_assert_uint_ne(find(memo, &s[2].key), 0); /* referenced again */
     struct fake extra;
     learn_nth(GL_MEMO_ENTRIES + 1, &extra); /* takes entry 1 (unreferenced), not 2 */
     build(&s[2], 6, 0x30000, NULL);
     s[2].key.sp -= 48;
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s[2].key));
+    ck_assert_uint_ne(find(memo, &s[2].key), 0);
     build(&s[1], 6, 0x20000, NULL);
     s[1].key.sp -= 32;
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s[1].key));
+    ck_assert_uint_eq(find(memo, &s[1].key), 0);
 }
 END_TEST
 
 START_TEST(test_budget)
 {
     /* A fresh memo may walk 2 * GL_MEMO_ENTRIES times; then each walk must be
-     * paid for by GL_MEMO_LEARN_COST hits. */
+     * paid for by GL_MEMO_LEARN_COST hits, or by eight times as many misses
+     * left unwalked. */
     struct fake s;
     unsigned walks = 0;
     while (gl_stack_memo_may_learn(memo)) {
@@ -301,20 +377,23 @@ START_TEST(test_budget)
         walks++;
         ck_assert_uint_le(walks, 1000);
     }
-    ck_assert_uint_eq(walks, 2 * GL_MEMO_ENTRIES);
+    ck_assert_uint_eq(walks, 2 * GL_MEMO_ENTRIES); /* and one "no": an eighth */
     for (unsigned h = 0; h < GL_MEMO_LEARN_COST - 1; h++)
-        ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+        ck_assert_uint_ne(find(memo, &s.key), 0); /* 63 hits and 2 eighths */
     ck_assert(!gl_stack_memo_may_learn(memo));
-    ck_assert_ptr_nonnull(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
     ck_assert(gl_stack_memo_may_learn(memo));
-    learn_nth(3, &s);
-    ck_assert(!gl_stack_memo_may_learn(memo));
+    learn_nth(3, &s); /* 514 - 512: 2 eighths left */
+    unsigned no = 0;
+    while (!gl_stack_memo_may_learn(memo))
+        no++;
+    ck_assert_uint_eq(no, 8 * GL_MEMO_LEARN_COST - 2);
 
     struct gl_stack_memo_counts c = {0};
     gl_stack_memo_add_counts(memo, &c);
     ck_assert_uint_eq(c.walks, 2 * GL_MEMO_ENTRIES + 1);
     ck_assert_uint_eq(c.hits, GL_MEMO_LEARN_COST);
-    ck_assert_uint_eq(c.skipped, 3); /* every "no" above */
+    ck_assert_uint_eq(c.skipped, 2 + no);
 }
 END_TEST
 
@@ -324,7 +403,7 @@ START_TEST(test_clear)
     build(&s, FRAMES, 0x9000, NULL);
     ck_assert(learn(memo, &s, 42));
     gl_stack_memo_clear(memo);
-    ck_assert_ptr_null(gl_stack_memo_find(memo, &s.key));
+    ck_assert_uint_eq(find(memo, &s.key), 0);
 }
 END_TEST
 
@@ -341,6 +420,9 @@ static Suite *stack_memo_suite(void)
     tcase_add_test(tc, test_frame_pointers_are_checked);
     tcase_add_test(tc, test_other_frame_pointer_values_are_not);
     tcase_add_test(tc, test_realigned_frame);
+    tcase_add_test(tc, test_inherited_frame_pointer);
+    tcase_add_test(tc, test_stack_that_ended_early);
+    tcase_add_test(tc, test_refused_learn_evicts_nothing);
     tcase_add_test(tc, test_longest_stack);
     tcase_add_test(tc, test_eviction_keeps_what_is_used);
     tcase_add_test(tc, test_budget);
