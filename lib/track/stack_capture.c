@@ -168,8 +168,7 @@ static __attribute__((noinline)) void learn(struct gl_thread *self, const struct
     struct gl_unwind_frame walk[GL_MEMO_FRAMES + 4];
     uint64_t t0 = gl_prof_now();
     int walked = gl_unwind_walk_frames(walk, (int)n + 3);
-    gl_stack_memo_learn(self->stack_memo, key, raw, n, walk, walked > 0 ? (unsigned)walked : 0,
-                        id);
+    gl_stack_memo_learn(self->stack_memo, key, raw, n, walk, walked > 0 ? (unsigned)walked : 0, id);
     if (gl_profiling)
         gl_prof_add(GL_PROF_LEARN, t0, gl_prof_now());
 }

@@ -255,8 +255,7 @@ static bool describe(struct gl_memo_entry *e, const struct gl_memo_key *key,
          * values (rbp as a general register) cannot place a frame. */
         if (word_of(key->sp, w->fp) < 0)
             continue;
-        if (!w->fp_at || !add_check(e, key->sp, w->fp_at) ||
-            *(const uintptr_t *)w->fp_at != w->fp)
+        if (!w->fp_at || !add_check(e, key->sp, w->fp_at) || *(const uintptr_t *)w->fp_at != w->fp)
             return false; /* saved where it cannot be checked */
         /* GCC's realigned frames (DRAP) keep their caller's stack pointer in
          * the word below the frame pointer, and find the caller by it.  A

@@ -1,6 +1,7 @@
 /* lib/track/stack_capture.h: gl_stack_trim, which drops gpuleak's, CUPTI's and
  * all but the outermost driver frame from a raw stack, by module role. */
 #include <check.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -246,6 +247,15 @@ __attribute__((noinline, noipa)) static void memo_shapes(const int *ks, int n, b
     gl_stack_memo_enable(true);
 }
 
+/* The same, leaving the memo as it is. */
+__attribute__((noinline, noipa)) static void memo_shapes_as_is(const int *ks, int n, uint32_t *ids)
+{
+    for (int i = 0; i < n; i++) {
+        int k = ks[i];
+        ids[i] = memo_site(k / (MEMO_DEPTHS * 3), k / 3 % MEMO_DEPTHS, memo_pads[k % 3]);
+    }
+}
+
 START_TEST(test_memo_agrees_with_the_unwinder)
 {
     if (!load_unwinder())
@@ -279,12 +289,77 @@ START_TEST(test_memo_agrees_with_the_unwinder)
     ck_assert_uint_ne(want[0], want[MEMO_DEPTHS * 3]);
     for (int j = 0; j < N; j++) {
         int k = order[j];
-        ck_assert_msg(got[j] == want[k],
-                      "shape %d (site %d, depth %d, pad %d): stack %u, the unwinder's %u", k,
-                      k / (MEMO_DEPTHS * 3), k / 3 % MEMO_DEPTHS, memo_pads[k % 3], got[j],
-                      want[k]);
+        ck_assert_msg(
+            got[j] == want[k], "shape %d (site %d, depth %d, pad %d): stack %u, the unwinder's %u",
+            k, k / (MEMO_DEPTHS * 3), k / 3 % MEMO_DEPTHS, memo_pads[k % 3], got[j], want[k]);
     }
     ck_assert_uint_gt(after.hits - before.hits, MEMO_SHAPES);
+    ck_assert_uint_eq(after.refused - before.refused, 0);
+}
+END_TEST
+
+/* Threads: each its own memo, the depot shared.  Each thread makes every
+ * shape's stack with the memo off, then (after the main thread turned it on)
+ * twice over in another order, from the same call sites. */
+#define MEMO_THREADS 4
+static pthread_barrier_t memo_barrier;
+struct memo_thread {
+    int order[2 * MEMO_SHAPES];
+    uint32_t want[MEMO_SHAPES], got[2 * MEMO_SHAPES];
+};
+
+static void *memo_thread_main(void *arg)
+{
+    struct memo_thread *t = arg;
+    int all[MEMO_SHAPES];
+    for (int k = 0; k < MEMO_SHAPES; k++)
+        all[k] = k;
+    static volatile int passes = 2;
+    for (int pass = 0; pass < passes; pass++) {
+        pthread_barrier_wait(&memo_barrier); /* the main thread sets the memo on or off */
+        pthread_barrier_wait(&memo_barrier);
+        memo_shapes_as_is(pass ? t->order : all, pass ? 2 * MEMO_SHAPES : MEMO_SHAPES,
+                          pass ? t->got : t->want);
+    }
+    return NULL;
+}
+
+START_TEST(test_memo_threads)
+{
+    if (!load_unwinder())
+        return;
+    gl_modules_clear();
+    gl_stack_init(12);
+    static struct memo_thread t[MEMO_THREADS];
+    pthread_t th[MEMO_THREADS];
+    pthread_barrier_init(&memo_barrier, NULL, MEMO_THREADS + 1);
+    for (int i = 0; i < MEMO_THREADS; i++) {
+        for (int j = 0; j < 2 * MEMO_SHAPES; j++)
+            t[i].order[j] = (j * (7 + 2 * i) + i) % MEMO_SHAPES;
+        ck_assert_int_eq(pthread_create(&th[i], NULL, memo_thread_main, &t[i]), 0);
+    }
+    struct gl_stack_memo_counts before, after;
+    for (int pass = 0; pass < 2; pass++) {
+        pthread_barrier_wait(&memo_barrier);
+        gl_stack_memo_enable(pass == 1);
+        if (pass == 1)
+            gl_stack_memo_totals(&before);
+        pthread_barrier_wait(&memo_barrier);
+    }
+    for (int i = 0; i < MEMO_THREADS; i++)
+        pthread_join(th[i], NULL);
+    gl_stack_memo_totals(&after);
+    gl_stack_memo_enable(true);
+    for (int i = 0; i < MEMO_THREADS; i++)
+        for (int j = 0; j < 2 * MEMO_SHAPES; j++) {
+            int k = t[i].order[j];
+            ck_assert_msg(t[i].got[j] == t[i].want[k],
+                          "thread %d, shape %d: stack %u, the unwinder's %u", i, k, t[i].got[j],
+                          t[i].want[k]);
+            /* The same call sites: the same stacks. */
+            ck_assert_uint_eq(t[i].want[k], t[0].want[k]);
+        }
+    ck_assert_uint_gt(after.hits - before.hits, MEMO_THREADS * MEMO_SHAPES / 2);
     ck_assert_uint_eq(after.refused - before.refused, 0);
 }
 END_TEST
@@ -319,6 +394,7 @@ static Suite *stack_capture_suite(void)
     tcase_add_test(cap, test_capture_same_site_same_stack);
     tcase_add_test(cap, test_capture_keeps_num_callers_and_slack);
     tcase_add_test(cap, test_memo_agrees_with_the_unwinder);
+    tcase_add_test(cap, test_memo_threads);
     suite_add_tcase(s, cap);
     return s;
 }

@@ -10,9 +10,9 @@
 #include "track/stack_memo.h"
 
 #define FRAMES 12
-#define FRAME0 0x1000        /* inside the capturing function */
-#define WALKER_RA 0x1111     /* the walk's own first frame: the function that walked */
-#define CAPTURE_RA 0x1222    /* and the capture's frame, before frames[1] */
+#define FRAME0 0x1000     /* inside the capturing function */
+#define WALKER_RA 0x1111  /* the walk's own first frame: the function that walked */
+#define CAPTURE_RA 0x1222 /* and the capture's frame, before frames[1] */
 
 /* A stack in memory: the capture's stack pointer at stack[0]. */
 static uintptr_t stack[1 << 17]; /* 1 MiB: room past the memo's 512 KiB reach */
@@ -250,7 +250,7 @@ START_TEST(test_realigned_frame)
     struct fake s;
     build(&s, FRAMES, 0x9000, NULL);
     struct gl_unwind_frame *w = &s.walk[5]; /* frame 4: stack[20..24) */
-    w->fp = w->sp + 8;                       /* stack[21]: not 16 below the caller's */
+    w->fp = w->sp + 8;                      /* stack[21]: not 16 below the caller's */
     w->fp_at = (uintptr_t)&stack[2];
     stack[2] = w->fp;
     uintptr_t *drap = (uintptr_t *)(w->fp - 8);
