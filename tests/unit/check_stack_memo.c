@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "testutil.h"
 #include "track/stack_memo.h"
@@ -323,6 +325,41 @@ START_TEST(test_refused_learn_evicts_nothing)
 }
 END_TEST
 
+START_TEST(test_reads_stop_at_the_first_mismatch)
+{
+    /* Frames 1..5 in one page, 6.. in the next; the next page goes away (a
+     * coroutine's stack unmapped, a smaller one where the capture's frame
+     * was) and frame 3 differs: the lookup must stop there, inside the live
+     * frames, before it reaches the missing page. */
+    long page = sysconf(_SC_PAGESIZE);
+    char *mem =
+        mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(mem, MAP_FAILED);
+    uintptr_t *words = (uintptr_t *)mem;
+    unsigned per_page = (unsigned)page / 8, n = 10;
+    struct fake s;
+    memset(&s, 0, sizeof s);
+    s.n = n;
+    s.key = (struct gl_memo_key){(uintptr_t)mem, n, 7};
+    s.frames[0] = FRAME0;
+    s.walk[0] = (struct gl_unwind_frame){WALKER_RA, (uintptr_t)mem - 64, 5, 0, 0};
+    s.walk[1] = (struct gl_unwind_frame){CAPTURE_RA, (uintptr_t)mem, 5, 0, 0};
+    for (unsigned f = 1; f < n; f++) {
+        unsigned w = f <= 5 ? 8 * f : per_page + 8 * f;
+        s.frames[f] = 0x9000 + f;
+        words[w] = s.frames[f];
+        s.walk[f + 1] = (struct gl_unwind_frame){s.frames[f], (uintptr_t)&words[w] + 8, 5, 0, 0};
+    }
+    s.nwalk = n + 1;
+    ck_assert(learn(memo, &s, 3));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
+    words[8 * 3] += 16;
+    ck_assert_int_eq(mprotect(mem + page, (size_t)page, PROT_NONE), 0);
+    ck_assert_uint_eq(find(memo, &s.key), 0); /* a fault here ends the test */
+    munmap(mem, 2 * (size_t)page);
+}
+END_TEST
+
 START_TEST(test_longest_stack)
 {
     struct fake s;
@@ -423,6 +460,7 @@ static Suite *stack_memo_suite(void)
     tcase_add_test(tc, test_inherited_frame_pointer);
     tcase_add_test(tc, test_stack_that_ended_early);
     tcase_add_test(tc, test_refused_learn_evicts_nothing);
+    tcase_add_test(tc, test_reads_stop_at_the_first_mismatch);
     tcase_add_test(tc, test_longest_stack);
     tcase_add_test(tc, test_eviction_keeps_what_is_used);
     tcase_add_test(tc, test_budget);
