@@ -35,7 +35,12 @@
  * Stacks that hold a signal frame are not remembered: the interrupted frame's
  * position comes from the saved context, not from a slot.  A stack that ended
  * before the frames asked for also has its last frame's frame pointer checked
- * (where the walk stopped may depend on it).
+ * (where the walk stopped may depend on it).  Not checked: the word where the
+ * next return address would lie, had the walk gone on.  Walks end where the
+ * unwind tables say a thread's first frame is (glibc's _start, clone3,
+ * __start_context), whatever the stack holds; a stack whose bottom frame has
+ * no tables and ends on a zero return address, then later holds a real one
+ * there, would be returned cut at the old bottom.
  *
  * What it reads: slots in order from the capture outwards, so each lies in a
  * frame whose callees all matched: in the live chain of the stack the capture
