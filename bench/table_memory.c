@@ -77,7 +77,9 @@ int main(int argc, char **argv)
         double t0 = now();
         for (long i = 0; i < n; i++) {
             struct gl_block_info b = {.key = 0x7f0000000000ULL + order[i] * spacings[k],
-                                      .size = 256, .seq = (uint64_t)i + 1, .stack = 1};
+                                      .size = 256,
+                                      .seq = (uint64_t)i + 1,
+                                      .stack = 1};
             double a = latency ? now() : 0;
             gl_table_insert(t, &b, NULL);
             if (latency)
@@ -88,9 +90,9 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             gl_table_remove(t, 0x7f0000000000ULL + order[i] * spacings[k], NULL);
         double t2 = now();
-        printf("%10lu %8s %14.1f %12.1f %12.1f %12.1f", spacings[k], shuffled ? "random" : "address",
-               (double)bytes / (double)n, (double)n / (double)bins, (t1 - t0) * 1e9 / (double)n,
-               (t2 - t1) * 1e9 / (double)n);
+        printf("%10lu %8s %14.1f %12.1f %12.1f %12.1f", spacings[k],
+               shuffled ? "random" : "address", (double)bytes / (double)n, (double)n / (double)bins,
+               (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n);
         if (latency) {
             qsort(lat, (size_t)n, sizeof *lat, by_value);
             printf(" %14.1f %14.1f", lat[n - 1 - n / 10000] * 1e6, lat[n - 1] * 1e6);

@@ -39,9 +39,9 @@ struct bin {
 /* Capacities grow by about 1.5: a bin fills one block at a time (the driver
  * hands out neighbouring addresses in turn), and doubling would leave a quarter
  * of the space unused on average.  A 4 KiB span holds at most 4096 keys. */
-static const uint32_t class_cap[] = {1,   2,   3,   4,   6,    8,    12,   16,   24,   32,   48,  64,
-                                     96,  128, 192, 256, 384,  512,  768,  1024, 1536, 2048, 3072,
-                                     4096};
+static const uint32_t class_cap[] = {1,   2,   3,   4,    6,    8,    12,   16,
+                                     24,  32,  48,  64,   96,   128,  192,  256,
+                                     384, 512, 768, 1024, 1536, 2048, 3072, 4096};
 #define NCLASSES ((unsigned)(sizeof class_cap / sizeof class_cap[0]))
 /* Bins up to this class come from the shard's arena; larger ones (thousands of
  * handles or of byte-sized pool sub-allocations in one span) are mapped alone. */
@@ -166,7 +166,7 @@ static struct bin *bin_alloc(struct arena *a, uint32_t cls)
         a->used_bytes += bytes;
     } else {
         if ((size_t)(a->end - a->cur) < bytes) {
-            size_t size = a->bytes < ARENA_CHUNK_MIN ? ARENA_CHUNK_MIN
+            size_t size = a->bytes < ARENA_CHUNK_MIN   ? ARENA_CHUNK_MIN
                           : a->bytes > ARENA_CHUNK_MAX ? ARENA_CHUNK_MAX
                                                        : a->bytes;
             if (!add_chunk(a, size < CHUNK_HEADER + bytes ? CHUNK_HEADER + bytes : size))

@@ -18,9 +18,9 @@ static int walk_n;
 static uint64_t walk_backtrace_ns;
 
 static const char *const phase_names[GL_PROF_NPHASES] = {
-    "allocation callback", "  stack capture",   "    libunwind walk", "    Python frames",
-    "    stack memo lookup", "    stack memo walk", "  table insert",  "free at entry",
-    "free at exit",
+    "allocation callback", "  stack capture",       "    libunwind walk",
+    "    Python frames",   "    stack memo lookup", "    stack memo walk",
+    "  table insert",      "free at entry",         "free at exit",
 };
 
 void gl_prof_init(void)

@@ -57,8 +57,9 @@ void *gl_slab_get(struct gl_slab *s)
         return obj;
     }
     if (s->cur + s->obj_size > s->end) {
-        size_t chunk =
-            s->obj_size > SLAB_CHUNK / 4 ? gl_tool_page_round(s->obj_size * 4 + CHUNK_HEADER) : SLAB_CHUNK;
+        size_t chunk = s->obj_size > SLAB_CHUNK / 4
+                           ? gl_tool_page_round(s->obj_size * 4 + CHUNK_HEADER)
+                           : SLAB_CHUNK;
         char *c = gl_tool_map(chunk); /* fresh mmap pages are zero */
         if (!c)
             return NULL;

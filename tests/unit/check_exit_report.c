@@ -374,8 +374,9 @@ START_TEST(test_verbose_lines)
     ck_assert_msg(t != NULL, "%s", got);
     char bytes[32];
     double per;
-    ck_assert_int_eq(sscanf(t, "gpuleak: block table %31s bytes for 1 live blocks in 1 bins (%lf "
-                               "bytes per block); stack depot ",
+    ck_assert_int_eq(sscanf(t,
+                            "gpuleak: block table %31s bytes for 1 live blocks in 1 bins (%lf "
+                            "bytes per block); stack depot ",
                             bytes, &per),
                      2);
     ck_assert(per > 0);
