@@ -13,7 +13,7 @@
 struct gl_memo_entry {
     uint32_t id;
     uint16_t n;   /* frames, frames[0] included */
-    uint16_t nfp; /* frame pointer checks */
+    uint16_t nfp; /* frame pointer checks, in frame order */
     uint8_t referenced;
     uintptr_t frame0;              /* frames[0]: inside the capturing function */
     uint16_t word[GL_MEMO_FRAMES]; /* frames[i] lies at sp + 8 * word[i], i >= 1 */
@@ -22,6 +22,10 @@ struct gl_memo_entry {
      * the words realigned frames find their callers by. */
     uint16_t fp_word[GL_MEMO_FRAMES];
     uintptr_t fp[GL_MEMO_FRAMES];
+    /* How many of those belong to frames 1..i: compared right after frame i's
+     * return address, before the next, which a frame of variable size finds
+     * by them. */
+    uint8_t fp_upto[GL_MEMO_FRAMES];
 };
 
 /* What a lookup compares first, apart from the entries (16 bytes: four to a
@@ -101,19 +105,21 @@ static inline bool slot_holds(uintptr_t sp, uint16_t word, uintptr_t ret)
     return *(const uintptr_t *)(sp + (uintptr_t)word * 8) == ret;
 }
 
-/* In order from the capture outwards: each slot read lies in a frame whose
- * callees all matched, so in the live chain of the stack the capture runs on
- * (a slot further out, compared first, could lie past the end of another
- * stack at the same address: a coroutine's).  Then the frame pointers, which
- * lie inside the matched frames. */
+/* In order from the capture outwards, each frame's return address and then
+ * the frame pointers it is found by: each word read lies in frames that all
+ * matched, in the live chain of the stack the capture runs on (a word further
+ * out, compared first, could lie past the end of another stack at the same
+ * address: a coroutine's). */
 static bool matches(const struct gl_memo_entry *e, uintptr_t sp)
 {
-    for (unsigned i = 1; i < e->n; i++)
+    unsigned j = 0;
+    for (unsigned i = 1; i < e->n; i++) {
         if (!slot_holds(sp, e->word[i], e->ret[i]))
             return false;
-    for (unsigned i = 0; i < e->nfp; i++)
-        if (!slot_holds(sp, e->fp_word[i], e->fp[i]))
-            return false;
+        for (; j < e->fp_upto[i]; j++)
+            if (!slot_holds(sp, e->fp_word[j], e->fp[j]))
+                return false;
+    }
     return true;
 }
 
@@ -241,12 +247,14 @@ static bool describe(struct gl_memo_entry *e, const struct gl_memo_key *key,
             return false;
         e->word[f] = (uint16_t)word;
         e->ret[f] = w->ip;
+        e->fp_upto[f] = (uint8_t)e->nfp; /* raised below with this frame's checks */
         if (f == n - 1) {
             /* The last frame of a stack that ended before the frames asked
              * for: where the walk stopped may depend on its frame pointer
              * (code without unwind tables, found by the frame pointer chain). */
             if (n < key->want && !(w->fp_at && add_check(e, key->sp, w->fp_at)))
                 return false;
+            e->fp_upto[f] = (uint8_t)e->nfp;
             break;
         }
         /* Its frame pointer, if it points into the stack: the frame may find
@@ -257,6 +265,7 @@ static bool describe(struct gl_memo_entry *e, const struct gl_memo_key *key,
             continue;
         if (!w->fp_at || !add_check(e, key->sp, w->fp_at) || *(const uintptr_t *)w->fp_at != w->fp)
             return false; /* saved where it cannot be checked */
+        e->fp_upto[f] = (uint8_t)e->nfp;
         /* GCC's realigned frames (DRAP) keep their caller's stack pointer in
          * the word below the frame pointer, and find the caller by it.  A
          * frame whose rbp is its caller's (no frame pointer of its own) has a
@@ -265,6 +274,7 @@ static bool describe(struct gl_memo_entry *e, const struct gl_memo_key *key,
         if (caller_sp != w->fp + 16 && w->sp + 8 <= w->fp && w->fp - 8 < caller_sp &&
             *(const uintptr_t *)(w->fp - 8) == caller_sp && !add_check(e, key->sp, w->fp - 8))
             return false;
+        e->fp_upto[f] = (uint8_t)e->nfp;
     }
     e->frame0 = frames[0];
     e->n = (uint16_t)n;

@@ -42,8 +42,9 @@
  * no tables and ends on a zero return address, then later holds a real one
  * there, would be returned cut at the old bottom.
  *
- * What it reads: slots in order from the capture outwards, so each lies in a
- * frame whose callees all matched: in the live chain of the stack the capture
+ * What it reads: slots in order from the capture outwards, each frame's
+ * return address and then the frame pointers it is found by, so each lies in
+ * a frame whose callees all matched: in the live chain of the stack the capture
  * runs on, even where a coroutine's stack now lies at the address another
  * one's did (a review built that case: comparing the program's frames first
  * read past the end of the new stack).

@@ -360,6 +360,45 @@ START_TEST(test_reads_stop_at_the_first_mismatch)
 }
 END_TEST
 
+START_TEST(test_frame_pointer_compared_before_the_next_frame)
+{
+    /* Frame 3 finds its caller by its frame pointer; frames 4.. lie in the
+     * next page.  Its frame pointer changed (the frame has another size now)
+     * and the next page went away: the lookup must stop at the frame pointer,
+     * before it reads frame 4's slot where the old size put it. */
+    long page = sysconf(_SC_PAGESIZE);
+    char *mem =
+        mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(mem, MAP_FAILED);
+    uintptr_t *words = (uintptr_t *)mem;
+    unsigned per_page = (unsigned)page / 8, n = 8;
+    struct fake s;
+    memset(&s, 0, sizeof s);
+    s.n = n;
+    s.key = (struct gl_memo_key){(uintptr_t)mem, n, 7};
+    s.frames[0] = FRAME0;
+    s.walk[0] = (struct gl_unwind_frame){WALKER_RA, (uintptr_t)mem - 64, 5, 0, 0};
+    s.walk[1] = (struct gl_unwind_frame){CAPTURE_RA, (uintptr_t)mem, 5, 0, 0};
+    for (unsigned f = 1; f < n; f++) {
+        unsigned w = f <= 3 ? 8 * f : per_page + 8 * f;
+        s.frames[f] = 0x9000 + f;
+        words[w] = s.frames[f];
+        s.walk[f + 1] = (struct gl_unwind_frame){s.frames[f], (uintptr_t)&words[w] + 8, 5, 0, 0};
+    }
+    s.nwalk = n + 1;
+    struct gl_unwind_frame *w3 = &s.walk[4];
+    w3->fp = s.walk[5].sp - 16;       /* the usual frame: 16 below its caller's stack pointer */
+    w3->fp_at = (uintptr_t)&words[2]; /* saved by a frame it called, in the first page */
+    words[2] = w3->fp;
+    ck_assert(learn(memo, &s, 3));
+    ck_assert_uint_ne(find(memo, &s.key), 0);
+    words[2] -= 64;
+    ck_assert_int_eq(mprotect(mem + page, (size_t)page, PROT_NONE), 0);
+    ck_assert_uint_eq(find(memo, &s.key), 0); /* a fault here ends the test */
+    munmap(mem, 2 * (size_t)page);
+}
+END_TEST
+
 START_TEST(test_longest_stack)
 {
     struct fake s;
@@ -461,6 +500,7 @@ static Suite *stack_memo_suite(void)
     tcase_add_test(tc, test_stack_that_ended_early);
     tcase_add_test(tc, test_refused_learn_evicts_nothing);
     tcase_add_test(tc, test_reads_stop_at_the_first_mismatch);
+    tcase_add_test(tc, test_frame_pointer_compared_before_the_next_frame);
     tcase_add_test(tc, test_longest_stack);
     tcase_add_test(tc, test_eviction_keeps_what_is_used);
     tcase_add_test(tc, test_budget);
