@@ -22,8 +22,11 @@ enum gl_owner gl_owner_of_path(const char *path)
     const char *b = base_name(path ? path : "");
     static const char *const tool[] = {"libgpuleak.", "libdw.so",     "libdw-",    "libelf.so",
                                        "libelf-",     "libunwind.so", "libunwind-"};
-    static const char *const cuda[] = {"libcuda.so", "libcudart.so",       "libcupti.so",
-                                       "libnvidia-", "libcudadebugger.so", "libnvperf_"};
+    /* libcudart-<hash>.so: the CUDA runtime as pip wheels vendor it (PyTorch's
+     * cu11x builds), which modules.h already calls the runtime. */
+    static const char *const cuda[] = {"libcuda.so",  "libcudart.so", "libcudart-",
+                                       "libcupti.so", "libnvidia-",   "libcudadebugger.so",
+                                       "libnvperf_"};
     static const char *const lib[] = {
         "libcublas",   "libcudnn", "libnccl",      "libcufft",    "libcurand",     "libcusparse",
         "libcusolver", "libnvrtc", "libnvJitLink", "libcutensor", "libnvToolsExt", "libnvtx",

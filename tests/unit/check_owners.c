@@ -28,6 +28,9 @@ START_TEST(test_owner_of_path)
     ck_assert_int_eq(gl_owner_of_path("/usr/lib/libcuda.so.580.1"), GL_OWNER_CUDA);
     ck_assert_int_eq(gl_owner_of_path("/x/nvidia/cu13/lib/libcudart.so.13"), GL_OWNER_CUDA);
     ck_assert_int_eq(gl_owner_of_path("libcupti.so.13"), GL_OWNER_CUDA);
+    /* Vendored by a wheel, with a hash in its name. */
+    ck_assert_int_eq(gl_owner_of_path("/site-packages/torch/lib/libcudart-e409450e.so.11.0"),
+                     GL_OWNER_CUDA);
     ck_assert_int_eq(gl_owner_of_path("/opt/lib/libcublasLt.so.13"), GL_OWNER_LIB);
     ck_assert_int_eq(gl_owner_of_path("/opt/lib/libcudnn_graph.so.9"), GL_OWNER_LIB);
     ck_assert_int_eq(gl_owner_of_path("/usr/lib/gpuleak/libgpuleak.so"), GL_OWNER_TOOL);
