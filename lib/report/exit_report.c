@@ -94,16 +94,18 @@ static bool exit_machinery(const char *path)
  * when main returned).  The registers the program had are scanned still. */
 static void exit_scan_start(struct gl_caller_context *cc)
 {
-    uintptr_t ips[64], sps[64];
-    int n = gl_unwind_walk(ips, sps, 64);
+    /* Deeper exit machinery than this is not met; were it, no frame below
+     * would be found and the whole stack scanned, the safe side. */
+    struct gl_unwind_frame f[64];
+    int n = gl_unwind_walk_frames(f, 64);
     for (int i = 0; i < n; i++) {
         Dl_info info;
-        if (!dladdr((void *)(ips[i] - 1), &info) || !info.dli_fname)
+        if (!dladdr((void *)(f[i].ip - 1), &info) || !info.dli_fname)
             return; /* unknown code: keep the whole stack */
         if (exit_machinery(info.dli_fname))
             continue;
-        if (sps[i] > cc->frame)
-            cc->frame = sps[i];
+        if (f[i].sp > cc->frame)
+            cc->frame = f[i].sp;
         return;
     }
 }

@@ -113,19 +113,6 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *ips, struct gl_
     return n;
 }
 
-int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max)
-{
-    struct gl_unwind_frame f[64];
-    if (max > 64)
-        max = 64;
-    int n = walk(NULL, f, NULL, max);
-    for (int i = 0; i < n; i++) {
-        ips[i] = f[i].ip;
-        sps[i] = f[i].sp;
-    }
-    return n;
-}
-
 int gl_unwind_walk_frames(struct gl_unwind_frame *frames, int max)
 {
     return walk(NULL, frames, NULL, max);

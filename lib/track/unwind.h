@@ -20,21 +20,18 @@ bool gl_unwind_loaded(void);
 /* Return addresses of the calling stack, innermost first (unw_backtrace). */
 int gl_unwind_backtrace(uintptr_t *frames, int max);
 
-/* The calling stack frame by frame (unw_step): each caller's ip (a return
- * address) and its stack pointer in that frame.  Returns the number of frames. */
-int gl_unwind_walk(uintptr_t *ips, uintptr_t *sps, int max);
-
-/* One frame of a walk, for the stack memo (stack_memo.h): its ip (a return
- * address), the stack pointer it had at the call, its frame pointer register
- * (rbp, which a frame of variable size finds its return address by) and where
- * that value lies in memory, saved by a frame it called (0: in no memory the
- * walk knows of); signal: the frame is a signal trampoline (the frame after
- * it was interrupted, not called). */
+/* One frame of a walk (for the stack memo, stack_memo.h, and the exit
+ * report's stack scan): its ip (a return address), the stack pointer it had at
+ * the call, its frame pointer register (rbp, which a frame of variable size
+ * finds its return address by) and where that value lies in memory, saved by a
+ * frame it called (0: in no memory the walk knows of); signal: the frame is a
+ * signal trampoline (the frame after it was interrupted, not called). */
 struct gl_unwind_frame {
     uintptr_t ip, sp, fp, fp_at;
     int signal;
 };
-/* The calling stack frame by frame, as gl_unwind_walk; returns the number of frames. */
+/* The calling stack frame by frame (unw_step), innermost caller first; returns
+ * the number of frames (at most max). */
 int gl_unwind_walk_frames(struct gl_unwind_frame *frames, int max);
 
 /* Profiling aid: walk the stack frame by frame with unw_step, timing each step;
