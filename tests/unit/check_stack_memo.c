@@ -325,32 +325,42 @@ START_TEST(test_refused_learn_evicts_nothing)
 }
 END_TEST
 
-START_TEST(test_reads_stop_at_the_first_mismatch)
+/* A stack of n frames over two pages mapped here: frames 1..in_first in the
+ * first page, the rest in the second (the page a test then takes away, as a
+ * coroutine's stack is unmapped and a smaller one sits where the capture's
+ * frame was).  Returns the mapping, 2 pages long. */
+static char *two_page_stack(struct fake *s, unsigned n, unsigned in_first, long page)
 {
-    /* Frames 1..5 in one page, 6.. in the next; the next page goes away (a
-     * coroutine's stack unmapped, a smaller one where the capture's frame
-     * was) and frame 3 differs: the lookup must stop there, inside the live
-     * frames, before it reaches the missing page. */
-    long page = sysconf(_SC_PAGESIZE);
     char *mem =
         mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(mem, MAP_FAILED);
     uintptr_t *words = (uintptr_t *)mem;
-    unsigned per_page = (unsigned)page / 8, n = 10;
-    struct fake s;
-    memset(&s, 0, sizeof s);
-    s.n = n;
-    s.key = (struct gl_memo_key){(uintptr_t)mem, n, 7};
-    s.frames[0] = FRAME0;
-    s.walk[0] = (struct gl_unwind_frame){WALKER_RA, (uintptr_t)mem - 64, 5, 0, 0};
-    s.walk[1] = (struct gl_unwind_frame){CAPTURE_RA, (uintptr_t)mem, 5, 0, 0};
+    unsigned per_page = (unsigned)page / 8;
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->key = (struct gl_memo_key){(uintptr_t)mem, n, 7};
+    s->frames[0] = FRAME0;
+    s->walk[0] = (struct gl_unwind_frame){WALKER_RA, (uintptr_t)mem - 64, 5, 0, 0};
+    s->walk[1] = (struct gl_unwind_frame){CAPTURE_RA, (uintptr_t)mem, 5, 0, 0};
     for (unsigned f = 1; f < n; f++) {
-        unsigned w = f <= 5 ? 8 * f : per_page + 8 * f;
-        s.frames[f] = 0x9000 + f;
-        words[w] = s.frames[f];
-        s.walk[f + 1] = (struct gl_unwind_frame){s.frames[f], (uintptr_t)&words[w] + 8, 5, 0, 0};
+        unsigned w = f <= in_first ? 8 * f : per_page + 8 * f;
+        s->frames[f] = 0x9000 + f;
+        words[w] = s->frames[f];
+        s->walk[f + 1] = (struct gl_unwind_frame){s->frames[f], (uintptr_t)&words[w] + 8, 5, 0, 0};
     }
-    s.nwalk = n + 1;
+    s->nwalk = n + 1;
+    return mem;
+}
+
+START_TEST(test_reads_stop_at_the_first_mismatch)
+{
+    /* Frames 1..5 in one page, 6.. in the next; the next page goes away and
+     * frame 3 differs: the lookup must stop there, inside the live frames,
+     * before it reaches the missing page. */
+    long page = sysconf(_SC_PAGESIZE);
+    struct fake s;
+    char *mem = two_page_stack(&s, 10, 5, page);
+    uintptr_t *words = (uintptr_t *)mem;
     ck_assert(learn(memo, &s, 3));
     ck_assert_uint_ne(find(memo, &s.key), 0);
     words[8 * 3] += 16;
@@ -367,25 +377,9 @@ START_TEST(test_frame_pointer_compared_before_the_next_frame)
      * and the next page went away: the lookup must stop at the frame pointer,
      * before it reads frame 4's slot where the old size put it. */
     long page = sysconf(_SC_PAGESIZE);
-    char *mem =
-        mmap(NULL, 2 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(mem, MAP_FAILED);
-    uintptr_t *words = (uintptr_t *)mem;
-    unsigned per_page = (unsigned)page / 8, n = 8;
     struct fake s;
-    memset(&s, 0, sizeof s);
-    s.n = n;
-    s.key = (struct gl_memo_key){(uintptr_t)mem, n, 7};
-    s.frames[0] = FRAME0;
-    s.walk[0] = (struct gl_unwind_frame){WALKER_RA, (uintptr_t)mem - 64, 5, 0, 0};
-    s.walk[1] = (struct gl_unwind_frame){CAPTURE_RA, (uintptr_t)mem, 5, 0, 0};
-    for (unsigned f = 1; f < n; f++) {
-        unsigned w = f <= 3 ? 8 * f : per_page + 8 * f;
-        s.frames[f] = 0x9000 + f;
-        words[w] = s.frames[f];
-        s.walk[f + 1] = (struct gl_unwind_frame){s.frames[f], (uintptr_t)&words[w] + 8, 5, 0, 0};
-    }
-    s.nwalk = n + 1;
+    char *mem = two_page_stack(&s, 8, 3, page);
+    uintptr_t *words = (uintptr_t *)mem;
     struct gl_unwind_frame *w3 = &s.walk[4];
     w3->fp = s.walk[5].sp - 16;       /* the usual frame: 16 below its caller's stack pointer */
     w3->fp_at = (uintptr_t)&words[2]; /* saved by a frame it called, in the first page */
