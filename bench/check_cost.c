@@ -12,12 +12,12 @@
 #include <unistd.h>
 
 #include "gpuleak.h"
-#include "analyze/checkpoints.h"
+#include "check/checkpoints.h"
 #include "client_api.h"
-#include "report/leak_run.h"
+#include "check/leak_run.h"
 #include "runtime.h"
-#include "track/api.h"
-#include "track/stack_depot.h"
+#include "event/api.h"
+#include "stack/stack_depot.h"
 #include "track/tracker.h"
 
 #define STACKS 1000

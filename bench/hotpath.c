@@ -22,11 +22,11 @@
 #include <cupti.h>
 
 #include "runtime.h"
-#include "track/callback.h"
-#include "track/stack_capture.h"
-#include "track/stack_memo.h"
+#include "observe/cupti.h"
+#include "stack/stack_capture.h"
+#include "stack/stack_memo.h"
 #include "track/tracker.h"
-#include "track/unwind.h"
+#include "stack/unwind.h"
 
 static long pairs = 1000000;
 static long n_addresses = 1024;

@@ -1,4 +1,4 @@
-/* How fast the reachability scan reads memory (analyze/reach.h), on any
+/* How fast the reachability scan reads memory (check/reach.h), on any
  * machine: a root region of GIB gigabytes (default 1) filled like a program's
  * heap (zeros, small integers, doubles, and pointers into a million 64-byte
  * chunks that are objects of the scan), and 100,000 device blocks, of which
@@ -11,7 +11,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "analyze/reach.h"
+#include "check/reach.h"
 
 static double now(void)
 {

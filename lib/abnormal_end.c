@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include "heap/heap.h"
-#include "report/exit_report.h"
+#include "exit_report.h"
 #include "runtime.h"
-#include "track/python_frames.h"
-#include "track/read_guard.h"
-#include "track/stack_capture.h"
-#include "track/thread_state.h"
+#include "python/py_frames.h"
+#include "base/read_guard.h"
+#include "stack/stack_capture.h"
+#include "base/thread.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
 

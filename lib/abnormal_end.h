@@ -26,7 +26,7 @@
  * SIGKILL and SIGSTOP cannot be caught: the launcher, which sees the program
  * die, says no report could be written.
  *
- * A SIGSEGV or SIGBUS inside a guarded read (track/read_guard.h: the Python
+ * A SIGSEGV or SIGBUS inside a guarded read (base/read_guard.h: the Python
  * frame walker) is not the program's: the handler returns it to the guard.
  * Where the program has a handler of its own for them and Python frames are
  * read, a guard handler goes in front of the program's. */

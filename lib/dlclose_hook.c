@@ -1,9 +1,9 @@
 /* dlclose, interposed: a shared object the program unloads is remembered
- * (report/unloaded_objects.h), so that the stacks of the blocks it allocated
+ * (symbol/unloaded_objects.h), so that the stacks of the blocks it allocated
  * still name its functions and lines in the exit report. */
 #include <dlfcn.h>
 
-#include "report/unloaded_objects.h"
+#include "symbol/unloaded_objects.h"
 #include "runtime.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))

@@ -1,6 +1,6 @@
 #include "runtime.h"
 
-#include "analyze/growth.h"
+#include "check/growth.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,11 +15,11 @@
 #include "common/file.h"
 #include "common/logfile.h"
 #include "common/out.h"
-#include "track/api_errors.h"
-#include "track/callback.h"
-#include "track/mem_stats.h"
+#include "track/errors.h"
+#include "observe/cupti.h"
+#include "track/stats.h"
 #include "track/quarantine.h"
-#include "track/stack_capture.h"
+#include "stack/stack_capture.h"
 #include "track/tracker.h"
 
 struct gl_runtime gl_rt;

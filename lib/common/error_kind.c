@@ -1,4 +1,4 @@
-#include "error_kind.h"
+#include "common/error_kind.h"
 
 #include <string.h>
 

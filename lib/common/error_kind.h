@@ -1,4 +1,4 @@
-/* Kinds of error (track/api_errors.h): API misuse, and growth (analyze/growth.h).  Their names are the
+/* Kinds of error (track/errors.h): API misuse, and growth (check/growth.h).  Their names are the
  * suppression kinds (gpuleak:InvalidFree) and the XML <kind>s, so the
  * suppression parser, shared with the launcher, knows them from here. */
 #ifndef GPULEAK_ERROR_KIND_H

@@ -1,4 +1,4 @@
-#include "leak_kind.h"
+#include "common/leak_kind.h"
 
 #include <string.h>
 

@@ -1,12 +1,12 @@
-#include "options.h"
+#include "common/options.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "logfile.h"
-#include "out.h"
+#include "common/logfile.h"
+#include "common/out.h"
 
 enum gl_opt_type {
     GL_OPT_ENUM,
@@ -31,7 +31,7 @@ struct opt_desc {
 static const struct opt_desc table[] = {
 #define GL_OPTION(field, lname, sc, type, def, values, help)                                       \
     {lname, sc, type, def, values, help, offsetof(struct gl_options, field)},
-#include "options.def"
+#include "common/options.def"
 #undef GL_OPTION
 };
 #define NOPTS (sizeof table / sizeof table[0])

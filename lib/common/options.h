@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "env.h"
-#include "leak_kind.h"
+#include "common/env.h"
+#include "common/leak_kind.h"
 
 #define GL_PATH_MAX 4096
 /* --suppressions files, NUL-separated: room for dozens of paths. */

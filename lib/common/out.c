@@ -1,4 +1,4 @@
-#include "out.h"
+#include "common/out.h"
 
 #include <errno.h>
 #include <stdio.h>

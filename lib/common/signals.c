@@ -1,4 +1,4 @@
-#include "signals.h"
+#include "common/signals.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -1,13 +1,13 @@
-#include "suppressions.h"
+#include "common/suppressions.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "file.h"
-#include "error_kind.h"
-#include "leak_kind.h"
+#include "common/file.h"
+#include "common/error_kind.h"
+#include "common/leak_kind.h"
 
 void gl_supp_set_init(struct gl_supp_set *s) { memset(s, 0, sizeof *s); }
 

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "frame.h"
+#include "common/frame.h"
 
 #define GL_SUPP_TOOL "gpuleak"
 #define GL_SUPP_MAX_FRAMES 24

@@ -1,10 +1,10 @@
-#include "anon_maps.h"
+#include "heap/anon_maps.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-#include "track/spinlock.h"
-#include "track/tool_alloc.h"
+#include "base/spin.h"
+#include "base/tool_mem.h"
 
 struct interval {
     uint64_t start, end;

@@ -1,4 +1,4 @@
-#include "callers.h"
+#include "heap/callers.h"
 
 #include <stdatomic.h>
 #include <stddef.h>

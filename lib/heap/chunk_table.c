@@ -1,10 +1,10 @@
-#include "chunk_table.h"
+#include "heap/chunk_table.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-#include "track/spinlock.h"
-#include "track/tool_alloc.h"
+#include "base/spin.h"
+#include "base/tool_mem.h"
 
 #define SHARD_BITS 8
 #define NSHARDS (1u << SHARD_BITS)

@@ -1,9 +1,9 @@
-#include "heap.h"
+#include "heap/heap.h"
 
-#include "anon_maps.h"
-#include "callers.h"
-#include "chunk_table.h"
-#include "heap_state.h"
+#include "heap/anon_maps.h"
+#include "heap/callers.h"
+#include "heap/chunk_table.h"
+#include "heap/heap_state.h"
 
 _Atomic bool gl_heap_seen;
 

@@ -4,7 +4,7 @@
  * operator new, mmap and its family) and records every live chunk and every
  * anonymous writable mapping the program makes, each with the return address of
  * the code that asked for it (interned, callers.h).  The leak check uses them
- * to tell which device blocks the program can still reach (analyze/reach.h):
+ * to tell which device blocks the program can still reach (check/reach.h):
  * only chunks made by the program and the libraries it uses are followed,
  * never those made by the CUDA driver, runtime or CUPTI, which keep their own
  * copies of every device pointer.
@@ -42,7 +42,7 @@ size_t gl_heap_mapping_count(void);
 /* Copy live chunks, then live mappings, into out (at most cap); returns how
  * many there are, which may exceed cap (the rest are left out).  With
  * world_stopped, shards whose lock another (stopped) thread holds are read
- * as they are instead of waited for: see analyze/world.h. */
+ * as they are instead of waited for: see check/world.h. */
 size_t gl_heap_snapshot(struct gl_heap_object *out, size_t cap, bool world_stopped);
 
 /* Bytes of tool memory the tables use. */

@@ -24,10 +24,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "anon_maps.h"
-#include "callers.h"
-#include "chunk_table.h"
-#include "heap_state.h"
+#include "heap/anon_maps.h"
+#include "heap/callers.h"
+#include "heap/chunk_table.h"
+#include "heap/heap_state.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -1,17 +1,17 @@
-#include "error_sink.h"
+#include "report/error_sink.h"
 
 #include <pthread.h>
 #include <unistd.h>
 
 #include "common/suppressions.h"
 #include "exit_report.h"
-#include "leak_run.h"
-#include "report_errors.h"
-#include "run_suppressions.h"
+#include "check/leak_run.h"
+#include "report/report_errors.h"
+#include "check/run_suppressions.h"
 #include "runtime.h"
-#include "track/api_errors.h"
-#include "track/device_memory.h"
-#include "track/stack_capture.h"
+#include "track/errors.h"
+#include "check/device_memory.h"
+#include "stack/stack_capture.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gl_symbolizer *sym;

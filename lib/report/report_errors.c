@@ -1,16 +1,16 @@
-#include "report_errors.h"
+#include "report/report_errors.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/framework_view.h"
-#include "report_text.h"
-#include "track/api.h"
-#include "track/mem_stats.h"
-#include "track/stack_depot.h"
-#include "track/tool_alloc.h"
+#include "check/framework_view.h"
+#include "report/report_text.h"
+#include "event/api.h"
+#include "track/stats.h"
+#include "stack/stack_depot.h"
+#include "base/tool_mem.h"
 #include "track/tracker.h"
 
 #define C(buf, v) gl_fmt_u64_commas(buf, v)

@@ -14,15 +14,15 @@
  *      at 0x...: cudaMalloc (...)
  *
  * Formatting is pure: stacks come through the stack_frames service; the OOM
- * report also reads the usage counters (track/mem_stats.h, the depot's sites),
+ * report also reads the usage counters (track/stats.h, the depot's sites),
  * which are plain memory. */
 #ifndef GPULEAK_REPORT_ERRORS_H
 #define GPULEAK_REPORT_ERRORS_H
 
 #include "common/out.h"
-#include "symbolize.h"
-#include "track/api_errors.h"
-#include "track/stack_depot.h"
+#include "symbol/symbolize.h"
+#include "track/errors.h"
+#include "stack/stack_depot.h"
 
 struct gl_error_services {
     unsigned num_callers;

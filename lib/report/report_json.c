@@ -1,4 +1,4 @@
-#include "report_json.h"
+#include "report/report_json.h"
 
 #include "common/signals.h"
 
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "track/api.h"
-#include "track/event.h"
+#include "event/api.h"
+#include "event/event.h"
 
 /* A JSON string, or null. */
 static void str(struct gl_out *o, const char *s)

@@ -4,7 +4,7 @@
 #ifndef GPULEAK_REPORT_JSON_H
 #define GPULEAK_REPORT_JSON_H
 
-#include "report_text.h"
+#include "report/report_text.h"
 
 #define GL_JSON_FORMAT_VERSION 1
 

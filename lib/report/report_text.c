@@ -1,4 +1,4 @@
-#include "report_text.h"
+#include "report/report_text.h"
 
 #include <inttypes.h>
 #include <signal.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "common/signals.h"
-#include "track/api.h"
-#include "track/event.h"
+#include "event/api.h"
+#include "event/event.h"
 
 static void add_api_errors(const struct gl_report_input *in, struct gl_error_counts *out);
 

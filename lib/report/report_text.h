@@ -8,18 +8,18 @@
 
 #include <stdint.h>
 
-#include "analyze/framework_view.h"
-#include "analyze/checkpoints.h"
-#include "analyze/leak_check.h"
-#include "analyze/reachability.h"
+#include "check/framework_view.h"
+#include "check/checkpoints.h"
+#include "check/leak_check.h"
+#include "check/reachability.h"
 #include "common/options.h"
 #include "common/suppressions.h"
 #include "common/out.h"
-#include "symbolize.h"
-#include "report_errors.h"
-#include "track/api_errors.h"
-#include "track/mem_stats.h"
-#include "track/stack_depot.h"
+#include "symbol/symbolize.h"
+#include "report/report_errors.h"
+#include "track/errors.h"
+#include "track/stats.h"
+#include "stack/stack_depot.h"
 #include "track/tracker.h"
 
 /* Which records a leak check prints (gpuleak.h's check modes). */

@@ -1,4 +1,4 @@
-#include "report_xml.h"
+#include "report/report_xml.h"
 
 #include "common/signals.h"
 
@@ -10,8 +10,8 @@
 
 #include "common/error_kind.h"
 #include "common/suppressions.h"
-#include "report_text.h"
-#include "track/api.h"
+#include "report/report_text.h"
+#include "event/api.h"
 
 const char *gl_xml_leak_kind(enum gl_leak_kind k)
 {

@@ -15,7 +15,7 @@
 #ifndef GPULEAK_REPORT_XML_H
 #define GPULEAK_REPORT_XML_H
 
-#include "report_text.h"
+#include "report/report_text.h"
 
 /* Write the whole document to o (its line prefix is not used). */
 void gl_report_xml(struct gl_out *o, const struct gl_report_input *in);

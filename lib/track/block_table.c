@@ -1,10 +1,10 @@
-#include "block_table.h"
+#include "track/block_table.h"
 
 #include <string.h>
 
-#include "event.h"
-#include "spinlock.h"
-#include "tool_alloc.h"
+#include "event/event.h"
+#include "base/spin.h"
+#include "base/tool_mem.h"
 
 /* ---- bins ---- */
 
@@ -27,7 +27,7 @@ static inline int span_cmp(const void *a, const void *b)
     return span_of(x) != span_of(y);
 }
 #define HASH_KEYCMP(a, b, n) span_cmp((a), (b))
-#include "gl_uthash.h"
+#include "base/gl_uthash.h"
 
 struct bin {
     UT_hash_handle hh; /* hh.key = &blocks[0].key */

@@ -1,13 +1,13 @@
-#include "graphs.h"
+#include "track/graphs.h"
 
 #include <stdatomic.h>
 #include <string.h>
 
-#include "api.h"
-#include "gl_uthash.h"
-#include "spinlock.h"
-#include "tool_alloc.h"
-#include "tracker.h"
+#include "event/api.h"
+#include "base/gl_uthash.h"
+#include "base/spin.h"
+#include "base/tool_mem.h"
+#include "track/tracker.h"
 
 struct node {
     uint64_t va, size;

@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "event.h"
+#include "event/event.h"
 
 /* Whether any stream is being captured now (cheap; false almost always). */
 bool gl_graphs_capturing(void);

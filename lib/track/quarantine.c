@@ -1,11 +1,11 @@
-#include "quarantine.h"
+#include "track/quarantine.h"
 
 #include <string.h>
 
-#include "event.h"
-#include "ranges.h"
-#include "spinlock.h"
-#include "tool_alloc.h"
+#include "event/event.h"
+#include "base/ranges.h"
+#include "base/spin.h"
+#include "base/tool_mem.h"
 
 struct slot {
     struct gl_freed_block f;

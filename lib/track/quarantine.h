@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "block_table.h"
+#include "track/block_table.h"
 
 struct gl_freed_block {
     struct gl_block_info block; /* as it was when freed (block.stack: where allocated) */

@@ -1,16 +1,16 @@
-#include "tracker.h"
+#include "track/tracker.h"
 
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
-#include "api_errors.h"
-#include "atomic_max.h"
-#include "graphs.h"
-#include "mem_stats.h"
-#include "quarantine.h"
-#include "thread_state.h"
-#include "tool_alloc.h"
+#include "track/errors.h"
+#include "base/atomic.h"
+#include "track/graphs.h"
+#include "track/stats.h"
+#include "track/quarantine.h"
+#include "base/thread.h"
+#include "base/tool_mem.h"
 
 gl_event_sink_fn gl_event_sink;
 

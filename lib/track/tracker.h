@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "block_table.h"
-#include "event.h"
+#include "track/block_table.h"
+#include "event/event.h"
 
 void gl_tracker_init(void);
 void gl_tracker_reset(void); /* tests: drop all state */

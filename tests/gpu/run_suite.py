@@ -1219,7 +1219,7 @@ def expect_stress(run, threads, pairs):
           f"summary {r.summary}")
     check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
     check(r.errors == (2, 2), f"ERROR SUMMARY {r.errors}")
-    # -v: the stack memo (lib/track/stack_memo.h) found most stacks without
+    # -v: the stack memo (lib/stack/stack_memo.h) found most stacks without
     # unwinding, while the records above came out exact.
     m = re.search(r"stack memo: ([\d,]+) captures found without unwinding, ([\d,]+) walked "
                   r"to be remembered \(([\d,]+) refused\)", run.err)

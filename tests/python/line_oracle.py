@@ -1,5 +1,5 @@
 """Write the answers of the running interpreter's PyCode_Addr2Line, for
-lib/report/python_lines.c to be checked against (tests/python_lines.test).
+lib/python/py_lines.c to be checked against (tests/python_lines.test).
 
     python line_oracle.py OUT
 

@@ -1,4 +1,4 @@
-/* lib/track/api_errors.h and what it stands on: the range index (ranges.h),
+/* lib/track/errors.h and what it stands on: the range index (ranges.h),
  * the quarantine of freed blocks (quarantine.h), the errors the tracker finds
  * through the event seam (invalid, double and mismatched frees, copies and
  * sets out of range, allocations that failed), and the usage statistics
@@ -12,14 +12,14 @@
 
 #include "common/error_kind.h"
 #include "testutil.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/contexts.h"
-#include "track/event.h"
-#include "track/mem_stats.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "observe/contexts.h"
+#include "event/event.h"
+#include "track/stats.h"
 #include "track/quarantine.h"
-#include "track/ranges.h"
-#include "track/stack_depot.h"
+#include "base/ranges.h"
+#include "stack/stack_depot.h"
 #include "track/tracker.h"
 
 #define KiB (1024ULL)

@@ -1,4 +1,4 @@
-/* lib/track/callback.h: gl_cupti_callback driven by hand-built CUPTI callback
+/* lib/observe/cupti.h: gl_cupti_callback driven by hand-built CUPTI callback
  * data, as CUPTI calls it around each driver call; results read back through the
  * tracker. */
 #include <check.h>
@@ -13,16 +13,16 @@
 #include "testutil.h"
 #include "tracker_util.h"
 #include "runtime.h"
-#include "track/api.h"
-#include "track/callback.h"
-#include "track/contexts.h"
+#include "event/api.h"
+#include "observe/cupti.h"
+#include "observe/contexts.h"
 #include "track/graphs.h"
-#include "track/modules.h"
-#include "track/stack_capture.h"
-#include "track/thread_state.h"
-#include "track/tool_alloc.h"
+#include "stack/modules.h"
+#include "stack/stack_capture.h"
+#include "base/thread.h"
+#include "base/tool_mem.h"
 #include "track/tracker.h"
-#include "track/unwind.h"
+#include "stack/unwind.h"
 
 #define CTX_A ((CUcontext)(uintptr_t)0xc1000)
 #define CTX_B ((CUcontext)(uintptr_t)0xc2000)

@@ -12,13 +12,13 @@
 
 #include "gpuleak_check.h"
 #include "testutil.h"
-#include "analyze/checkpoints.h"
-#include "analyze/pools.h"
+#include "check/checkpoints.h"
+#include "check/pools.h"
 #include "client_api.h"
-#include "report/leak_run.h"
-#include "report/run_suppressions.h"
+#include "check/leak_run.h"
+#include "check/run_suppressions.h"
 #include "runtime.h"
-#include "track/api.h"
+#include "event/api.h"
 #include "track/tracker.h"
 
 static void alloc(uint64_t addr, uint64_t size)

@@ -1,6 +1,6 @@
 /* The client API (include/gpuleak.h -> lib/client_api.c) without a GPU: the
  * header's inline functions find this process's table in the environment, as
- * in a program under gpuleak; blocks come in as events (track/event.h), stacks
+ * in a program under gpuleak; blocks come in as events (event/event.h), stacks
  * are made in the depot by hand.  Reports go into buffers or a --log-file that
  * is read back. */
 #include <check.h>
@@ -15,17 +15,17 @@
 
 #include "gpuleak.h"
 #include "testutil.h"
-#include "analyze/checkpoints.h"
-#include "analyze/pools.h"
+#include "check/checkpoints.h"
+#include "check/pools.h"
 #include "client_api.h"
 #include "report/error_sink.h"
-#include "report/leak_run.h"
-#include "report/run_suppressions.h"
+#include "check/leak_run.h"
+#include "check/run_suppressions.h"
 #include "runtime.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/stack_depot.h"
-#include "track/thread_state.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "stack/stack_depot.h"
+#include "base/thread.h"
 #include "track/tracker.h"
 
 #define DEV(n) (0x7f0000000000ULL + (uint64_t)(n)*0x100000ULL)

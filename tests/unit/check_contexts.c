@@ -1,10 +1,10 @@
-/* lib/track/contexts.h: the device of each CUDA context, asked once. */
+/* lib/observe/contexts.h: the device of each CUDA context, asked once. */
 #include <check.h>
 #include <pthread.h>
 #include <stdint.h>
 
 #include "testutil.h"
-#include "track/contexts.h"
+#include "observe/contexts.h"
 
 static int calls;
 static int bias; /* lets a test change the answer for the same context */

@@ -1,4 +1,4 @@
-/* lib/track/cupti_decode.h: every driver entry point of driver_api.def, decoded
+/* lib/observe/decode.h: every driver entry point of driver_api.def, decoded
  * from a hand-built CUPTI parameter struct (generated_cuda_meta.h), and driven
  * through the CUPTI callback handler: allocations (and their failures), releases,
  * the copies and sets checked with --check-api-ranges, and graphs' memory nodes
@@ -10,12 +10,12 @@
 
 #include "runtime.h"
 #include "testutil.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/callback.h"
-#include "track/cupti_decode.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "observe/cupti.h"
+#include "observe/decode.h"
 #include "track/graphs.h"
-#include "track/tool_alloc.h"
+#include "base/tool_mem.h"
 #include "track/tracker.h"
 
 /* The legacy descriptors' real layout (cuda.h under __CUDA_API_VERSION_INTERNAL);
@@ -2041,7 +2041,7 @@ static const struct {
     unsigned api;
 } def[] = {
 #define GL_DRIVER_API(name, decoder) {#name, CUPTI_DRIVER_TRACE_CBID_##name, GL_API_##name},
-#include "track/driver_api.def"
+#include "event/driver_api.def"
 #undef GL_DRIVER_API
 };
 #define NDEF (sizeof def / sizeof *def)

@@ -1,4 +1,4 @@
-/* lib/analyze/device_scan.h: pointers in device memory, over "device" blocks
+/* lib/check/device_scan.h: pointers in device memory, over "device" blocks
  * whose contents are host buffers handed out by a fake reader. */
 #include <check.h>
 #include <stdint.h>
@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "analyze/device_scan.h"
-#include "analyze/reachability.h"
-#include "track/event.h"
+#include "check/device_scan.h"
+#include "check/reachability.h"
+#include "event/event.h"
 
 #define DEV(i) (0x7e0000000000ULL + (uint64_t)(i)*0x100000ULL)
 #define N 8

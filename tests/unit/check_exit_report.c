@@ -1,4 +1,4 @@
-/* lib/report/exit_report.h: the whole exit report without a GPU: blocks put in the
+/* lib/exit_report.h: the whole exit report without a GPU: blocks put in the
  * tracker by hand, stacks of this program's own functions in the depot, the report
  * written to a --log-file and read back.  No CUDA driver is loaded here, so device
  * names are unknown and imported sizes come from VMM mappings only.
@@ -14,14 +14,14 @@
 
 #include "testutil.h"
 #include "report/error_sink.h"
-#include "report/exit_report.h"
+#include "exit_report.h"
 #include "heap/heap.h"
 #include "runtime.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/callback.h"
-#include "track/modules.h"
-#include "track/stack_depot.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "observe/cupti.h"
+#include "stack/modules.h"
+#include "stack/stack_depot.h"
 #include "track/tracker.h"
 
 #define TEST_FN __attribute__((noinline, noipa, used, optimize("O0")))

@@ -1,11 +1,11 @@
-/* lib/report/frame_filter.h: which frames of a stored stack a report shows. */
+/* lib/symbol/frame_filter.h: which frames of a stored stack a report shows. */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "testutil.h"
-#include "report/frame_filter.h"
-#include "track/stack_capture.h"
+#include "symbol/frame_filter.h"
+#include "stack/stack_capture.h"
 
 struct fake_frame {
     uintptr_t ip;

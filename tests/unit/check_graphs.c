@@ -12,9 +12,9 @@
 
 #include "testutil.h"
 #include "tracker_util.h"
-#include "track/api.h"
+#include "event/api.h"
 #include "track/graphs.h"
-#include "track/tool_alloc.h"
+#include "base/tool_mem.h"
 #include "track/tracker.h"
 
 #define S1 0x5a000ULL /* streams */

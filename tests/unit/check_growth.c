@@ -1,9 +1,9 @@
-/* lib/analyze/growth.h and lib/analyze/framework_view.h: growth detection at
+/* lib/check/growth.h and lib/check/framework_view.h: growth detection at
  * checkpoints, from the stack depot's sites and a framework's own record.
  *
  * Sites are hand-made struct gl_site_stats (their stack ids need not be in the
  * depot: growth detection only compares numbers); what was found is read back
- * through the API error contexts (track/api_errors.h), with no sink: errors are
+ * through the API error contexts (track/errors.h), with no sink: errors are
  * only counted.  Framework sites are interned into the depot as Python frames,
  * which has no reset: each test runs in its own forked child (Check's
  * default). */
@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze/framework_view.h"
-#include "analyze/growth.h"
-#include "report/python_symbols.h"
+#include "check/framework_view.h"
+#include "check/growth.h"
+#include "python/py_symbols.h"
 #include "testutil.h"
-#include "track/api_errors.h"
-#include "track/python_frames.h"
-#include "track/stack_depot.h"
+#include "track/errors.h"
+#include "python/py_frames.h"
+#include "stack/stack_depot.h"
 
 #define MiB (1024ULL * 1024ULL)
 

@@ -1,11 +1,11 @@
-/* lib/analyze/leak_check.h: outstanding blocks grouped into loss records. */
+/* lib/check/leak_check.h: outstanding blocks grouped into loss records. */
 #include <check.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "analyze/leak_check.h"
+#include "check/leak_check.h"
 #include "testutil.h"
-#include "track/event.h"
+#include "event/event.h"
 
 static struct gl_block_info blk(uint64_t key, uint64_t size, uint32_t stack, uint64_t seq)
 {

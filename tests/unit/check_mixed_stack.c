@@ -1,4 +1,4 @@
-/* lib/track/mixed_stack.h: one stack from a native walk and the Python frames
+/* lib/stack/mixed_stack.h: one stack from a native walk and the Python frames
  * of the same moment.
  *
  * The native walk and the interpreter's whereabouts are made up: addresses
@@ -10,11 +10,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "report/frame_filter.h"
+#include "symbol/frame_filter.h"
 #include "testutil.h"
-#include "track/stack_capture.h"
-#include "track/mixed_stack.h"
-#include "track/python_frames.h"
+#include "stack/stack_capture.h"
+#include "stack/mixed_stack.h"
+#include "python/py_frames.h"
 
 /* Native frames outside the interpreter. */
 #define N(i) ((uintptr_t)0x1000 + (i))
@@ -306,7 +306,7 @@ START_TEST(test_frames_kept_as_given)
 }
 END_TEST
 
-/* What a report shows of a mixed stack (report/frame_filter.h), with made-up
+/* What a report shows of a mixed stack (symbol/frame_filter.h), with made-up
  * symbols: N(1) is the CUDA call, N(9) main, N(10..12) the C start-up. */
 static void named_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
                          enum gl_module_role *role, void *arg)

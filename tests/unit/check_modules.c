@@ -1,4 +1,4 @@
-/* lib/track/modules.h: which loaded object an address belongs to. */
+/* lib/stack/modules.h: which loaded object an address belongs to. */
 #include <check.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "track/modules.h"
+#include "stack/modules.h"
 
 static void setup(void) { gl_modules_clear(); }
 

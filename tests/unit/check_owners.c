@@ -1,4 +1,4 @@
-/* lib/analyze/owners.h: who owns a module, a caller, a static CUDA runtime's
+/* lib/check/owners.h: who owns a module, a caller, a static CUDA runtime's
  * code.  Runs in this process: its own modules are real, the "function names"
  * come from a fake namer that counts its calls (naming is what costs minutes in
  * a large process, so the number of calls is part of the contract). */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "analyze/owners.h"
+#include "check/owners.h"
 #include "heap/callers.h"
 
 static int named;

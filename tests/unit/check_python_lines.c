@@ -1,4 +1,4 @@
-/* lib/report/python_lines.h: CPython line tables decoded without the interpreter.
+/* lib/python/py_lines.h: CPython line tables decoded without the interpreter.
  * The tables here are built by hand from the documented encodings
  * (Objects/lnotab_notes.txt, Objects/locations.md); tests/python_lines.test
  * checks the decoders against real interpreters. */
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "report/python_lines.h"
+#include "python/py_lines.h"
 
 #define LEN(a) (sizeof(a) / sizeof *(a))
 

@@ -1,4 +1,4 @@
-/* lib/analyze/reach.h: the reachability scan over fabricated memory: real
+/* lib/check/reach.h: the reachability scan over fabricated memory: real
  * buffers of this process play module segments (roots), heap chunks
  * (objects) and CUDA-owned memory (objects that are not traversable); device
  * blocks are address ranges nothing here maps. */
@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 #include "testutil.h"
-#include "analyze/reach.h"
+#include "check/reach.h"
 
 #define DEV(i) (0x7e0000000000ULL + (uint64_t)(i)*0x100000ULL)
 #define DEV_SIZE 0x1000

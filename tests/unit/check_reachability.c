@@ -1,4 +1,4 @@
-/* lib/analyze/reachability.h in a live process, without a GPU: the allocator
+/* lib/check/reachability.h in a live process, without a GPU: the allocator
  * hooks are linked into this program (as when gpuleak is preloaded), device
  * blocks are made as events at addresses nothing maps, and the program keeps
  * their addresses in the places a real one would: globals, heap chunks,
@@ -16,12 +16,12 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "analyze/checkpoints.h"
+#include "check/checkpoints.h"
 #include "heap/heap.h"
-#include "report/leak_run.h"
-#include "report/run_suppressions.h"
+#include "check/leak_run.h"
+#include "check/run_suppressions.h"
 #include "runtime.h"
-#include "track/api.h"
+#include "event/api.h"
 #include "track/tracker.h"
 
 #define DEV(i) (0x7e0000000000ULL + (uint64_t)(i)*0x200000ULL)

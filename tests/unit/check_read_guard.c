@@ -1,4 +1,4 @@
-/* lib/track/read_guard.h: a fault inside a guarded read returns to the guard,
+/* lib/base/read_guard.h: a fault inside a guarded read returns to the guard,
  * with the signal mask as it was; one outside goes to the program's handler,
  * or kills the program as the default action would. */
 #include <check.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "track/read_guard.h"
-#include "track/thread_state.h"
+#include "base/read_guard.h"
+#include "base/thread.h"
 
 static volatile char *unmapped;
 

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/framework_view.h"
+#include "check/framework_view.h"
 #include "common/error_kind.h"
 #include "report/report_errors.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/event.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "event/event.h"
 
 #define BLOCK 0x7F0000000000ULL
 #define MiB (1024ULL * 1024ULL)

@@ -11,14 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyze/leak_check.h"
-#include "analyze/suppress.h"
+#include "check/leak_check.h"
+#include "check/suppress.h"
 #include "common/suppressions.h"
 #include "report/report_json.h"
 #include "testutil.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/event.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "event/event.h"
 
 #ifndef GL_PYTHON3
 #define GL_PYTHON3 "python3"

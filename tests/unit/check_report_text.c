@@ -9,14 +9,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/leak_check.h"
-#include "analyze/suppress.h"
+#include "check/leak_check.h"
+#include "check/suppress.h"
 #include "common/suppressions.h"
 #include "testutil.h"
-#include "track/mem_stats.h"
+#include "track/stats.h"
 #include "report/report_text.h"
-#include "track/api.h"
-#include "track/event.h"
+#include "event/api.h"
+#include "event/event.h"
 
 #define PID 4242
 

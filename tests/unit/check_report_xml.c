@@ -12,14 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyze/leak_check.h"
-#include "analyze/suppress.h"
+#include "check/leak_check.h"
+#include "check/suppress.h"
 #include "common/suppressions.h"
 #include "report/report_xml.h"
 #include "testutil.h"
-#include "track/api.h"
-#include "track/api_errors.h"
-#include "track/event.h"
+#include "event/api.h"
+#include "track/errors.h"
+#include "event/event.h"
 
 #define PID 4242
 

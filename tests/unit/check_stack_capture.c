@@ -1,4 +1,4 @@
-/* lib/track/stack_capture.h: gl_stack_trim, which drops gpuleak's, CUPTI's and
+/* lib/stack/stack_capture.h: gl_stack_trim, which drops gpuleak's, CUPTI's and
  * all but the outermost driver frame from a raw stack, by module role. */
 #include <check.h>
 #include <pthread.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "track/modules.h"
-#include "track/stack_capture.h"
-#include "track/stack_depot.h"
-#include "track/stack_memo.h"
-#include "track/unwind.h"
+#include "stack/modules.h"
+#include "stack/stack_capture.h"
+#include "stack/stack_depot.h"
+#include "stack/stack_memo.h"
+#include "stack/unwind.h"
 
 #define SELF1 0x1100
 #define SELF2 0x1200

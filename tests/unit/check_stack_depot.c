@@ -1,4 +1,4 @@
-/* lib/track/stack_depot.h: distinct stacks stored once, named by dense ids.
+/* lib/stack/stack_depot.h: distinct stacks stored once, named by dense ids.
  *
  * The depot is process-wide and has no reset: each test runs in its own forked
  * child (Check's default), so each starts from an empty depot.  Ids are checked
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "track/stack_depot.h"
+#include "stack/stack_depot.h"
 
 START_TEST(test_same_frames_same_id)
 {

@@ -1,4 +1,4 @@
-/* lib/track/stack_memo.h: a thread's recent stacks, recognised by the return
+/* lib/stack/stack_memo.h: a thread's recent stacks, recognised by the return
  * addresses in their slots.  The stacks here are built by hand in an array:
  * each frame's return address written where a walk said it lies. */
 #include <check.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "track/stack_memo.h"
+#include "stack/stack_memo.h"
 
 #define FRAMES 12
 #define FRAME0 0x1000     /* inside the capturing function */

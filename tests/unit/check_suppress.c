@@ -1,4 +1,4 @@
-/* lib/analyze/suppress.h: suppression entries applied to loss records.
+/* lib/check/suppress.h: suppression entries applied to loss records.
  *
  * Cached entries first (a matching record becomes cached), then Leak entries (a
  * matching record is suppressed); the first matching entry of each kind wins;
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/suppress.h"
+#include "check/suppress.h"
 #include "testutil.h"
 
 /* Stack ids name canned stacks. */

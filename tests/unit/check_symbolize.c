@@ -1,4 +1,4 @@
-/* lib/report/symbolize.h: addresses of this very test program to function,
+/* lib/symbol/symbolize.h: addresses of this very test program to function,
  * file and line (libdw), and C++ demangling.  Built with -g -O0; the functions
  * symbolized also carry optimize("O0") and noinline so that the user's CFLAGS
  * (which come last on the command line) cannot inline or move them. */
@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 
 #include "testutil.h"
-#include "report/symbolize.h"
+#include "symbol/symbolize.h"
 
 #define TEST_FN __attribute__((noinline, noipa, used, optimize("O0")))
 

@@ -1,4 +1,4 @@
-/* lib/track/tool_alloc.h: the tool's own memory (mmap regions, slabs, size classes). */
+/* lib/base/tool_mem.h: the tool's own memory (mmap regions, slabs, size classes). */
 #include <check.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "track/tool_alloc.h"
+#include "base/tool_mem.h"
 
 static bool all_zero(const void *p, size_t n)
 {

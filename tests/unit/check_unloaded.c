@@ -1,4 +1,4 @@
-/* lib/report/unloaded_objects.h: an object dlclose'd while gpuleak runs is
+/* lib/symbol/unloaded_objects.h: an object dlclose'd while gpuleak runs is
  * remembered, and the symbolizer still names its functions from its file; an
  * object another handle keeps loaded is not remembered. */
 #include <check.h>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "report/symbolize.h"
-#include "report/unloaded_objects.h"
+#include "symbol/symbolize.h"
+#include "symbol/unloaded_objects.h"
 
 #define PROBE GL_TOP_BUILDDIR "/tests/unit/.libs/libunload_probe.so"
 

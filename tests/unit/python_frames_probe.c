@@ -9,13 +9,13 @@
 #include <time.h>
 
 #include "common/options.h"
-#include "report/leak_run.h"
-#include "report/symbolize.h"
-#include "track/modules.h"
-#include "track/python_frames.h"
-#include "track/read_guard.h"
-#include "track/stack_capture.h"
-#include "track/unwind.h"
+#include "check/leak_run.h"
+#include "symbol/symbolize.h"
+#include "stack/modules.h"
+#include "python/py_frames.h"
+#include "base/read_guard.h"
+#include "stack/stack_capture.h"
+#include "stack/unwind.h"
 
 /* Built with -fvisibility=hidden, as the runtime is. */
 #define PROBE __attribute__((visibility("default")))

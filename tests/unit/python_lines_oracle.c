@@ -1,4 +1,4 @@
-/* lib/report/python_lines.c against a real interpreter's PyCode_Addr2Line.
+/* lib/python/py_lines.c against a real interpreter's PyCode_Addr2Line.
  *
  *     python_lines_oracle FILE
  *
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/python_lines.h"
+#include "python/py_lines.h"
 
 #define MAX_SHOWN 20
 

@@ -1,0 +1,199 @@
+#include "check/owners.h"
+
+#include <link.h>
+#include <string.h>
+
+#include "heap/callers.h"
+#include "base/tool_mem.h"
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+enum gl_owner gl_owner_of_path(const char *path)
+{
+    const char *b = base_name(path ? path : "");
+    static const char *const tool[] = {"libgpuleak.", "libdw.so",     "libdw-",    "libelf.so",
+                                       "libelf-",     "libunwind.so", "libunwind-"};
+    /* libcudart-<hash>.so: the CUDA runtime as pip wheels vendor it (PyTorch's
+     * cu11x builds), which modules.h already calls the runtime. */
+    static const char *const cuda[] = {"libcuda.so",  "libcudart.so", "libcudart-",
+                                       "libcupti.so", "libnvidia-",   "libcudadebugger.so",
+                                       "libnvperf_"};
+    static const char *const lib[] = {
+        "libcublas",   "libcudnn", "libnccl",      "libcufft",    "libcurand",     "libcusparse",
+        "libcusolver", "libnvrtc", "libnvJitLink", "libcutensor", "libnvToolsExt", "libnvtx",
+        "libnvjpeg",   "libnpp",   "libcufile",    "libnvshmem",  "libnvblas",     "libcudla"};
+    for (size_t i = 0; i < sizeof tool / sizeof *tool; i++)
+        if (starts(b, tool[i]))
+            return GL_OWNER_TOOL;
+    for (size_t i = 0; i < sizeof cuda / sizeof *cuda; i++)
+        if (starts(b, cuda[i]))
+            return GL_OWNER_CUDA;
+    for (size_t i = 0; i < sizeof lib / sizeof *lib; i++)
+        if (starts(b, lib[i]))
+            return GL_OWNER_LIB;
+    return GL_OWNER_APP;
+}
+
+int gl_owner_cudart_function(const char *f)
+{
+    if (!f)
+        return 0;
+    /* Internals of a static CUDA runtime (CUDA 13: libcudart_static_<hash>;
+     * older: __cudart<N>, cudart::), and its API functions (cudaMalloc...). */
+    if (starts(f, "libcudart_static_") || starts(f, "__cudart") || starts(f, "cudart::"))
+        return 1;
+    return starts(f, "cuda") && f[4] >= 'A' && f[4] <= 'Z';
+}
+
+struct collect {
+    struct gl_owners *o;
+    int failed;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t ncap = *cap ? *cap * 2 : 64;
+    void *nv = gl_tool_map(ncap * elem);
+    if (!nv)
+        return -1;
+    if (*v) {
+        memcpy(nv, *v, *cap * elem);
+        gl_tool_unmap(*v, *cap * elem);
+    }
+    *v = nv;
+    *cap = ncap;
+    return 0;
+}
+
+static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct collect *c = arg;
+    struct gl_owners *o = c->o;
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(program)";
+    if (strcmp(name, "linux-vdso.so.1") == 0)
+        return 0;
+    enum gl_owner owner = gl_owner_of_path(name);
+    uint64_t tlo = UINT64_MAX, thi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        if (ph->p_flags & PF_X) {
+            if (start < tlo)
+                tlo = start;
+            if (end > thi)
+                thi = end;
+        }
+        if ((ph->p_flags & PF_W) && owner == GL_OWNER_APP) {
+            if (grow((void **)&o->roots, &o->roots_cap, o->nroots, sizeof *o->roots)) {
+                c->failed = 1;
+                return 1;
+            }
+            o->roots[o->nroots++] = (struct gl_segment){start & ~7ULL, end};
+        }
+    }
+    if (thi > tlo) {
+        if (grow((void **)&o->modules, &o->modules_cap, o->nmodules, sizeof *o->modules)) {
+            c->failed = 1;
+            return 1;
+        }
+        o->modules[o->nmodules++] = (struct gl_owner_module){tlo, thi, owner};
+    }
+    return 0;
+}
+
+const struct gl_owner_module *gl_owner_module_of(const struct gl_owners *o, uintptr_t ip)
+{
+    size_t lo = 0, hi = o->nmodules;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (o->modules[mid].text_start <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && ip < o->modules[lo - 1].text_end)
+        return &o->modules[lo - 1];
+    return NULL;
+}
+
+enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip)
+{
+    const struct gl_owner_module *m = gl_owner_module_of(o, ip);
+    return m ? m->owner : GL_OWNER_APP; /* JIT code, or unknown: the program's */
+}
+
+int gl_owners_load(struct gl_owners *o)
+{
+    memset(o, 0, sizeof *o);
+    struct collect c = {o, 0};
+    dl_iterate_phdr(on_object, &c);
+    /* insertion sort: a few hundred modules at most */
+    for (size_t i = 1; i < o->nmodules; i++) {
+        struct gl_owner_module m = o->modules[i];
+        size_t j = i;
+        while (j > 0 && o->modules[j - 1].text_start > m.text_start) {
+            o->modules[j] = o->modules[j - 1];
+            j--;
+        }
+        o->modules[j] = m;
+    }
+    if (c.failed) {
+        gl_owners_free(o);
+        return -1;
+    }
+    return 0;
+}
+
+void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name, void *arg)
+{
+    if (!ip || !name)
+        return;
+    /* ip is a return address: the call is just before it. */
+    struct gl_owner_module *m = (struct gl_owner_module *)gl_owner_module_of(o, ip - 1);
+    if (m && m->owner == GL_OWNER_APP && !m->has_cudart &&
+        gl_owner_cudart_function(name(ip - 1, arg)))
+        m->has_cudart = 1;
+}
+
+int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg)
+{
+    size_t cbytes = (size_t)GL_CALLERS_MAX + 1;
+    if (!o->callers)
+        o->callers = gl_tool_map(cbytes);
+    if (!o->callers)
+        return -1;
+    for (uint32_t id = 1; id <= GL_CALLERS_MAX; id++) {
+        uintptr_t ip = gl_caller_ip(id);
+        if (!ip)
+            continue;
+        const struct gl_owner_module *m = gl_owner_module_of(o, ip - 1);
+        enum gl_owner w = m ? m->owner : GL_OWNER_APP;
+        if (m && m->has_cudart && name && gl_owner_cudart_function(name(ip - 1, arg)))
+            w = GL_OWNER_CUDA;
+        o->callers[id] = (uint8_t)w;
+    }
+    o->callers[0] = GL_OWNER_APP;
+    return 0;
+}
+
+void gl_owners_free(struct gl_owners *o)
+{
+    gl_tool_unmap(o->modules, o->modules_cap * sizeof *o->modules);
+    gl_tool_unmap(o->roots, o->roots_cap * sizeof *o->roots);
+    gl_tool_unmap(o->callers, (size_t)GL_CALLERS_MAX + 1);
+    memset(o, 0, sizeof *o);
+}

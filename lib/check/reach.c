@@ -1,0 +1,534 @@
+#include "check/reach.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* ---- sorting without allocation: introsort (quicksort, heapsort when deep) ---- */
+
+#define DEFINE_SORT(name, type, key)                                                               \
+    static void name##_sift(type *v, size_t root, size_t n)                                        \
+    {                                                                                              \
+        for (;;) {                                                                                 \
+            size_t child = 2 * root + 1;                                                           \
+            if (child >= n)                                                                        \
+                return;                                                                            \
+            if (child + 1 < n && key(v[child]) < key(v[child + 1]))                                \
+                child++;                                                                           \
+            if (key(v[root]) >= key(v[child]))                                                     \
+                return;                                                                            \
+            type t = v[root];                                                                      \
+            v[root] = v[child];                                                                    \
+            v[child] = t;                                                                          \
+            root = child;                                                                          \
+        }                                                                                          \
+    }                                                                                              \
+    static void name##_heapsort(type *v, size_t n)                                                 \
+    {                                                                                              \
+        for (size_t i = n / 2; i-- > 0;)                                                           \
+            name##_sift(v, i, n);                                                                  \
+        for (size_t end = n; end-- > 1;) {                                                         \
+            type t = v[0];                                                                         \
+            v[0] = v[end];                                                                         \
+            v[end] = t;                                                                            \
+            name##_sift(v, 0, end);                                                                \
+        }                                                                                          \
+    }                                                                                              \
+    static void name##_rec(type *v, size_t n, int depth)                                           \
+    {                                                                                              \
+        while (n > 16) {                                                                           \
+            if (depth-- == 0) {                                                                    \
+                name##_heapsort(v, n);                                                             \
+                return;                                                                            \
+            }                                                                                      \
+            /* median of three as the pivot */                                                     \
+            size_t m = n / 2;                                                                      \
+            if (key(v[m]) < key(v[0])) {                                                           \
+                type t = v[m];                                                                     \
+                v[m] = v[0];                                                                       \
+                v[0] = t;                                                                          \
+            }                                                                                      \
+            if (key(v[n - 1]) < key(v[0])) {                                                       \
+                type t = v[n - 1];                                                                 \
+                v[n - 1] = v[0];                                                                   \
+                v[0] = t;                                                                          \
+            }                                                                                      \
+            if (key(v[n - 1]) < key(v[m])) {                                                       \
+                type t = v[n - 1];                                                                 \
+                v[n - 1] = v[m];                                                                   \
+                v[m] = t;                                                                          \
+            }                                                                                      \
+            uint64_t pivot = key(v[m]);                                                            \
+            size_t i = 0, j = n - 1;                                                               \
+            for (;;) {                                                                             \
+                while (key(v[i]) < pivot)                                                          \
+                    i++;                                                                           \
+                while (pivot < key(v[j]))                                                          \
+                    j--;                                                                           \
+                if (i >= j)                                                                        \
+                    break;                                                                         \
+                type t = v[i];                                                                     \
+                v[i] = v[j];                                                                       \
+                v[j] = t;                                                                          \
+                i++;                                                                               \
+                j--;                                                                               \
+            }                                                                                      \
+            /* recurse into the smaller part, loop on the larger */                                \
+            if (j + 1 < n - j - 1) {                                                               \
+                name##_rec(v, j + 1, depth);                                                       \
+                v += j + 1;                                                                        \
+                n -= j + 1;                                                                        \
+            } else {                                                                               \
+                name##_rec(v + j + 1, n - j - 1, depth);                                           \
+                n = j + 1;                                                                         \
+            }                                                                                      \
+        }                                                                                          \
+        for (size_t i = 1; i < n; i++) { /* insertion sort for short runs */                       \
+            type t = v[i];                                                                         \
+            size_t j = i;                                                                          \
+            while (j > 0 && key(t) < key(v[j - 1])) {                                              \
+                v[j] = v[j - 1];                                                                   \
+                j--;                                                                               \
+            }                                                                                      \
+            v[j] = t;                                                                              \
+        }                                                                                          \
+    }
+
+#define START_KEY(x) ((x).start)
+DEFINE_SORT(objects, struct gl_reach_object, START_KEY)
+DEFINE_SORT(targets, struct gl_reach_target, START_KEY)
+
+void gl_reach_sort_objects(struct gl_reach_object *v, size_t n) { objects_rec(v, n, 128); }
+void gl_reach_sort_targets(struct gl_reach_target *v, size_t n) { targets_rec(v, n, 128); }
+
+/* ---- granule indexes ---- */
+
+#define OBJ_SHIFT 16           /* 64 KiB granules for objects */
+#define TGT_SHIFT 21           /* 2 MiB granules for targets */
+#define BIG_OBJECT (16u << 20) /* objects this large are looked up on their own */
+#define BIG_TARGET (1ULL << 30)
+#define EMPTY_KEY UINT64_MAX
+
+/* granule -> [lo, hi): the objects (or targets) that overlap it */
+struct granule {
+    uint64_t key;
+    uint32_t lo, hi;
+};
+
+struct gindex {
+    struct granule *v;
+    size_t cap; /* power of two */
+};
+
+static inline size_t ghash(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+}
+
+static struct granule *gfind(const struct gindex *g, uint64_t key)
+{
+    if (!g->cap)
+        return NULL;
+    for (size_t i = ghash(key, g->cap);; i = (i + 1) & (g->cap - 1)) {
+        if (g->v[i].key == key)
+            return &g->v[i];
+        if (g->v[i].key == EMPTY_KEY)
+            return NULL;
+    }
+}
+
+static void gadd(struct gindex *g, uint64_t key, uint32_t idx)
+{
+    size_t i = ghash(key, g->cap);
+    for (;; i = (i + 1) & (g->cap - 1)) {
+        if (g->v[i].key == key) {
+            g->v[i].hi = idx + 1; /* items are added in order: they stay contiguous */
+            return;
+        }
+        if (g->v[i].key == EMPTY_KEY)
+            break;
+    }
+    g->v[i] = (struct granule){key, idx, idx + 1};
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t c = 16;
+    while (c < n)
+        c *= 2;
+    return c;
+}
+
+/* Granules an index needs for [start, end) (0 for big ones, indexed apart). */
+static size_t span(uint64_t start, uint64_t end, unsigned shift, uint64_t big)
+{
+    if (end <= start || end - start >= big)
+        return 0;
+    return (size_t)(((end - 1) >> shift) - (start >> shift) + 1);
+}
+
+struct handle_slot {
+    uint64_t handle;
+    uint32_t target;
+};
+
+struct ctx {
+    struct gl_reach *r;
+    struct gindex oidx, tidx;
+    struct handle_slot *handles;
+    size_t hcap;
+    uint32_t *big_objects, nbig_objects;
+    uint32_t *big_targets, nbig_targets;
+    uint64_t *visited; /* bitmap over objects */
+    uint32_t *stack;
+    size_t sp;
+    /* bounds: a word outside them cannot be what they hold */
+    uint64_t o_lo, o_span, t_lo, t_span, h_lo, h_span;
+};
+
+static size_t handle_count(const struct gl_reach *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->ntargets; i++)
+        n += r->targets[i].handle != 0;
+    return n;
+}
+
+/* The scratch layout, computed once for sizing and once for use. */
+struct layout {
+    size_t visited, stack, ogran, tgran, handles, bigo, bigt, total;
+    size_t ocap, tcap, hcap;
+};
+
+static struct layout plan(const struct gl_reach *r)
+{
+    struct layout l;
+    memset(&l, 0, sizeof l);
+    size_t og = 0, tg = 0, nbo = 0, nbt = 0;
+    for (size_t i = 0; i < r->nobjects; i++) {
+        size_t s = span(r->objects[i].start, r->objects[i].end, OBJ_SHIFT, BIG_OBJECT);
+        og += s;
+        nbo += s == 0 && r->objects[i].end > r->objects[i].start;
+    }
+    for (size_t i = 0; i < r->ntargets; i++) {
+        size_t s = span(r->targets[i].start, r->targets[i].end, TGT_SHIFT, BIG_TARGET);
+        tg += s;
+        nbt += s == 0 && r->targets[i].end > r->targets[i].start;
+    }
+    l.ocap = og ? pow2_at_least(og * 2) : 0;
+    l.tcap = tg ? pow2_at_least(tg * 2) : 0;
+    size_t nh = handle_count(r);
+    l.hcap = nh ? pow2_at_least(nh * 2) : 0;
+    size_t off = 0;
+#define PLACE(field, bytes)                                                                        \
+    do {                                                                                           \
+        l.field = off;                                                                             \
+        off += ((bytes) + 63) & ~(size_t)63;                                                       \
+    } while (0)
+    PLACE(visited, ((r->nobjects + 63) / 64) * 8);
+    PLACE(stack, r->nobjects * sizeof(uint32_t));
+    PLACE(ogran, l.ocap * sizeof(struct granule));
+    PLACE(tgran, l.tcap * sizeof(struct granule));
+    PLACE(handles, l.hcap * sizeof(struct handle_slot));
+    PLACE(bigo, nbo * sizeof(uint32_t));
+    PLACE(bigt, nbt * sizeof(uint32_t));
+#undef PLACE
+    l.total = off;
+    return l;
+}
+
+size_t gl_reach_scratch_bytes(const struct gl_reach *r) { return plan(r).total; }
+
+/* ---- lookups ---- */
+
+/* The last item of [lo, hi) whose start is <= w, or hi if none. */
+#define LAST_AT_OR_BELOW(arr, lo, hi, w, result)                                                   \
+    do {                                                                                           \
+        size_t a_ = (lo), b_ = (hi);                                                               \
+        while (a_ < b_) {                                                                          \
+            size_t m_ = a_ + (b_ - a_) / 2;                                                        \
+            if ((arr)[m_].start <= (w))                                                            \
+                a_ = m_ + 1;                                                                       \
+            else                                                                                   \
+                b_ = m_;                                                                           \
+        }                                                                                          \
+        (result) = a_ > (lo) ? a_ - 1 : (hi);                                                      \
+    } while (0)
+
+static inline void mark(struct gl_reach_target *t, uint64_t w)
+{
+    uint8_t s = w == t->start ? GL_REACH_START : GL_REACH_INTERIOR;
+    if (s > t->state)
+        t->state = s;
+}
+
+static void hit_target(struct ctx *c, uint64_t w)
+{
+    struct gl_reach_target *t = c->r->targets;
+    const struct granule *g = gfind(&c->tidx, w >> TGT_SHIFT);
+    if (g) {
+        size_t i;
+        LAST_AT_OR_BELOW(t, g->lo, g->hi, w, i);
+        if (i < g->hi && w < t[i].end) {
+            mark(&t[i], w);
+            return;
+        }
+    }
+    for (uint32_t k = 0; k < c->nbig_targets; k++) {
+        struct gl_reach_target *b = &t[c->big_targets[k]];
+        if (w >= b->start && w < b->end) {
+            mark(b, w);
+            return;
+        }
+    }
+}
+
+static void hit_handle(struct ctx *c, uint64_t w)
+{
+    for (size_t i = ghash(w, c->hcap);; i = (i + 1) & (c->hcap - 1)) {
+        if (c->handles[i].handle == w) {
+            c->r->targets[c->handles[i].target].state = GL_REACH_START;
+            return;
+        }
+        if (c->handles[i].handle == 0)
+            return;
+    }
+}
+
+static void enter(struct ctx *c, size_t i)
+{
+    const struct gl_reach_object *o = &c->r->objects[i];
+    if (!o->traversable || (c->visited[i / 64] >> (i % 64) & 1))
+        return;
+    c->visited[i / 64] |= 1ULL << (i % 64);
+    c->stack[c->sp++] = (uint32_t)i;
+}
+
+static void hit_object(struct ctx *c, uint64_t w)
+{
+    const struct gl_reach_object *o = c->r->objects;
+    const struct granule *g = gfind(&c->oidx, w >> OBJ_SHIFT);
+    if (g) {
+        size_t i;
+        LAST_AT_OR_BELOW(o, g->lo, g->hi, w, i);
+        if (i < g->hi && w < o[i].end) {
+            enter(c, i);
+            return;
+        }
+    }
+    for (uint32_t k = 0; k < c->nbig_objects; k++) {
+        uint32_t i = c->big_objects[k];
+        if (w >= o[i].start && w < o[i].end) {
+            enter(c, i);
+            return;
+        }
+    }
+}
+
+static void scan_words(struct ctx *c, uint64_t start, uint64_t end)
+{
+    const uint64_t *p = (const uint64_t *)(uintptr_t)((start + 7) & ~7ULL);
+    const uint64_t *e = (const uint64_t *)(uintptr_t)(end & ~7ULL);
+    uint64_t o_lo = c->o_lo, o_span = c->o_span, t_lo = c->t_lo, t_span = c->t_span;
+    uint64_t h_lo = c->h_lo, h_span = c->h_span;
+    for (; p < e; p++) {
+        uint64_t w = *(const volatile uint64_t *)p;
+        if (w - t_lo < t_span)
+            hit_target(c, w);
+        if (w - h_lo < h_span)
+            hit_handle(c, w);
+        if (w - o_lo < o_span)
+            hit_object(c, w);
+    }
+}
+
+/* ---- reading memory that may turn out unreadable ---- */
+
+static sigjmp_buf guard_jb;
+static volatile sig_atomic_t guard_armed;
+static volatile pid_t guard_tid;
+static struct sigaction old_segv, old_bus;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    (void)si, (void)uc;
+    if (guard_armed && (pid_t)syscall(SYS_gettid) == guard_tid) {
+        guard_armed = 0;
+        siglongjmp(guard_jb, 1);
+    }
+    /* Not ours: the program's own fault.  Let it happen as it would have. */
+    sigaction(sig, sig == SIGSEGV ? &old_segv : &old_bus, NULL);
+}
+
+static void guard_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER; /* NODEFER: no mask to restore after the jump */
+    sigemptyset(&sa.sa_mask);
+    guard_tid = (pid_t)syscall(SYS_gettid);
+    sigaction(SIGSEGV, &sa, &old_segv);
+    sigaction(SIGBUS, &sa, &old_bus);
+}
+
+static void guard_remove(void)
+{
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+}
+
+/* Scan [start, end); false if it faulted (the rest of it is skipped). */
+static bool scan_range(struct ctx *c, uint64_t start, uint64_t end)
+{
+    if (!c->r->guard_faults) {
+        scan_words(c, start, end);
+        return true;
+    }
+    if (sigsetjmp(guard_jb, 0)) {
+        c->r->stats.faults++;
+        return false;
+    }
+    guard_armed = 1;
+    scan_words(c, start, end);
+    guard_armed = 0;
+    return true;
+}
+
+/* ---- the run ---- */
+
+/* Scan every object reached and not yet scanned. */
+static void drain(struct ctx *c)
+{
+    while (c->sp > 0) {
+        const struct gl_reach_object *o = &c->r->objects[c->stack[--c->sp]];
+        c->r->stats.objects_reached++;
+        c->r->stats.object_bytes += o->end - o->start;
+        scan_range(c, o->start, o->end);
+    }
+}
+
+static void bounds_of_objects(struct ctx *c)
+{
+    const struct gl_reach *r = c->r;
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (size_t i = 0; i < r->nobjects; i++)
+        if (r->objects[i].traversable && r->objects[i].end > r->objects[i].start) {
+            if (r->objects[i].start < lo)
+                lo = r->objects[i].start;
+            if (r->objects[i].end > hi)
+                hi = r->objects[i].end;
+        }
+    c->o_lo = lo;
+    c->o_span = hi > lo ? hi - lo : 0;
+}
+
+static void bounds_of_targets(struct ctx *c)
+{
+    const struct gl_reach *r = c->r;
+    uint64_t lo = UINT64_MAX, hi = 0, hlo = UINT64_MAX, hhi = 0;
+    for (size_t i = 0; i < r->ntargets; i++) {
+        const struct gl_reach_target *t = &r->targets[i];
+        if (t->end > t->start) {
+            if (t->start < lo)
+                lo = t->start;
+            if (t->end > hi)
+                hi = t->end;
+        }
+        if (t->handle) {
+            if (t->handle < hlo)
+                hlo = t->handle;
+            if (t->handle >= hhi)
+                hhi = t->handle + 1;
+        }
+    }
+    c->t_lo = lo;
+    c->t_span = hi > lo ? hi - lo : 0;
+    c->h_lo = hlo;
+    c->h_span = hhi > hlo ? hhi - hlo : 0;
+}
+
+int gl_reach_run(struct gl_reach *r, void *scratch, size_t scratch_bytes)
+{
+    struct layout l = plan(r);
+    if (scratch_bytes < l.total)
+        return -1;
+    memset(&r->stats, 0, sizeof r->stats);
+    char *base = scratch;
+    struct ctx c;
+    memset(&c, 0, sizeof c);
+    c.r = r;
+    c.visited = (uint64_t *)(base + l.visited);
+    c.stack = (uint32_t *)(base + l.stack);
+    c.oidx = (struct gindex){(struct granule *)(base + l.ogran), l.ocap};
+    c.tidx = (struct gindex){(struct granule *)(base + l.tgran), l.tcap};
+    c.handles = (struct handle_slot *)(base + l.handles);
+    c.hcap = l.hcap;
+    c.big_objects = (uint32_t *)(base + l.bigo);
+    c.big_targets = (uint32_t *)(base + l.bigt);
+    for (size_t i = 0; i < l.ocap; i++)
+        c.oidx.v[i].key = EMPTY_KEY;
+    for (size_t i = 0; i < l.tcap; i++)
+        c.tidx.v[i].key = EMPTY_KEY;
+    memset(c.visited, 0, ((r->nobjects + 63) / 64) * 8);
+    memset(c.handles, 0, l.hcap * sizeof *c.handles);
+
+    for (size_t i = 0; i < r->nobjects; i++) {
+        const struct gl_reach_object *o = &r->objects[i];
+        if (o->end <= o->start)
+            continue;
+        if (span(o->start, o->end, OBJ_SHIFT, BIG_OBJECT) == 0) {
+            c.big_objects[c.nbig_objects++] = (uint32_t)i;
+            continue;
+        }
+        for (uint64_t g = o->start >> OBJ_SHIFT; g <= (o->end - 1) >> OBJ_SHIFT; g++)
+            gadd(&c.oidx, g, (uint32_t)i);
+    }
+    for (size_t i = 0; i < r->ntargets; i++) {
+        struct gl_reach_target *t = &r->targets[i];
+        t->state = GL_REACH_NONE;
+        if (t->handle) {
+            size_t k = ghash(t->handle, c.hcap);
+            while (c.handles[k].handle != 0 && c.handles[k].handle != t->handle)
+                k = (k + 1) & (c.hcap - 1);
+            c.handles[k] = (struct handle_slot){t->handle, (uint32_t)i};
+        }
+        if (t->end <= t->start)
+            continue;
+        if (span(t->start, t->end, TGT_SHIFT, BIG_TARGET) == 0) {
+            c.big_targets[c.nbig_targets++] = (uint32_t)i;
+            continue;
+        }
+        for (uint64_t g = t->start >> TGT_SHIFT; g <= (t->end - 1) >> TGT_SHIFT; g++)
+            gadd(&c.tidx, g, (uint32_t)i);
+    }
+    bounds_of_objects(&c);
+    bounds_of_targets(&c);
+
+    if (r->guard_faults)
+        guard_install();
+    for (size_t i = 0; i < r->nroot_words; i++) {
+        uint64_t w = r->root_words[i];
+        if (w - c.t_lo < c.t_span)
+            hit_target(&c, w);
+        if (w - c.h_lo < c.h_span)
+            hit_handle(&c, w);
+        if (w - c.o_lo < c.o_span)
+            hit_object(&c, w);
+    }
+    drain(&c);
+    for (size_t i = 0; i < r->nroots; i++) {
+        /* Each root, then everything it leads to, before the next root: the
+         * stack never holds more than the objects (each enters once). */
+        if (r->roots[i].end > r->roots[i].start) {
+            scan_range(&c, r->roots[i].start, r->roots[i].end);
+            r->stats.root_bytes += r->roots[i].end - r->roots[i].start;
+        }
+        drain(&c);
+    }
+    if (r->guard_faults)
+        guard_remove();
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* Suppressions applied to loss records, after the leak check and before the report.
+ *
+ * Entries of kind Cached come first: a matching record becomes cached.  Then
+ * entries of kind Leak: a matching record is suppressed (not printed, counted in
+ * LEAK SUMMARY's "suppressed" line and in ERROR SUMMARY's "suppressed: N from M").
+ * The first matching entry of each kind wins, in file order, as in Valgrind;
+ * each entry counts what it suppressed in this pass (counts start from zero at
+ * each call: a set may serve many leak checks). */
+#ifndef GPULEAK_SUPPRESS_H
+#define GPULEAK_SUPPRESS_H
+
+#include "common/suppressions.h"
+#include "check/leak_check.h"
+
+/* The frames to match for a stack id: all that are kept, not only --num-callers. */
+typedef unsigned (*gl_match_frames_fn)(uint32_t stack, struct gl_frame *out, unsigned max,
+                                       void *arg);
+
+void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_match_frames_fn frames,
+                         void *arg);
+
+#endif

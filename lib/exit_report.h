@@ -1,0 +1,23 @@
+/* The report written when the program exits (before the CUDA runtime tears
+ * down): snapshot, leak check, symbolization, text. */
+#ifndef GPULEAK_EXIT_REPORT_H
+#define GPULEAK_EXIT_REPORT_H
+
+#include "common/out.h"
+#include "report/report_text.h"
+
+/* Write the exit report once; later calls do nothing.  Only the process that
+ * started tracking reports (not a fork or vfork child sharing its memory). */
+void gl_exit_report(void);
+
+/* The same, for a program ending abnormally (a fatal signal, _exit): the
+ * report says how. */
+void gl_exit_report_ending(const struct gl_termination *how);
+
+/* The report's preamble (tool and command), written once per process before
+ * whatever the report says first: an API error as it happens, else the exit
+ * report.  Valgrind's order: preamble, errors, summaries. */
+void gl_exit_report_preamble(struct gl_out *o);
+void gl_exit_report_after_fork_child(void); /* the child's report has its own */
+
+#endif

@@ -1,0 +1,35 @@
+/* Decoding CUPTI driver-API callback data into events.
+ *
+ * Pure functions of the callback's parameter structs (generated_cuda_meta.h):
+ * they make no CUDA call and touch no global state, so unit tests drive them with
+ * hand-built structs for every covered cbid. */
+#ifndef GPULEAK_CUPTI_DECODE_H
+#define GPULEAK_CUPTI_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event/event.h"
+
+enum gl_site { GL_SITE_ENTER, GL_SITE_EXIT };
+
+/* The tracked API id of a CUPTI driver cbid, GL_API_NONE if not tracked. */
+unsigned gl_decode_api_of_cbid(uint32_t cbid);
+
+/* The CUPTI cbid of an API id (for enabling callbacks). */
+uint32_t gl_decode_cbid_of_api(unsigned api);
+
+/* Decode the call's parameters at one site.  Allocations, mappings and retains are
+ * decoded at exit (their outputs exist then, and only if the call succeeded);
+ * frees and releases at entry (see tracker.h).  Fills ev->type, key, size, kind,
+ * device (-2: take the context's), aux, flags.  Returns false when nothing is to
+ * be done at this site. */
+bool gl_decode(uint32_t cbid, enum gl_site site, const void *params, struct gl_event *ev);
+
+/* Bytes of a CUDA array described by width/height/depth (0 = 1), channels and
+ * CUarray_format; 0 if the format's size is unknown. */
+uint64_t gl_array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels, unsigned format);
+
+#define GL_DEVICE_FROM_CONTEXT (-2)
+
+#endif

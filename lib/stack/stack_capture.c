@@ -1,0 +1,259 @@
+#include "stack/stack_capture.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stack/mixed_stack.h"
+#include "stack/modules.h"
+#include "base/prof.h"
+#include "python/py_frames.h"
+#include "stack/stack_memo.h"
+#include "stack/stack_depot.h"
+#include "base/thread.h"
+#include "stack/unwind.h"
+
+/* Frames kept per stack: what --num-callers shows plus slack for the CUDA runtime
+ * internals that only report-time symbols can recognize (static cudart); and
+ * Python frames, counted apart (mixed_stack.h). */
+static unsigned keep_frames = 12 + GL_STACK_SLACK;
+static unsigned keep_python = 12;
+
+/* How many frames of gpuleak, CUPTI and the driver sit on top of the program's:
+ * learnt from the stacks seen, so that a walk asks for no more frames than it keeps. */
+static _Atomic unsigned internal_hint = 12;
+
+#define MAX_RAW (GL_DEPOT_MAX_FRAMES + 64)
+/* Native frames walked past those kept, on a thread running Python, to find
+ * the interpreter loops where its Python frames go. */
+#define PYTHON_REACH 64
+
+int gl_stack_raw_mode;
+
+/* A thread's struct goes to the next new thread: its memo starts afresh. */
+static void memo_retire(struct gl_thread *t)
+{
+    if (t->stack_memo)
+        gl_stack_memo_clear(t->stack_memo);
+}
+
+void gl_stack_init(unsigned num_callers)
+{
+    gl_thread_add_retire(memo_retire);
+    const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
+    gl_stack_raw_mode = raw && *raw == '1';
+    keep_frames = num_callers + GL_STACK_SLACK;
+    if (keep_frames > GL_DEPOT_MAX_FRAMES / 2)
+        keep_frames = GL_DEPOT_MAX_FRAMES / 2;
+    keep_python = num_callers < GL_DEPOT_MAX_FRAMES / 2 ? num_callers : GL_DEPOT_MAX_FRAMES / 2;
+}
+
+static inline bool internal(enum gl_module_role r)
+{
+    return r == GL_MOD_SELF || r == GL_MOD_CUPTI || r == GL_MOD_DRIVER;
+}
+
+/* The leading run of gpuleak/CUPTI/driver frames: its length, and the index of
+ * the frame to keep if nothing follows from a shared CUDA runtime (the driver
+ * entry point the caller called, when the run ends with one). */
+static unsigned internal_run(const uintptr_t *frames, unsigned n, unsigned *keep)
+{
+    unsigned i = 0;
+    int last_driver = -1;
+    while (i < n) {
+        enum gl_module_role r = gl_module_role(frames[i]);
+        if (!internal(r))
+            break;
+        if (r == GL_MOD_DRIVER)
+            last_driver = (int)i;
+        i++;
+    }
+    *keep = last_driver >= 0 && (unsigned)last_driver == i - 1 ? i - 1 : i;
+    return i;
+}
+
+/* internal_run, remembered per thread: a hit costs one compare of the prefix
+ * instead of a module lookup per frame. */
+static unsigned internal_run_memo(const uintptr_t *frames, unsigned n, unsigned *keep)
+{
+    struct gl_thread *self = gl_thread_self();
+    if (self)
+        for (unsigned m = 0; m < GL_PREFIX_MEMO; m++) {
+            unsigned len = self->prefix[m].len;
+            if (len && len < n && self->prefix[m].generation == gl_modules_generation() &&
+                memcmp(frames, self->prefix[m].ips, len * sizeof *frames) == 0 &&
+                !internal(gl_module_role(frames[len]))) {
+                *keep = self->prefix[m].keep;
+                return len;
+            }
+        }
+    unsigned len = internal_run(frames, n, keep);
+    if (self && len > 0 && len <= GL_PREFIX_MAX && len < n) {
+        unsigned m = self->prefix_next++ % GL_PREFIX_MEMO;
+        self->prefix[m].len = (uint8_t)len;
+        self->prefix[m].keep = (uint8_t)*keep;
+        self->prefix[m].generation = gl_modules_generation();
+        memcpy(self->prefix[m].ips, frames, len * sizeof *frames);
+    }
+    return len;
+}
+
+/* Index of the first frame to keep; *internal_count gets the leading internal run. */
+static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count)
+{
+    unsigned keep;
+    unsigned i = internal_run_memo(frames, n, &keep);
+    *internal_count = i;
+    /* A shared CUDA runtime called the driver: the API the program called is the
+     * outermost frame of libcudart, and the driver entry point says nothing more. */
+    unsigned j = i;
+    while (j < n && gl_module_role(frames[j]) == GL_MOD_CUDART)
+        j++;
+    return j > i ? j - 1 : keep;
+}
+
+unsigned gl_stack_trim(uintptr_t *frames, unsigned n)
+{
+    unsigned internal_count;
+    unsigned start = first_kept(frames, n, &internal_count);
+    memmove(frames, frames + start, (n - start) * sizeof *frames);
+    return n - start;
+}
+
+/* The kernel returns from a signal handler through libc's trampoline:
+ * x86-64 glibc's __restore_rt is "mov $15,%rax; syscall" (rt_sigreturn). */
+static bool is_sigreturn(uintptr_t ip)
+{
+#if defined(__x86_64__)
+    static const unsigned char code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    return gl_module_role(ip) != GL_MOD_SELF && memcmp((const void *)ip, code, sizeof code) == 0;
+#else
+    (void)ip;
+    return false;
+#endif
+}
+
+uint32_t gl_stack_capture_interrupted(void)
+{
+    uintptr_t raw[MAX_RAW];
+    int got = gl_unwind_backtrace(raw, MAX_RAW);
+    for (int i = 0; i < got; i++)
+        if (is_sigreturn(raw[i])) {
+            unsigned n = (unsigned)(got - i - 1);
+            if (n > keep_frames)
+                n = keep_frames;
+            return n ? gl_depot_intern(raw + i + 1, n) : 0;
+        }
+    return 0;
+}
+
+static const struct gl_interpreter_where interpreter = {gl_py_in_interpreter, gl_py_in_eval_loop};
+
+/* GPULEAK_BENCH=nomemo turns the memo off (gl_stack_memo_enable). */
+static bool memo_on = true;
+
+void gl_stack_memo_enable(bool on) { memo_on = on; }
+
+/* Walk the stack frame by frame, as the memo needs it, and remember it.  Not
+ * inlined: the walk starts in this function's frame, and the memo finds the
+ * capture's frames after it (stack_memo.h). */
+static __attribute__((noinline)) void learn(struct gl_thread *self, const struct gl_memo_key *key,
+                                            const uintptr_t *raw, unsigned n, uint32_t id)
+{
+    if (!self->stack_memo && !(self->stack_memo = gl_stack_memo_new()))
+        return;
+    if (n > GL_MEMO_FRAMES || !gl_stack_memo_may_learn(self->stack_memo))
+        return;
+    struct gl_unwind_frame walk[GL_MEMO_FRAMES + 4];
+    uint64_t t0 = gl_prof_now();
+    int walked = gl_unwind_walk_frames(walk, (int)n + 3);
+    gl_stack_memo_learn(self->stack_memo, key, raw, n, walk, walked > 0 ? (unsigned)walked : 0, id);
+    if (gl_profiling)
+        gl_prof_add(GL_PROF_LEARN, t0, gl_prof_now());
+}
+
+uint32_t gl_stack_capture(void)
+{
+    uintptr_t raw[MAX_RAW];
+    uintptr_t py_frames[GL_DEPOT_MAX_FRAMES / 2];
+    uint16_t py_ends[GL_DEPOT_MAX_FRAMES / 2];
+    struct gl_python_stack py = {py_frames, 0, py_ends, 0};
+    if (gl_py_enabled() && !gl_stack_raw_mode) {
+        uint64_t t0 = gl_prof_now();
+        py.n = gl_py_capture(py_frames, keep_python, py_ends, &py.ngroups);
+        if (gl_profiling)
+            gl_prof_add(GL_PROF_PYTHON, t0, gl_prof_now());
+    }
+    /* This frame's address: a fixed distance from where the caller's return
+     * address lies, which is what the memo needs of a capture's position. */
+    struct gl_memo_key key = {(uintptr_t)__builtin_frame_address(0), 0, gl_modules_generation()};
+    struct gl_thread *self = memo_on && !gl_stack_raw_mode ? gl_thread_self() : NULL;
+    unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames +
+                    (py.n ? PYTHON_REACH : 0);
+    for (;;) {
+        if (want > MAX_RAW)
+            want = MAX_RAW;
+        key.want = want;
+        unsigned hit = 0;
+        if (self && self->stack_memo) {
+            uint64_t t0 = gl_prof_now();
+            uint32_t id = 0;
+            hit = gl_stack_memo_find(self->stack_memo, &key, py.n > 0, raw, &id);
+            if (gl_profiling)
+                gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
+            if (hit && id && !py.n)
+                return id;
+        }
+        int got;
+        if (hit)
+            got = (int)hit;
+        else {
+            uint64_t t0 = gl_prof_now();
+            got = gl_unwind_backtrace(raw, (int)want);
+            if (gl_profiling) {
+                gl_prof_add(GL_PROF_UNWIND, t0, gl_prof_now());
+                gl_prof_maybe_walk();
+            }
+        }
+        if (got <= 0)
+            return 0;
+        unsigned n = (unsigned)got, internal_count;
+        if (gl_stack_raw_mode)
+            return gl_depot_intern(raw, n);
+        unsigned start = first_kept(raw, n, &internal_count);
+        unsigned kept = n - start;
+        if (kept < keep_frames && n == want && want < MAX_RAW) {
+            /* The buffer filled before the program's frames did: more internal
+             * frames than expected.  Learn it and walk again. */
+            unsigned hint = atomic_load_explicit(&internal_hint, memory_order_relaxed);
+            if (internal_count + 4 > hint)
+                atomic_store_explicit(&internal_hint, internal_count + 4, memory_order_relaxed);
+            want = internal_count + 4 + keep_frames + (py.n ? PYTHON_REACH : 0);
+            continue;
+        }
+        uint32_t id;
+        if (py.n) {
+            uintptr_t mixed[GL_DEPOT_MAX_FRAMES];
+            unsigned m = gl_mixed_stack(raw + start, kept, &py, &interpreter, keep_frames,
+                                        keep_python, mixed, GL_DEPOT_MAX_FRAMES);
+            id = gl_depot_intern(mixed, m);
+        } else
+            id = gl_depot_intern(raw + start, kept < keep_frames ? kept : keep_frames);
+        /* A stack the memo did not know: remember it, Python's result aside
+         * (it depends on the Python frames too). */
+        if (self && !hit && kept > 0)
+            learn(self, &key, raw, n, py.n ? 0 : id);
+        return id;
+    }
+}
+
+void gl_stack_memo_totals(struct gl_stack_memo_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    gl_thread_registry_lock();
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
+        if (t->stack_memo)
+            gl_stack_memo_add_counts(t->stack_memo, c);
+    gl_thread_registry_unlock();
+}

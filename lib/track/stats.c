@@ -1,0 +1,451 @@
+#include "track/stats.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "base/atomic.h"
+#include "stack/stack_depot.h"
+#include "base/thread.h"
+
+/* A thread's pending share of a group is flushed to the shared counters after
+ * this many of its events, or when its live bytes moved by FLUSH_BYTES: peaks
+ * checked against shared + own pending are exact for one thread, and low by
+ * less than that per other thread. */
+#define FLUSH_EVENTS 64
+#define FLUSH_BYTES (256 * 1024)
+
+/* Per split: what a flush moves, on one cache line. */
+struct split_ctr {
+    _Atomic int64_t cur_blocks, cur_bytes, alloc_blocks, alloc_bytes;
+};
+
+struct group {
+    struct split_ctr s[2]; /* small, large: 64 bytes */
+    /* Peaks: written only when exceeded, on a line of their own. */
+    _Atomic uint64_t peak_blocks[GL_NSPLITS] __attribute__((aligned(64)));
+    _Atomic uint64_t peak_bytes[GL_NSPLITS];
+    _Atomic uint64_t failed, failed_bytes;
+};
+
+struct device {
+    _Atomic int64_t cur_bytes; /* flushed */
+    _Atomic uint64_t peak_bytes;
+    _Atomic uint64_t peak_seq;
+    _Atomic uint32_t peak_stack;
+    _Atomic bool used;
+} __attribute__((aligned(64)));
+
+static struct group groups[GL_STATS_SLOTS][GL_MEM_NKINDS] __attribute__((aligned(64)));
+static struct device devices[GL_STATS_SLOTS];
+/* The process: live bytes flushed, and the peak of all devices and kinds together. */
+static struct device total;
+static _Atomic bool sites_on;
+
+#define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+
+static void retire_thread(struct gl_thread *t);
+
+void gl_stats_configure(bool sites)
+{
+    atomic_store(&sites_on, sites);
+    gl_thread_add_retire(retire_thread);
+}
+
+bool gl_stats_sites_on(void) { return LOAD(sites_on); }
+
+/* ---- a thread's cells ---- */
+
+static inline unsigned key_slot(uint32_t key) { return key >> 8 & 0xff; }
+static inline unsigned key_kind(uint32_t key) { return key & 0xff; }
+
+static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c)
+{
+    c->events = 0;
+    /* Readers retry while the count is odd or moved (raw_begin). */
+    unsigned s = LOAD(t->stat_seq);
+    atomic_store_explicit(&t->stat_seq, s + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    unsigned slot = key_slot(c->key);
+    struct group *g = &groups[slot][key_kind(c->key)];
+    for (int sp = 0; sp < 2; sp++) {
+        int64_t ab = LOAD(c->alloc_blocks[sp]), aB = LOAD(c->alloc_bytes[sp]);
+        int64_t cb = LOAD(c->cur_blocks[sp]), cB = LOAD(c->cur_bytes[sp]);
+        if (!ab && !cb && !cB)
+            continue;
+        ADD(g->s[sp].alloc_blocks, ab);
+        ADD(g->s[sp].alloc_bytes, aB);
+        ADD(g->s[sp].cur_blocks, cb);
+        ADD(g->s[sp].cur_bytes, cB);
+        ADD(devices[slot].cur_bytes, cB);
+        ADD(total.cur_bytes, cB);
+        t->stat_pending_slot[slot] -= cB;
+        t->stat_pending_all -= cB;
+        atomic_store_explicit(&c->alloc_blocks[sp], 0, memory_order_relaxed);
+        atomic_store_explicit(&c->alloc_bytes[sp], 0, memory_order_relaxed);
+        atomic_store_explicit(&c->cur_blocks[sp], 0, memory_order_relaxed);
+        atomic_store_explicit(&c->cur_bytes[sp], 0, memory_order_relaxed);
+    }
+    atomic_store_explicit(&t->stat_seq, s + 2, memory_order_release);
+}
+
+static void retire_thread(struct gl_thread *t)
+{
+    for (int i = 0; i < GL_STAT_CELLS; i++)
+        if (t->stat_cells[i].key)
+            flush_cell(t, &t->stat_cells[i]);
+}
+
+/* The thread's cell for a group: the last one used, found, taken empty, or
+ * taken from the least busy one (flushed first).  Threads touch few groups:
+ * one device, a kind or two. */
+static inline struct gl_stat_cell *cell_for(struct gl_thread *t, uint32_t key)
+{
+    struct gl_stat_cell *c = &t->stat_cells[t->stat_last];
+    if (__builtin_expect(c->key == key, 1))
+        return c;
+    struct gl_stat_cell *victim = NULL;
+    for (unsigned i = 0; i < GL_STAT_CELLS; i++) {
+        c = &t->stat_cells[i];
+        if (c->key == key) {
+            t->stat_last = i;
+            return c;
+        }
+        if (!victim || (victim->key && (!c->key || c->events < victim->events)))
+            victim = c;
+    }
+    if (victim->key)
+        flush_cell(t, victim);
+    victim->key = key;
+    t->stat_last = (unsigned)(victim - t->stat_cells);
+    return victim;
+}
+
+static inline uint64_t pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
+
+static inline unsigned split_of(uint64_t size)
+{
+    return size < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
+}
+
+/* A group's live counts per split, as one thread sees them (shared + its own). */
+struct seen {
+    int64_t blocks[2], bytes[2];
+};
+
+/* Move a group's counters by one block: through the thread's cell, or straight
+ * to the shared counters for a thread without state.  For an allocation, *seen
+ * gets the group's live counts after the move. */
+static inline __attribute__((always_inline)) void move(struct gl_thread *t, unsigned slot,
+                                                       unsigned kind, unsigned sp, int64_t blocks,
+                                                       int64_t bytes, struct seen *seen)
+{
+    struct group *g = &groups[slot][kind];
+    if (__builtin_expect(!t, 0)) {
+        if (seen) {
+            ADD(g->s[sp].alloc_blocks, 1);
+            ADD(g->s[sp].alloc_bytes, bytes);
+        }
+        ADD(g->s[sp].cur_blocks, blocks);
+        ADD(g->s[sp].cur_bytes, bytes);
+        ADD(devices[slot].cur_bytes, bytes);
+        ADD(total.cur_bytes, bytes);
+        if (seen)
+            for (int i = 0; i < 2; i++) {
+                seen->blocks[i] = LOAD(g->s[i].cur_blocks);
+                seen->bytes[i] = LOAD(g->s[i].cur_bytes);
+            }
+        return;
+    }
+    struct gl_stat_cell *c = cell_for(t, GL_STAT_KEY(slot, kind));
+    if (seen) {
+        gl_thread_add(&c->alloc_blocks[sp], 1);
+        gl_thread_add(&c->alloc_bytes[sp], bytes);
+    }
+    gl_thread_add(&c->cur_blocks[sp], blocks);
+    gl_thread_add(&c->cur_bytes[sp], bytes);
+    t->stat_pending_slot[slot] += bytes;
+    t->stat_pending_all += bytes;
+    int64_t pending = LOAD(c->cur_bytes[sp]);
+    if (__builtin_expect(
+            ++c->events >= FLUSH_EVENTS || pending >= FLUSH_BYTES || pending <= -FLUSH_BYTES, 0))
+        flush_cell(t, c);
+    if (seen)
+        for (int i = 0; i < 2; i++) {
+            seen->blocks[i] = LOAD(g->s[i].cur_blocks) + LOAD(c->cur_blocks[i]);
+            seen->bytes[i] = LOAD(g->s[i].cur_bytes) + LOAD(c->cur_bytes[i]);
+        }
+}
+
+void gl_stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t seq)
+{
+    if (kind >= GL_MEM_NKINDS)
+        return;
+    struct gl_thread *t = gl_thread_self();
+    unsigned slot = gl_stats_slot(device), sp = split_of(size);
+    struct seen v;
+    move(t, slot, kind, sp, 1, (int64_t)size, &v);
+    struct group *g = &groups[slot][kind];
+    gl_atomic_raise(&g->peak_blocks[sp], pos(v.blocks[sp]));
+    gl_atomic_raise(&g->peak_bytes[sp], pos(v.bytes[sp]));
+    gl_atomic_raise(&g->peak_blocks[GL_SPLIT_ALL], pos(v.blocks[0] + v.blocks[1]));
+    gl_atomic_raise(&g->peak_bytes[GL_SPLIT_ALL], pos(v.bytes[0] + v.bytes[1]));
+
+    struct device *d = &devices[slot];
+    int64_t now = LOAD(d->cur_bytes) + (t ? t->stat_pending_slot[slot] : 0);
+    if (gl_atomic_raise(&d->peak_bytes, pos(now))) {
+        /* The stack and number may pair with a racing peak's: close enough. */
+        atomic_store_explicit(&d->peak_stack, stack, memory_order_relaxed);
+        atomic_store_explicit(&d->peak_seq, seq, memory_order_relaxed);
+    }
+    if (!LOAD(d->used))
+        atomic_store_explicit(&d->used, true, memory_order_relaxed);
+    int64_t all = LOAD(total.cur_bytes) + (t ? t->stat_pending_all : 0);
+    gl_atomic_raise(&total.peak_bytes, pos(all));
+    if (LOAD(sites_on))
+        gl_depot_site_move(stack, (int64_t)size, 1);
+}
+
+void gl_stats_free(int device, unsigned kind, uint64_t size, uint32_t stack)
+{
+    if (kind >= GL_MEM_NKINDS)
+        return;
+    move(gl_thread_self(), gl_stats_slot(device), kind, split_of(size), -1, -(int64_t)size, NULL);
+    if (LOAD(sites_on))
+        gl_depot_site_move(stack, -(int64_t)size, -1);
+}
+
+void gl_stats_failed(int device, unsigned kind, uint64_t size)
+{
+    if (kind >= GL_MEM_NKINDS)
+        return;
+    unsigned slot = gl_stats_slot(device);
+    ADD(groups[slot][kind].failed, 1);
+    ADD(groups[slot][kind].failed_bytes, size);
+    atomic_store_explicit(&devices[slot].used, true, memory_order_relaxed);
+}
+
+/* ---- readers ---- */
+
+/* Everything, raw: shared plus pending, per (slot, kind, split): cur_blocks,
+ * cur_bytes, alloc_blocks, alloc_bytes. */
+struct raw {
+    int64_t v[GL_STATS_SLOTS][GL_MEM_NKINDS][2][4];
+};
+
+/* The sum of the threads' flush counts; 1 (odd) while one is flushing. */
+static unsigned seq_sum(void)
+{
+    unsigned sum = 0;
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
+        unsigned s = atomic_load_explicit(&t->stat_seq, memory_order_acquire);
+        if (s & 1)
+            return 1;
+        sum += s;
+    }
+    return sum;
+}
+
+static void add_shared(struct raw *r)
+{
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
+        for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
+            for (int sp = 0; sp < 2; sp++) {
+                const struct split_ctr *c = &groups[sl][k].s[sp];
+                int64_t *v = r->v[sl][k][sp];
+                v[0] += LOAD(c->cur_blocks);
+                v[1] += LOAD(c->cur_bytes);
+                v[2] += LOAD(c->alloc_blocks);
+                v[3] += LOAD(c->alloc_bytes);
+            }
+}
+
+static void add_cell(struct raw *r, const struct gl_stat_cell *c)
+{
+    for (int sp = 0; sp < 2; sp++) {
+        int64_t *v = r->v[key_slot(c->key)][key_kind(c->key)][sp];
+        v[0] += LOAD(c->cur_blocks[sp]);
+        v[1] += LOAD(c->cur_bytes[sp]);
+        v[2] += LOAD(c->alloc_blocks[sp]);
+        v[3] += LOAD(c->alloc_bytes[sp]);
+    }
+}
+
+/* The raw counts are large (34 x 16 x 2 x 4 words): on a reader's stack they
+ * would take 35 KiB inside a CUDA callback, so one static copy, under the
+ * thread registry's lock (which a fork child re-initializes).
+ *
+ * A flush moves a cell's counts into the shared ones, so a read that straddles
+ * one would count them twice or not at all: it is retried (a few times only:
+ * an owner may be flushing continually, and a read a flush off is still close). */
+static struct raw raw_buf;
+
+static const struct raw *raw_begin(void)
+{
+    gl_thread_registry_lock();
+    for (int tries = 0;; tries++) {
+        memset(&raw_buf, 0, sizeof raw_buf);
+        unsigned before = seq_sum();
+        atomic_thread_fence(memory_order_acquire);
+        add_shared(&raw_buf);
+        for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
+            for (int i = 0; i < GL_STAT_CELLS; i++)
+                if (t->stat_cells[i].key)
+                    add_cell(&raw_buf, &t->stat_cells[i]);
+        atomic_thread_fence(memory_order_acquire);
+        if ((!(before & 1) && before == seq_sum()) || tries == 8)
+            break;
+    }
+    return &raw_buf;
+}
+
+static void raw_end(void) { gl_thread_registry_unlock(); }
+
+/* Live bytes of a (slot, kind): both splits. */
+static int64_t raw_live(const struct raw *r, unsigned slot, unsigned kind)
+{
+    return r->v[slot][kind][0][1] + r->v[slot][kind][1][1];
+}
+
+static int64_t raw_slot_live(const struct raw *r, unsigned slot)
+{
+    int64_t sum = 0;
+    for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
+        sum += raw_live(r, slot, k);
+    return sum;
+}
+
+static void fill_group(const struct raw *r, unsigned slot, unsigned kind, struct gl_stat_group *out)
+{
+    memset(out, 0, sizeof *out);
+    struct group *g = &groups[slot][kind];
+    struct gl_stat_counts *all = &out->split[GL_SPLIT_ALL];
+    for (int sp = 0; sp < 2; sp++) {
+        const int64_t *v = r->v[slot][kind][sp];
+        struct gl_stat_counts *s = &out->split[sp];
+        s->cur_blocks = pos(v[0]);
+        s->cur_bytes = pos(v[1]);
+        s->alloc_blocks = pos(v[2]);
+        s->alloc_bytes = pos(v[3]);
+        s->freed_blocks = s->alloc_blocks > s->cur_blocks ? s->alloc_blocks - s->cur_blocks : 0;
+        s->freed_bytes = s->alloc_bytes > s->cur_bytes ? s->alloc_bytes - s->cur_bytes : 0;
+        all->cur_blocks += s->cur_blocks;
+        all->cur_bytes += s->cur_bytes;
+        all->alloc_blocks += s->alloc_blocks;
+        all->alloc_bytes += s->alloc_bytes;
+        all->freed_blocks += s->freed_blocks;
+        all->freed_bytes += s->freed_bytes;
+    }
+    for (int sp = 0; sp < GL_NSPLITS; sp++) {
+        struct gl_stat_counts *s = &out->split[sp];
+        s->peak_blocks = LOAD(g->peak_blocks[sp]);
+        s->peak_bytes = LOAD(g->peak_bytes[sp]);
+        /* Other threads' pending shares are not seen by a peak check: the
+         * peak is at least what is live now. */
+        if (s->peak_blocks < s->cur_blocks)
+            s->peak_blocks = s->cur_blocks;
+        if (s->peak_bytes < s->cur_bytes)
+            s->peak_bytes = s->cur_bytes;
+    }
+    out->failed = LOAD(g->failed);
+    out->failed_bytes = LOAD(g->failed_bytes);
+}
+
+static void fill_device(const struct raw *r, unsigned slot, struct gl_stat_device *out)
+{
+    struct device *d = &devices[slot];
+    out->cur_bytes = pos(raw_slot_live(r, slot));
+    out->peak_bytes = LOAD(d->peak_bytes);
+    if (out->peak_bytes < out->cur_bytes)
+        out->peak_bytes = out->cur_bytes;
+    out->peak_stack = LOAD(d->peak_stack);
+    out->peak_seq = LOAD(d->peak_seq);
+}
+
+void gl_stats_group(unsigned slot, unsigned kind, struct gl_stat_group *out)
+{
+    memset(out, 0, sizeof *out);
+    if (slot >= GL_STATS_SLOTS || kind >= GL_MEM_NKINDS)
+        return;
+    const struct raw *r = raw_begin();
+    fill_group(r, slot, kind, out);
+    raw_end();
+}
+
+void gl_stats_device(unsigned slot, struct gl_stat_device *out)
+{
+    memset(out, 0, sizeof *out);
+    if (slot >= GL_STATS_SLOTS)
+        return;
+    const struct raw *r = raw_begin();
+    fill_device(r, slot, out);
+    raw_end();
+}
+
+bool gl_stats_slot_used(unsigned slot) { return slot < GL_STATS_SLOTS && LOAD(devices[slot].used); }
+
+void gl_stats_live_bytes_all(uint64_t out[GL_STATS_SLOTS][GL_MEM_NKINDS])
+{
+    const struct raw *r = raw_begin();
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
+        for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
+            out[sl][k] = pos(raw_live(r, sl, k));
+    raw_end();
+}
+
+uint64_t gl_stats_live_bytes(unsigned slot, unsigned kind)
+{
+    if (slot >= GL_STATS_SLOTS || kind >= GL_MEM_NKINDS)
+        return 0;
+    const struct raw *r = raw_begin();
+    uint64_t v = pos(raw_live(r, slot, kind));
+    raw_end();
+    return v;
+}
+
+void gl_stats_snapshot(struct gl_usage *u)
+{
+    const struct raw *r = raw_begin();
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
+        u->used[sl] = gl_stats_slot_used(sl);
+        fill_device(r, sl, &u->dev[sl]);
+        for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
+            fill_group(r, sl, k, &u->grp[sl][k]);
+    }
+    raw_end();
+}
+
+void gl_stats_totals(struct gl_stat_totals *out)
+{
+    memset(out, 0, sizeof *out);
+    const struct raw *r = raw_begin();
+    int64_t live = 0;
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++)
+        for (unsigned k = 0; k < GL_MEM_NKINDS; k++)
+            for (int sp = 0; sp < 2; sp++) {
+                const int64_t *v = r->v[sl][k][sp];
+                out->allocs += pos(v[2]);
+                out->bytes_allocated += pos(v[3]);
+                out->frees += v[2] > v[0] ? (uint64_t)(v[2] - v[0]) : 0;
+                live += v[1];
+            }
+    out->live_bytes = pos(live);
+    out->peak_bytes = LOAD(total.peak_bytes);
+    if (out->peak_bytes < out->live_bytes)
+        out->peak_bytes = out->live_bytes;
+    raw_end();
+}
+
+void gl_stats_reset(void)
+{
+    gl_thread_registry_lock();
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
+        memset(t->stat_cells, 0, sizeof t->stat_cells);
+        memset(t->stat_pending_slot, 0, sizeof t->stat_pending_slot);
+        t->stat_pending_all = 0;
+    }
+    gl_thread_registry_unlock();
+    memset(groups, 0, sizeof groups);
+    memset(devices, 0, sizeof devices);
+    memset(&total, 0, sizeof total);
+}
