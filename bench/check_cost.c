@@ -44,17 +44,17 @@ static void populate(long n, const uint32_t *stacks)
 
 int main(int argc, char **argv)
 {
-    gl_options_defaults(&gl_rt.opt);
-    gl_rt.opt.default_suppressions = false;
-    gl_rt.pid = getpid();
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    gl_options_defaults(&gl_runtime.opt);
+    gl_runtime.opt.default_suppressions = false;
+    gl_runtime.pid = getpid();
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     gl_client_api_publish();
     uint32_t stacks[STACKS];
     for (int s = 0; s < STACKS; s++) {
         uintptr_t f[8];
         for (int k = 0; k < 8; k++)
             f[k] = 0x400000 + (uintptr_t)s * 64 + (uintptr_t)k;
-        stacks[s] = gl_depot_intern(f, 8);
+        stacks[s] = gl_stack_depot_intern(f, 8);
     }
     static char report[1 << 20];
     printf("%10s %12s %12s %12s %12s %12s\n", "blocks", "checkpoint", "count(all)",

@@ -10,7 +10,7 @@
  * stride 512: small blocks sharing spans, block_table.h).
  *
  * It runs the shipped configuration, or what GPULEAK_OPTIONS asks, as the
- * runtime would (gl_rt_configure_tracking).
+ * runtime would (gl_runtime_configure_tracking).
  *
  * What CUPTI itself costs, and the driver, only the GPU benchmark (bench/run)
  * can tell; this isolates the part gpuleak can make faster. */
@@ -99,15 +99,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "hotpath: %s\n", err);
         return 1;
     }
-    gl_options_defaults(&gl_rt.opt);
+    gl_options_defaults(&gl_runtime.opt);
     const char *env = getenv("GPULEAK_OPTIONS"); /* as the runtime reads them */
-    if (env && gl_options_parse_env(&gl_rt.opt, env, err, sizeof err) != 0) {
+    if (env && gl_options_parse_env(&gl_runtime.opt, env, err, sizeof err) != 0) {
         fprintf(stderr, "hotpath: GPULEAK_OPTIONS: %s\n", err);
         return 2;
     }
-    gl_rt_configure_tracking();
+    gl_runtime_configure_tracking();
     gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++)
         pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
         sum += *(double *)r;
     }
     struct gl_stack_memo_counts mc;
-    gl_stack_memo_totals(&mc);
+    gl_stack_capture_memo_totals(&mc);
     printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads); stack memo: "
            "%llu hits, %llu walks\n",
            threads, sum / threads, (unsigned long long)mc.hits, (unsigned long long)mc.walks);

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
             order[i] = order[j];
             order[j] = tmp;
         }
-        struct gl_table *t = gl_table_create(8); /* the tracker's shard count */
+        struct gl_table *t = gl_block_table_create(8); /* the tracker's shard count */
         if (!t) {
             fprintf(stderr, "table_memory: out of memory\n");
             return 1;
@@ -81,14 +81,14 @@ int main(int argc, char **argv)
                                       .seq = (uint64_t)i + 1,
                                       .stack = 1};
             double a = latency ? now() : 0;
-            gl_table_insert(t, &b, NULL);
+            gl_block_table_insert(t, &b, NULL);
             if (latency)
                 lat[i] = now() - a;
         }
         double t1 = now();
-        size_t bytes = gl_table_memory_bytes(t), bins = gl_table_bin_count(t);
+        size_t bytes = gl_block_table_memory_bytes(t), bins = gl_block_table_bin_count(t);
         for (long i = 0; i < n; i++)
-            gl_table_remove(t, 0x7f0000000000ULL + order[i] * spacings[k], NULL);
+            gl_block_table_remove(t, 0x7f0000000000ULL + order[i] * spacings[k], NULL);
         double t2 = now();
         printf("%10lu %8s %14.1f %12.1f %12.1f %12.1f", spacings[k],
                shuffled ? "random" : "address", (double)bytes / (double)n, (double)n / (double)bins,
@@ -98,7 +98,7 @@ int main(int argc, char **argv)
             printf(" %14.1f %14.1f", lat[n - 1 - n / 10000] * 1e6, lat[n - 1] * 1e6);
         }
         printf("\n");
-        gl_table_destroy(t);
+        gl_block_table_destroy(t);
     }
     free(order);
     free(lat);

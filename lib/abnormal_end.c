@@ -68,7 +68,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
         for (;;)
             pause();
     }
-    if (getpid() != gl_rt.pid || !gl_rt_tracking())
+    if (getpid() != gl_runtime.pid || !gl_runtime_tracking())
         die_of(sig);
     if (gl_heap_hooks_busy()) {
         say("the signal struck inside the allocator, where no report can be written; no report");
@@ -98,7 +98,7 @@ void gl_abnormal_end_install(void)
         if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO)) {
             /* The program's own handler, or ignored: its choice.  Python's
              * frames are read under a guard whose faults must not reach it. */
-            if ((fatal[i] == SIGSEGV || fatal[i] == SIGBUS) && gl_py_enabled())
+            if ((fatal[i] == SIGSEGV || fatal[i] == SIGBUS) && gl_py_frames_enabled())
                 gl_read_guard_chain(fatal[i], &old);
             continue;
         }
@@ -117,7 +117,7 @@ void gl_abnormal_end_install(void)
 /* The report of a process ending without atexit, then the end itself. */
 static __attribute__((noreturn)) void end_without_atexit(int status)
 {
-    if (getpid() == gl_rt.pid && gl_rt_tracking()) {
+    if (getpid() == gl_runtime.pid && gl_runtime_tracking()) {
         struct gl_termination how = {.quick_exit = true, .exit_status = status};
         gl_exit_report_ending(&how);
     }

@@ -15,7 +15,7 @@
 #include "gpuleak.h"
 #include "client_api.h"
 #include "check/checkpoints.h"
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "check/growth.h"
 #include "check/pools.h"
 #include "check/leak_run.h"
@@ -24,7 +24,7 @@
 #include "event/event.h"
 #include "stack/stack_capture.h"
 #include "base/thread.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
@@ -39,7 +39,7 @@ _Static_assert((int)GPULEAK_DEFINITE == (int)GL_LEAK_DEFINITE &&
  * program initializes CUDA. */
 static bool usable(void)
 {
-    int s = atomic_load(&gl_rt.state);
+    int s = atomic_load(&gl_runtime.state);
     return s == GL_RT_IDLE || s == GL_RT_TRACKING;
 }
 
@@ -61,18 +61,19 @@ static bool checkpoint_name_ok(const char *call, const char *name)
 {
     if (name && name[0] && strlen(name) < GL_CHECKPOINT_NAME_MAX)
         return true;
-    gl_rt_message("gpuleak: %s: a checkpoint name must be 1 to %d characters%s", call,
-                  GL_CHECKPOINT_NAME_MAX - 1, name ? "" : " (got NULL)");
+    gl_runtime_message("gpuleak: %s: a checkpoint name must be 1 to %d characters%s", call,
+                       GL_CHECKPOINT_NAME_MAX - 1, name ? "" : " (got NULL)");
     return false;
 }
 
 /* The named checkpoint, or NULL after a line to the log. */
 static struct gl_checkpoint *named(const char *call, const char *name)
 {
-    struct gl_checkpoint *c = gl_checkpoint_find(name);
+    struct gl_checkpoint *c = gl_checkpoints_find(name);
     if (!c)
-        gl_rt_message("gpuleak: %s: no checkpoint named \"%s\" (set one with gpuleak_checkpoint)",
-                      call, name);
+        gl_runtime_message(
+            "gpuleak: %s: no checkpoint named \"%s\" (set one with gpuleak_checkpoint)", call,
+            name);
     return c;
 }
 
@@ -84,9 +85,9 @@ static void check_growth(uint64_t ordinal, const char *name)
     const struct gl_framework_site *fw = gl_framework_take_sites(&nfw);
     if (!gl_growth_checkpoints())
         return;
-    size_t all = gl_depot_sites(NULL, 0), bytes = (all + 64) * sizeof(struct gl_site_stats);
+    size_t all = gl_stack_depot_sites(NULL, 0), bytes = (all + 64) * sizeof(struct gl_site_stats);
     struct gl_site_stats *sites = gl_tool_map(bytes);
-    size_t n = sites ? gl_depot_sites(sites, all + 64) : 0;
+    size_t n = sites ? gl_stack_depot_sites(sites, all + 64) : 0;
     if (n > all + 64)
         n = all + 64;
     gl_growth_check(ordinal, name, sites, n, fw, nfw);
@@ -102,12 +103,12 @@ GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
     if (!lock_usable())
         return -1;
     int rc = -1;
-    struct gl_checkpoint *c = gl_checkpoint_get(name);
+    struct gl_checkpoint *c = gl_checkpoints_get(name);
     if (c) {
         /* A position in the allocation numbering, and a fresh scope for the
          * delta checks made since it: nothing is scanned now. */
         c->seq = gl_tracker_seq_mark();
-        gl_leak_ref_free(&c->ref);
+        gl_checkpoints_ref_free(&c->ref);
         gl_framework_checkpoint_taken(++taken, name);
         check_growth(taken, name);
         rc = 0;
@@ -122,8 +123,8 @@ static enum gl_framework framework_named(const char *call, const char *name)
 {
     enum gl_framework f = gl_framework_parse(name);
     if (f == GL_FW_NONE)
-        gl_rt_message("gpuleak: %s: unknown framework \"%s\" (expected PyTorch, CuPy or JAX)",
-                      call, name ? name : "(null)");
+        gl_runtime_message("gpuleak: %s: unknown framework \"%s\" (expected PyTorch, CuPy or JAX)",
+                           call, name ? name : "(null)");
     return f;
 }
 
@@ -137,8 +138,8 @@ GL_EXPORT int gpuleak_runtime_framework_usage(const char *framework, int device,
     int rc = gl_framework_set_usage(f, device, in_use, reserved);
     gl_leak_run_unlock();
     if (rc < 0)
-        gl_rt_message("gpuleak: gpuleak_framework_usage: device %d out of range (0..%d)", device,
-                      GL_FW_MAX_DEVICES - 1);
+        gl_runtime_message("gpuleak: gpuleak_framework_usage: device %d out of range (0..%d)",
+                           device, GL_FW_MAX_DEVICES - 1);
     return rc;
 }
 
@@ -180,9 +181,10 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
         mode &= ~GPULEAK_KINDS(0x1f);
     }
     if (mode < GPULEAK_CHECK_FULL || mode > GPULEAK_CHECK_CHANGED) {
-        gl_rt_message("gpuleak: gpuleak_leak_check: unknown mode %d (expected GPULEAK_CHECK_FULL, "
-                      "_NEW, _ADDED or _CHANGED, perhaps | GPULEAK_KINDS(...))",
-                      mode);
+        gl_runtime_message(
+            "gpuleak: gpuleak_leak_check: unknown mode %d (expected GPULEAK_CHECK_FULL, "
+            "_NEW, _ADDED or _CHANGED, perhaps | GPULEAK_KINDS(...))",
+            mode);
         return -1;
     }
     enum gl_report_select select = (enum gl_report_select)mode; /* same order */
@@ -198,13 +200,13 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     /* The blocks allocated since the checkpoint (all without one); deltas
      * against the previous check of the same scope. */
     uint64_t since_seq = cp ? cp->seq : 0;
-    struct gl_leak_ref *scope = cp ? &cp->ref : gl_last_check();
+    struct gl_leak_ref *scope = cp ? &cp->ref : gl_checkpoints_last_check();
     struct gl_leak_run run;
     if (gl_leak_run(&run, since_seq, &cc) < 0) {
         gl_leak_run_unlock();
         return -1;
     }
-    struct gl_options opt = gl_rt.opt;
+    struct gl_options opt = gl_runtime.opt;
     opt.leak_check = GL_LEAK_CHECK_FULL; /* as VALGRIND_DO_LEAK_CHECK: always in full */
     if (kinds_given)
         opt.show_leak_kinds = opt.errors_for_leak_kinds = kinds;
@@ -228,8 +230,8 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     else
         snprintf(what, sizeof what, "%s since the last check", mode_word(select));
     snprintf(title, sizeof title, "Leak check %lu (%s): %s bytes in %s blocks in use", ++checks,
-             what, gl_fmt_u64_commas(bytes, run.leaks.in_use.bytes),
-             gl_fmt_u64_commas(blocks, run.leaks.in_use.blocks));
+             what, gl_out_u64_commas(bytes, run.leaks.in_use.bytes),
+             gl_out_u64_commas(blocks, run.leaks.in_use.blocks));
 
     struct gl_out out;
     bool must_close = false;
@@ -237,14 +239,14 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     if (buf && buflen) {
         gl_out_init_mem(&out, buf, buflen);
     } else {
-        fd = gl_rt_open_log(&must_close);
-        gl_out_init(&out, fd, (int)gl_rt.pid);
+        fd = gl_runtime_open_log(&must_close);
+        gl_out_init(&out, fd, (int)gl_runtime.pid);
     }
-    uint64_t errors = gl_report_check(&out, &in, title);
+    uint64_t errors = gl_report_text_check(&out, &in, title);
     gl_out_flush(&out);
     if (must_close)
         close(fd);
-    gl_leak_ref_take(scope, &run.leaks);
+    gl_checkpoints_ref_take(scope, &run.leaks);
     gl_leak_run_free(&run);
     gl_leak_run_unlock();
     return errors > (uint64_t)LONG_MAX ? LONG_MAX : (long)errors;
@@ -294,7 +296,7 @@ GL_EXPORT int gpuleak_runtime_ignore(const void *ptr)
         return -1;
     struct gl_block_info b;
     if (!find_block(ptr, &b)) {
-        gl_rt_message("gpuleak: gpuleak_ignore: no block gpuleak tracks starts at %p", ptr);
+        gl_runtime_message("gpuleak: gpuleak_ignore: no block gpuleak tracks starts at %p", ptr);
         return -1;
     }
     struct gl_event ev = {.type = GL_EV_IGNORE, .key = b.key, .tid = gl_thread_id()};
@@ -309,9 +311,9 @@ GL_EXPORT int gpuleak_runtime_tracking(int delta)
     if (!self)
         return -1;
     if (delta < 0 && self->disabled == 0) {
-        gl_rt_message("gpuleak: gpuleak_enable: called without a matching gpuleak_disable on "
-                      "thread %u",
-                      self->tid);
+        gl_runtime_message("gpuleak: gpuleak_enable: called without a matching gpuleak_disable on "
+                           "thread %u",
+                           self->tid);
         return -1;
     }
     self->disabled += delta > 0 ? 1 : -1;
@@ -324,9 +326,9 @@ static int pool_create(const void *pool, const char *name)
                           .key = gl_key_make(GL_NS_ADDR, (uint64_t)(uintptr_t)pool),
                           .tid = gl_thread_id()};
     if (!gl_tracker_pool_create(&ev)) {
-        gl_rt_message("gpuleak: gpuleak_pool_create: %p is not the start of a block gpuleak "
-                      "tracks (a pool is memory from cudaMalloc or the like)",
-                      pool);
+        gl_runtime_message("gpuleak: gpuleak_pool_create: %p is not the start of a block gpuleak "
+                           "tracks (a pool is memory from cudaMalloc or the like)",
+                           pool);
         return -1;
     }
     gl_pools_set_name(ev.key, name);
@@ -339,8 +341,8 @@ static bool pool_block(const char *call, const void *pool, struct gl_block_info 
     if (gl_tracker_lookup(gl_key_make(GL_NS_ADDR, (uint64_t)(uintptr_t)pool), b) &&
         (b->flags & GL_BLK_POOL))
         return true;
-    gl_rt_message("gpuleak: %s: %p is not a pool (declare it with gpuleak_pool_create)", call,
-                  pool);
+    gl_runtime_message("gpuleak: %s: %p is not a pool (declare it with gpuleak_pool_create)", call,
+                       pool);
     return false;
 }
 
@@ -352,9 +354,9 @@ static int pool_alloc(const void *pool, const void *addr, size_t size)
     uint64_t a = (uint64_t)(uintptr_t)addr, start = gl_key_value(p.key);
     if (a < start ||
         (!(p.flags & GL_BLK_SIZE_UNKNOWN) && (a - start > p.size || size > p.size - (a - start)))) {
-        gl_rt_message("gpuleak: gpuleak_pool_alloc: %zu bytes at %p lie outside pool %p of %" PRIu64
-                      " bytes",
-                      size, addr, pool, p.size);
+        gl_runtime_message(
+            "gpuleak: gpuleak_pool_alloc: %zu bytes at %p lie outside pool %p of %" PRIu64 " bytes",
+            size, addr, pool, p.size);
         return -1;
     }
     struct gl_thread *self = gl_thread_self();
@@ -382,8 +384,8 @@ static int pool_free(const void *pool, const void *addr)
         return -1;
     uint64_t key = gl_key_make(GL_NS_POOL_SUB, (uint64_t)(uintptr_t)addr);
     if (!gl_tracker_lookup(key, &sub) || sub.aux != p.key) {
-        gl_rt_message("gpuleak: gpuleak_pool_free: no sub-allocation of pool %p starts at %p", pool,
-                      addr);
+        gl_runtime_message("gpuleak: gpuleak_pool_free: no sub-allocation of pool %p starts at %p",
+                           pool, addr);
         return -1;
     }
     struct gl_event ev = {.type = GL_EV_FREE, .key = key, .tid = gl_thread_id()};
@@ -408,7 +410,7 @@ GL_EXPORT int gpuleak_runtime_pool(int op, const void *pool, const void *addr, s
                                    const char *name)
 {
     /* Pools are tracked blocks: nothing to name before tracking starts. */
-    if (!gl_rt_tracking())
+    if (!gl_runtime_tracking())
         return -1;
     switch (op) {
     case GPULEAK_POOL_CREATE:
@@ -420,7 +422,7 @@ GL_EXPORT int gpuleak_runtime_pool(int op, const void *pool, const void *addr, s
     case GPULEAK_POOL_DESTROY:
         return pool_destroy(pool);
     default:
-        gl_rt_message("gpuleak: gpuleak_runtime_pool: unknown operation %d", op);
+        gl_runtime_message("gpuleak: gpuleak_runtime_pool: unknown operation %d", op);
         return -1;
     }
 }

@@ -16,12 +16,12 @@ GL_EXPORT int dlclose(void *handle)
         if (!real_dlclose)
             return -1; /* no dlclose below: nothing could be unloaded */
     }
-    if (!gl_rt_tracking())
+    if (!gl_runtime_tracking())
         return real_dlclose(handle);
     struct gl_unloading u;
-    gl_unloading_begin(handle, &u);
+    gl_unloaded_objects_begin(handle, &u);
     int rc = real_dlclose(handle);
     if (rc == 0)
-        gl_unloading_end(&u);
+        gl_unloaded_objects_end(&u);
     return rc;
 }

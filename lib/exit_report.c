@@ -31,14 +31,14 @@ static void write_document(const char *option, const char *tmpl,
                            void (*writer)(struct gl_out *, const struct gl_report_input *),
                            const struct gl_report_input *in)
 {
-    int fd = gl_rt_open_output(option, tmpl);
+    int fd = gl_runtime_open_output(option, tmpl);
     if (fd < 0)
         return;
     struct gl_out o;
     gl_out_init(&o, fd, in->pid);
     writer(&o, in);
     if (!gl_out_flush(&o))
-        gl_rt_message("gpuleak: %s: write failed", option);
+        gl_runtime_message("gpuleak: %s: write failed", option);
     close(fd);
 }
 
@@ -61,7 +61,7 @@ static void profile_report(struct gl_out *o)
         return;
     for (int i = 0; i < n; i++)
         total += ns[i];
-    struct gl_symbolizer *sym = gl_symbolizer_open();
+    struct gl_symbolizer *sym = gl_symbolize_open();
     gl_out_line(o, "  one stack: unw_backtrace %llu ns; unw_step walk of %d frames %llu ns:",
                 (unsigned long long)bt_ns, n, (unsigned long long)total);
     for (int i = 0; i < n; i++) {
@@ -71,13 +71,13 @@ static void profile_report(struct gl_out *o)
         gl_out_line(o, "    #%-2d %7llu ns  %s (%s)", i, (unsigned long long)ns[i],
                     f.function ? f.function : "???", f.object ? f.object : "?");
     }
-    gl_symbolizer_close(sym);
+    gl_symbolize_close(sym);
 }
 
 /* gpuleak's own code, or the C library's (exit, __run_exit_handlers). */
 static bool exit_machinery(const char *path)
 {
-    if (gl_owner_of_path(path) == GL_OWNER_TOOL)
+    if (gl_owners_of_path(path) == GL_OWNER_TOOL)
         return true;
     const char *b = strrchr(path, '/');
     b = b ? b + 1 : path;
@@ -117,8 +117,8 @@ void gl_exit_report_preamble(struct gl_out *o)
     if (atomic_exchange(&preamble_written, true))
         return;
     struct gl_report_input in = {
-        .opt = &gl_rt.opt, .tool_version = PACKAGE_VERSION, .command = gl_rt.command};
-    gl_report_preamble(o, &in);
+        .opt = &gl_runtime.opt, .tool_version = PACKAGE_VERSION, .command = gl_runtime.command};
+    gl_report_text_preamble(o, &in);
 }
 
 void gl_exit_report_after_fork_child(void) { atomic_store(&preamble_written, false); }
@@ -131,17 +131,17 @@ static bool ending_set;
 static inline __attribute__((always_inline)) void report(struct gl_caller_context *cc)
 {
     /* First: a vfork child shares this memory, and must not claim the report. */
-    if (getpid() != gl_rt.pid)
+    if (getpid() != gl_runtime.pid)
         return;
     int expected = GL_RT_TRACKING;
-    if (!atomic_compare_exchange_strong(&gl_rt.state, &expected, GL_RT_REPORTED))
+    if (!atomic_compare_exchange_strong(&gl_runtime.state, &expected, GL_RT_REPORTED))
         return;
-    if (gl_rt.forked_child && gl_rt.opt.child_silent_after_fork) {
-        gl_rt_status("silent"); /* by choice: the launcher need not say it wrote none */
+    if (gl_runtime.forked_child && gl_runtime.opt.child_silent_after_fork) {
+        gl_runtime_status("silent"); /* by choice: the launcher need not say it wrote none */
         return;
     }
     exit_scan_start(cc);
-    gl_trace_finish();
+    gl_trace_file_finish();
 
     /* A check the program asked for on another thread finishes first. */
     gl_leak_run_lock();
@@ -152,9 +152,9 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
         gl_leak_run_unlock();
         return;
     }
-    bool documents = gl_rt.opt.xml || gl_rt.opt.json_file[0];
+    bool documents = gl_runtime.opt.xml || gl_runtime.opt.json_file[0];
     char *argv_buf = NULL, **argv = NULL, *opt_buf = NULL, **opt_argv = NULL;
-    int argc = documents ? gl_rt_program_argv(&argv_buf, &argv) : 0;
+    int argc = documents ? gl_runtime_program_argv(&argv_buf, &argv) : 0;
     const char *env_opts = getenv(GL_OPTIONS_ENV);
     int opt_argc = documents && env_opts ? gl_options_split_env(env_opts, &opt_buf, &opt_argv) : 0;
 
@@ -167,65 +167,66 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
     in.tool_argv = (const char *const *)opt_argv;
 
     bool must_close;
-    int fd = gl_rt_open_log(&must_close);
+    int fd = gl_runtime_open_log(&must_close);
     struct gl_out out;
-    gl_out_init(&out, fd, (int)gl_rt.pid);
+    gl_out_init(&out, fd, (int)gl_runtime.pid);
     gl_exit_report_preamble(&out);
-    gl_report_termination(&out, &in);
-    gl_report_leaks(&out, &in);
+    gl_report_text_termination(&out, &in);
+    gl_report_text_leaks(&out, &in);
     clock_gettime(CLOCK_MONOTONIC, &check_end);
-    if (gl_rt.opt.verbose > 0 && !gl_rt.opt.quiet) {
+    if (gl_runtime.opt.verbose > 0 && !gl_runtime.opt.quiet) {
         char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN],
             b4[GL_U64_COMMAS_LEN], b5[GL_U64_COMMAS_LEN];
         size_t table = gl_tracker_memory_bytes(), records = gl_tracker_live_records();
         gl_out_line(&out, "%s", "");
         gl_out_line(&out, "gpuleak: %u distinct allocation stacks; tracking memory %s bytes",
-                    gl_depot_count(), gl_fmt_u64_commas(b1, table + gl_depot_memory_bytes()));
+                    gl_stack_depot_count(),
+                    gl_out_u64_commas(b1, table + gl_stack_depot_memory_bytes()));
         /* The per-block figure includes the tables' fixed cost (shards, first
          * chunks), which dominates below about 10,000 blocks; the bins say how
          * many blocks shared each uthash item. */
         gl_out_line(&out,
                     "gpuleak: block table %s bytes for %s live blocks in %s bins (%.1f bytes per "
                     "block); stack depot %s bytes",
-                    gl_fmt_u64_commas(b1, table), gl_fmt_u64_commas(b2, records),
-                    gl_fmt_u64_commas(b4, gl_tracker_table_bins()),
+                    gl_out_u64_commas(b1, table), gl_out_u64_commas(b2, records),
+                    gl_out_u64_commas(b4, gl_tracker_table_bins()),
                     records ? (double)table / (double)records : 0.0,
-                    gl_fmt_u64_commas(b3, gl_depot_memory_bytes()));
-        if (gl_py_code_count() || gl_py_code_dropped() || gl_py_faults())
+                    gl_out_u64_commas(b3, gl_stack_depot_memory_bytes()));
+        if (gl_py_code_count() || gl_py_code_dropped() || gl_py_frames_faults())
             gl_out_line(&out,
                         "gpuleak: %u Python code objects copied (%s bytes); %s Python frames "
                         "left out of stacks (their code could not be copied); %lu walks of "
                         "Python frames faulted",
-                        gl_py_code_count(), gl_fmt_u64_commas(b1, gl_py_code_memory_bytes()),
-                        gl_fmt_u64_commas(b2, gl_py_code_dropped()), gl_py_faults());
+                        gl_py_code_count(), gl_out_u64_commas(b1, gl_py_code_memory_bytes()),
+                        gl_out_u64_commas(b2, gl_py_code_dropped()), gl_py_frames_faults());
         struct gl_stack_memo_counts memo;
-        gl_stack_memo_totals(&memo);
+        gl_stack_capture_memo_totals(&memo);
         if (memo.hits + memo.walks + memo.skipped)
             gl_out_line(&out,
                         "gpuleak: stack memo: %s captures found without unwinding, %s walked "
                         "to be remembered (%s refused), %s unwinds not walked (budget); %s bytes",
-                        gl_fmt_u64_commas(b1, memo.hits), gl_fmt_u64_commas(b2, memo.walks),
-                        gl_fmt_u64_commas(b3, memo.refused), gl_fmt_u64_commas(b4, memo.skipped),
-                        gl_fmt_u64_commas(b5, memo.bytes));
+                        gl_out_u64_commas(b1, memo.hits), gl_out_u64_commas(b2, memo.walks),
+                        gl_out_u64_commas(b3, memo.refused), gl_out_u64_commas(b4, memo.skipped),
+                        gl_out_u64_commas(b5, memo.bytes));
         gl_out_line(&out, "gpuleak: leak check took %.3f s",
                     (double)(check_end.tv_sec - check_start.tv_sec) +
                         (double)(check_end.tv_nsec - check_start.tv_nsec) * 1e-9);
         if (run.stats.unknown_frees || run.stats.replaced)
             gl_out_line(
                 &out, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",
-                gl_fmt_u64_commas(b1, run.stats.unknown_frees),
-                gl_fmt_u64_commas(b2, run.stats.replaced));
+                gl_out_u64_commas(b1, run.stats.unknown_frees),
+                gl_out_u64_commas(b2, run.stats.replaced));
     }
-    if (gl_profiling)
+    if (gl_prof_on)
         profile_report(&out);
     gl_out_flush(&out);
     if (must_close)
         close(fd);
-    if (gl_rt.opt.xml)
-        write_document("--xml-file", gl_rt.opt.xml_file, gl_report_xml, &in);
-    if (gl_rt.opt.json_file[0])
-        write_document("--json-file", gl_rt.opt.json_file, gl_report_json, &in);
-    gl_rt_status("report errors=%llu", (unsigned long long)gl_report_error_count(&in));
+    if (gl_runtime.opt.xml)
+        write_document("--xml-file", gl_runtime.opt.xml_file, gl_report_xml, &in);
+    if (gl_runtime.opt.json_file[0])
+        write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, &in);
+    gl_runtime_status("report errors=%llu", (unsigned long long)gl_report_text_error_count(&in));
 
     free(argv);
     free(argv_buf);
@@ -248,7 +249,7 @@ void gl_exit_report_ending(const struct gl_termination *how)
     struct gl_caller_context cc;
     GL_CALLER_CONTEXT(&cc);
     /* Set before the report claims the state: the one that wins prints it. */
-    if (getpid() != gl_rt.pid || !gl_rt_tracking())
+    if (getpid() != gl_runtime.pid || !gl_runtime_tracking())
         return;
     ending = *how;
     ending_set = true;

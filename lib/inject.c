@@ -37,7 +37,7 @@
 #include "track/quarantine.h"
 #include "stack/stack_capture.h"
 #include "base/thread.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -58,7 +58,7 @@ static int cupti_device_of(uint64_t ctx)
 static void after_fork_child(void)
 {
     gl_thread_after_fork_child();
-    gl_tool_alloc_after_fork_child();
+    gl_tool_after_fork_child();
     gl_tracker_after_fork_child();
     gl_graphs_after_fork_child();
     gl_py_code_after_fork_child();
@@ -74,12 +74,12 @@ static void after_fork_child(void)
     /* A child of a process that tracks CUDA cannot use its parent's contexts, and
      * its copy of the parent's blocks is not its own: it must not report them.
      * A child of a process that never started CUDA may start it and be tracked. */
-    int state = atomic_load(&gl_rt.state);
+    int state = atomic_load(&gl_runtime.state);
     if (state != GL_RT_IDLE && state != GL_RT_DISABLED)
-        atomic_store(&gl_rt.state, GL_RT_DISABLED);
-    gl_rt.pid = getpid();
-    gl_rt.is_main_process = false; /* the note is for the process the user started */
-    gl_rt.forked_child = true;
+        atomic_store(&gl_runtime.state, GL_RT_DISABLED);
+    gl_runtime.pid = getpid();
+    gl_runtime.is_main_process = false; /* the note is for the process the user started */
+    gl_runtime.forked_child = true;
 }
 
 /* Whether an LD_PRELOAD entry (separated by ':' or ' ') names this library. */
@@ -138,33 +138,33 @@ __attribute__((constructor)) static void gl_runtime_load(void)
      * (CUDA_INJECTION64_PATH); it stays inert, and InitializeInjection, seeing
      * the state, subscribes to nothing. */
     if (getenv(GL_UNTRACED_ENV)) {
-        atomic_store(&gl_rt.state, GL_RT_DISABLED);
-        gl_rt_status("untraced");
+        atomic_store(&gl_runtime.state, GL_RT_DISABLED);
+        gl_runtime_status("untraced");
         return;
     }
-    gl_rt.pid = getpid();
-    gl_rt_mark_start();
+    gl_runtime.pid = getpid();
+    gl_runtime_mark_start();
     gl_thread_init();
     gl_client_api_publish();
-    gl_options_defaults(&gl_rt.opt);
-    gl_rt_save_stderr();
-    gl_rt_read_command();
+    gl_options_defaults(&gl_runtime.opt);
+    gl_runtime_save_stderr();
+    gl_runtime_read_command();
 
     const char *main_pid = getenv(GL_PID_ENV);
-    gl_rt.is_main_process = main_pid && atoi(main_pid) == (int)gl_rt.pid;
+    gl_runtime.is_main_process = main_pid && atoi(main_pid) == (int)gl_runtime.pid;
 
     const char *env = getenv(GL_OPTIONS_ENV);
     if (env) {
         char err[512];
-        if (gl_options_parse_env(&gl_rt.opt, env, err, sizeof err) < 0) {
-            gl_options_defaults(&gl_rt.opt);
-            gl_rt_message("gpuleak: %s: %s; GPU memory is not tracked in this process",
-                          GL_OPTIONS_ENV, err);
-            atomic_store(&gl_rt.state, GL_RT_DISABLED);
+        if (gl_options_parse_env(&gl_runtime.opt, env, err, sizeof err) < 0) {
+            gl_options_defaults(&gl_runtime.opt);
+            gl_runtime_message("gpuleak: %s: %s; GPU memory is not tracked in this process",
+                               GL_OPTIONS_ENV, err);
+            atomic_store(&gl_runtime.state, GL_RT_DISABLED);
             return;
         }
     }
-    if (!gl_rt.opt.trace_children)
+    if (!gl_runtime.opt.trace_children)
         untrace_children();
     pthread_atfork(NULL, NULL, after_fork_child);
 }
@@ -181,17 +181,17 @@ static bool driver_loaded(void)
  * a report, so that "no leaks" is never mistaken for "nothing was watched". */
 __attribute__((destructor)) static void gl_runtime_unload(void)
 {
-    if (atomic_load(&gl_rt.state) != GL_RT_IDLE || !gl_rt.is_main_process || gl_rt.opt.quiet ||
-        getpid() != gl_rt.pid)
+    if (atomic_load(&gl_runtime.state) != GL_RT_IDLE || !gl_runtime.is_main_process ||
+        gl_runtime.opt.quiet || getpid() != gl_runtime.pid)
         return;
-    if (gl_rt_status_seen("tracking"))
+    if (gl_runtime_status_seen("tracking"))
         return; /* a child of it did start CUDA (a test runner's forked tests, say) */
     if (driver_loaded())
-        gl_rt_message("gpuleak: the CUDA driver was loaded but never initialized (no GPU, or "
-                      "cuInit failed): no GPU memory was tracked");
+        gl_runtime_message("gpuleak: the CUDA driver was loaded but never initialized (no GPU, or "
+                           "cuInit failed): no GPU memory was tracked");
     else
-        gl_rt_message("gpuleak: the program did not initialize CUDA (or no CUDA driver is "
-                      "installed): no GPU memory was tracked");
+        gl_runtime_message("gpuleak: the program did not initialize CUDA (or no CUDA driver is "
+                           "installed): no GPU memory was tracked");
 }
 
 static void at_exit(void) { gl_exit_report(); }
@@ -216,27 +216,28 @@ static bool subscribe(void)
     if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         /* CUPTI names the other client "CUPTI for <name>", or "<not provided>". */
         bool named = other[0] && !strstr(other, "<not provided>");
-        gl_rt_message("gpuleak: CUPTI is already in use by %s; a process can have only one CUPTI "
-                      "client, so GPU memory is not tracked (the program runs normally)",
-                      named ? other
-                            : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
-                              "program itself)");
+        gl_runtime_message(
+            "gpuleak: CUPTI is already in use by %s; a process can have only one CUPTI "
+            "client, so GPU memory is not tracked (the program runs normally)",
+            named ? other
+                  : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
+                    "program itself)");
     } else
-        gl_rt_message("gpuleak: cannot subscribe to CUPTI: %s; GPU memory is not tracked",
-                      gl_cupti_result_string(&cupti, rc));
+        gl_runtime_message("gpuleak: cannot subscribe to CUPTI: %s; GPU memory is not tracked",
+                           gl_cupti_loader_result_string(&cupti, rc));
     return false;
 }
 
 static bool enable_callbacks(void)
 {
     for (unsigned api = 1; api < GL_API_COUNT; api++) {
-        if (gl_api_is_access(api) && !gl_rt.opt.check_api_ranges)
+        if (gl_api_is_access(api) && !gl_runtime.opt.check_api_ranges)
             continue; /* copies and sets: only when they are checked */
         CUptiResult rc = cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                                                gl_decode_cbid_of_api(api));
         if (rc != CUPTI_SUCCESS) {
-            gl_rt_message("gpuleak: cannot enable the CUPTI callback for %s: %s", gl_api_name(api),
-                          gl_cupti_result_string(&cupti, rc));
+            gl_runtime_message("gpuleak: cannot enable the CUPTI callback for %s: %s",
+                               gl_api_name(api), gl_cupti_loader_result_string(&cupti, rc));
             return false;
         }
     }
@@ -257,63 +258,63 @@ static bool enable_callbacks(void)
  * program happens from Python. */
 static void start_python_frames(void)
 {
-    if (!gl_rt.opt.python_frames) {
-        gl_py_disable();
+    if (!gl_runtime.opt.python_frames) {
+        gl_py_frames_disable();
         return;
     }
     char note[256];
-    int minor = gl_py_init(note, sizeof note);
+    int minor = gl_py_frames_init(note, sizeof note);
     if (minor < 0 && note[0])
-        gl_rt_message("gpuleak: %s; stacks show no Python frames", note);
-    else if (minor >= 0 && gl_rt.opt.verbose > 0)
-        gl_rt_message("gpuleak: Python frames from CPython 3.%d", minor);
+        gl_runtime_message("gpuleak: %s; stacks show no Python frames", note);
+    else if (minor >= 0 && gl_runtime.opt.verbose > 0)
+        gl_runtime_message("gpuleak: Python frames from CPython 3.%d", minor);
 }
 
 GL_EXPORT int InitializeInjection(void)
 {
     static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&once);
-    if (atomic_load(&gl_rt.state) != GL_RT_IDLE) {
+    if (atomic_load(&gl_runtime.state) != GL_RT_IDLE) {
         pthread_mutex_unlock(&once);
         return 1;
     }
     char err[512];
-    if (!gl_cupti_load(&cupti, err, sizeof err)) {
-        gl_rt_message("gpuleak: %s; GPU memory is not tracked", err);
-        atomic_store(&gl_rt.state, GL_RT_FAILED);
+    if (!gl_cupti_loader_load(&cupti, err, sizeof err)) {
+        gl_runtime_message("gpuleak: %s; GPU memory is not tracked", err);
+        atomic_store(&gl_runtime.state, GL_RT_FAILED);
         pthread_mutex_unlock(&once);
         return 1;
     }
     gl_contexts_set_query(cupti_device_of);
     if (!gl_unwind_load(err, sizeof err))
-        gl_rt_message("gpuleak: %s; allocations are tracked without their stacks", err);
-    gl_rt_configure_tracking();
+        gl_runtime_message("gpuleak: %s; allocations are tracked without their stacks", err);
+    gl_runtime_configure_tracking();
     gl_error_sink_install();
-    gl_trace_start(gl_rt.opt.trace_file, (unsigned)gl_rt.opt.trace_interval,
-                   (uint64_t)gl_rt.opt.trace_limit << 20);
+    gl_trace_file_start(gl_runtime.opt.trace_file, (unsigned)gl_runtime.opt.trace_interval,
+                        (uint64_t)gl_runtime.opt.trace_limit << 20);
     gl_modules_refresh();
     start_python_frames();
     gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
-    gl_rt.pid = getpid();
+    gl_runtime.pid = getpid();
 
     if (!subscribe()) {
-        atomic_store(&gl_rt.state, GL_RT_FAILED);
+        atomic_store(&gl_runtime.state, GL_RT_FAILED);
         pthread_mutex_unlock(&once);
         return 1;
     }
     /* Tracking is on before the first callback can fire: no context exists yet. */
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     if (!enable_callbacks()) {
-        atomic_store(&gl_rt.state, GL_RT_FAILED);
+        atomic_store(&gl_runtime.state, GL_RT_FAILED);
         cupti.unsubscribe(subscriber);
         pthread_mutex_unlock(&once);
         return 1;
     }
     atexit(at_exit);
     gl_abnormal_end_install();
-    gl_rt_status("tracking");
-    if (gl_rt.opt.verbose > 0)
-        gl_rt_message("gpuleak: tracking GPU memory with CUPTI from %s", cupti.path);
+    gl_runtime_status("tracking");
+    if (gl_runtime.opt.verbose > 0)
+        gl_runtime_message("gpuleak: tracking GPU memory with CUPTI from %s", cupti.path);
     pthread_mutex_unlock(&once);
     return 1;
 }

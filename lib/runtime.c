@@ -22,27 +22,27 @@
 #include "stack/stack_capture.h"
 #include "track/tracker.h"
 
-struct gl_runtime gl_rt;
+struct gl_runtime gl_runtime;
 
 /* stderr as it was when the program started: a program that later closes or
  * redirects fd 2 must not swallow the report. */
 static int saved_stderr = 2;
 static bool log_opened;
 
-void gl_rt_save_stderr(void)
+void gl_runtime_save_stderr(void)
 {
     int fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
     if (fd >= 0)
         saved_stderr = fd;
 }
 
-int gl_rt_open_log(bool *must_close)
+int gl_runtime_open_log(bool *must_close)
 {
     *must_close = false;
-    if (!gl_rt.opt.log_file[0])
+    if (!gl_runtime.opt.log_file[0])
         return saved_stderr;
     char path[GL_PATH_MAX], err[512];
-    if (gl_logfile_expand(gl_rt.opt.log_file, (int)getpid(), false, path, sizeof path, err,
+    if (gl_logfile_expand(gl_runtime.opt.log_file, (int)getpid(), false, path, sizeof path, err,
                           sizeof err) < 0) {
         dprintf(saved_stderr, "==%d== gpuleak: %s; writing to stderr\n", (int)getpid(), err);
         return saved_stderr;
@@ -61,20 +61,20 @@ int gl_rt_open_log(bool *must_close)
     return fd;
 }
 
-int gl_rt_open_output(const char *option, const char *tmpl)
+int gl_runtime_open_output(const char *option, const char *tmpl)
 {
     char path[GL_PATH_MAX], err[512];
     if (gl_logfile_expand(tmpl, (int)getpid(), false, path, sizeof path, err, sizeof err) < 0) {
-        gl_rt_message("gpuleak: %s", err);
+        gl_runtime_message("gpuleak: %s", err);
         return -1;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0)
-        gl_rt_message("gpuleak: %s: cannot write '%s': %s", option, path, strerror(errno));
+        gl_runtime_message("gpuleak: %s: cannot write '%s': %s", option, path, strerror(errno));
     return fd;
 }
 
-bool gl_rt_status_seen(const char *word)
+bool gl_runtime_status_seen(const char *word)
 {
     const char *file = getenv(GL_STATUS_ENV);
     if (!file || !*file)
@@ -98,7 +98,7 @@ bool gl_rt_status_seen(const char *word)
     return seen;
 }
 
-void gl_rt_status(const char *fmt, ...)
+void gl_runtime_status(const char *fmt, ...)
 {
     const char *file = getenv(GL_STATUS_ENV);
     if (!file || !*file)
@@ -116,16 +116,16 @@ void gl_rt_status(const char *fmt, ...)
     /* O_APPEND: every process of the program appends one line at a time. */
     int fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
     if (fd >= 0) {
-        gl_write_all(fd, line, len);
+        gl_out_write_all(fd, line, len);
         close(fd);
     }
 }
 
-int gl_rt_program_argv(char **bufp, char ***argsp)
+int gl_runtime_program_argv(char **bufp, char ***argsp)
 {
     char *buf;
     size_t len;
-    if (gl_read_file("/proc/self/cmdline", 16u << 20, &buf, &len) < 0)
+    if (gl_file_read("/proc/self/cmdline", 16u << 20, &buf, &len) < 0)
         return -1;
     int n = 0; /* arguments end with NUL each */
     for (size_t i = 0; i < len; i++)
@@ -152,14 +152,14 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double gl_rt_elapsed(void) { return now_s() - gl_rt.start_time; }
+double gl_runtime_elapsed(void) { return now_s() - gl_runtime.start_time; }
 
-void gl_rt_mark_start(void) { gl_rt.start_time = now_s(); }
+void gl_runtime_mark_start(void) { gl_runtime.start_time = now_s(); }
 
-void gl_rt_message(const char *fmt, ...)
+void gl_runtime_message(const char *fmt, ...)
 {
     bool must_close;
-    int fd = gl_rt_open_log(&must_close);
+    int fd = gl_runtime_open_log(&must_close);
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());
     va_list ap;
@@ -171,29 +171,29 @@ void gl_rt_message(const char *fmt, ...)
         close(fd);
 }
 
-void gl_rt_read_command(void)
+void gl_runtime_read_command(void)
 {
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    ssize_t n = read(fd, gl_rt.command, sizeof gl_rt.command - 1);
+    ssize_t n = read(fd, gl_runtime.command, sizeof gl_runtime.command - 1);
     close(fd);
     if (n <= 0)
         return;
-    if ((size_t)n == sizeof gl_rt.command - 1)
-        memcpy(gl_rt.command + n - 3, "...", 3);
+    if ((size_t)n == sizeof gl_runtime.command - 1)
+        memcpy(gl_runtime.command + n - 3, "...", 3);
     /* Arguments are NUL-separated; the last one ends with NUL too. */
-    while (n > 0 && gl_rt.command[n - 1] == '\0')
+    while (n > 0 && gl_runtime.command[n - 1] == '\0')
         n--;
     for (ssize_t i = 0; i < n; i++)
-        if (gl_rt.command[i] == '\0')
-            gl_rt.command[i] = ' ';
-    gl_rt.command[n] = '\0';
+        if (gl_runtime.command[i] == '\0')
+            gl_runtime.command[i] = ' ';
+    gl_runtime.command[n] = '\0';
 }
 
-void gl_rt_configure_tracking(void)
+void gl_runtime_configure_tracking(void)
 {
-    const struct gl_options *o = &gl_rt.opt;
+    const struct gl_options *o = &gl_runtime.opt;
     gl_tracker_init();
     gl_quarantine_configure((size_t)o->quarantine_blocks, o->check_api_ranges);
     gl_api_errors_configure(o->check_api_ranges);
@@ -201,5 +201,5 @@ void gl_rt_configure_tracking(void)
     /* Growth detection compares sites' live bytes: counted per allocation. */
     gl_stats_configure(o->stats || o->growth_checkpoints > 0);
     gl_growth_configure((unsigned)o->growth_checkpoints);
-    gl_stack_init((unsigned)o->num_callers);
+    gl_stack_capture_init((unsigned)o->num_callers);
 }

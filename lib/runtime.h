@@ -1,5 +1,5 @@
 /* State of the runtime inside the program: its options, its process, and whether
- * CUDA tracking started.  One instance per process (gl_rt). */
+ * CUDA tracking started.  One instance per process (gl_runtime). */
 #ifndef GPULEAK_RUNTIME_H
 #define GPULEAK_RUNTIME_H
 
@@ -27,47 +27,47 @@ struct gl_runtime {
     double start_time;    /* CLOCK_MONOTONIC at load */
 };
 
-extern struct gl_runtime gl_rt;
+extern struct gl_runtime gl_runtime;
 
-static inline bool gl_rt_tracking(void)
+static inline bool gl_runtime_tracking(void)
 {
-    return atomic_load_explicit(&gl_rt.state, memory_order_acquire) == GL_RT_TRACKING;
+    return atomic_load_explicit(&gl_runtime.state, memory_order_acquire) == GL_RT_TRACKING;
 }
 
 /* Open a --xml-file/--json-file template for writing (truncating); -1 after one
  * line to the log saying why. */
-int gl_rt_open_output(const char *option, const char *tmpl);
+int gl_runtime_open_output(const char *option, const char *tmpl);
 
 /* Append a line to the launcher's status file (GL_STATUS_ENV), if there is one. */
-void gl_rt_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gl_runtime_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Has any process of the program appended a line containing word to the
  * launcher's status file? */
-bool gl_rt_status_seen(const char *word);
+bool gl_runtime_status_seen(const char *word);
 
 /* The program's command line, split (malloc'ed; free *args then *buf); -1 on error. */
-int gl_rt_program_argv(char **buf, char ***args);
+int gl_runtime_program_argv(char **buf, char ***args);
 
 /* Seconds since the runtime was loaded (about the program's start). */
-double gl_rt_elapsed(void);
+double gl_runtime_elapsed(void);
 
 /* One line for the user, prefixed "==PID== ", to the report's destination
  * (stderr or --log-file).  For notes and tool errors outside the report. */
-void gl_rt_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void gl_runtime_message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Open the report destination (stderr or the expanded --log-file); returns a file
  * descriptor and whether the caller must close it. */
-int gl_rt_open_log(bool *must_close);
+int gl_runtime_open_log(bool *must_close);
 
-/* Set up the tracker, its checks and stack capture as gl_rt.opt asks: the one
+/* Set up the tracker, its checks and stack capture as gl_runtime.opt asks: the one
  * place the runtime and the hot-path benchmark configure them. */
-void gl_rt_configure_tracking(void);
+void gl_runtime_configure_tracking(void);
 
-/* Note the load time (gl_rt_elapsed). */
-void gl_rt_mark_start(void);
+/* Note the load time (gl_runtime_elapsed). */
+void gl_runtime_mark_start(void);
 /* Keep a private copy of the program's stderr (at load time) for reports. */
-void gl_rt_save_stderr(void);
-/* Fill gl_rt.command from /proc/self/cmdline. */
-void gl_rt_read_command(void);
+void gl_runtime_save_stderr(void);
+/* Fill gl_runtime.command from /proc/self/cmdline. */
+void gl_runtime_read_command(void);
 
 #endif

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "common/options.h"
-#include "common/paths.h" /* gl_relative_path */
+#include "common/paths.h" /* gl_paths_relative */
 
 /* Find the runtime library: $GPULEAK_RUNTIME; relative to this executable as
  * installed (bindir -> pkglibdir); the configured pkglibdir; the build tree.

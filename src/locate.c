@@ -49,7 +49,7 @@ bool gl_locate_runtime(char *out, size_t outlen, char *tried, size_t triedlen)
             *slash = '\0';
         /* An installed tree, wherever it was moved: bindir -> pkglibdir. */
         char rel[PATH_MAX];
-        gl_relative_path(GL_BINDIR, GL_PKGLIBDIR, rel, sizeof rel);
+        gl_paths_relative(GL_BINDIR, GL_PKGLIBDIR, rel, sizeof rel);
         snprintf(candidate, sizeof candidate, "%s/%s/" RUNTIME_NAME, exe, rel);
         if (take(candidate, out, tried, triedlen))
             return true;
@@ -129,7 +129,8 @@ bool gl_check_log_file(const char *tmpl, char *err, size_t errlen)
 bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_t errlen)
 {
     char path[GL_PATH_MAX];
-    if (gl_template_expand(option, tmpl, (int)getpid(), true, path, sizeof path, err, errlen) < 0)
+    if (gl_logfile_template_expand(option, tmpl, (int)getpid(), true, path, sizeof path, err,
+                                   errlen) < 0)
         return false;
     struct stat st;
     size_t plen = strlen(path);

@@ -50,7 +50,7 @@ static void say_silent_processes(const struct gl_status *st, int ws)
             fprintf(stderr,
                     "==%d== gpuleak: the program was killed by signal %d (%s)%s; no report "
                     "could be written\n",
-                    pid, sig, gl_signal_name(sig, buf, sizeof buf),
+                    pid, sig, gl_signals_name(sig, buf, sizeof buf),
                     sig == SIGKILL ? ", which no program can catch" : "");
         } else {
             fprintf(stderr,

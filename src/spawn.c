@@ -52,7 +52,7 @@ static void prepend_preload(const char *runtime)
 static void append_python_path(void)
 {
     char exe[4096], dir[8192];
-    if (!gl_exe_dir(exe, sizeof exe) || !gl_python_dir(exe, false, dir, sizeof dir))
+    if (!gl_exe_dir(exe, sizeof exe) || !gl_paths_python_dir(exe, false, dir, sizeof dir))
         return;
     add_to_list("PYTHONPATH", dir, false);
 }
@@ -77,7 +77,7 @@ static void prepend_site_dir(void)
 {
     char exe[4096], py[8192], site[8300], probe[8400];
     struct stat st;
-    if (!gl_exe_dir(exe, sizeof exe) || !gl_python_dir(exe, false, py, sizeof py)) {
+    if (!gl_exe_dir(exe, sizeof exe) || !gl_paths_python_dir(exe, false, py, sizeof py)) {
         fprintf(stderr, "gpuleak: --framework-caching=off: gpuleak's Python directory not "
                         "found: CuPy's memory pools stay on\n");
         return;
@@ -85,8 +85,9 @@ static void prepend_site_dir(void)
     snprintf(site, sizeof site, "%s/gpuleak_site", py);
     snprintf(probe, sizeof probe, "%s/sitecustomize.py", site);
     if (stat(probe, &st) != 0 || !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "gpuleak: --framework-caching=off: %s missing: CuPy's memory pools "
-                        "stay on\n",
+        fprintf(stderr,
+                "gpuleak: --framework-caching=off: %s missing: CuPy's memory pools "
+                "stay on\n",
                 probe);
         return;
     }

@@ -4,7 +4,7 @@
 #ifndef GPULEAK_GL_UTHASH_H
 #define GPULEAK_GL_UTHASH_H
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 #define uthash_malloc(sz) gl_tool_alloc(sz)
 #define uthash_free(ptr, sz) gl_tool_free((ptr), (sz))

@@ -1,6 +1,6 @@
 #include "base/id_pages.h"
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 bool gl_id_pages_put(const struct gl_id_pages *t, uint32_t id, void *entry)
 {

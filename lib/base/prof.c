@@ -5,7 +5,7 @@
 
 #include "stack/unwind.h"
 
-int gl_profiling;
+int gl_prof_on;
 
 static _Atomic uint64_t ticks[GL_PROF_NPHASES], calls[GL_PROF_NPHASES];
 static double ns_per_tick = 1.0;
@@ -25,7 +25,7 @@ static const char *const phase_names[GL_PROF_NPHASES] = {
 
 void gl_prof_init(void)
 {
-    gl_profiling = 1;
+    gl_prof_on = 1;
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     uint64_t t0 = __rdtsc();
@@ -38,7 +38,7 @@ void gl_prof_init(void)
 
 void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t end)
 {
-    if (!gl_profiling)
+    if (!gl_prof_on)
         return;
     atomic_fetch_add_explicit(&ticks[p], end - start, memory_order_relaxed);
     atomic_fetch_add_explicit(&calls[p], 1, memory_order_relaxed);
@@ -46,7 +46,7 @@ void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t end)
 
 void gl_prof_maybe_walk(void)
 {
-    if (!gl_profiling || atomic_fetch_add(&captures, 1) != 1000)
+    if (!gl_prof_on || atomic_fetch_add(&captures, 1) != 1000)
         return;
     uintptr_t tmp[WALK_MAX];
     uint64_t t0 = __rdtsc();

@@ -21,9 +21,9 @@ enum gl_prof_phase {
     GL_PROF_NPHASES
 };
 
-extern int gl_profiling;
+extern int gl_prof_on;
 
-static inline uint64_t gl_prof_now(void) { return gl_profiling ? __rdtsc() : 0; }
+static inline uint64_t gl_prof_now(void) { return gl_prof_on ? __rdtsc() : 0; }
 /* Add the ticks from start to end to phase p. */
 void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t end);
 

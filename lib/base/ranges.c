@@ -3,7 +3,7 @@
 #include <bsd/sys/tree.h>
 
 #include "base/spin.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 struct node {
     RB_ENTRY(node) link;
@@ -37,7 +37,7 @@ struct gl_ranges *gl_ranges_create(void)
     if (!r)
         return NULL;
     RB_INIT(&r->root);
-    gl_slab_init(&r->nodes, sizeof(struct node));
+    gl_tool_slab_init(&r->nodes, sizeof(struct node));
     r->n = 0;
     gl_spin_reset(&r->lock);
     return r;
@@ -47,7 +47,7 @@ void gl_ranges_destroy(struct gl_ranges *r)
 {
     if (!r)
         return;
-    gl_slab_destroy(&r->nodes);
+    gl_tool_slab_destroy(&r->nodes);
     gl_tool_free(r, sizeof *r);
 }
 
@@ -64,20 +64,20 @@ static struct node *holding(struct gl_ranges *r, uint64_t addr)
 static void drop(struct gl_ranges *r, struct node *n)
 {
     RB_REMOVE(tree, &r->root, n);
-    gl_slab_put(&r->nodes, n);
+    gl_tool_slab_put(&r->nodes, n);
     r->n--;
 }
 
 static bool insert_locked(struct gl_ranges *r, uint64_t start, uint64_t end, uint64_t tag)
 {
-    struct node *n = gl_slab_get(&r->nodes);
+    struct node *n = gl_tool_slab_get(&r->nodes);
     if (!n)
         return false;
     n->r = (struct gl_range){start, end, tag};
     struct node *old = RB_INSERT(tree, &r->root, n);
     if (old) { /* same start: the new range replaces it */
         old->r = n->r;
-        gl_slab_put(&r->nodes, n);
+        gl_tool_slab_put(&r->nodes, n);
         return false;
     }
     r->n++;

@@ -4,7 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 __thread struct gl_thread *gl_thread_cur __attribute__((tls_model("initial-exec")));
 

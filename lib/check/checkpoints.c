@@ -3,12 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 static struct gl_leak_ref last;
 static struct gl_checkpoint *checkpoints;
 
-uint32_t gl_record_mem_api(const struct gl_loss_record *r)
+uint32_t gl_checkpoints_record_api(const struct gl_loss_record *r)
 {
     return (uint32_t)r->first.kind << 16 | r->first.api;
 }
@@ -26,15 +26,15 @@ static int cmp_identity(const struct gl_ref_record *x, const struct gl_ref_recor
 
 static int cmp_ref(const void *a, const void *b) { return cmp_identity(a, b); }
 
-void gl_leak_ref_free(struct gl_leak_ref *ref)
+void gl_checkpoints_ref_free(struct gl_leak_ref *ref)
 {
     gl_tool_unmap(ref->recs, ref->mapped);
     memset(ref, 0, sizeof *ref);
 }
 
-int gl_leak_ref_take(struct gl_leak_ref *ref, const struct gl_leak_result *r)
+int gl_checkpoints_ref_take(struct gl_leak_ref *ref, const struct gl_leak_result *r)
 {
-    gl_leak_ref_free(ref);
+    gl_checkpoints_ref_free(ref);
     memcpy(ref->kind, r->kind, sizeof ref->kind);
     ref->suppressed = r->suppressed;
     if (r->nrecords == 0)
@@ -49,7 +49,7 @@ int gl_leak_ref_take(struct gl_leak_ref *ref, const struct gl_leak_result *r)
         ref->recs[i] = (struct gl_ref_record){
             .kind = (uint32_t)lr->kind,
             .stack = lr->stack,
-            .mem_api = gl_record_mem_api(lr),
+            .mem_api = gl_checkpoints_record_api(lr),
             .suppressed = lr->suppressed_by != NULL,
             .bytes = lr->bytes,
             .blocks = lr->blocks,
@@ -60,19 +60,19 @@ int gl_leak_ref_take(struct gl_leak_ref *ref, const struct gl_leak_result *r)
     return 0;
 }
 
-const struct gl_ref_record *gl_leak_ref_find(const struct gl_leak_ref *ref,
-                                             const struct gl_loss_record *r)
+const struct gl_ref_record *gl_checkpoints_ref_find(const struct gl_leak_ref *ref,
+                                                    const struct gl_loss_record *r)
 {
     if (!ref || ref->n == 0)
         return NULL;
     struct gl_ref_record key = {
-        .kind = (uint32_t)r->kind, .stack = r->stack, .mem_api = gl_record_mem_api(r)};
+        .kind = (uint32_t)r->kind, .stack = r->stack, .mem_api = gl_checkpoints_record_api(r)};
     return bsearch(&key, ref->recs, ref->n, sizeof *ref->recs, cmp_ref);
 }
 
-struct gl_leak_ref *gl_last_check(void) { return &last; }
+struct gl_leak_ref *gl_checkpoints_last_check(void) { return &last; }
 
-struct gl_checkpoint *gl_checkpoint_find(const char *name)
+struct gl_checkpoint *gl_checkpoints_find(const char *name)
 {
     if (!name)
         return NULL;
@@ -82,11 +82,11 @@ struct gl_checkpoint *gl_checkpoint_find(const char *name)
     return NULL;
 }
 
-struct gl_checkpoint *gl_checkpoint_get(const char *name)
+struct gl_checkpoint *gl_checkpoints_get(const char *name)
 {
     if (!name || !name[0] || strlen(name) >= GL_CHECKPOINT_NAME_MAX)
         return NULL;
-    struct gl_checkpoint *c = gl_checkpoint_find(name);
+    struct gl_checkpoint *c = gl_checkpoints_find(name);
     if (c)
         return c;
     c = gl_tool_alloc(sizeof *c);
@@ -101,11 +101,11 @@ struct gl_checkpoint *gl_checkpoint_get(const char *name)
 
 void gl_checkpoints_reset(void)
 {
-    gl_leak_ref_free(&last);
+    gl_checkpoints_ref_free(&last);
     while (checkpoints) {
         struct gl_checkpoint *c = checkpoints;
         checkpoints = c->next;
-        gl_leak_ref_free(&c->ref);
+        gl_checkpoints_ref_free(&c->ref);
         gl_tool_free(c, sizeof *c);
     }
 }

@@ -38,18 +38,18 @@ struct gl_leak_ref {
 #define GL_CHECKPOINT_NAME_MAX 64 /* with the terminating NUL */
 
 /* The identity of a record, as stored. */
-uint32_t gl_record_mem_api(const struct gl_loss_record *r);
+uint32_t gl_checkpoints_record_api(const struct gl_loss_record *r);
 
 /* Replace *ref with what r found.  Returns 0, -1 if out of memory (*ref is then
  * empty: the next comparison sees every record as new). */
-int gl_leak_ref_take(struct gl_leak_ref *ref, const struct gl_leak_result *r);
-void gl_leak_ref_free(struct gl_leak_ref *ref);
+int gl_checkpoints_ref_take(struct gl_leak_ref *ref, const struct gl_leak_result *r);
+void gl_checkpoints_ref_free(struct gl_leak_ref *ref);
 /* The reference's record with r's identity, or NULL (a new record). */
-const struct gl_ref_record *gl_leak_ref_find(const struct gl_leak_ref *ref,
-                                             const struct gl_loss_record *r);
+const struct gl_ref_record *gl_checkpoints_ref_find(const struct gl_leak_ref *ref,
+                                                    const struct gl_loss_record *r);
 
 /* The previous check's reference (empty until a check has run). */
-struct gl_leak_ref *gl_last_check(void);
+struct gl_leak_ref *gl_checkpoints_last_check(void);
 
 struct gl_checkpoint {
     char name[GL_CHECKPOINT_NAME_MAX];
@@ -59,10 +59,10 @@ struct gl_checkpoint {
 };
 
 /* The checkpoint of that name, or NULL. */
-struct gl_checkpoint *gl_checkpoint_find(const char *name);
+struct gl_checkpoint *gl_checkpoints_find(const char *name);
 /* The checkpoint of that name, made if new (its ref empty, seq 0); NULL if out
  * of memory or the name is empty or too long. */
-struct gl_checkpoint *gl_checkpoint_get(const char *name);
+struct gl_checkpoint *gl_checkpoints_get(const char *name);
 /* Forget every checkpoint and the last check (tests, fork children). */
 void gl_checkpoints_reset(void);
 

@@ -4,7 +4,7 @@
 
 #include "check/reachability.h"
 #include "event/event.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 #define CHUNK (4u << 20) /* host staging buffer */
 

@@ -9,7 +9,7 @@
  * as a "Growth" error (track/errors.h: counted, suppressible, and printed
  * at once with the site's stack).  Sites are the stack depot's, counted per
  * allocation while growth detection is on, and the sites of a framework's
- * own record (framework_view.h), which see tensors inside a caching
+ * own record (framework.h), which see tensors inside a caching
  * allocator.
  *
  * Called under the leak-run lock. */
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "stack/stack_depot.h"
 
 /* K; 0 turns detection off. */

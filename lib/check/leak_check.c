@@ -5,9 +5,9 @@
 
 #include "check/reachability.h"
 #include "event/event.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
-enum gl_leak_kind gl_classify_block(const struct gl_block_info *b, void *arg)
+enum gl_leak_kind gl_leak_check_classify(const struct gl_block_info *b, void *arg)
 {
     (void)arg;
     if ((b->flags & GL_BLK_POOL) || b->kind == GL_MEM_POOL_RESERVE ||
@@ -163,7 +163,7 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indire
     return 0;
 }
 
-void gl_leak_result_free(struct gl_leak_result *r)
+void gl_leak_check_result_free(struct gl_leak_result *r)
 {
     gl_tool_unmap(r->records, r->records_bytes);
     memset(r, 0, sizeof *r);

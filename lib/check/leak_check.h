@@ -61,13 +61,13 @@ typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void 
  * (device_scan.h).  Returns 0, -1 if out of memory. */
 int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indirect,
                   gl_classify_fn classify, void *arg, struct gl_leak_result *out);
-void gl_leak_result_free(struct gl_leak_result *r);
+void gl_leak_check_result_free(struct gl_leak_result *r);
 
 /* The classifier: a custom pool's free part (GL_BLK_POOL, pools.h) and what
  * stream-ordered pools and graph memory keep unused are cached;
  * otherwise what the reachability scan found (reachability.h): a pointer to the
  * start, still reachable; only interior pointers, possibly lost; pointed to only
  * from other lost blocks, indirectly lost; nothing, definitely lost. */
-enum gl_leak_kind gl_classify_block(const struct gl_block_info *b, void *arg);
+enum gl_leak_kind gl_leak_check_classify(const struct gl_block_info *b, void *arg);
 
 #endif

@@ -25,7 +25,7 @@
 #include "stack/modules.h"
 #include "python/py_frames.h"
 #include "stack/stack_depot.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 #define MAX_DEVICES 64
@@ -95,11 +95,11 @@ struct gl_symbolizer *gl_symbolizer_fresh(struct gl_symbolizer **sym, unsigned l
     unsigned long long sig = 0;
     dl_iterate_phdr(objects_cb, &sig);
     if (*sym && sig != *objects) {
-        gl_symbolizer_close(*sym);
+        gl_symbolize_close(*sym);
         *sym = NULL;
     }
     if (!*sym) {
-        *sym = gl_symbolizer_open();
+        *sym = gl_symbolize_open();
         *objects = sig;
     }
     return *sym;
@@ -129,16 +129,16 @@ static const char *device_name(int device, void *arg)
 }
 
 static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
-                         enum gl_module_role *role, void *arg)
+                         enum gl_modules_role *role, void *arg)
 {
     (void)index;
     struct gl_symbolizer *sym = arg;
-    if (gl_py_is_frame(ip)) {
+    if (gl_py_frames_is_frame(ip)) {
         *role = GL_MOD_OTHER;
-        gl_py_symbolize(ip, out);
+        gl_py_symbols_symbolize(ip, out);
         return;
     }
-    *role = gl_module_role(ip);
+    *role = gl_modules_role(ip);
     if (sym) {
         gl_symbolize(sym, ip, true, out);
     } else {
@@ -153,8 +153,9 @@ unsigned gl_stack_frames_with(struct gl_symbolizer *sym, uint32_t stack, struct 
                               unsigned max)
 {
     unsigned n;
-    const uintptr_t *ips = gl_depot_frames(stack, &n);
-    return ips ? gl_frame_filter(ips, n, frame_lookup, sym, gl_rt.opt.show_below_main, out, max)
+    const uintptr_t *ips = gl_stack_depot_frames(stack, &n);
+    return ips ? gl_frame_filter(ips, n, frame_lookup, sym, gl_runtime.opt.show_below_main, out,
+                                 max)
                : 0;
 }
 
@@ -308,9 +309,9 @@ static size_t keep_since(struct gl_block_info *blocks, size_t n, uint64_t since_
 /* The --top-sites sites with the highest peaks. */
 static struct gl_site_stats *top_sites(size_t *n)
 {
-    struct gl_site_stats *s = gl_report_sites_by_peak(n);
-    if (*n > (size_t)gl_rt.opt.top_sites)
-        *n = (size_t)gl_rt.opt.top_sites;
+    struct gl_site_stats *s = gl_report_errors_sites_by_peak(n);
+    if (*n > (size_t)gl_runtime.opt.top_sites)
+        *n = (size_t)gl_runtime.opt.top_sites;
     return s;
 }
 
@@ -324,7 +325,7 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
     memset(run, 0, sizeof *run);
     load_driver(&env.drv);
     if (gl_tracker_snapshot(&run->blocks, &run->n, &run->snap_bytes) < 0) {
-        gl_rt_message("gpuleak: out of memory while taking the leak snapshot; no leak check");
+        gl_runtime_message("gpuleak: out of memory while taking the leak snapshot; no leak check");
         return -1;
     }
     /* Sizes first (a pool may be memory of unknown size, opened through IPC),
@@ -334,15 +335,15 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
     if (!since_seq) /* the devices' own pools: not the business of a check since a checkpoint */
         run->n = add_device_pools(run->blocks, run->n, run->snap_bytes / sizeof *run->blocks);
     if (gl_pools_settle(run->blocks, run->n) < 0)
-        gl_rt_message("gpuleak: out of memory while settling custom pools; their sizes are "
-                      "shown whole");
+        gl_runtime_message("gpuleak: out of memory while settling custom pools; their sizes are "
+                           "shown whole");
     gl_pools_prune_names(run->blocks, run->n);
     if (since_seq)
         run->n = keep_since(run->blocks, run->n, since_seq);
     gl_reachability(run->blocks, run->n, cc, function_name, NULL, &run->reach);
     uint64_t *indirect = NULL;
     size_t indirect_bytes = run->n * sizeof *indirect;
-    if (gl_rt.opt.scan_device && run->n) {
+    if (gl_runtime.opt.scan_device && run->n) {
         indirect = gl_tool_map(indirect_bytes);
         run->device.max_block_bytes = 0;
         if (indirect &&
@@ -353,12 +354,12 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
         run->device_scanned = indirect != NULL;
     }
     int checked =
-        gl_leak_check(run->blocks, run->n, indirect, gl_classify_block, NULL, &run->leaks);
+        gl_leak_check(run->blocks, run->n, indirect, gl_leak_check_classify, NULL, &run->leaks);
     gl_tool_unmap(indirect, indirect_bytes);
     if (checked < 0) {
         gl_tool_unmap(run->blocks, run->snap_bytes);
         memset(run, 0, sizeof *run);
-        gl_rt_message("gpuleak: out of memory during the leak check; no leak check");
+        gl_runtime_message("gpuleak: out of memory during the leak check; no leak check");
         return -1;
     }
     gl_tracker_stats(&run->stats);
@@ -373,7 +374,7 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
     run->usage = malloc(sizeof *run->usage);
     if (run->usage)
         gl_stats_snapshot(run->usage);
-    if (gl_rt.opt.stats)
+    if (gl_runtime.opt.stats)
         run->top = top_sites(&run->ntop);
     size_t maxfw = sizeof run->framework / sizeof *run->framework;
     run->nframework = gl_framework_usages(run->framework, maxfw);
@@ -392,7 +393,7 @@ void gl_leak_run_free(struct gl_leak_run *run)
     free(run->usage);
     free(run->top);
     free(run->api_contexts);
-    gl_leak_result_free(&run->leaks);
+    gl_leak_check_result_free(&run->leaks);
     gl_tool_unmap(run->blocks, run->snap_bytes);
     memset(run, 0, sizeof *run);
 }
@@ -400,16 +401,16 @@ void gl_leak_run_free(struct gl_leak_run *run)
 void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in)
 {
     memset(in, 0, sizeof *in);
-    in->opt = &gl_rt.opt;
+    in->opt = &gl_runtime.opt;
     in->tool_version = PACKAGE_VERSION;
-    in->command = gl_rt.command;
+    in->command = gl_runtime.command;
     in->leaks = &run->leaks;
     in->stats = &run->stats;
     in->supps = gl_run_suppressions_loaded();
-    in->main_tid = (int)gl_rt.pid;
-    in->pid = (int)gl_rt.pid;
+    in->main_tid = (int)gl_runtime.pid;
+    in->pid = (int)gl_runtime.pid;
     in->ppid = (int)getppid();
-    in->elapsed_s = gl_rt_elapsed();
+    in->elapsed_s = gl_runtime_elapsed();
     in->device_name = device_name;
     in->stack_frames = stack_frames;
     in->vmm_mappings = vmm_mappings;
@@ -427,7 +428,7 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
 
 void gl_leak_run_close(void)
 {
-    gl_symbolizer_close(env.sym);
+    gl_symbolize_close(env.sym);
     env.sym = NULL;
 }
 

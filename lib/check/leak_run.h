@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "check/device_scan.h"
 #include "check/leak_check.h"
 #include "check/reachability.h"

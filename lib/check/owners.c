@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "heap/callers.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 static const char *base_name(const char *path)
 {
@@ -17,7 +17,7 @@ static int starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-enum gl_owner gl_owner_of_path(const char *path)
+enum gl_owner gl_owners_of_path(const char *path)
 {
     const char *b = base_name(path ? path : "");
     static const char *const tool[] = {"libgpuleak.", "libdw.so",     "libdw-",    "libelf.so",
@@ -43,7 +43,7 @@ enum gl_owner gl_owner_of_path(const char *path)
     return GL_OWNER_APP;
 }
 
-int gl_owner_cudart_function(const char *f)
+int gl_owners_cudart_function(const char *f)
 {
     if (!f)
         return 0;
@@ -84,7 +84,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
     const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(program)";
     if (strcmp(name, "linux-vdso.so.1") == 0)
         return 0;
-    enum gl_owner owner = gl_owner_of_path(name);
+    enum gl_owner owner = gl_owners_of_path(name);
     uint64_t tlo = UINT64_MAX, thi = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -115,7 +115,7 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-const struct gl_owner_module *gl_owner_module_of(const struct gl_owners *o, uintptr_t ip)
+const struct gl_owner_module *gl_owners_module_of(const struct gl_owners *o, uintptr_t ip)
 {
     size_t lo = 0, hi = o->nmodules;
     while (lo < hi) {
@@ -130,9 +130,9 @@ const struct gl_owner_module *gl_owner_module_of(const struct gl_owners *o, uint
     return NULL;
 }
 
-enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip)
+enum gl_owner gl_owners_of_ip(const struct gl_owners *o, uintptr_t ip)
 {
-    const struct gl_owner_module *m = gl_owner_module_of(o, ip);
+    const struct gl_owner_module *m = gl_owners_module_of(o, ip);
     return m ? m->owner : GL_OWNER_APP; /* JIT code, or unknown: the program's */
 }
 
@@ -163,9 +163,9 @@ void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_
     if (!ip || !name)
         return;
     /* ip is a return address: the call is just before it. */
-    struct gl_owner_module *m = (struct gl_owner_module *)gl_owner_module_of(o, ip - 1);
+    struct gl_owner_module *m = (struct gl_owner_module *)gl_owners_module_of(o, ip - 1);
     if (m && m->owner == GL_OWNER_APP && !m->has_cudart &&
-        gl_owner_cudart_function(name(ip - 1, arg)))
+        gl_owners_cudart_function(name(ip - 1, arg)))
         m->has_cudart = 1;
 }
 
@@ -177,12 +177,12 @@ int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, vo
     if (!o->callers)
         return -1;
     for (uint32_t id = 1; id <= GL_CALLERS_MAX; id++) {
-        uintptr_t ip = gl_caller_ip(id);
+        uintptr_t ip = gl_callers_ip(id);
         if (!ip)
             continue;
-        const struct gl_owner_module *m = gl_owner_module_of(o, ip - 1);
+        const struct gl_owner_module *m = gl_owners_module_of(o, ip - 1);
         enum gl_owner w = m ? m->owner : GL_OWNER_APP;
-        if (m && m->has_cudart && name && gl_owner_cudart_function(name(ip - 1, arg)))
+        if (m && m->has_cudart && name && gl_owners_cudart_function(name(ip - 1, arg)))
             w = GL_OWNER_CUDA;
         o->callers[id] = (uint8_t)w;
     }

@@ -23,7 +23,7 @@
 enum gl_owner { GL_OWNER_APP = 0, GL_OWNER_LIB, GL_OWNER_CUDA, GL_OWNER_TOOL };
 
 /* By a loaded object's path (its file name decides). */
-enum gl_owner gl_owner_of_path(const char *path);
+enum gl_owner gl_owners_of_path(const char *path);
 
 struct gl_segment {
     uint64_t start, end;
@@ -66,12 +66,12 @@ void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_
 int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg);
 
 /* The module holding ip, or NULL. */
-const struct gl_owner_module *gl_owner_module_of(const struct gl_owners *o, uintptr_t ip);
+const struct gl_owner_module *gl_owners_module_of(const struct gl_owners *o, uintptr_t ip);
 void gl_owners_free(struct gl_owners *o);
 
-enum gl_owner gl_owner_of_ip(const struct gl_owners *o, uintptr_t ip);
+enum gl_owner gl_owners_of_ip(const struct gl_owners *o, uintptr_t ip);
 
 /* Is this the name of a static CUDA runtime's function (internal or API)? */
-int gl_owner_cudart_function(const char *name);
+int gl_owners_cudart_function(const char *name);
 
 #endif

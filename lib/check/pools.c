@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "event/event.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 static int cmp_u64(const void *a, const void *b)
 {

@@ -13,7 +13,7 @@
 #include "check/reach.h"
 #include "event/event.h"
 #include "stack/stack_depot.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 #include "check/world.h"
 
@@ -203,7 +203,7 @@ static void probe_cudart(struct gl_owners *own, const struct gl_block_info *bloc
 {
     if (!name)
         return;
-    size_t nstacks = (size_t)gl_depot_count() + 1;
+    size_t nstacks = (size_t)gl_stack_depot_count() + 1;
     size_t bytes = (nstacks + 7) / 8;
     uint8_t *seen = gl_tool_map(bytes);
     if (!seen)
@@ -214,9 +214,9 @@ static void probe_cudart(struct gl_owners *own, const struct gl_block_info *bloc
             continue;
         seen[id / 8] |= (uint8_t)(1u << (id % 8));
         unsigned nf = 0;
-        const uintptr_t *f = gl_depot_frames(id, &nf);
+        const uintptr_t *f = gl_stack_depot_frames(id, &nf);
         for (unsigned k = 0; f && k < nf; k++)
-            if (gl_owner_of_ip(own, f[k] - 1) == GL_OWNER_APP) {
+            if (gl_owners_of_ip(own, f[k] - 1) == GL_OWNER_APP) {
                 gl_owners_probe_cudart(own, f[k], name, arg);
                 break;
             }

@@ -19,19 +19,19 @@ static void add_file(const char *path, void *arg)
 {
     struct gl_supp_set *s = arg;
     char err[512];
-    if (gl_supp_load_file(s, path, err, sizeof err) < 0)
-        gl_rt_message("gpuleak: %s", err);
+    if (gl_suppressions_load_file(s, path, err, sizeof err) < 0)
+        gl_runtime_message("gpuleak: %s", err);
 }
 
 static void load(struct gl_supp_set *s)
 {
-    gl_supp_set_init(s);
-    for (int i = 0; gl_options_suppression(&gl_rt.opt, i); i++)
-        add_file(gl_options_suppression(&gl_rt.opt, i), s);
+    gl_suppressions_set_init(s);
+    for (int i = 0; gl_options_suppression(&gl_runtime.opt, i); i++)
+        add_file(gl_options_suppression(&gl_runtime.opt, i), s);
     /* The launcher lists the installed defaults itself and passes
      * --default-suppressions=no; a program started without it finds them
      * beside the runtime. */
-    if (!gl_rt.opt.default_suppressions)
+    if (!gl_runtime.opt.default_suppressions)
         return;
     Dl_info info;
     if (dladdr((void *)&gl_run_suppressions, &info) && info.dli_fname) {
@@ -40,7 +40,7 @@ static void load(struct gl_supp_set *s)
         char *slash = strrchr(dir, '/');
         if (slash) {
             *slash = '\0';
-            gl_default_suppressions(dir, true, add_file, s);
+            gl_paths_default_suppressions(dir, true, add_file, s);
         }
     }
 }
@@ -81,7 +81,7 @@ void gl_run_suppressions_unload(void)
 {
     pthread_mutex_lock(&lock);
     if (loaded)
-        gl_supp_set_free(&set);
+        gl_suppressions_set_free(&set);
     __atomic_store_n(&loaded, false, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&lock);
 }

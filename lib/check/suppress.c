@@ -23,7 +23,7 @@ void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_mat
         struct gl_frame f[GL_DEPOT_MAX_FRAMES];
         unsigned n = frames ? frames(rec->stack, f, GL_DEPOT_MAX_FRAMES / 2, arg) : 0;
 
-        struct gl_supp *c = gl_supp_find(s, GL_SUPP_CACHED, f, n, rec->kind);
+        struct gl_supp *c = gl_suppressions_find(s, GL_SUPP_CACHED, f, n, rec->kind);
         if (c && rec->kind != GL_LEAK_CACHED) {
             move_totals(&r->kind[rec->kind], &r->kind[GL_LEAK_CACHED], rec);
             rec->kind = GL_LEAK_CACHED;
@@ -32,7 +32,7 @@ void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_mat
             c->bytes += rec->bytes;
             c->blocks += rec->blocks;
         }
-        struct gl_supp *e = gl_supp_find(s, GL_SUPP_LEAK, f, n, rec->kind);
+        struct gl_supp *e = gl_suppressions_find(s, GL_SUPP_LEAK, f, n, rec->kind);
         if (e) {
             move_totals(&r->kind[rec->kind], &r->suppressed, rec);
             rec->suppressed_by = e;

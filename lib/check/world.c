@@ -12,7 +12,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 #define STOP_SIGNAL SIGURG /* default action: ignore; so a late one does no harm */
 

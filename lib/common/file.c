@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-int gl_read_file(const char *path, size_t max, char **bufp, size_t *lenp)
+int gl_file_read(const char *path, size_t max, char **bufp, size_t *lenp)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)

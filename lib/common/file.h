@@ -6,6 +6,6 @@
 
 /* Read path into a malloc'ed buffer (NUL-terminated past *len).  Returns 0, or
  * -1 with errno set (EFBIG beyond max bytes). */
-int gl_read_file(const char *path, size_t max, char **buf, size_t *len);
+int gl_file_read(const char *path, size_t max, char **buf, size_t *len);
 
 #endif

@@ -20,7 +20,7 @@ const char *gl_leak_kind_phrase(enum gl_leak_kind k)
     return (unsigned)k < GL_LEAK_NKINDS ? phrases[k] : "?";
 }
 
-int gl_leak_kinds_parse(const char *v, unsigned *out)
+int gl_leak_kind_parse_set(const char *v, unsigned *out)
 {
     if (strcmp(v, "all") == 0) {
         *out = GL_LEAK_KINDS_ALL;

@@ -23,6 +23,6 @@ const char *gl_leak_kind_phrase(enum gl_leak_kind k);
 /* A set of kinds as --show-leak-kinds and match-leak-kinds: spell it:
  * "definite,possible", "all" or "none".  Returns 0, or -1 if text is empty or
  * not such a set. */
-int gl_leak_kinds_parse(const char *text, unsigned *out);
+int gl_leak_kind_parse_set(const char *text, unsigned *out);
 
 #endif

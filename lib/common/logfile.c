@@ -17,11 +17,12 @@ static bool append(char *out, size_t outlen, size_t *pos, const char *s, size_t 
 int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, size_t outlen,
                       char *err, size_t errlen)
 {
-    return gl_template_expand("--log-file", tmpl, pid, require_vars, out, outlen, err, errlen);
+    return gl_logfile_template_expand("--log-file", tmpl, pid, require_vars, out, outlen, err,
+                                      errlen);
 }
 
-int gl_template_expand(const char *option, const char *tmpl, int pid, bool require_vars, char *out,
-                       size_t outlen, char *err, size_t errlen)
+int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bool require_vars,
+                               char *out, size_t outlen, char *err, size_t errlen)
 {
     size_t pos = 0;
     if (outlen == 0)

@@ -17,7 +17,7 @@ int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, s
 
 /* The same for any option taking a template (--xml-file, --json-file): errors
  * name that option ("--xml-file: ..."). */
-int gl_template_expand(const char *option, const char *tmpl, int pid, bool require_vars, char *out,
-                       size_t outlen, char *err, size_t errlen);
+int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bool require_vars,
+                               char *out, size_t outlen, char *err, size_t errlen);
 
 #endif

@@ -143,7 +143,7 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
         return 0;
     }
     case GL_OPT_KINDSET:
-        if (gl_leak_kinds_parse(value, (unsigned *)field) < 0)
+        if (gl_leak_kind_parse_set(value, (unsigned *)field) < 0)
             goto bad;
         return 0;
     case GL_OPT_INT:
@@ -168,7 +168,8 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
         /* Check the template's syntax now; %q{VAR} values are checked by the launcher. */
         char scratch[GL_PATH_MAX], option[64];
         snprintf(option, sizeof option, "--%s", d->long_name);
-        if (gl_template_expand(option, value, 0, false, scratch, sizeof scratch, err, errlen) < 0)
+        if (gl_logfile_template_expand(option, value, 0, false, scratch, sizeof scratch, err,
+                                       errlen) < 0)
             return -1;
         strcpy(dst, value);
         return 0;
@@ -473,6 +474,6 @@ void gl_options_write_help(int fd)
                     ? snprintf(line, sizeof line, "  %s\n  %-36s %s%s\n", head, "", d->help, def)
                     : snprintf(line, sizeof line, "  %-36s %s%s\n", head, d->help, def);
         if (n > 0)
-            gl_write_all(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+            gl_out_write_all(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     }
 }

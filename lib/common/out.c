@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-bool gl_write_all(int fd, const void *buf, size_t len)
+bool gl_out_write_all(int fd, const void *buf, size_t len)
 {
     const char *p = buf;
     while (len > 0) {
@@ -58,7 +58,7 @@ bool gl_out_flush(struct gl_out *o)
     if (o->mem) {
         if (o->len > 0)
             flush_mem(o);
-    } else if (o->len > 0 && !o->failed && !gl_write_all(o->fd, o->buf, o->len)) {
+    } else if (o->len > 0 && !o->failed && !gl_out_write_all(o->fd, o->buf, o->len)) {
         o->failed = true;
     }
     o->len = 0;
@@ -133,7 +133,7 @@ void gl_out_line(struct gl_out *o, const char *fmt, ...)
     va_end(ap);
 }
 
-size_t gl_utf8_seq_len(const char *str)
+size_t gl_out_utf8_len(const char *str)
 {
     const unsigned char *s = (const unsigned char *)str;
     if (s[0] < 0x80)
@@ -163,7 +163,7 @@ size_t gl_utf8_seq_len(const char *str)
     return n;
 }
 
-char *gl_fmt_u64_commas(char *buf, uint64_t v)
+char *gl_out_u64_commas(char *buf, uint64_t v)
 {
     char digits[21];
     int nd = 0;

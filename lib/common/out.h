@@ -45,17 +45,17 @@ void gl_out_printf(struct gl_out *o, const char *fmt, ...) __attribute__((format
 bool gl_out_flush(struct gl_out *o);
 
 /* write(2) the whole buffer, retrying on EINTR and short writes. */
-bool gl_write_all(int fd, const void *buf, size_t len);
+bool gl_out_write_all(int fd, const void *buf, size_t len);
 
 /* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 if the bytes
  * there are not UTF-8 (overlong forms, surrogates, beyond U+10FFFF, cut short).
  * XML and JSON must be UTF-8; names and paths from the system need not be. */
-size_t gl_utf8_seq_len(const char *s);
+size_t gl_out_utf8_len(const char *s);
 #define GL_UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
 
 /* Decimal with thousands separators, as Valgrind prints sizes: "1,048,576".
  * buf needs GL_U64_COMMAS_LEN bytes; returns buf. */
 #define GL_U64_COMMAS_LEN 27
-char *gl_fmt_u64_commas(char *buf, uint64_t v);
+char *gl_out_u64_commas(char *buf, uint64_t v);
 
 #endif

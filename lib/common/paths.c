@@ -8,7 +8,7 @@
 
 static size_t component(const char *p) { return strcspn(p, "/"); }
 
-void gl_relative_path(const char *from, const char *to, char *out, size_t outlen)
+void gl_paths_relative(const char *from, const char *to, char *out, size_t outlen)
 {
     /* Drop the leading components both share, then climb out of what is left of
      * from and descend into what is left of to. */
@@ -85,11 +85,11 @@ static int list_supp(const char *dir, gl_path_fn fn, void *arg)
     return count;
 }
 
-int gl_default_suppressions(const char *base, bool base_is_libdir, gl_path_fn fn, void *arg)
+int gl_paths_default_suppressions(const char *base, bool base_is_libdir, gl_path_fn fn, void *arg)
 {
     char rel[4096], dir[8192];
     /* 1. The installed tree, wherever it is now. */
-    gl_relative_path(base_is_libdir ? GL_PKGLIBDIR : GL_BINDIR, GL_PKGDATADIR, rel, sizeof rel);
+    gl_paths_relative(base_is_libdir ? GL_PKGLIBDIR : GL_BINDIR, GL_PKGDATADIR, rel, sizeof rel);
     snprintf(dir, sizeof dir, "%s/%s", base, rel);
     if (is_dir(dir))
         return list_supp(dir, fn, arg);
@@ -108,10 +108,10 @@ static bool has_package(const char *dir)
     return stat(init, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-bool gl_python_dir(const char *base, bool base_is_libdir, char *out, size_t len)
+bool gl_paths_python_dir(const char *base, bool base_is_libdir, char *out, size_t len)
 {
     char rel[4096];
-    gl_relative_path(base_is_libdir ? GL_PKGLIBDIR : GL_BINDIR, GL_PKGDATADIR, rel, sizeof rel);
+    gl_paths_relative(base_is_libdir ? GL_PKGLIBDIR : GL_BINDIR, GL_PKGDATADIR, rel, sizeof rel);
     snprintf(out, len, "%s/%s/python", base, rel);
     if (has_package(out))
         return true;

@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-const char *gl_signal_name(int sig, char *buf, size_t len)
+const char *gl_signals_name(int sig, char *buf, size_t len)
 {
     static const char *const names[] = {
         [SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",   [SIGQUIT] = "SIGQUIT",

@@ -5,6 +5,6 @@
 #include <stddef.h>
 
 /* "SIGSEGV"; "signal 40" (written into buf) for a number without a name. */
-const char *gl_signal_name(int sig, char *buf, size_t len);
+const char *gl_signals_name(int sig, char *buf, size_t len);
 
 #endif

@@ -9,7 +9,7 @@
 #include "common/error_kind.h"
 #include "common/leak_kind.h"
 
-void gl_supp_set_init(struct gl_supp_set *s) { memset(s, 0, sizeof *s); }
+void gl_suppressions_set_init(struct gl_supp_set *s) { memset(s, 0, sizeof *s); }
 
 static void free_entry(struct gl_supp *e)
 {
@@ -18,7 +18,7 @@ static void free_entry(struct gl_supp *e)
         free(e->frames[i].pattern);
 }
 
-void gl_supp_set_free(struct gl_supp_set *s)
+void gl_suppressions_set_free(struct gl_supp_set *s)
 {
     for (size_t i = 0; i < s->n; i++)
         free_entry(&s->v[i]);
@@ -31,7 +31,7 @@ void gl_supp_set_free(struct gl_supp_set *s)
 
 /* ---- globs ---- */
 
-bool gl_glob_match(const char *p, const char *t)
+bool gl_suppressions_glob_match(const char *p, const char *t)
 {
     /* Backtracking over the last '*' only: linear enough for suppression
      * patterns, and no recursion for hostile ones. */
@@ -299,7 +299,7 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
                 FAIL("match-leak-kinds: belongs to Leak and Cached entries, not %s",
                      gl_error_kind_name(e.error_kind));
             }
-            if (gl_leak_kinds_parse(v, &e.leak_kinds) < 0) {
+            if (gl_leak_kind_parse_set(v, &e.leak_kinds) < 0) {
                 free_entry(&e);
                 FAIL("match-leak-kinds: expected definite,indirect,possible,reachable,cached, "
                      "all or none, got '%.40s'",
@@ -330,8 +330,8 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
     return 0;
 }
 
-int gl_supp_load_text(struct gl_supp_set *s, const char *text, size_t len, const char *name,
-                      char *err, size_t errlen)
+int gl_suppressions_load_text(struct gl_supp_set *s, const char *text, size_t len, const char *name,
+                              char *err, size_t errlen)
 {
     char **files = realloc(s->files, (s->nfiles + 1) * sizeof *files);
     if (!files) {
@@ -360,15 +360,15 @@ int gl_supp_load_text(struct gl_supp_set *s, const char *text, size_t len, const
     return 0;
 }
 
-int gl_supp_load_file(struct gl_supp_set *s, const char *path, char *err, size_t errlen)
+int gl_suppressions_load_file(struct gl_supp_set *s, const char *path, char *err, size_t errlen)
 {
     char *buf;
     size_t len;
-    if (gl_read_file(path, 256u << 20, &buf, &len) < 0) {
+    if (gl_file_read(path, 256u << 20, &buf, &len) < 0) {
         snprintf(err, errlen, "%s: error: cannot read suppressions: %s", path, strerror(errno));
         return -1;
     }
-    int rc = gl_supp_load_text(s, buf, len, path, err, errlen);
+    int rc = gl_suppressions_load_text(s, buf, len, path, err, errlen);
     free(buf);
     return rc;
 }
@@ -385,12 +385,12 @@ static bool frame_matches(const struct gl_supp_frame *sf, const struct gl_frame 
 {
     switch (sf->type) {
     case GL_SF_FUN:
-        return gl_glob_match(sf->pattern, f->function ? f->function : "???") ||
-               (f->mangled && gl_glob_match(sf->pattern, f->mangled));
+        return gl_suppressions_glob_match(sf->pattern, f->function ? f->function : "???") ||
+               (f->mangled && gl_suppressions_glob_match(sf->pattern, f->mangled));
     case GL_SF_OBJ:
-        return gl_glob_match(sf->pattern, f->object ? f->object : "???");
+        return gl_suppressions_glob_match(sf->pattern, f->object ? f->object : "???");
     case GL_SF_SRC:
-        return f->file && gl_glob_match(sf->pattern, base_name(f->file)) &&
+        return f->file && gl_suppressions_glob_match(sf->pattern, base_name(f->file)) &&
                (sf->line == 0 || sf->line == f->line);
     case GL_SF_ANY:
         return true;
@@ -398,8 +398,8 @@ static bool frame_matches(const struct gl_supp_frame *sf, const struct gl_frame 
     return false;
 }
 
-bool gl_supp_matches(const struct gl_supp *e, const struct gl_frame *frames, unsigned n,
-                     unsigned leak_kind)
+bool gl_suppressions_matches(const struct gl_supp *e, const struct gl_frame *frames, unsigned n,
+                             unsigned leak_kind)
 {
     if (!(e->leak_kinds & GL_LEAK_KIND_BIT(leak_kind)))
         return false;
@@ -423,21 +423,21 @@ bool gl_supp_matches(const struct gl_supp *e, const struct gl_frame *frames, uns
     return ok[0][0];
 }
 
-struct gl_supp *gl_supp_find(struct gl_supp_set *s, enum gl_supp_kind kind,
-                             const struct gl_frame *frames, unsigned n, unsigned leak_kind)
+struct gl_supp *gl_suppressions_find(struct gl_supp_set *s, enum gl_supp_kind kind,
+                                     const struct gl_frame *frames, unsigned n, unsigned leak_kind)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (s->v[i].kind == kind && gl_supp_matches(&s->v[i], frames, n, leak_kind))
+        if (s->v[i].kind == kind && gl_suppressions_matches(&s->v[i], frames, n, leak_kind))
             return &s->v[i];
     return NULL;
 }
 
-struct gl_supp *gl_supp_find_error(struct gl_supp_set *s, unsigned error_kind,
-                                   const struct gl_frame *frames, unsigned n)
+struct gl_supp *gl_suppressions_find_error(struct gl_supp_set *s, unsigned error_kind,
+                                           const struct gl_frame *frames, unsigned n)
 {
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i].kind == GL_SUPP_ERROR && s->v[i].error_kind == error_kind &&
-            gl_supp_matches(&s->v[i], frames, n, 0))
+            gl_suppressions_matches(&s->v[i], frames, n, 0))
             return &s->v[i];
     return NULL;
 }
@@ -511,15 +511,15 @@ static size_t generate(char *buf, size_t buflen, const struct gl_frame *frames, 
     return b.len;
 }
 
-size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
-                        unsigned leak_kind)
+size_t gl_suppressions_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
+                                unsigned leak_kind)
 {
     return generate(buf, buflen, frames, n, "Leak",
                     gl_leak_kind_option_name((enum gl_leak_kind)leak_kind));
 }
 
-size_t gl_supp_generate_error(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
-                              unsigned error_kind)
+size_t gl_suppressions_generate_error(char *buf, size_t buflen, const struct gl_frame *frames,
+                                      unsigned n, unsigned error_kind)
 {
     const char *name = gl_error_kind_name(error_kind);
     return generate(buf, buflen, frames, n, name ? name : "?", NULL);

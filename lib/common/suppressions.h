@@ -67,42 +67,42 @@ struct gl_supp_set {
     size_t nfiles;
 };
 
-void gl_supp_set_init(struct gl_supp_set *s);
-void gl_supp_set_free(struct gl_supp_set *s);
+void gl_suppressions_set_init(struct gl_supp_set *s);
+void gl_suppressions_set_free(struct gl_supp_set *s);
 
 /* Read a file, adding gpuleak's entries to s.  Returns 0, or -1 with one line
  * "FILE:LINE: error: ..." in err (s keeps the entries read before the error). */
-int gl_supp_load_file(struct gl_supp_set *s, const char *path, char *err, size_t errlen);
+int gl_suppressions_load_file(struct gl_supp_set *s, const char *path, char *err, size_t errlen);
 
 /* The same from memory; name is what errors call the file. */
-int gl_supp_load_text(struct gl_supp_set *s, const char *text, size_t len, const char *name,
-                      char *err, size_t errlen);
+int gl_suppressions_load_text(struct gl_supp_set *s, const char *text, size_t len, const char *name,
+                              char *err, size_t errlen);
 
 /* Does entry e match this stack (frames innermost first) for a record of leak
  * kind k?  Frames past the entry's last line do not matter, as in Valgrind. */
-bool gl_supp_matches(const struct gl_supp *e, const struct gl_frame *frames, unsigned n,
-                     unsigned leak_kind);
+bool gl_suppressions_matches(const struct gl_supp *e, const struct gl_frame *frames, unsigned n,
+                             unsigned leak_kind);
 
 /* The first entry of the given kind that matches, or NULL. */
-struct gl_supp *gl_supp_find(struct gl_supp_set *s, enum gl_supp_kind kind,
-                             const struct gl_frame *frames, unsigned n, unsigned leak_kind);
+struct gl_supp *gl_suppressions_find(struct gl_supp_set *s, enum gl_supp_kind kind,
+                                     const struct gl_frame *frames, unsigned n, unsigned leak_kind);
 
 /* The first error entry of that error kind that matches, or NULL. */
-struct gl_supp *gl_supp_find_error(struct gl_supp_set *s, unsigned error_kind,
-                                   const struct gl_frame *frames, unsigned n);
+struct gl_supp *gl_suppressions_find_error(struct gl_supp_set *s, unsigned error_kind,
+                                           const struct gl_frame *frames, unsigned n);
 
 /* Valgrind's glob: '*' any run of characters, '?' one character, '\' quotes the
  * next one. */
-bool gl_glob_match(const char *pattern, const char *text);
+bool gl_suppressions_glob_match(const char *pattern, const char *text);
 
 /* A ready-to-paste entry that suppresses exactly a record with these frames and
  * leak kind: one fun: line per frame (the symbol as in the object), obj: where
  * the function is unknown, obj:* where nothing is.  Returns the length written
  * (truncated to buflen like snprintf). */
-size_t gl_supp_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
-                        unsigned leak_kind);
+size_t gl_suppressions_generate(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
+                                unsigned leak_kind);
 /* The same for an API error of that kind (no match-leak-kinds line). */
-size_t gl_supp_generate_error(char *buf, size_t buflen, const struct gl_frame *frames, unsigned n,
-                              unsigned error_kind);
+size_t gl_suppressions_generate_error(char *buf, size_t buflen, const struct gl_frame *frames,
+                                      unsigned n, unsigned error_kind);
 
 #endif

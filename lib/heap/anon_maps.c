@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/spin.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 struct interval {
     uint64_t start, end;
@@ -83,7 +83,7 @@ static void cut(uint64_t start, uint64_t end)
     }
 }
 
-void gl_anon_map_add(uint64_t start, uint64_t len, uint32_t caller)
+void gl_anon_maps_add(uint64_t start, uint64_t len, uint32_t caller)
 {
     if (len == 0)
         return;
@@ -100,7 +100,7 @@ void gl_anon_map_add(uint64_t start, uint64_t len, uint32_t caller)
     gl_spin_unlock(&lock);
 }
 
-void gl_anon_map_remove(uint64_t start, uint64_t len)
+void gl_anon_maps_remove(uint64_t start, uint64_t len)
 {
     if (len == 0)
         return;
@@ -109,7 +109,7 @@ void gl_anon_map_remove(uint64_t start, uint64_t len)
     gl_spin_unlock(&lock);
 }
 
-bool gl_anon_map_take(uint64_t start, uint64_t len, uint32_t *caller)
+bool gl_anon_maps_take(uint64_t start, uint64_t len, uint32_t *caller)
 {
     bool found = false;
     gl_spin_lock(&lock);
@@ -126,7 +126,7 @@ bool gl_anon_map_take(uint64_t start, uint64_t len, uint32_t *caller)
     return found;
 }
 
-size_t gl_anon_map_count(void)
+size_t gl_anon_maps_count(void)
 {
     gl_spin_lock(&lock);
     size_t k = n;
@@ -134,7 +134,7 @@ size_t gl_anon_map_count(void)
     return k;
 }
 
-void gl_anon_map_foreach(gl_anon_map_visit_fn fn, void *arg, bool trylock_only)
+void gl_anon_maps_foreach(gl_anon_map_visit_fn fn, void *arg, bool trylock_only)
 {
     bool locked;
     if (trylock_only)
@@ -150,7 +150,7 @@ void gl_anon_map_foreach(gl_anon_map_visit_fn fn, void *arg, bool trylock_only)
         gl_spin_unlock(&lock);
 }
 
-size_t gl_anon_map_memory_bytes(void) { return cap * sizeof(struct interval); }
+size_t gl_anon_maps_memory_bytes(void) { return cap * sizeof(struct interval); }
 
 void gl_anon_maps_reset(void)
 {

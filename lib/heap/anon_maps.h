@@ -12,19 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void gl_anon_map_add(uint64_t start, uint64_t len, uint32_t caller);
+void gl_anon_maps_add(uint64_t start, uint64_t len, uint32_t caller);
 /* Any part of [start, start + len) stops being a mapping (munmap, or MAP_FIXED
  * over it). */
-void gl_anon_map_remove(uint64_t start, uint64_t len);
+void gl_anon_maps_remove(uint64_t start, uint64_t len);
 
 /* The same, saying whether any of it was recorded and with which caller (for
  * mremap, which moves a mapping). */
-bool gl_anon_map_take(uint64_t start, uint64_t len, uint32_t *caller);
+bool gl_anon_maps_take(uint64_t start, uint64_t len, uint32_t *caller);
 
-size_t gl_anon_map_count(void);
+size_t gl_anon_maps_count(void);
 typedef void (*gl_anon_map_visit_fn)(uint64_t start, uint64_t len, uint32_t caller, void *arg);
-void gl_anon_map_foreach(gl_anon_map_visit_fn fn, void *arg, bool trylock_only);
-size_t gl_anon_map_memory_bytes(void);
+void gl_anon_maps_foreach(gl_anon_map_visit_fn fn, void *arg, bool trylock_only);
+size_t gl_anon_maps_memory_bytes(void);
 
 void gl_anon_maps_reset(void);
 void gl_anon_maps_after_fork_child(void);

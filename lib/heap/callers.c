@@ -14,7 +14,7 @@ static inline uint32_t hash(uintptr_t ip)
     return (uint32_t)((ip * 0x9e3779b97f4a7c15ULL) >> 48) & (GL_CALLERS_MAX - 1);
 }
 
-uint32_t gl_caller_id(uintptr_t ip)
+uint32_t gl_callers_id(uintptr_t ip)
 {
     if (!ip)
         return 0;
@@ -41,14 +41,14 @@ uint32_t gl_caller_id(uintptr_t ip)
     return 0;
 }
 
-uintptr_t gl_caller_ip(uint32_t id)
+uintptr_t gl_callers_ip(uint32_t id)
 {
     if (id == 0 || id > GL_CALLERS_MAX)
         return 0;
     return atomic_load_explicit(&slots[id - 1], memory_order_acquire);
 }
 
-uint32_t gl_caller_limit(void) { return GL_CALLERS_MAX; }
+uint32_t gl_callers_limit(void) { return GL_CALLERS_MAX; }
 
 void gl_callers_reset(void)
 {

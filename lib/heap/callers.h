@@ -14,11 +14,11 @@
 
 /* The id of ip (1 .. GL_CALLERS_MAX), made on first use; 0 if ip is 0 or the
  * table is full. */
-uint32_t gl_caller_id(uintptr_t ip);
+uint32_t gl_callers_id(uintptr_t ip);
 /* The address of an id, 0 for 0 or an id never given. */
-uintptr_t gl_caller_ip(uint32_t id);
-/* Ids given so far are 1 .. gl_caller_count(), with holes: use gl_caller_ip. */
-uint32_t gl_caller_limit(void);
+uintptr_t gl_callers_ip(uint32_t id);
+/* Ids given so far are 1 .. gl_callers_count(), with holes: use gl_callers_ip. */
+uint32_t gl_callers_limit(void);
 void gl_callers_reset(void); /* tests */
 
 #endif

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "base/spin.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 #define SHARD_BITS 8
 #define NSHARDS (1u << SHARD_BITS)
@@ -64,7 +64,7 @@ static bool rebuild(struct shard *s, uint32_t cap)
     return true;
 }
 
-void gl_chunk_insert(uint64_t addr, uint64_t size, uint32_t caller)
+void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
 {
     if (addr <= TOMB)
         return;
@@ -101,7 +101,7 @@ void gl_chunk_insert(uint64_t addr, uint64_t size, uint32_t caller)
     v[i].meta = pack(size, caller);
     atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, addr, memory_order_release);
     __atomic_store_n(&s->count, s->count + 1,
-                     __ATOMIC_RELAXED); /* read unlocked by gl_chunk_count */
+                     __ATOMIC_RELAXED); /* read unlocked by gl_chunk_table_count */
     gl_spin_unlock(&s->lock);
 }
 
@@ -120,7 +120,7 @@ static uint32_t find(struct shard *s, uint64_t addr, uint64_t h)
     }
 }
 
-bool gl_chunk_remove(uint64_t addr)
+bool gl_chunk_table_remove(uint64_t addr)
 {
     if (addr <= TOMB)
         return false;
@@ -138,7 +138,7 @@ bool gl_chunk_remove(uint64_t addr)
     return i != UINT32_MAX;
 }
 
-bool gl_chunk_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
+bool gl_chunk_table_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
 {
     if (addr <= TOMB)
         return false;
@@ -160,7 +160,7 @@ bool gl_chunk_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
 /* The shards' counts, read without their locks: exact when no thread
  * allocates meanwhile, else a moment's figure (the scan sizes with room).  No
  * process-wide counter: every malloc would write the same cache line. */
-size_t gl_chunk_count(void)
+size_t gl_chunk_table_count(void)
 {
     size_t n = 0;
     for (unsigned k = 0; k < NSHARDS; k++)
@@ -168,7 +168,7 @@ size_t gl_chunk_count(void)
     return n;
 }
 
-size_t gl_chunk_memory_bytes(void)
+size_t gl_chunk_table_memory_bytes(void)
 {
     size_t bytes = sizeof shards;
     for (unsigned i = 0; i < NSHARDS; i++)

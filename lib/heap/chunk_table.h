@@ -16,15 +16,15 @@
 #define GL_CHUNK_SIZE_MAX ((1ULL << 40) - 1) /* larger sizes are recorded as this */
 
 /* Record a chunk (replacing one at the same address: a free the hooks missed). */
-void gl_chunk_insert(uint64_t addr, uint64_t size, uint32_t caller);
+void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller);
 /* Forget a chunk; false if it was not recorded (memory from before the hooks,
  * or not from the allocator at all). */
-bool gl_chunk_remove(uint64_t addr);
+bool gl_chunk_table_remove(uint64_t addr);
 /* Its size and caller, if recorded. */
-bool gl_chunk_lookup(uint64_t addr, uint64_t *size, uint32_t *caller);
+bool gl_chunk_table_lookup(uint64_t addr, uint64_t *size, uint32_t *caller);
 
-size_t gl_chunk_count(void);
-size_t gl_chunk_memory_bytes(void);
+size_t gl_chunk_table_count(void);
+size_t gl_chunk_table_memory_bytes(void);
 
 /* Visit every chunk.  trylock_only: a shard whose lock cannot be taken at
  * once (its holder is stopped, world.h) is read without it. */

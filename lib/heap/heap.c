@@ -5,12 +5,15 @@
 #include "heap/chunk_table.h"
 #include "heap/heap_state.h"
 
-_Atomic bool gl_heap_seen;
+_Atomic bool gl_heap_state_seen;
 
-bool gl_heap_active(void) { return atomic_load_explicit(&gl_heap_seen, memory_order_relaxed); }
+bool gl_heap_active(void)
+{
+    return atomic_load_explicit(&gl_heap_state_seen, memory_order_relaxed);
+}
 
-size_t gl_heap_chunk_count(void) { return gl_chunk_count(); }
-size_t gl_heap_mapping_count(void) { return gl_anon_map_count(); }
+size_t gl_heap_chunk_count(void) { return gl_chunk_table_count(); }
+size_t gl_heap_mapping_count(void) { return gl_anon_maps_count(); }
 
 struct copy {
     struct gl_heap_object *out;
@@ -37,11 +40,14 @@ size_t gl_heap_snapshot(struct gl_heap_object *out, size_t cap, bool world_stopp
 {
     struct copy c = {out, 0, cap};
     gl_chunk_table_foreach(copy_chunk, &c, world_stopped);
-    gl_anon_map_foreach(copy_mapping, &c, world_stopped);
+    gl_anon_maps_foreach(copy_mapping, &c, world_stopped);
     return c.n;
 }
 
-size_t gl_heap_memory_bytes(void) { return gl_chunk_memory_bytes() + gl_anon_map_memory_bytes(); }
+size_t gl_heap_memory_bytes(void)
+{
+    return gl_chunk_table_memory_bytes() + gl_anon_maps_memory_bytes();
+}
 
 void gl_heap_after_fork_child(void)
 {
@@ -49,12 +55,12 @@ void gl_heap_after_fork_child(void)
     gl_anon_maps_after_fork_child();
 }
 
-void gl_heap_set_active(bool active) { atomic_store(&gl_heap_seen, active); }
+void gl_heap_set_active(bool active) { atomic_store(&gl_heap_state_seen, active); }
 
 void gl_heap_reset(void)
 {
     gl_chunk_table_reset();
     gl_anon_maps_reset();
     gl_callers_reset();
-    atomic_store(&gl_heap_seen, false);
+    atomic_store(&gl_heap_state_seen, false);
 }

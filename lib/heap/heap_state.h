@@ -5,12 +5,12 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
-extern _Atomic bool gl_heap_seen;
+extern _Atomic bool gl_heap_state_seen;
 
-static inline void gl_heap_mark_active(void)
+static inline void gl_heap_state_mark_active(void)
 {
-    if (__builtin_expect(!atomic_load_explicit(&gl_heap_seen, memory_order_relaxed), 0))
-        atomic_store_explicit(&gl_heap_seen, true, memory_order_relaxed);
+    if (__builtin_expect(!atomic_load_explicit(&gl_heap_state_seen, memory_order_relaxed), 0))
+        atomic_store_explicit(&gl_heap_state_seen, true, memory_order_relaxed);
 }
 
 #endif

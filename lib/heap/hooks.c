@@ -126,8 +126,8 @@ static inline uintptr_t caller_of(uintptr_t ret) { return tls.caller ? tls.calle
 
 static inline void record(void *p, size_t n, uintptr_t caller)
 {
-    gl_chunk_insert((uint64_t)(uintptr_t)p, n, gl_caller_id(caller));
-    gl_heap_mark_active();
+    gl_chunk_table_insert((uint64_t)(uintptr_t)p, n, gl_callers_id(caller));
+    gl_heap_state_mark_active();
 }
 
 bool gl_heap_hooks_busy(void) { return tls.depth != 0; }
@@ -174,7 +174,7 @@ EXPORT void free(void *p)
         return;
     /* Out of the table first: once freed, another thread may be handed the
      * same address and record it. */
-    gl_chunk_remove((uint64_t)(uintptr_t)p);
+    gl_chunk_table_remove((uint64_t)(uintptr_t)p);
     if (ready())
         next.free(p);
 }
@@ -196,16 +196,16 @@ static void *realloc_with(void *p, size_t n, uintptr_t ret)
         return next.realloc(p, n);
     uint64_t old_size = 0;
     uint32_t old_caller = 0;
-    bool had = p && gl_chunk_lookup((uint64_t)(uintptr_t)p, &old_size, &old_caller);
+    bool had = p && gl_chunk_table_lookup((uint64_t)(uintptr_t)p, &old_size, &old_caller);
     if (had)
-        gl_chunk_remove((uint64_t)(uintptr_t)p);
+        gl_chunk_table_remove((uint64_t)(uintptr_t)p);
     tls.depth++;
     void *q = next.realloc(p, n);
     tls.depth--;
     if (q)
         record(q, n, caller_of(ret));
     else if (had && n != 0) /* failed: p is still the program's */
-        gl_chunk_insert((uint64_t)(uintptr_t)p, old_size, old_caller);
+        gl_chunk_table_insert((uint64_t)(uintptr_t)p, old_size, old_caller);
     return q;
 }
 
@@ -285,10 +285,10 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
      * thread stack (MAP_STACK: glibc's, with a guard page it is PROT_NONE here
      * anyway) is not: a live thread's stack is scanned from its stack pointer,
      * and a dead one's, kept in glibc's stack cache, holds only stale values. */
-    gl_anon_map_remove((uint64_t)(uintptr_t)p, len);
+    gl_anon_maps_remove((uint64_t)(uintptr_t)p, len);
     if ((flags & MAP_ANONYMOUS) && (prot & PROT_WRITE) && !(flags & MAP_STACK) && !tls.depth) {
-        gl_anon_map_add((uint64_t)(uintptr_t)p, len, gl_caller_id(caller_of(RET_ADDR)));
-        gl_heap_mark_active();
+        gl_anon_maps_add((uint64_t)(uintptr_t)p, len, gl_callers_id(caller_of(RET_ADDR)));
+        gl_heap_state_mark_active();
     }
     return p;
 }
@@ -298,7 +298,7 @@ EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 
 EXPORT int munmap(void *addr, size_t len)
 {
-    gl_anon_map_remove((uint64_t)(uintptr_t)addr, len);
+    gl_anon_maps_remove((uint64_t)(uintptr_t)addr, len);
     if (!ready())
         return (int)syscall(SYS_munmap, addr, len);
     return next.munmap(addr, len);
@@ -318,17 +318,17 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
         return MAP_FAILED;
     }
     uint32_t caller = 0;
-    bool had = gl_anon_map_take((uint64_t)(uintptr_t)old, old_len, &caller);
+    bool had = gl_anon_maps_take((uint64_t)(uintptr_t)old, old_len, &caller);
     void *p = (flags & MREMAP_FIXED) ? next.mremap(old, old_len, new_len, flags, want)
                                      : next.mremap(old, old_len, new_len, flags);
     if (p == MAP_FAILED) {
         if (had)
-            gl_anon_map_add((uint64_t)(uintptr_t)old, old_len, caller);
+            gl_anon_maps_add((uint64_t)(uintptr_t)old, old_len, caller);
         return p;
     }
-    gl_anon_map_remove((uint64_t)(uintptr_t)p, new_len);
+    gl_anon_maps_remove((uint64_t)(uintptr_t)p, new_len);
     if (had)
-        gl_anon_map_add((uint64_t)(uintptr_t)p, new_len, caller);
+        gl_anon_maps_add((uint64_t)(uintptr_t)p, new_len, caller);
     return p;
 }
 

@@ -38,7 +38,7 @@ static void bench_word(const char *w, size_t len)
     else if (IS("nostack"))
         gl_callback_set_stacks(0);
     else if (IS("nomemo"))
-        gl_stack_memo_enable(false);
+        gl_stack_capture_memo_enable(false);
     else if (IS("profile"))
         gl_prof_init();
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
@@ -116,7 +116,7 @@ static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
     if (ev->kind == GL_MEM_ASYNC && gl_graphs_capturing() && gl_graphs_captured_alloc(ev))
         return;
     gl_tracker_alloc(ev);
-    if (gl_profiling) {
+    if (gl_prof_on) {
         uint64_t t2 = gl_prof_now();
         gl_prof_add(GL_PROF_STACK, t0, t1);
         gl_prof_add(GL_PROF_INSERT, t1, t2);
@@ -235,7 +235,7 @@ void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
                                 const void *cbdata)
 {
     (void)userdata;
-    if (!gl_rt_tracking() || !cbdata)
+    if (!gl_runtime_tracking() || !cbdata)
         return;
     if (null_callback) {
         if (spin_ns && domain == CUPTI_CB_DOMAIN_DRIVER_API)

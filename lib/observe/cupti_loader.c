@@ -92,7 +92,7 @@ static bool open_cupti(struct gl_cupti *c)
            try_open(c, "libcupti.so", RTLD_NOW | RTLD_LOCAL);
 }
 
-bool gl_cupti_load(struct gl_cupti *c, char *err, size_t errlen)
+bool gl_cupti_loader_load(struct gl_cupti *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
     if (!open_cupti(c)) {
@@ -120,7 +120,7 @@ bool gl_cupti_load(struct gl_cupti *c, char *err, size_t errlen)
     return true;
 }
 
-const char *gl_cupti_result_string(const struct gl_cupti *c, CUptiResult r)
+const char *gl_cupti_loader_result_string(const struct gl_cupti *c, CUptiResult r)
 {
     const char *s = NULL;
     if (c->get_result_string && c->get_result_string(r, &s) == CUPTI_SUCCESS && s)

@@ -26,9 +26,9 @@ struct gl_cupti {
 };
 
 /* Load CUPTI into *c.  Returns true, or false with one line in err. */
-bool gl_cupti_load(struct gl_cupti *c, char *err, size_t errlen);
+bool gl_cupti_loader_load(struct gl_cupti *c, char *err, size_t errlen);
 
 /* Text of a CUPTI result code (never NULL). */
-const char *gl_cupti_result_string(const struct gl_cupti *c, CUptiResult r);
+const char *gl_cupti_loader_result_string(const struct gl_cupti *c, CUptiResult r);
 
 #endif

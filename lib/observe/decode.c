@@ -97,7 +97,8 @@ static unsigned format_bits(unsigned format, int *packed_channels)
     return 0;
 }
 
-uint64_t gl_array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels, unsigned format)
+uint64_t gl_decode_array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels,
+                               unsigned format)
 {
     int packed;
     unsigned bits = format_bits(format, &packed);
@@ -312,7 +313,7 @@ static bool dec_array_create_v1(enum gl_site site, const void *params, struct gl
         return false;
     const struct legacy_array_desc *d = (const void *)p->pAllocateArray;
     return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
-                       gl_array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format));
+                       gl_decode_array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format));
 }
 
 static bool dec_array_create(enum gl_site site, const void *params, struct gl_event *ev)
@@ -323,7 +324,7 @@ static bool dec_array_create(enum gl_site site, const void *params, struct gl_ev
         return false;
     const CUDA_ARRAY_DESCRIPTOR *d = p->pAllocateArray;
     return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
-                       gl_array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format));
+                       gl_decode_array_bytes(d->Width, d->Height, 1, d->NumChannels, d->Format));
 }
 
 static bool dec_array3d_create_v1(enum gl_site site, const void *params, struct gl_event *ev)
@@ -333,8 +334,9 @@ static bool dec_array3d_create_v1(enum gl_site site, const void *params, struct 
     if (!p->pHandle || !p->pAllocateArray)
         return false;
     const struct legacy_array3d_desc *d = (const void *)p->pAllocateArray;
-    return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
-                       gl_array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format));
+    return array_alloc(
+        ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
+        gl_decode_array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format));
 }
 
 static bool dec_array3d_create(enum gl_site site, const void *params, struct gl_event *ev)
@@ -344,8 +346,9 @@ static bool dec_array3d_create(enum gl_site site, const void *params, struct gl_
     if (!p->pHandle || !p->pAllocateArray)
         return false;
     const CUDA_ARRAY3D_DESCRIPTOR *d = p->pAllocateArray;
-    return array_alloc(ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
-                       gl_array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format));
+    return array_alloc(
+        ev, GL_MEM_ARRAY, GL_NS_ARRAY, (uintptr_t)*p->pHandle,
+        gl_decode_array_bytes(d->Width, d->Height, d->Depth, d->NumChannels, d->Format));
 }
 
 static bool dec_mipmapped_array_create(enum gl_site site, const void *params, struct gl_event *ev)
@@ -358,8 +361,8 @@ static bool dec_mipmapped_array_create(enum gl_site site, const void *params, st
     uint64_t total = 0;
     for (unsigned l = 0; l < p->numMipmapLevels && l < 64; l++) {
         uint64_t w = d->Width >> l, h = d->Height >> l, dp = d->Depth >> l;
-        uint64_t b = gl_array_bytes(w ? w : 1, d->Height ? (h ? h : 1) : 0,
-                                    d->Depth ? (dp ? dp : 1) : 0, d->NumChannels, d->Format);
+        uint64_t b = gl_decode_array_bytes(w ? w : 1, d->Height ? (h ? h : 1) : 0,
+                                           d->Depth ? (dp ? dp : 1) : 0, d->NumChannels, d->Format);
         if (b == 0) {
             total = 0;
             break;

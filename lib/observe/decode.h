@@ -28,7 +28,8 @@ bool gl_decode(uint32_t cbid, enum gl_site site, const void *params, struct gl_e
 
 /* Bytes of a CUDA array described by width/height/depth (0 = 1), channels and
  * CUarray_format; 0 if the format's size is unknown. */
-uint64_t gl_array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels, unsigned format);
+uint64_t gl_decode_array_bytes(uint64_t w, uint64_t h, uint64_t d, unsigned channels,
+                               unsigned format);
 
 #define GL_DEVICE_FROM_CONTEXT (-2)
 

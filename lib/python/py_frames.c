@@ -148,7 +148,7 @@ static void find_eval_loop(void)
     }
 }
 
-int gl_py_init(char *note, size_t notelen)
+int gl_py_frames_init(char *note, size_t notelen)
 {
     if (notelen)
         note[0] = '\0';
@@ -192,7 +192,7 @@ int gl_py_init(char *note, size_t notelen)
     py.nranges = f.n;
     find_eval_loop();
     py.L = L;
-    py.format = gl_py_line_format_of(minor);
+    py.format = gl_py_lines_format_of(minor);
     py.this_thread_state = tstate;
     py.is_finalizing = finalizing;
     py.code_type = code_type;
@@ -202,17 +202,17 @@ int gl_py_init(char *note, size_t notelen)
     return minor;
 }
 
-bool gl_py_enabled(void) { return atomic_load_explicit(&py.enabled, memory_order_acquire); }
+bool gl_py_frames_enabled(void) { return atomic_load_explicit(&py.enabled, memory_order_acquire); }
 
-void gl_py_disable(void)
+void gl_py_frames_disable(void)
 {
     py.disabled_by_user = true;
     atomic_store(&py.enabled, false);
 }
 
-int gl_py_minor(void) { return gl_py_enabled() ? py.L->minor : -1; }
+int gl_py_frames_minor(void) { return gl_py_frames_enabled() ? py.L->minor : -1; }
 
-bool gl_py_in_interpreter(uintptr_t ip)
+bool gl_py_frames_in_interpreter(uintptr_t ip)
 {
     for (unsigned i = 0; i < py.nranges; i++)
         if (ip > py.interp[i].lo && ip <= py.interp[i].hi)
@@ -221,7 +221,7 @@ bool gl_py_in_interpreter(uintptr_t ip)
 }
 
 /* ip is a return address: the call is at ip - 1. */
-bool gl_py_in_eval_loop(uintptr_t ip) { return ip > py.eval_lo && ip <= py.eval_hi; }
+bool gl_py_frames_in_eval_loop(uintptr_t ip) { return ip > py.eval_lo && ip <= py.eval_hi; }
 
 /* --------------------------------------------------------------- strings */
 
@@ -314,7 +314,7 @@ static uintptr_t innermost(uintptr_t ts)
     return cf ? LD(cf, L->cf_current, uintptr_t) : 0;
 }
 
-/* The walk itself; its reads run under gl_py_capture's guard. */
+/* The walk itself; its reads run under gl_py_frames_capture's guard. */
 static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, unsigned max,
                                                uint16_t *ends, unsigned *ngroups)
 {
@@ -374,7 +374,7 @@ static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, 
         }
         uint32_t id = gl_py_code_intern(&k, read_code);
         if (id)
-            frames[n++] = gl_py_frame(id, (int32_t)off);
+            frames[n++] = gl_py_frames_make(id, (int32_t)off);
     next:
         /* Groups may be empty (all their frames skipped): one per interpreter
          * call all the same, so that they line up with the native frames. */
@@ -412,13 +412,13 @@ static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, u
     return n;
 }
 
-unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups)
+unsigned gl_py_frames_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups)
 {
     *ngroups = 0;
-    if (!gl_py_enabled())
+    if (!gl_py_frames_enabled())
         return 0;
     if (py.is_finalizing()) {
-        /* For good: the interpreter is going away (see gl_py_init). */
+        /* For good: the interpreter is going away (see gl_py_frames_init). */
         atomic_store_explicit(&py.enabled, false, memory_order_relaxed);
         return 0;
     }
@@ -429,4 +429,4 @@ unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned
     return guarded_walk(self, ts, frames, max, ends, ngroups);
 }
 
-unsigned long gl_py_faults(void) { return atomic_load(&faults); }
+unsigned long gl_py_frames_faults(void) { return atomic_load(&faults); }

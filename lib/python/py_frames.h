@@ -32,13 +32,13 @@
  * bits 0-31 (two's complement: a frame not yet started is at -2). */
 #define GL_PY_FRAME_TAG (UINT64_C(1) << 63)
 
-static inline bool gl_py_is_frame(uintptr_t w) { return (w & GL_PY_FRAME_TAG) != 0; }
-static inline uintptr_t gl_py_frame(uint32_t code_id, int32_t byte_offset)
+static inline bool gl_py_frames_is_frame(uintptr_t w) { return (w & GL_PY_FRAME_TAG) != 0; }
+static inline uintptr_t gl_py_frames_make(uint32_t code_id, int32_t byte_offset)
 {
     return GL_PY_FRAME_TAG | (uintptr_t)(code_id & 0x7fffffffu) << 32 | (uint32_t)byte_offset;
 }
-static inline uint32_t gl_py_frame_code(uintptr_t w) { return (uint32_t)(w >> 32) & 0x7fffffffu; }
-static inline int32_t gl_py_frame_offset(uintptr_t w) { return (int32_t)(uint32_t)w; }
+static inline uint32_t gl_py_frames_code(uintptr_t w) { return (uint32_t)(w >> 32) & 0x7fffffffu; }
+static inline int32_t gl_py_frames_offset(uintptr_t w) { return (int32_t)(uint32_t)w; }
 
 /* Look for CPython in the process and set capture up.  Call outside callbacks
  * (it uses dlsym and dl_iterate_phdr).  The runtime calls it once, when CUDA
@@ -48,31 +48,31 @@ static inline int32_t gl_py_frame_offset(uintptr_t w) { return (int32_t)(uint32_
  * no Python frames (nothing in note when the process simply has no Python).
  * Capture turns itself off for good when the interpreter starts finalizing,
  * and after a walk that faulted (its reads are guarded: read_guard.h). */
-int gl_py_init(char *note, size_t notelen);
+int gl_py_frames_init(char *note, size_t notelen);
 
 /* Capture is set up and not turned off. */
-bool gl_py_enabled(void);
+bool gl_py_frames_enabled(void);
 /* --python-frames=no, or a test. */
-void gl_py_disable(void);
+void gl_py_frames_disable(void);
 
 /* Up to max frames of the calling thread, innermost first, as tagged words.
  * Frames run by one call of the interpreter loop form a group (3.11+ runs
  * Python-to-Python calls in one C call; 3.9/3.10 make one per frame): ends[g]
  * is one past the last frame of group g; *ngroups of them (at most max).
  * Returns the number of frames; 0 if the thread runs no Python. */
-unsigned gl_py_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups);
+unsigned gl_py_frames_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups);
 
 /* Whether a return address lies in the interpreter's loaded object (libpython,
  * or a python executable with the interpreter linked in), and whether in its
  * interpreter loop (_PyEval_EvalFrameDefault: one native frame per group). */
-bool gl_py_in_interpreter(uintptr_t ip);
-bool gl_py_in_eval_loop(uintptr_t ip);
+bool gl_py_frames_in_interpreter(uintptr_t ip);
+bool gl_py_frames_in_eval_loop(uintptr_t ip);
 
 /* The minor version found (9..13); -1 if none. */
-int gl_py_minor(void);
+int gl_py_frames_minor(void);
 
 /* Walks that faulted (read_guard.h) and gave up: after the first, capture is
  * off. */
-unsigned long gl_py_faults(void);
+unsigned long gl_py_frames_faults(void);
 
 #endif

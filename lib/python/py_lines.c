@@ -5,7 +5,7 @@
 /* Line arithmetic is done in unsigned (wrapping) ints: a garbage table can add
  * up deltas without bound, and the answer for one need only be defined. */
 
-int gl_py_line_format_of(int minor)
+int gl_py_lines_format_of(int minor)
 {
     switch (minor) {
     case 9:
@@ -132,8 +132,8 @@ static int line_locations(const uint8_t *t, size_t len, int firstlineno, int off
     return -1;
 }
 
-int gl_py_line(enum gl_py_line_format fmt, const uint8_t *table, size_t len, int firstlineno,
-               int byte_offset)
+int gl_py_lines_line(enum gl_py_line_format fmt, const uint8_t *table, size_t len, int firstlineno,
+                     int byte_offset)
 {
     if (byte_offset < 0)
         return firstlineno;

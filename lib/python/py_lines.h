@@ -29,10 +29,10 @@ enum gl_py_line_format {
 };
 /* The format of a CPython minor version's line table (3.9 -> GL_PY_LNOTAB...);
  * -1 if unsupported. */
-int gl_py_line_format_of(int minor);
+int gl_py_lines_format_of(int minor);
 /* Line of the instruction at byte_offset, as PyCode_Addr2Line answers.
  * Never reads past table[len). */
-int gl_py_line(enum gl_py_line_format fmt, const uint8_t *table, size_t len, int firstlineno,
-               int byte_offset);
+int gl_py_lines_line(enum gl_py_line_format fmt, const uint8_t *table, size_t len, int firstlineno,
+                     int byte_offset);
 
 #endif

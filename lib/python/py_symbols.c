@@ -6,11 +6,11 @@
 #include "python/py_code.h"
 #include "python/py_frames.h"
 
-void gl_py_symbolize(uintptr_t tagged, struct gl_frame *out)
+void gl_py_symbols_symbolize(uintptr_t tagged, struct gl_frame *out)
 {
     memset(out, 0, sizeof *out);
     out->python = true;
-    const struct gl_py_code *c = gl_py_code_get(gl_py_frame_code(tagged));
+    const struct gl_py_code *c = gl_py_code_get(gl_py_frames_code(tagged));
     if (!c) {
         out->ip = tagged;
         out->function = "???";
@@ -21,7 +21,7 @@ void gl_py_symbolize(uintptr_t tagged, struct gl_frame *out)
     out->file = c->file;
     int line = c->format == GL_PY_CODE_FIXED_LINE
                    ? c->firstlineno
-                   : gl_py_line((enum gl_py_line_format)c->format, c->table, c->table_len,
-                                c->firstlineno, gl_py_frame_offset(tagged));
+                   : gl_py_lines_line((enum gl_py_line_format)c->format, c->table, c->table_len,
+                                      c->firstlineno, gl_py_frames_offset(tagged));
     out->line = line > 0 ? line : 0;
 }

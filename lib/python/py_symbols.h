@@ -11,6 +11,6 @@
 
 /* Fill out for a tagged Python frame (python/py_frames.h); an unknown code
  * id gives "???" with no file. */
-void gl_py_symbolize(uintptr_t tagged, struct gl_frame *out);
+void gl_py_symbols_symbolize(uintptr_t tagged, struct gl_frame *out);
 
 #endif

@@ -28,11 +28,11 @@ static const void *sink(const struct gl_api_error *e)
     pthread_mutex_lock(&lock);
     bool must_close;
     if (!e) {
-        int fd = gl_rt_open_log(&must_close);
+        int fd = gl_runtime_open_log(&must_close);
         struct gl_out o;
         gl_out_init(&o, fd, (int)getpid());
         gl_exit_report_preamble(&o);
-        gl_report_error_overflow(&o);
+        gl_report_errors_overflow(&o);
         gl_out_flush(&o);
         if (must_close)
             close(fd);
@@ -44,31 +44,32 @@ static const void *sink(const struct gl_api_error *e)
     unsigned n = e->stack ? gl_error_sink_frames(e->stack, frames, GL_MAX_CALLERS, NULL) : 0;
     /* The leak run counts the entry's uses, from the contexts (every
      * occurrence, not only this first one). */
-    const struct gl_supp *s = gl_supp_find_error(gl_run_suppressions(), e->kind, frames, n);
+    const struct gl_supp *s = gl_suppressions_find_error(gl_run_suppressions(), e->kind, frames, n);
     if (s) {
         pthread_mutex_unlock(&lock);
         return s;
     }
     struct gl_error_services svc = {
-        .num_callers = (unsigned)gl_rt.opt.num_callers,
-        .top_sites = gl_rt.opt.top_sites,
+        .num_callers = (unsigned)gl_runtime.opt.num_callers,
+        .top_sites = gl_runtime.opt.top_sites,
         .stack_frames = gl_error_sink_frames,
     };
     /* The entry is written now: printing the error symbolizes again, which may
      * reopen the symbolizer and free the names frames point into. */
     char text[8192];
     size_t len = 0;
-    if (gl_rt.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
-        unsigned shown = n < (unsigned)gl_rt.opt.num_callers ? n : (unsigned)gl_rt.opt.num_callers;
-        len = gl_supp_generate_error(text, sizeof text, frames, shown, e->kind);
+    if (gl_runtime.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
+        unsigned shown =
+            n < (unsigned)gl_runtime.opt.num_callers ? n : (unsigned)gl_runtime.opt.num_callers;
+        len = gl_suppressions_generate_error(text, sizeof text, frames, shown, e->kind);
         if (len >= sizeof text)
             len = sizeof text - 1;
     }
-    int fd = gl_rt_open_log(&must_close);
+    int fd = gl_runtime_open_log(&must_close);
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());
     gl_exit_report_preamble(&o);
-    gl_report_api_error(&o, e, &svc);
+    gl_report_errors_api_error(&o, e, &svc);
     if (len)
         gl_out_text(&o, text, len);
     gl_out_flush(&o);

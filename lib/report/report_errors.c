@@ -5,15 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "report/report_text.h"
 #include "event/api.h"
 #include "track/stats.h"
 #include "stack/stack_depot.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
-#define C(buf, v) gl_fmt_u64_commas(buf, v)
+#define C(buf, v) gl_out_u64_commas(buf, v)
 
 static unsigned frames_of(const struct gl_error_services *svc, uint32_t stack, struct gl_frame *out,
                           unsigned max)
@@ -27,7 +27,7 @@ static const char *called(const struct gl_error_services *svc, uint32_t stack, u
     struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = frames_of(svc, stack, f, 1);
     /* The name points into the symbolizer's strings, which outlive the report. */
-    return gl_report_api_called(&f[0], n, api);
+    return gl_report_text_api_called(&f[0], n, api);
 }
 
 /* What a block's kind is released with. */
@@ -58,8 +58,8 @@ static void block_line(char *buf, size_t len, uint64_t addr, const struct gl_blo
              C(off, addr - gl_key_value(b->key)), what, C(size, b->size), verb);
 }
 
-void gl_error_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
-                       struct gl_error_text *t)
+void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
+                               struct gl_error_text *t)
 {
     memset(t, 0, sizeof *t);
     const char *api = called(svc, e->stack, e->api);
@@ -169,8 +169,10 @@ void gl_error_describe(const struct gl_api_error *e, const struct gl_error_servi
                  "Growth: %s bytes in %s %s allocated here%s, up at each of the last %u "
                  "checkpoints (from %s bytes, checkpoint \"%s\" #%u)",
                  C(n1, e->size), C(n2, e->growth.blocks),
-                 fw == GL_FW_NONE ? "blocks" : fw == GL_FW_PYTORCH ? "tensors" : "arrays", record,
-                 e->growth.checkpoints, C(n3, e->growth.from_bytes), e->growth.checkpoint,
+                 fw == GL_FW_NONE      ? "blocks"
+                 : fw == GL_FW_PYTORCH ? "tensors"
+                                       : "arrays",
+                 record, e->growth.checkpoints, C(n3, e->growth.from_bytes), e->growth.checkpoint,
                  e->growth.ordinal);
         break;
     }
@@ -184,9 +186,10 @@ static void print_stack(struct gl_out *o, const struct gl_error_services *svc, u
 {
     struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = frames_of(svc, stack, f, svc->num_callers);
-    gl_report_print_frames(o, f, n, "   ",
-                           missing ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
-                                   : "(no stack recorded)");
+    gl_report_text_print_frames(o, f, n, "   ",
+                                missing
+                                    ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
+                                    : "(no stack recorded)");
 }
 
 static int by_live_desc(const void *a, const void *b)
@@ -205,14 +208,14 @@ static int by_peak_desc(const void *a, const void *b)
     return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-struct gl_site_stats *gl_report_sites_by_peak(size_t *n)
+struct gl_site_stats *gl_report_errors_sites_by_peak(size_t *n)
 {
     *n = 0;
-    size_t all = gl_depot_sites(NULL, 0);
+    size_t all = gl_stack_depot_sites(NULL, 0);
     struct gl_site_stats *s = all ? malloc(all * sizeof *s) : NULL;
     if (!s)
         return NULL;
-    *n = gl_depot_sites(s, all);
+    *n = gl_stack_depot_sites(s, all);
     if (*n > all) /* sites added since the count: the first `all` are copied */
         *n = all;
     qsort(s, *n, sizeof *s, by_peak_desc);
@@ -256,9 +259,9 @@ static struct gl_site_stats *live_sites(int device, size_t *n)
     }
     gl_tool_unmap(b, bytes);
     if (s && gl_stats_sites_on()) {
-        size_t all = gl_depot_sites(NULL, 0);
+        size_t all = gl_stack_depot_sites(NULL, 0);
         struct gl_site_stats *d = all ? malloc(all * sizeof *d) : NULL;
-        size_t nd = d ? gl_depot_sites(d, all) : 0;
+        size_t nd = d ? gl_stack_depot_sites(d, all) : 0;
         if (nd > all)
             nd = all;
         for (size_t i = 0; i < *n; i++) { /* d is in id order */
@@ -326,11 +329,11 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
     free(s);
 }
 
-void gl_report_api_error(struct gl_out *o, const struct gl_api_error *e,
-                         const struct gl_error_services *svc)
+void gl_report_errors_api_error(struct gl_out *o, const struct gl_api_error *e,
+                                const struct gl_error_services *svc)
 {
     struct gl_error_text t;
-    gl_error_describe(e, svc, &t);
+    gl_report_errors_describe(e, svc, &t);
     gl_out_line(o, "%s", t.what);
     print_stack(o, svc, e->stack, false);
     for (int i = 0; i < 2; i++) {
@@ -344,7 +347,7 @@ void gl_report_api_error(struct gl_out *o, const struct gl_api_error *e,
     gl_out_line(o, "%s", "");
 }
 
-void gl_report_error_overflow(struct gl_out *o)
+void gl_report_errors_overflow(struct gl_out *o)
 {
     gl_out_line(o, "More than 1000 different errors detected.  I'm not reporting any more.");
     gl_out_line(o, "Final error counts will be inaccurate.  Go fix your program!");

@@ -1,7 +1,7 @@
 /* API misuse errors and out-of-memory reports, as text (printed when they
  * happen) and in the exit report's documents.
  *
- * An error is described once (gl_error_describe): a "what" line, the stack
+ * An error is described once (gl_report_errors_describe): a "what" line, the stack
  * where it happened, and up to two auxiliary lines each with a stack (where the
  * block was freed, where it was allocated), Valgrind's layout:
  *
@@ -38,18 +38,18 @@ struct gl_error_text {
     bool aux_stack_missing[2]; /* a free stack --keep-stacktraces=alloc did not keep */
 };
 
-void gl_error_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
-                       struct gl_error_text *out);
+void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
+                               struct gl_error_text *out);
 
 /* The whole error, then a bare separator line. */
-void gl_report_api_error(struct gl_out *o, const struct gl_api_error *e,
-                         const struct gl_error_services *svc);
+void gl_report_errors_api_error(struct gl_out *o, const struct gl_api_error *e,
+                                const struct gl_error_services *svc);
 
 /* Every allocation site that ever held memory (stack_depot.h, --stats=yes),
  * highest peak first; malloc'ed (free it), NULL and *n = 0 when there are none. */
-struct gl_site_stats *gl_report_sites_by_peak(size_t *n);
+struct gl_site_stats *gl_report_errors_sites_by_peak(size_t *n);
 
 /* Valgrind's note when the context table is full. */
-void gl_report_error_overflow(struct gl_out *o);
+void gl_report_errors_overflow(struct gl_out *o);
 
 #endif

@@ -31,7 +31,7 @@ static void str(struct gl_out *o, const char *s)
         else if (c < 0x20)
             gl_out_printf(o, "\\u%04x", c);
         else {
-            size_t n = gl_utf8_seq_len(s); /* JSON is UTF-8: repair the rest */
+            size_t n = gl_out_utf8_len(s); /* JSON is UTF-8: repair the rest */
             if (n == 0) {
                 gl_out_str(o, GL_UTF8_REPLACEMENT);
             } else {
@@ -110,16 +110,16 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)opt->num_callers, in->arg)
                      : 0;
-    const char *api = gl_report_api_called(&frames[0], n, r->first.api);
+    const char *api = gl_report_text_api_called(&frames[0], n, r->first.api);
     char text[1024];
-    gl_report_block_text(in, r, api, text, sizeof text);
+    gl_report_text_block_text(in, r, api, text, sizeof text);
     bool shown = opt->leak_check == GL_LEAK_CHECK_FULL && !r->suppressed_by &&
                  (opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind));
 
     gl_out_printf(o, "    {\"index\": %zu, \"kind\": ", index);
     str(o, gl_leak_kind_option_name(r->kind));
     gl_out_printf(o, ", \"error\": %s, \"shown\": %s, \"suppressed_by\": ",
-                  gl_report_is_error(opt, r) ? "true" : "false", shown ? "true" : "false");
+                  gl_report_text_is_error(opt, r) ? "true" : "false", shown ? "true" : "false");
     str(o, r->suppressed_by ? r->suppressed_by->name : NULL);
     gl_out_str(o, ", \"cached_by\": ");
     str(o, r->cached_by ? r->cached_by->name : NULL);
@@ -170,7 +170,7 @@ static void termination(struct gl_out *o, const struct gl_report_input *in)
     }
     char buf[32];
     gl_out_printf(o, "{\"how\": \"signal\", \"signal\": %d, \"name\": ", t->signal);
-    str(o, gl_signal_name(t->signal, buf, sizeof buf));
+    str(o, gl_signals_name(t->signal, buf, sizeof buf));
     gl_out_printf(o,
                   ", \"si_code\": %d, \"fault_address\": \"0x%" PRIx64 "\", \"thread\": %u,\n"
                   "    \"frames\": ",
@@ -184,9 +184,9 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
                       const struct gl_error_context *c, bool last)
 {
     struct gl_error_services svc;
-    gl_report_error_services(in, &svc);
+    gl_report_text_error_services(in, &svc);
     struct gl_error_text t;
-    gl_error_describe(&c->first, &svc, &t);
+    gl_report_errors_describe(&c->first, &svc, &t);
     const struct gl_api_error *e = &c->first;
     gl_out_str(o, "    {\"kind\": ");
     str(o, gl_error_kind_name(e->kind));
@@ -268,7 +268,7 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
         totals(o, gl_leak_kind_option_name((enum gl_leak_kind)k), &lr->kind[k], false);
     totals(o, "suppressed", &lr->suppressed, true);
     struct gl_error_counts c;
-    gl_report_error_counts(in, &c);
+    gl_report_text_error_counts(in, &c);
     gl_out_printf(o,
                   "}\n  },\n  \"errors\": {\"errors\": %" PRIu64 ", \"contexts\": %" PRIu64
                   ", \"suppressed\": %" PRIu64 ", \"suppressed_contexts\": %" PRIu64 "},\n",

@@ -16,13 +16,13 @@ static bool is_error_kind(const struct gl_options *opt, enum gl_leak_kind k)
     return (opt->errors_for_leak_kinds & GL_LEAK_KIND_BIT(k)) != 0;
 }
 
-bool gl_report_is_error(const struct gl_options *opt, const struct gl_loss_record *r)
+bool gl_report_text_is_error(const struct gl_options *opt, const struct gl_loss_record *r)
 {
     return opt->leak_check == GL_LEAK_CHECK_FULL && !r->suppressed_by &&
            is_error_kind(opt, r->kind);
 }
 
-void gl_report_error_counts(const struct gl_report_input *in, struct gl_error_counts *out)
+void gl_report_text_error_counts(const struct gl_report_input *in, struct gl_error_counts *out)
 {
     memset(out, 0, sizeof *out);
     add_api_errors(in, out);
@@ -53,14 +53,14 @@ static void add_api_errors(const struct gl_report_input *in, struct gl_error_cou
     out->suppressed_contexts += a->suppressed_contexts;
 }
 
-uint64_t gl_report_error_count(const struct gl_report_input *in)
+uint64_t gl_report_text_error_count(const struct gl_report_input *in)
 {
     struct gl_error_counts c;
-    gl_report_error_counts(in, &c);
+    gl_report_text_error_counts(in, &c);
     return c.errors;
 }
 
-void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in)
+void gl_report_text_preamble(struct gl_out *o, const struct gl_report_input *in)
 {
     if (in->opt->quiet)
         return;
@@ -85,7 +85,7 @@ static const char *fault_text(int sig, int code)
     return NULL;
 }
 
-void gl_report_termination(struct gl_out *o, const struct gl_report_input *in)
+void gl_report_text_termination(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_termination *t = in->termination;
     if (!t)
@@ -98,7 +98,7 @@ void gl_report_termination(struct gl_out *o, const struct gl_report_input *in)
     }
     char buf[32];
     gl_out_line(o, "Process terminating with default action of signal %d (%s)", t->signal,
-                gl_signal_name(t->signal, buf, sizeof buf));
+                gl_signals_name(t->signal, buf, sizeof buf));
     const char *fault = fault_text(t->signal, t->si_code);
     if (fault && t->si_code > 0) /* sent by the kernel, not by kill() */
         gl_out_line(o, " %s at address 0x%" PRIX64, fault, t->fault_addr);
@@ -106,7 +106,7 @@ void gl_report_termination(struct gl_out *o, const struct gl_report_input *in)
     unsigned n = t->stack && in->stack_frames
                      ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
-    gl_report_print_frames(o, f, n, "   ", "(no stack recorded)");
+    gl_report_text_print_frames(o, f, n, "   ", "(no stack recorded)");
     gl_out_line(o, "%s", "");
 }
 
@@ -116,7 +116,7 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
-void gl_report_error_services(const struct gl_report_input *in, struct gl_error_services *svc)
+void gl_report_text_error_services(const struct gl_report_input *in, struct gl_error_services *svc)
 {
     *svc = (struct gl_error_services){
         .num_callers = (unsigned)in->opt->num_callers,
@@ -126,8 +126,8 @@ void gl_report_error_services(const struct gl_report_input *in, struct gl_error_
     };
 }
 
-void gl_report_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
-                            const char *indent, const char *none)
+void gl_report_text_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
+                                 const char *indent, const char *none)
 {
     for (unsigned i = 0; i < n; i++) {
         const struct gl_frame *f = &frames[i];
@@ -147,7 +147,7 @@ void gl_report_print_frames(struct gl_out *o, const struct gl_frame *frames, uns
 
 /* The API the program called: the first frame shown, when it names a CUDA
  * function; else the driver entry point gpuleak saw. */
-const char *gl_report_api_called(const struct gl_frame *first, unsigned nframes, unsigned api)
+const char *gl_report_text_api_called(const struct gl_frame *first, unsigned nframes, unsigned api)
 {
     if (nframes > 0 && first->function && strncmp(first->function, "cu", 2) == 0 &&
         !strpbrk(first->function, " (:<"))
@@ -262,7 +262,7 @@ static bool reserve_text(const struct gl_report_input *in, const struct gl_loss_
     where_text(in, false, b->device, where, sizeof where);
     if (r->blocks == 1 && !(b->flags & GL_BLK_SIZE_UNKNOWN))
         snprintf(sizes, sizeof sizes, " (reserved %s bytes, %s in use)",
-                 gl_fmt_u64_commas(rb, b->size + b->aux), gl_fmt_u64_commas(ub, b->aux));
+                 gl_out_u64_commas(rb, b->size + b->aux), gl_out_u64_commas(ub, b->aux));
     else if (b->flags & GL_BLK_SIZE_UNKNOWN)
         snprintf(sizes, sizeof sizes, ", size unknown");
     const char *more = r->blocks > 1 ? " and others" : "";
@@ -281,8 +281,8 @@ static bool reserve_text(const struct gl_report_input *in, const struct gl_loss_
     return true;
 }
 
-void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
-                          const char *api, char *buf, size_t len)
+void gl_report_text_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
+                               const char *api, char *buf, size_t len)
 {
     if (reserve_text(in, r, api, buf, len))
         return;
@@ -332,7 +332,7 @@ void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss
                  facts);
     } else {
         char more[32];
-        gl_fmt_u64_commas(more, r->blocks - 1);
+        gl_out_u64_commas(more, r->blocks - 1);
         snprintf(buf, len,
                  "%ss 0x%" PRIx64 " and %s more %s: %s from %s, allocations #%" PRIu64
                  " to #%" PRIu64 "%s",
@@ -350,17 +350,17 @@ static const char *delta_text(char *buf, size_t len, bool delta, uint64_t now, u
     }
     char n[GL_U64_COMMAS_LEN];
     if (now >= before)
-        snprintf(buf, len, " (+%s)", gl_fmt_u64_commas(n, now - before));
+        snprintf(buf, len, " (+%s)", gl_out_u64_commas(n, now - before));
     else
-        snprintf(buf, len, " (-%s)", gl_fmt_u64_commas(n, before - now));
+        snprintf(buf, len, " (-%s)", gl_out_u64_commas(n, before - now));
     return buf;
 }
 
-bool gl_report_selected(const struct gl_report_input *in, const struct gl_loss_record *r)
+bool gl_report_text_selected(const struct gl_report_input *in, const struct gl_loss_record *r)
 {
     if (in->select == GL_SELECT_ALL)
         return true;
-    const struct gl_ref_record *old = gl_leak_ref_find(in->delta, r);
+    const struct gl_ref_record *old = gl_checkpoints_ref_find(in->delta, r);
     uint64_t ob = old ? old->bytes : 0, ok = old ? old->blocks : 0;
     switch (in->select) {
     case GL_SELECT_NEW:
@@ -379,20 +379,20 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
 {
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
         of[GL_U64_COMMAS_LEN], dbytes[GL_U64_COMMAS_LEN + 8], dblocks[GL_U64_COMMAS_LEN + 8];
-    gl_fmt_u64_commas(bytes, r->bytes);
-    gl_fmt_u64_commas(blocks, r->blocks);
-    gl_fmt_u64_commas(num, index);
-    gl_fmt_u64_commas(of, total);
+    gl_out_u64_commas(bytes, r->bytes);
+    gl_out_u64_commas(blocks, r->blocks);
+    gl_out_u64_commas(num, index);
+    gl_out_u64_commas(of, total);
     bool delta = in->delta != NULL;
-    const struct gl_ref_record *old = delta ? gl_leak_ref_find(in->delta, r) : NULL;
+    const struct gl_ref_record *old = delta ? gl_checkpoints_ref_find(in->delta, r) : NULL;
     delta_text(dbytes, sizeof dbytes, delta, r->bytes, old ? old->bytes : 0);
     delta_text(dblocks, sizeof dblocks, delta, r->blocks, old ? old->blocks : 0);
     char split[2 * GL_U64_COMMAS_LEN + 32] = "";
     if (r->indirect_bytes) { /* Valgrind's "N (D direct, I indirect) bytes" */
         char d[GL_U64_COMMAS_LEN], i[GL_U64_COMMAS_LEN];
-        snprintf(split, sizeof split, " (%s direct, %s indirect)", gl_fmt_u64_commas(d, r->bytes),
-                 gl_fmt_u64_commas(i, r->indirect_bytes));
-        gl_fmt_u64_commas(bytes, r->bytes + r->indirect_bytes);
+        snprintf(split, sizeof split, " (%s direct, %s indirect)", gl_out_u64_commas(d, r->bytes),
+                 gl_out_u64_commas(i, r->indirect_bytes));
+        gl_out_u64_commas(bytes, r->bytes + r->indirect_bytes);
     }
     gl_out_line(o, "%s%s%s bytes in %s%s blocks are %s in %sloss record %s of %s", bytes, dbytes,
                 split, blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "",
@@ -402,17 +402,17 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
-    gl_report_print_frames(o, frames, n, "   ", "(no stack recorded)");
+    gl_report_text_print_frames(o, frames, n, "   ", "(no stack recorded)");
     char block[1024];
-    gl_report_block_text(in, r, gl_report_api_called(&frames[0], n, r->first.api), block,
-                         sizeof block);
+    gl_report_text_block_text(in, r, gl_report_text_api_called(&frames[0], n, r->first.api), block,
+                              sizeof block);
     gl_out_line(o, " %s", block);
     gl_out_line(o, "%s", "");
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
         /* Unprefixed, ready to paste into a suppression file.  A record without
          * a stack gets none: no entry could match it alone. */
         char text[8192];
-        size_t len = gl_supp_generate(text, sizeof text, frames, n, r->kind);
+        size_t len = gl_suppressions_generate(text, sizeof text, frames, n, r->kind);
         gl_out_text(o, text, len < sizeof text ? len : sizeof text - 1);
     }
 }
@@ -425,8 +425,8 @@ static void totals_line(struct gl_out *o, const char *label, const struct gl_lea
         dk[GL_U64_COMMAS_LEN + 8];
     delta_text(db, sizeof db, before != NULL, t->bytes, before ? before->bytes : 0);
     delta_text(dk, sizeof dk, before != NULL, t->blocks, before ? before->blocks : 0);
-    gl_out_line(o, "%18s: %s%s bytes in %s%s blocks", label, gl_fmt_u64_commas(bytes, t->bytes), db,
-                gl_fmt_u64_commas(blocks, t->blocks), dk);
+    gl_out_line(o, "%18s: %s%s bytes in %s%s blocks", label, gl_out_u64_commas(bytes, t->bytes), db,
+                gl_out_u64_commas(blocks, t->blocks), dk);
 }
 
 /* Under the cached line: how much of what each framework caches its own
@@ -440,8 +440,8 @@ static void framework_lines(struct gl_out *o, const struct gl_report_input *in)
                     "%20s(%s at checkpoint \"%s\" #%llu: %s of %s reserved bytes in use by %s on "
                     "device %d)",
                     "", gl_framework_name(u->framework), u->checkpoint_name,
-                    (unsigned long long)u->checkpoint, gl_fmt_u64_commas(used, u->in_use),
-                    gl_fmt_u64_commas(reserved, u->reserved),
+                    (unsigned long long)u->checkpoint, gl_out_u64_commas(used, u->in_use),
+                    gl_out_u64_commas(reserved, u->reserved),
                     u->framework == GL_FW_PYTORCH ? "tensors" : "arrays", u->device);
     }
 }
@@ -506,7 +506,7 @@ static void used_suppressions(struct gl_out *o, const struct gl_supp_set *s)
             gl_out_note(o, "used_suppression: %6llu %s %s:%d %s: %s bytes in %s blocks",
                         (unsigned long long)e->count, e->name, e->file, e->line,
                         e->kind == GL_SUPP_CACHED ? "classified as cached" : "suppressed",
-                        gl_fmt_u64_commas(b, e->bytes), gl_fmt_u64_commas(k, e->blocks));
+                        gl_out_u64_commas(b, e->bytes), gl_out_u64_commas(k, e->blocks));
         any = true;
     }
     if (any)
@@ -533,11 +533,11 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
     if (in->opt->verbose <= 0)
         return;
     gl_out_note(o, "searching for pointers to %s not-freed blocks",
-                gl_fmt_u64_commas(b1, lr->in_use.blocks - lr->ignored.blocks));
+                gl_out_u64_commas(b1, lr->in_use.blocks - lr->ignored.blocks));
     gl_out_note(o, "checked %s bytes: %s in roots, %s in %s reached chunks",
-                gl_fmt_u64_commas(b1, r->root_bytes + r->object_bytes),
-                gl_fmt_u64_commas(b2, r->root_bytes), gl_fmt_u64_commas(b3, r->object_bytes),
-                gl_fmt_u64_commas(b4, r->objects_reached));
+                gl_out_u64_commas(b1, r->root_bytes + r->object_bytes),
+                gl_out_u64_commas(b2, r->root_bytes), gl_out_u64_commas(b3, r->object_bytes),
+                gl_out_u64_commas(b4, r->objects_reached));
     gl_out_note(o,
                 "%zu threads stopped, %zu not (the CUDA driver's, or blocking SIGURG); %.1f ms%s",
                 r->threads_stopped, r->threads_skipped, r->seconds * 1e3,
@@ -552,7 +552,7 @@ static void print_stack_of(struct gl_out *o, const struct gl_report_input *in, u
     unsigned n = in->stack_frames && stack
                      ? in->stack_frames(stack, frames, (unsigned)in->opt->num_callers, in->arg)
                      : 0;
-    gl_report_print_frames(o, frames, n, indent, "(no stack recorded)");
+    gl_report_text_print_frames(o, frames, n, indent, "(no stack recorded)");
 }
 
 static void slot_title(const struct gl_report_input *in, unsigned slot, char *buf, size_t len)
@@ -583,10 +583,10 @@ static void usage_by_device(struct gl_out *o, const struct gl_report_input *in)
         const struct gl_stat_device *d = &u->dev[sl];
         slot_title(in, sl, title, sizeof title);
         gl_out_line(o, "  %s: in use %s bytes, peak %s bytes%s", title,
-                    gl_fmt_u64_commas(b1, d->cur_bytes), gl_fmt_u64_commas(b2, d->peak_bytes),
+                    gl_out_u64_commas(b1, d->cur_bytes), gl_out_u64_commas(b2, d->peak_bytes),
                     d->peak_bytes ? ", reached by allocation" : "");
         if (d->peak_bytes) {
-            gl_out_line(o, "    #%s at:", gl_fmt_u64_commas(b1, d->peak_seq));
+            gl_out_line(o, "    #%s at:", gl_out_u64_commas(b1, d->peak_seq));
             print_stack_of(o, in, d->peak_stack, "       ");
         }
         for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
@@ -597,15 +597,15 @@ static void usage_by_device(struct gl_out *o, const struct gl_report_input *in)
             gl_out_line(o,
                         "    %s: in use %s bytes in %s blocks, peak %s bytes in %s blocks; "
                         "%s allocs, %s frees",
-                        gl_mem_kind_name(k), gl_fmt_u64_commas(b1, a->cur_bytes),
-                        gl_fmt_u64_commas(b2, a->cur_blocks), gl_fmt_u64_commas(b3, a->peak_bytes),
-                        gl_fmt_u64_commas(b4, a->peak_blocks),
-                        gl_fmt_u64_commas(b5, a->alloc_blocks),
-                        gl_fmt_u64_commas(b6, a->freed_blocks));
+                        gl_mem_kind_name(k), gl_out_u64_commas(b1, a->cur_bytes),
+                        gl_out_u64_commas(b2, a->cur_blocks), gl_out_u64_commas(b3, a->peak_bytes),
+                        gl_out_u64_commas(b4, a->peak_blocks),
+                        gl_out_u64_commas(b5, a->alloc_blocks),
+                        gl_out_u64_commas(b6, a->freed_blocks));
             if (g->failed)
                 gl_out_line(o, "    %s: %s failed allocations, %s bytes asked for",
-                            gl_mem_kind_name(k), gl_fmt_u64_commas(b1, g->failed),
-                            gl_fmt_u64_commas(b2, g->failed_bytes));
+                            gl_mem_kind_name(k), gl_out_u64_commas(b1, g->failed),
+                            gl_out_u64_commas(b2, g->failed_bytes));
         }
     }
 }
@@ -636,10 +636,10 @@ static void usage_stats(struct gl_out *o, const struct gl_report_input *in)
                     const struct gl_stat_counts *c = &g->split[sp];
                     gl_out_line(o, "    %-6s %-6s %16s %16s %16s %16s", w ? "bytes" : "blocks",
                                 split_name[sp],
-                                gl_fmt_u64_commas(b1, w ? c->cur_bytes : c->cur_blocks),
-                                gl_fmt_u64_commas(b2, w ? c->peak_bytes : c->peak_blocks),
-                                gl_fmt_u64_commas(b3, w ? c->alloc_bytes : c->alloc_blocks),
-                                gl_fmt_u64_commas(b4, w ? c->freed_bytes : c->freed_blocks));
+                                gl_out_u64_commas(b1, w ? c->cur_bytes : c->cur_blocks),
+                                gl_out_u64_commas(b2, w ? c->peak_bytes : c->peak_blocks),
+                                gl_out_u64_commas(b3, w ? c->alloc_bytes : c->alloc_blocks),
+                                gl_out_u64_commas(b4, w ? c->freed_bytes : c->freed_blocks));
                 }
         }
     }
@@ -648,14 +648,14 @@ static void usage_stats(struct gl_out *o, const struct gl_report_input *in)
     for (size_t i = 0; i < in->ntop_sites; i++) {
         const struct gl_site_stats *s = &in->top_sites[i];
         gl_out_line(o, "    peak %s bytes; %s bytes in %s blocks at exit; allocated at",
-                    gl_fmt_u64_commas(b1, s->peak_bytes), gl_fmt_u64_commas(b2, s->live_bytes),
-                    gl_fmt_u64_commas(b3, s->live_blocks));
+                    gl_out_u64_commas(b1, s->peak_bytes), gl_out_u64_commas(b2, s->live_bytes),
+                    gl_out_u64_commas(b3, s->live_blocks));
         print_stack_of(o, in, s->stack, "       ");
     }
     gl_out_line(o, "%s", "");
 }
 
-void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
+void gl_report_text_leaks(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_options *opt = in->opt;
     const struct gl_leak_result *lr = in->leaks;
@@ -668,7 +668,7 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
             const struct gl_loss_record *r = &lr->records[i];
             if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)))
                 continue;
-            bool error = gl_report_is_error(opt, r);
+            bool error = gl_report_text_is_error(opt, r);
             if (quiet && !error)
                 continue;
             print_record(o, in, r, i + 1, lr->nrecords);
@@ -687,16 +687,16 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
         b5[GL_U64_COMMAS_LEN], b6[GL_U64_COMMAS_LEN];
     gl_out_line(o, "GPU MEMORY SUMMARY:");
     gl_out_line(o, "    in use at exit: %s bytes in %s blocks",
-                gl_fmt_u64_commas(b1, lr->in_use.bytes), gl_fmt_u64_commas(b2, lr->in_use.blocks));
+                gl_out_u64_commas(b1, lr->in_use.bytes), gl_out_u64_commas(b2, lr->in_use.blocks));
     if (lr->imported.blocks)
         /* IPC memory is mapped here, allocated elsewhere: not in the totals below. */
         gl_out_line(o, " of which imported: %s bytes in %s blocks, opened from other processes",
-                    gl_fmt_u64_commas(b1, lr->imported.bytes),
-                    gl_fmt_u64_commas(b2, lr->imported.blocks));
+                    gl_out_u64_commas(b1, lr->imported.bytes),
+                    gl_out_u64_commas(b2, lr->imported.blocks));
     gl_out_line(o, "  total GPU usage: %s allocs, %s frees, %s bytes allocated, peak %s bytes",
-                gl_fmt_u64_commas(b3, in->stats->allocs), gl_fmt_u64_commas(b4, in->stats->frees),
-                gl_fmt_u64_commas(b5, in->stats->bytes_allocated),
-                gl_fmt_u64_commas(b6, in->stats->peak_bytes));
+                gl_out_u64_commas(b3, in->stats->allocs), gl_out_u64_commas(b4, in->stats->frees),
+                gl_out_u64_commas(b5, in->stats->bytes_allocated),
+                gl_out_u64_commas(b6, in->stats->peak_bytes));
     if (in->usage)
         usage_by_device(o, in);
     gl_out_line(o, "%s", "");
@@ -725,13 +725,13 @@ void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in)
 
     char e1[GL_U64_COMMAS_LEN], e2[GL_U64_COMMAS_LEN], e3[GL_U64_COMMAS_LEN], e4[GL_U64_COMMAS_LEN];
     struct gl_error_counts c;
-    gl_report_error_counts(in, &c);
+    gl_report_text_error_counts(in, &c);
     gl_out_line(o, "ERROR SUMMARY: %s errors from %s contexts (suppressed: %s from %s)",
-                gl_fmt_u64_commas(e1, c.errors), gl_fmt_u64_commas(e2, c.contexts),
-                gl_fmt_u64_commas(e3, c.suppressed), gl_fmt_u64_commas(e4, c.suppressed_contexts));
+                gl_out_u64_commas(e1, c.errors), gl_out_u64_commas(e2, c.contexts),
+                gl_out_u64_commas(e3, c.suppressed), gl_out_u64_commas(e4, c.suppressed_contexts));
 }
 
-uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, const char *title)
+uint64_t gl_report_text_check(struct gl_out *o, const struct gl_report_input *in, const char *title)
 {
     const struct gl_options *opt = in->opt;
     const struct gl_leak_result *lr = in->leaks;
@@ -744,7 +744,7 @@ uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, con
     for (size_t i = 0; i < lr->nrecords; i++) {
         const struct gl_loss_record *r = &lr->records[i];
         if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)) ||
-            !gl_report_selected(in, r))
+            !gl_report_text_selected(in, r))
             continue;
         bool error = is_error_kind(opt, r->kind);
         errors += error;

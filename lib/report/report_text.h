@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "check/checkpoints.h"
 #include "check/leak_check.h"
 #include "check/reachability.h"
@@ -78,7 +78,7 @@ struct gl_report_input {
     const struct gl_usage *usage;
     const struct gl_site_stats *top_sites;
     size_t ntop_sites;
-    /* What frameworks' caching allocators said of themselves (framework_view.h). */
+    /* What frameworks' caching allocators said of themselves (framework.h). */
     const struct gl_framework_usage *framework;
     size_t nframework;
 
@@ -88,7 +88,7 @@ struct gl_report_input {
     /* How the blocks' reachability was found (NULL: not looked for). */
     const struct gl_reachability *reach;
 
-    /* Leak checks asked for while the program runs (gl_report_check). */
+    /* Leak checks asked for while the program runs (gl_report_text_check). */
     const struct gl_leak_ref *delta; /* print deltas against it, Valgrind-style; NULL: none */
     enum gl_report_select select;
     const char *since; /* the checkpoint whose later blocks alone were checked, or NULL */
@@ -96,36 +96,37 @@ struct gl_report_input {
 
 /* Parts shared with the XML and JSON reports. */
 /* How an API error is described with this input's stacks and options. */
-void gl_report_error_services(const struct gl_report_input *in, struct gl_error_services *svc);
+void gl_report_text_error_services(const struct gl_report_input *in, struct gl_error_services *svc);
 /* The API the program called: the first frame shown, when it names a CUDA
  * function; else the driver entry point gpuleak saw. */
-const char *gl_report_api_called(const struct gl_frame *first, unsigned nframes, unsigned api);
+const char *gl_report_text_api_called(const struct gl_frame *first, unsigned nframes, unsigned api);
 /* "Block 0x... on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #17" */
-void gl_report_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
-                          const char *api, char *buf, size_t len);
+void gl_report_text_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
+                               const char *api, char *buf, size_t len);
 
 /* After the preamble, when the program ends abnormally: Valgrind's "Process
  * terminating with default action of signal 11 (SIGSEGV)", the fault and the
  * stack; or "Process ended with _exit(3)".  Nothing otherwise. */
-void gl_report_termination(struct gl_out *o, const struct gl_report_input *in);
+void gl_report_text_termination(struct gl_out *o, const struct gl_report_input *in);
 
-void gl_report_preamble(struct gl_out *o, const struct gl_report_input *in);
+void gl_report_text_preamble(struct gl_out *o, const struct gl_report_input *in);
 /* A stack, a line per frame: INDENT"at 0x...: fn (file:line)", then "by ..."
  * lines; when there are no frames, INDENT followed by none (if not NULL). */
-void gl_report_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
-                            const char *indent, const char *none);
+void gl_report_text_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
+                                 const char *indent, const char *none);
 /* The exit report's leak part: records, GPU MEMORY SUMMARY, LEAK SUMMARY, ERROR
  * SUMMARY. */
-void gl_report_leaks(struct gl_out *o, const struct gl_report_input *in);
+void gl_report_text_leaks(struct gl_out *o, const struct gl_report_input *in);
 
 /* A leak check while the program runs, as Valgrind prints VALGRIND_DO_LEAK_CHECK:
  * a title line, the selected records of the kinds --show-leak-kinds shows (with
  * deltas when in->delta is set: "10 (+10) bytes in 1 (+1) blocks are definitely
  * lost in new loss record 3 of 5"), and LEAK SUMMARY.  Always in full, whatever
  * --leak-check says.  Returns the errors among the records printed. */
-uint64_t gl_report_check(struct gl_out *o, const struct gl_report_input *in, const char *title);
+uint64_t gl_report_text_check(struct gl_out *o, const struct gl_report_input *in,
+                              const char *title);
 /* Does the selection print this record (leak kinds and suppression aside)? */
-bool gl_report_selected(const struct gl_report_input *in, const struct gl_loss_record *r);
+bool gl_report_text_selected(const struct gl_report_input *in, const struct gl_loss_record *r);
 
 /* ERROR SUMMARY's figures, as Valgrind counts them for leaks: with
  * --leak-check=full, each loss record of a kind in --errors-for-leak-kinds is one
@@ -134,8 +135,8 @@ struct gl_error_counts {
     uint64_t errors, contexts;
     uint64_t suppressed, suppressed_contexts;
 };
-void gl_report_error_counts(const struct gl_report_input *in, struct gl_error_counts *out);
-uint64_t gl_report_error_count(const struct gl_report_input *in); /* .errors */
-bool gl_report_is_error(const struct gl_options *opt, const struct gl_loss_record *r);
+void gl_report_text_error_counts(const struct gl_report_input *in, struct gl_error_counts *out);
+uint64_t gl_report_text_error_count(const struct gl_report_input *in); /* .errors */
+bool gl_report_text_is_error(const struct gl_options *opt, const struct gl_loss_record *r);
 
 #endif

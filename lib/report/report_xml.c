@@ -13,7 +13,7 @@
 #include "report/report_text.h"
 #include "event/api.h"
 
-const char *gl_xml_leak_kind(enum gl_leak_kind k)
+const char *gl_report_xml_leak_kind(enum gl_leak_kind k)
 {
     switch (k) {
     case GL_LEAK_DEFINITE:
@@ -51,7 +51,7 @@ static void esc(struct gl_out *o, const char *s)
         default: {
             /* Control characters are not allowed in XML 1.0 text, and the
              * document is UTF-8: other bytes become U+FFFD. */
-            size_t n = gl_utf8_seq_len(s);
+            size_t n = gl_out_utf8_len(s);
             if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
                 gl_out_str(o, "?");
             else if (n == 0)
@@ -134,8 +134,8 @@ static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigne
     }
     char text[8192];
     size_t len = error_kind != GL_ERR_NONE
-                     ? gl_supp_generate_error(text, sizeof text, frames, n, error_kind)
-                     : gl_supp_generate(text, sizeof text, frames, n, kind);
+                     ? gl_suppressions_generate_error(text, sizeof text, frames, n, error_kind)
+                     : gl_suppressions_generate(text, sizeof text, frames, n, kind);
     if (len >= sizeof text)
         len = sizeof text - 1;
     text[len] = '\0';
@@ -157,20 +157,20 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
     char split[2 * GL_U64_COMMAS_LEN + 32] = "";
     if (r->indirect_bytes) {
         char d[GL_U64_COMMAS_LEN], i[GL_U64_COMMAS_LEN];
-        snprintf(split, sizeof split, " (%s direct, %s indirect)", gl_fmt_u64_commas(d, r->bytes),
-                 gl_fmt_u64_commas(i, r->indirect_bytes));
+        snprintf(split, sizeof split, " (%s direct, %s indirect)", gl_out_u64_commas(d, r->bytes),
+                 gl_out_u64_commas(i, r->indirect_bytes));
     }
     snprintf(text, sizeof text, "%s%s bytes in %s blocks are %s in loss record %s of %s",
-             gl_fmt_u64_commas(bytes, r->bytes + r->indirect_bytes), split,
-             gl_fmt_u64_commas(blocks, r->blocks), gl_leak_kind_phrase(r->kind),
-             gl_fmt_u64_commas(num, index), gl_fmt_u64_commas(of, in->leaks->nrecords));
-    gl_report_block_text(in, r, gl_report_api_called(&frames[0], n, r->first.api), block,
-                         sizeof block);
+             gl_out_u64_commas(bytes, r->bytes + r->indirect_bytes), split,
+             gl_out_u64_commas(blocks, r->blocks), gl_leak_kind_phrase(r->kind),
+             gl_out_u64_commas(num, index), gl_out_u64_commas(of, in->leaks->nrecords));
+    gl_report_text_block_text(in, r, gl_report_text_api_called(&frames[0], n, r->first.api), block,
+                              sizeof block);
 
     gl_out_str(o, "<error>\n");
     gl_out_printf(o, "  <unique>0x%x</unique>\n", unique);
     gl_out_printf(o, "  <tid>%u</tid>\n", r->first.tid);
-    gl_out_printf(o, "  <kind>%s</kind>\n", gl_xml_leak_kind(r->kind));
+    gl_out_printf(o, "  <kind>%s</kind>\n", gl_report_xml_leak_kind(r->kind));
     gl_out_str(o, "  <xwhat>\n");
     elem(o, "    ", "text", text);
     gl_out_printf(o, "    <leakedbytes>%" PRIu64 "</leakedbytes>\n", r->bytes + r->indirect_bytes);
@@ -208,7 +208,7 @@ static void fatal_signal(struct gl_out *o, const struct gl_report_input *in)
         return;
     char buf[32];
     gl_out_printf(o, "<fatal_signal>\n  <tid>%u</tid>\n  <signo>%d</signo>\n", t->tid, t->signal);
-    elem(o, "  ", "signame", gl_signal_name(t->signal, buf, sizeof buf));
+    elem(o, "  ", "signame", gl_signals_name(t->signal, buf, sizeof buf));
     gl_out_printf(o, "  <sicode>%d</sicode>\n", t->si_code);
     if (t->si_code > 0 &&
         (t->signal == SIGSEGV || t->signal == SIGBUS || t->signal == SIGILL || t->signal == SIGFPE))
@@ -227,9 +227,9 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
                       const struct gl_error_context *c, unsigned unique)
 {
     struct gl_error_services svc;
-    gl_report_error_services(in, &svc);
+    gl_report_text_error_services(in, &svc);
     struct gl_error_text t;
-    gl_error_describe(&c->first, &svc, &t);
+    gl_report_errors_describe(&c->first, &svc, &t);
     struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
     unsigned n =
         in->stack_frames ? in->stack_frames(c->first.stack, frames, svc.num_callers, in->arg) : 0;
@@ -299,10 +299,10 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
             const struct gl_loss_record *r = &lr->records[i];
             if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)))
                 continue;
-            if (opt->quiet && !gl_report_is_error(opt, r))
+            if (opt->quiet && !gl_report_text_is_error(opt, r))
                 continue;
             error(o, in, r, i + 1, unique++);
-            if (opt->exit_on_first_error && gl_report_is_error(opt, r))
+            if (opt->exit_on_first_error && gl_report_text_is_error(opt, r))
                 break;
         }
 

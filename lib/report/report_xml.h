@@ -21,6 +21,6 @@
 void gl_report_xml(struct gl_out *o, const struct gl_report_input *in);
 
 /* The XML kind of a leak kind: "Leak_DefinitelyLost"... */
-const char *gl_xml_leak_kind(enum gl_leak_kind k);
+const char *gl_report_xml_leak_kind(enum gl_leak_kind k);
 
 #endif

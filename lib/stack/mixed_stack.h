@@ -31,7 +31,7 @@ struct gl_python_stack {
     unsigned ngroups;
 };
 
-/* Where a native frame lies (gl_py_in_interpreter, gl_py_in_eval_loop). */
+/* Where a native frame lies (gl_py_frames_in_interpreter, gl_py_frames_in_eval_loop). */
 struct gl_interpreter_where {
     bool (*in_interpreter)(uintptr_t ip);
     bool (*in_eval_loop)(uintptr_t ip);

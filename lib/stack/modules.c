@@ -11,7 +11,7 @@
 
 struct range {
     uintptr_t start, end;
-    enum gl_module_role role;
+    enum gl_modules_role role;
 };
 
 struct range_set {
@@ -36,7 +36,7 @@ static bool has_prefix(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-enum gl_module_role gl_module_role_for_path(const char *path)
+enum gl_modules_role gl_modules_role_for_path(const char *path)
 {
     if (!path)
         return GL_MOD_OTHER;
@@ -62,7 +62,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct scan *sc = arg;
-    enum gl_module_role role = gl_module_role_for_path(info->dlpi_name);
+    enum gl_modules_role role = gl_modules_role_for_path(info->dlpi_name);
     /* gpuleak may be loaded under any name (a renamed copy, a test binary): find it
      * by an address known to be inside it. */
     for (int i = 0; i < info->dlpi_phnum && role == GL_MOD_OTHER; i++) {
@@ -114,7 +114,7 @@ void gl_modules_refresh(void)
     pthread_mutex_unlock(&refresh_lock);
 }
 
-enum gl_module_role gl_module_role(uintptr_t addr)
+enum gl_modules_role gl_modules_role(uintptr_t addr)
 {
     const struct range_set *set = &sets[atomic_load_explicit(&current, memory_order_acquire)];
     if (addr < set->lo || addr >= set->hi)
@@ -125,7 +125,7 @@ enum gl_module_role gl_module_role(uintptr_t addr)
     return GL_MOD_OTHER;
 }
 
-void gl_modules_add_range(uintptr_t start, uintptr_t end, enum gl_module_role role)
+void gl_modules_add_range(uintptr_t start, uintptr_t end, enum gl_modules_role role)
 {
     pthread_mutex_lock(&refresh_lock);
     struct range_set *set = &sets[atomic_load(&current)];

@@ -2,14 +2,14 @@
  * stack must lose: gpuleak itself, CUPTI, the CUDA driver, and the CUDA runtime.
  *
  * gl_modules_refresh() scans the loaded objects (dl_iterate_phdr) and must be
- * called outside CUPTI callbacks; gl_module_role() is a lock-free check of a few
+ * called outside CUPTI callbacks; gl_modules_role() is a lock-free check of a few
  * address ranges, cheap enough for every frame of every captured stack. */
 #ifndef GPULEAK_MODULES_H
 #define GPULEAK_MODULES_H
 
 #include <stdint.h>
 
-enum gl_module_role {
+enum gl_modules_role {
     GL_MOD_OTHER = 0,
     GL_MOD_SELF,   /* libgpuleak */
     GL_MOD_CUPTI,  /* libcupti */
@@ -20,13 +20,13 @@ enum gl_module_role {
 void gl_modules_refresh(void);
 /* Changes whenever the ranges change: results derived from them are stale. */
 unsigned gl_modules_generation(void);
-enum gl_module_role gl_module_role(uintptr_t addr);
+enum gl_modules_role gl_modules_role(uintptr_t addr);
 
 /* Classify a loaded object by its file name (basename matching); exposed for tests. */
-enum gl_module_role gl_module_role_for_path(const char *path);
+enum gl_modules_role gl_modules_role_for_path(const char *path);
 
 /* For tests: add a range by hand. */
-void gl_modules_add_range(uintptr_t start, uintptr_t end, enum gl_module_role role);
+void gl_modules_add_range(uintptr_t start, uintptr_t end, enum gl_modules_role role);
 void gl_modules_clear(void);
 
 #endif

@@ -29,7 +29,7 @@ static _Atomic unsigned internal_hint = 12;
  * the interpreter loops where its Python frames go. */
 #define PYTHON_REACH 64
 
-int gl_stack_raw_mode;
+int gl_stack_capture_raw_mode;
 
 /* A thread's struct goes to the next new thread: its memo starts afresh. */
 static void memo_retire(struct gl_thread *t)
@@ -38,18 +38,18 @@ static void memo_retire(struct gl_thread *t)
         gl_stack_memo_clear(t->stack_memo);
 }
 
-void gl_stack_init(unsigned num_callers)
+void gl_stack_capture_init(unsigned num_callers)
 {
     gl_thread_add_retire(memo_retire);
     const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
-    gl_stack_raw_mode = raw && *raw == '1';
+    gl_stack_capture_raw_mode = raw && *raw == '1';
     keep_frames = num_callers + GL_STACK_SLACK;
     if (keep_frames > GL_DEPOT_MAX_FRAMES / 2)
         keep_frames = GL_DEPOT_MAX_FRAMES / 2;
     keep_python = num_callers < GL_DEPOT_MAX_FRAMES / 2 ? num_callers : GL_DEPOT_MAX_FRAMES / 2;
 }
 
-static inline bool internal(enum gl_module_role r)
+static inline bool internal(enum gl_modules_role r)
 {
     return r == GL_MOD_SELF || r == GL_MOD_CUPTI || r == GL_MOD_DRIVER;
 }
@@ -62,7 +62,7 @@ static unsigned internal_run(const uintptr_t *frames, unsigned n, unsigned *keep
     unsigned i = 0;
     int last_driver = -1;
     while (i < n) {
-        enum gl_module_role r = gl_module_role(frames[i]);
+        enum gl_modules_role r = gl_modules_role(frames[i]);
         if (!internal(r))
             break;
         if (r == GL_MOD_DRIVER)
@@ -83,7 +83,7 @@ static unsigned internal_run_memo(const uintptr_t *frames, unsigned n, unsigned 
             unsigned len = self->prefix[m].len;
             if (len && len < n && self->prefix[m].generation == gl_modules_generation() &&
                 memcmp(frames, self->prefix[m].ips, len * sizeof *frames) == 0 &&
-                !internal(gl_module_role(frames[len]))) {
+                !internal(gl_modules_role(frames[len]))) {
                 *keep = self->prefix[m].keep;
                 return len;
             }
@@ -108,12 +108,12 @@ static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *intern
     /* A shared CUDA runtime called the driver: the API the program called is the
      * outermost frame of libcudart, and the driver entry point says nothing more. */
     unsigned j = i;
-    while (j < n && gl_module_role(frames[j]) == GL_MOD_CUDART)
+    while (j < n && gl_modules_role(frames[j]) == GL_MOD_CUDART)
         j++;
     return j > i ? j - 1 : keep;
 }
 
-unsigned gl_stack_trim(uintptr_t *frames, unsigned n)
+unsigned gl_stack_capture_trim(uintptr_t *frames, unsigned n)
 {
     unsigned internal_count;
     unsigned start = first_kept(frames, n, &internal_count);
@@ -127,7 +127,7 @@ static bool is_sigreturn(uintptr_t ip)
 {
 #if defined(__x86_64__)
     static const unsigned char code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
-    return gl_module_role(ip) != GL_MOD_SELF && memcmp((const void *)ip, code, sizeof code) == 0;
+    return gl_modules_role(ip) != GL_MOD_SELF && memcmp((const void *)ip, code, sizeof code) == 0;
 #else
     (void)ip;
     return false;
@@ -143,17 +143,18 @@ uint32_t gl_stack_capture_interrupted(void)
             unsigned n = (unsigned)(got - i - 1);
             if (n > keep_frames)
                 n = keep_frames;
-            return n ? gl_depot_intern(raw + i + 1, n) : 0;
+            return n ? gl_stack_depot_intern(raw + i + 1, n) : 0;
         }
     return 0;
 }
 
-static const struct gl_interpreter_where interpreter = {gl_py_in_interpreter, gl_py_in_eval_loop};
+static const struct gl_interpreter_where interpreter = {gl_py_frames_in_interpreter,
+                                                        gl_py_frames_in_eval_loop};
 
-/* GPULEAK_BENCH=nomemo turns the memo off (gl_stack_memo_enable). */
+/* GPULEAK_BENCH=nomemo turns the memo off (gl_stack_capture_memo_enable). */
 static bool memo_on = true;
 
-void gl_stack_memo_enable(bool on) { memo_on = on; }
+void gl_stack_capture_memo_enable(bool on) { memo_on = on; }
 
 /* Walk the stack frame by frame, as the memo needs it, and remember it.  Not
  * inlined: the walk starts in this function's frame, and the memo finds the
@@ -169,7 +170,7 @@ static __attribute__((noinline)) void learn(struct gl_thread *self, const struct
     uint64_t t0 = gl_prof_now();
     int walked = gl_unwind_walk_frames(walk, (int)n + 3);
     gl_stack_memo_learn(self->stack_memo, key, raw, n, walk, walked > 0 ? (unsigned)walked : 0, id);
-    if (gl_profiling)
+    if (gl_prof_on)
         gl_prof_add(GL_PROF_LEARN, t0, gl_prof_now());
 }
 
@@ -179,16 +180,16 @@ uint32_t gl_stack_capture(void)
     uintptr_t py_frames[GL_DEPOT_MAX_FRAMES / 2];
     uint16_t py_ends[GL_DEPOT_MAX_FRAMES / 2];
     struct gl_python_stack py = {py_frames, 0, py_ends, 0};
-    if (gl_py_enabled() && !gl_stack_raw_mode) {
+    if (gl_py_frames_enabled() && !gl_stack_capture_raw_mode) {
         uint64_t t0 = gl_prof_now();
-        py.n = gl_py_capture(py_frames, keep_python, py_ends, &py.ngroups);
-        if (gl_profiling)
+        py.n = gl_py_frames_capture(py_frames, keep_python, py_ends, &py.ngroups);
+        if (gl_prof_on)
             gl_prof_add(GL_PROF_PYTHON, t0, gl_prof_now());
     }
     /* This frame's address: a fixed distance from where the caller's return
      * address lies, which is what the memo needs of a capture's position. */
     struct gl_memo_key key = {(uintptr_t)__builtin_frame_address(0), 0, gl_modules_generation()};
-    struct gl_thread *self = memo_on && !gl_stack_raw_mode ? gl_thread_self() : NULL;
+    struct gl_thread *self = memo_on && !gl_stack_capture_raw_mode ? gl_thread_self() : NULL;
     unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames +
                     (py.n ? PYTHON_REACH : 0);
     for (;;) {
@@ -200,7 +201,7 @@ uint32_t gl_stack_capture(void)
             uint64_t t0 = gl_prof_now();
             uint32_t id = 0;
             hit = gl_stack_memo_find(self->stack_memo, &key, py.n > 0, raw, &id);
-            if (gl_profiling)
+            if (gl_prof_on)
                 gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
             if (hit && id && !py.n)
                 return id;
@@ -211,7 +212,7 @@ uint32_t gl_stack_capture(void)
         else {
             uint64_t t0 = gl_prof_now();
             got = gl_unwind_backtrace(raw, (int)want);
-            if (gl_profiling) {
+            if (gl_prof_on) {
                 gl_prof_add(GL_PROF_UNWIND, t0, gl_prof_now());
                 gl_prof_maybe_walk();
             }
@@ -219,8 +220,8 @@ uint32_t gl_stack_capture(void)
         if (got <= 0)
             return 0;
         unsigned n = (unsigned)got, internal_count;
-        if (gl_stack_raw_mode)
-            return gl_depot_intern(raw, n);
+        if (gl_stack_capture_raw_mode)
+            return gl_stack_depot_intern(raw, n);
         unsigned start = first_kept(raw, n, &internal_count);
         unsigned kept = n - start;
         if (kept < keep_frames && n == want && want < MAX_RAW) {
@@ -237,9 +238,9 @@ uint32_t gl_stack_capture(void)
             uintptr_t mixed[GL_DEPOT_MAX_FRAMES];
             unsigned m = gl_mixed_stack(raw + start, kept, &py, &interpreter, keep_frames,
                                         keep_python, mixed, GL_DEPOT_MAX_FRAMES);
-            id = gl_depot_intern(mixed, m);
+            id = gl_stack_depot_intern(mixed, m);
         } else
-            id = gl_depot_intern(raw + start, kept < keep_frames ? kept : keep_frames);
+            id = gl_stack_depot_intern(raw + start, kept < keep_frames ? kept : keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside
          * (it depends on the Python frames too). */
         if (self && !hit && kept > 0)
@@ -248,7 +249,7 @@ uint32_t gl_stack_capture(void)
     }
 }
 
-void gl_stack_memo_totals(struct gl_stack_memo_counts *c)
+void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c)
 {
     memset(c, 0, sizeof *c);
     gl_thread_registry_lock();

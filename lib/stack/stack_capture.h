@@ -15,11 +15,11 @@
 
 /* Set the number of frames kept for the program (--num-callers).  libunwind must
  * be loaded (unwind.h) for captures to return frames. */
-void gl_stack_init(unsigned num_callers);
+void gl_stack_capture_init(unsigned num_callers);
 
 /* Debugging aid: with GPULEAK_DEBUG_RAW_STACKS=1 in the environment, stacks are
  * stored and shown whole, gpuleak's, CUPTI's and the driver's frames included. */
-extern int gl_stack_raw_mode;
+extern int gl_stack_capture_raw_mode;
 
 /* Capture, trim and intern the current stack; returns its depot id (0 if none).
  * A stack the thread captured before is recognised without unwinding it
@@ -28,11 +28,11 @@ uint32_t gl_stack_capture(void);
 
 /* Benchmarks and tests: whether captures use the thread's stack memo (on by
  * default; GPULEAK_BENCH=nomemo turns it off). */
-void gl_stack_memo_enable(bool on);
+void gl_stack_capture_memo_enable(bool on);
 /* Every thread's memo counts, summed (a report's reader: the owners' counters
  * are read unlocked, so a running thread's may lag by an event). */
 struct gl_stack_memo_counts;
-void gl_stack_memo_totals(struct gl_stack_memo_counts *c);
+void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c);
 
 /* From a signal handler: the stack of the code the signal interrupted (the
  * frames below the kernel's sigreturn trampoline), interned; 0 if none. */
@@ -40,7 +40,7 @@ uint32_t gl_stack_capture_interrupted(void);
 
 /* Trim raw frames (innermost first) in place: drop gpuleak/CUPTI frames and all
  * driver frames but the outermost.  Returns the new count.  Exposed for tests. */
-unsigned gl_stack_trim(uintptr_t *frames, unsigned n);
+unsigned gl_stack_capture_trim(uintptr_t *frames, unsigned n);
 
 /* How many frames past the trimmed start are stored, beyond --num-callers, so that
  * report-time trimming of CUDA runtime internals still leaves num_callers frames. */

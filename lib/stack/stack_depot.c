@@ -37,7 +37,7 @@ static struct {
 /* Each thread caches recent stacks (thread_state.h): most allocations come from a
  * few hot call sites, and a hit costs one hash and one compare, no lock. */
 
-uint64_t gl_depot_hash(const uintptr_t *frames, unsigned n)
+uint64_t gl_stack_depot_hash(const uintptr_t *frames, unsigned n)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
     for (unsigned i = 0; i < n; i++) {
@@ -55,13 +55,13 @@ static bool same(const struct depot_entry *e, uint64_t hash, const uintptr_t *fr
     return e->hash == hash && e->n == n && memcmp(e->frames, frames, n * sizeof *frames) == 0;
 }
 
-uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n)
+uint32_t gl_stack_depot_intern(const uintptr_t *frames, unsigned n)
 {
     if (n == 0)
         return 0;
     if (n > GL_DEPOT_MAX_FRAMES)
         n = GL_DEPOT_MAX_FRAMES;
-    uint64_t hash = gl_depot_hash(frames, n);
+    uint64_t hash = gl_stack_depot_hash(frames, n);
     struct gl_thread *self = gl_thread_self();
     unsigned slot = (unsigned)(hash & (GL_TCACHE_SIZE - 1));
     if (self && self->tcache[slot].hash == hash && self->tcache[slot].e &&
@@ -112,18 +112,18 @@ static struct depot_entry *entry(uint32_t id)
     return gl_id_pages_get(&by_id, id);
 }
 
-const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n)
+const uintptr_t *gl_stack_depot_frames(uint32_t id, unsigned *n)
 {
     struct depot_entry *e = entry(id);
     *n = e ? e->n : 0;
     return e ? e->frames : NULL;
 }
 
-unsigned gl_depot_count(void) { return atomic_load(&next_id) - 1; }
+unsigned gl_stack_depot_count(void) { return atomic_load(&next_id) - 1; }
 
-size_t gl_depot_memory_bytes(void) { return atomic_load(&depot_bytes); }
+size_t gl_stack_depot_memory_bytes(void) { return atomic_load(&depot_bytes); }
 
-void gl_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks)
+void gl_stack_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks)
 {
     struct depot_entry *e = entry(id);
     if (!e)
@@ -134,7 +134,7 @@ void gl_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks)
         gl_atomic_raise(&e->peak_bytes, (uint64_t)now);
 }
 
-size_t gl_depot_sites(struct gl_site_stats *out, size_t max)
+size_t gl_stack_depot_sites(struct gl_site_stats *out, size_t max)
 {
     size_t n = 0;
     uint32_t end = atomic_load_explicit(&next_id, memory_order_acquire);

@@ -13,26 +13,26 @@
 /* Native frames and Python frames, up to half of it each (mixed_stack.h). */
 #define GL_DEPOT_MAX_FRAMES 160
 
-uint64_t gl_depot_hash(const uintptr_t *frames, unsigned n);
+uint64_t gl_stack_depot_hash(const uintptr_t *frames, unsigned n);
 
 /* Id of this stack (1-based), adding it if new; 0 if n == 0 or memory ran out. */
-uint32_t gl_depot_intern(const uintptr_t *frames, unsigned n);
+uint32_t gl_stack_depot_intern(const uintptr_t *frames, unsigned n);
 
 /* Frames of a stack id; NULL (and *n = 0) for an unknown id. */
-const uintptr_t *gl_depot_frames(uint32_t id, unsigned *n);
+const uintptr_t *gl_stack_depot_frames(uint32_t id, unsigned *n);
 
 /* Allocation sites: what the blocks allocated from each stack hold now and held
  * at most.  Moved by the usage statistics (mem_stats.h). */
-void gl_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks);
+void gl_stack_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks);
 struct gl_site_stats {
     uint32_t stack;
     uint64_t live_bytes, live_blocks, peak_bytes;
 };
 /* Every site that ever held memory, in id order, copied into out (up to max);
  * returns how many there are. */
-size_t gl_depot_sites(struct gl_site_stats *out, size_t max);
+size_t gl_stack_depot_sites(struct gl_site_stats *out, size_t max);
 
-unsigned gl_depot_count(void);
-size_t gl_depot_memory_bytes(void);
+unsigned gl_stack_depot_count(void);
+size_t gl_stack_depot_memory_bytes(void);
 
 #endif

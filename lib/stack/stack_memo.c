@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 /* Slot offsets are kept in 8-byte words from the capture's stack pointer, in
  * 16 bits: stacks up to 512 KiB deep from the capture to the last frame kept. */

@@ -26,9 +26,10 @@ static bool below_main_boundary(const struct gl_frame *f)
 
 static bool below_main_frame(const struct gl_frame *f)
 {
-    return !f->python && f->function && (strcmp(f->function, "__libc_start_main") == 0 ||
-                           strcmp(f->function, "__libc_start_call_main") == 0 ||
-                           strcmp(f->function, "_start") == 0);
+    return !f->python && f->function &&
+           (strcmp(f->function, "__libc_start_main") == 0 ||
+            strcmp(f->function, "__libc_start_call_main") == 0 ||
+            strcmp(f->function, "_start") == 0);
 }
 
 /* A CUDA runtime API function: cudaMalloc, cudaMallocAsync... */
@@ -43,17 +44,17 @@ unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lo
     if (n == 0 || max == 0)
         return 0;
     struct gl_frame first;
-    enum gl_module_role role;
+    enum gl_modules_role role;
     lookup(ips[0], 0, &first, &role, arg);
 
     unsigned start = 0;
-    if (role == GL_MOD_DRIVER && !gl_stack_raw_mode) {
+    if (role == GL_MOD_DRIVER && !gl_stack_capture_raw_mode) {
         /* Step over a static CUDA runtime's internals to the API the program called;
          * if there is none, the program called the driver: keep its entry point. */
         unsigned j = 1;
         struct gl_frame f = {0};
         while (j < n) {
-            enum gl_module_role r;
+            enum gl_modules_role r;
             lookup(ips[j], j, &f, &r, arg);
             if (!cudart_internal(&f))
                 break;
@@ -68,7 +69,7 @@ unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lo
         if (i == 0) {
             out[k] = first;
         } else {
-            enum gl_module_role r;
+            enum gl_modules_role r;
             lookup(ips[i], i, &out[k], &r, arg);
         }
         if (!show_below_main && below_main_frame(&out[k]))

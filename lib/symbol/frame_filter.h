@@ -21,7 +21,7 @@
 
 /* What the filter needs to know of each frame: symbols and the object's role. */
 typedef void (*gl_frame_lookup_fn)(uintptr_t ip, unsigned index, struct gl_frame *out,
-                                   enum gl_module_role *role, void *arg);
+                                   enum gl_modules_role *role, void *arg);
 
 /* Fill out[] with the frames to show, at most max native ones and max Python
  * ones (room for 2 * max); returns the count. */

@@ -100,17 +100,17 @@ static bool occupied(Dwfl *dwfl, uintptr_t addr)
  * owner of recent stacks). */
 static void report_unloaded(Dwfl *dwfl)
 {
-    size_t n = gl_unloaded_count();
+    size_t n = gl_unloaded_objects_count();
     if (!n || !dw.report_begin_add || !dw.report_elf)
         return;
     bool any = false, added[GL_UNLOADED_MAX] = {false};
     for (size_t i = n; i-- > 0;) { /* newest first: a later unload at the same place wins */
-        const struct gl_unloaded_object *o = gl_unloaded_get(i);
+        const struct gl_unloaded_object *o = gl_unloaded_objects_get(i);
         if (occupied(dwfl, o->start) || occupied(dwfl, o->end - 1))
             continue;
         bool overlaps = false;
         for (size_t j = i + 1; j < n && !overlaps; j++) {
-            const struct gl_unloaded_object *q = gl_unloaded_get(j);
+            const struct gl_unloaded_object *q = gl_unloaded_objects_get(j);
             overlaps = added[j] && o->start < q->end && q->start < o->end;
         }
         if (overlaps)
@@ -126,7 +126,7 @@ static void report_unloaded(Dwfl *dwfl)
         dw.report_end(dwfl, NULL, NULL);
 }
 
-struct gl_symbolizer *gl_symbolizer_open(void)
+struct gl_symbolizer *gl_symbolize_open(void)
 {
     if (!load_libdw())
         return NULL;
@@ -167,7 +167,7 @@ static void free_frame(struct gl_frame *f)
     free((char *)f->object);
 }
 
-void gl_symbolizer_close(struct gl_symbolizer *s)
+void gl_symbolize_close(struct gl_symbolizer *s)
 {
     if (!s)
         return;
@@ -179,7 +179,7 @@ void gl_symbolizer_close(struct gl_symbolizer *s)
     free(s);
 }
 
-const char *gl_demangle(const char *name, char *buf, size_t buflen)
+const char *gl_symbolize_demangle(const char *name, char *buf, size_t buflen)
 {
     if (!name || strncmp(name, "_Z", 2) != 0)
         return name;
@@ -213,7 +213,7 @@ static void lookup(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address
     const char *name = dw.module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
     if (name) {
         char buf[1024];
-        const char *demangled = gl_demangle(name, buf, sizeof buf);
+        const char *demangled = gl_symbolize_demangle(name, buf, sizeof buf);
         out->function = dup_or_null(demangled);
         if (demangled != name)
             out->mangled = dup_or_null(name); /* suppressions may name it so */

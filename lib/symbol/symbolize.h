@@ -2,7 +2,7 @@
  *
  * Maps an instruction address to function (C++ demangled), source file and line
  * where debug information exists, else the object it lies in.  Results are cached
- * per address; strings stay valid until gl_symbolizer_close(). */
+ * per address; strings stay valid until gl_symbolize_close(). */
 #ifndef GPULEAK_SYMBOLIZE_H
 #define GPULEAK_SYMBOLIZE_H
 
@@ -15,8 +15,8 @@
 struct gl_symbolizer;
 
 /* Open over the current process's loaded objects; NULL if libdw fails. */
-struct gl_symbolizer *gl_symbolizer_open(void);
-void gl_symbolizer_close(struct gl_symbolizer *s);
+struct gl_symbolizer *gl_symbolize_open(void);
+void gl_symbolize_close(struct gl_symbolizer *s);
 
 /* is_return_address: ip is a return address (every frame but a signal frame's),
  * so the call instruction is looked up at ip - 1. */
@@ -24,6 +24,6 @@ void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
                   struct gl_frame *out);
 
 /* Demangle a C++ name into buf; returns buf, or name itself if not mangled. */
-const char *gl_demangle(const char *name, char *buf, size_t buflen);
+const char *gl_symbolize_demangle(const char *name, char *buf, size_t buflen);
 
 #endif

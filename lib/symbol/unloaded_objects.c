@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 static struct gl_unloaded_object objects[GL_UNLOADED_MAX];
 static atomic_size_t count; /* published after the entry is written */
@@ -42,7 +42,7 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-void gl_unloading_begin(void *handle, struct gl_unloading *u)
+void gl_unloaded_objects_begin(void *handle, struct gl_unloading *u)
 {
     memset(u, 0, sizeof *u);
     struct link_map *lm = NULL;
@@ -62,7 +62,7 @@ void gl_unloading_begin(void *handle, struct gl_unloading *u)
         .bias = f.bias, .start = f.start, .end = f.end, .path = u->path};
 }
 
-void gl_unloading_end(const struct gl_unloading *u)
+void gl_unloaded_objects_end(const struct gl_unloading *u)
 {
     if (!u->found)
         return;
@@ -70,10 +70,10 @@ void gl_unloading_end(const struct gl_unloading *u)
     struct find f = {.bias = u->obj.bias, .name = u->path};
     dl_iterate_phdr(find_object, &f);
     if (!f.found)
-        gl_unloaded_add(&u->obj);
+        gl_unloaded_objects_add(&u->obj);
 }
 
-void gl_unloaded_add(const struct gl_unloaded_object *o)
+void gl_unloaded_objects_add(const struct gl_unloaded_object *o)
 {
     size_t len = strlen(o->path) + 1;
     char *path = gl_tool_alloc(len);
@@ -93,14 +93,14 @@ void gl_unloaded_add(const struct gl_unloaded_object *o)
         gl_tool_free(path, len);
 }
 
-size_t gl_unloaded_count(void) { return atomic_load(&count); }
+size_t gl_unloaded_objects_count(void) { return atomic_load(&count); }
 
-const struct gl_unloaded_object *gl_unloaded_get(size_t i)
+const struct gl_unloaded_object *gl_unloaded_objects_get(size_t i)
 {
     return i < atomic_load(&count) ? &objects[i] : NULL;
 }
 
-void gl_unloaded_clear(void)
+void gl_unloaded_objects_clear(void)
 {
     pthread_mutex_lock(&lock);
     atomic_store(&count, 0);

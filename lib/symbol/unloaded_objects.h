@@ -33,16 +33,16 @@ struct gl_unloading {
 };
 
 /* Before the real dlclose(handle): find the object (nothing is kept yet). */
-void gl_unloading_begin(void *handle, struct gl_unloading *u);
+void gl_unloaded_objects_begin(void *handle, struct gl_unloading *u);
 /* After it: if the object is no longer loaded, remember it.  Thread-safe. */
-void gl_unloading_end(const struct gl_unloading *u);
+void gl_unloaded_objects_end(const struct gl_unloading *u);
 
 /* The objects remembered, oldest first; valid until exit. */
-size_t gl_unloaded_count(void);
-const struct gl_unloaded_object *gl_unloaded_get(size_t i);
+size_t gl_unloaded_objects_count(void);
+const struct gl_unloaded_object *gl_unloaded_objects_get(size_t i);
 
 /* For tests. */
-void gl_unloaded_add(const struct gl_unloaded_object *o);
-void gl_unloaded_clear(void);
+void gl_unloaded_objects_add(const struct gl_unloaded_object *o);
+void gl_unloaded_objects_clear(void);
 
 #endif

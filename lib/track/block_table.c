@@ -4,7 +4,7 @@
 
 #include "event/event.h"
 #include "base/spin.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 /* ---- bins ---- */
 
@@ -421,7 +421,7 @@ static void remove_at(struct shard *s, struct bin *b, uint32_t i, uint64_t h, bo
 
 /* ---- the table ---- */
 
-struct gl_table *gl_table_create(unsigned nshards_log2)
+struct gl_table *gl_block_table_create(unsigned nshards_log2)
 {
     unsigned n = 1u << nshards_log2;
     size_t bytes = sizeof(struct gl_table) + n * sizeof(struct shard);
@@ -435,14 +435,14 @@ struct gl_table *gl_table_create(unsigned nshards_log2)
     uint64_t h = hash_of(SENTINEL_KEY);
     for (unsigned i = 0; i < n; i++) {
         if (!add_block(&t->shards[i], NULL, &sentinel, h)) {
-            gl_table_destroy(t);
+            gl_block_table_destroy(t);
             return NULL;
         }
     }
     return t;
 }
 
-void gl_table_destroy(struct gl_table *t)
+void gl_block_table_destroy(struct gl_table *t)
 {
     if (!t)
         return;
@@ -451,8 +451,8 @@ void gl_table_destroy(struct gl_table *t)
     gl_tool_unmap(t, t->mapped);
 }
 
-bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
-                     struct gl_block_info *replaced)
+bool gl_block_table_insert(struct gl_table *t, const struct gl_block_info *b,
+                           struct gl_block_info *replaced)
 {
     if (b->key == SENTINEL_KEY)
         return false;
@@ -476,8 +476,8 @@ bool gl_table_insert(struct gl_table *t, const struct gl_block_info *b,
     return was_present;
 }
 
-struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key,
-                                      struct gl_table_node **spare)
+struct gl_table_node *gl_block_table_detach(struct gl_table *t, uint64_t key,
+                                            struct gl_table_node **spare)
 {
     if (key == SENTINEL_KEY)
         return NULL;
@@ -510,9 +510,12 @@ struct gl_table_node *gl_table_detach(struct gl_table *t, uint64_t key,
     return NULL;
 }
 
-const struct gl_block_info *gl_table_node_info(const struct gl_table_node *n) { return &n->info; }
+const struct gl_block_info *gl_block_table_node_info(const struct gl_table_node *n)
+{
+    return &n->info;
+}
 
-void gl_table_reattach(struct gl_table *t, struct gl_table_node *n)
+void gl_block_table_reattach(struct gl_table *t, struct gl_table_node *n)
 {
     uint64_t h = hash_of(n->info.key);
     struct shard *s = shard_of(t, h);
@@ -522,17 +525,17 @@ void gl_table_reattach(struct gl_table *t, struct gl_table_node *n)
         add_block(s, bin, &n->info, h); /* else the key was taken meanwhile: the newer block wins */
     maybe_compact(s);
     gl_spin_unlock(&s->lock);
-    gl_table_release(t, n);
+    gl_block_table_release(t, n);
 }
 
-void gl_table_release(struct gl_table *t, struct gl_table_node *n)
+void gl_block_table_release(struct gl_table *t, struct gl_table_node *n)
 {
     (void)t;
     gl_tool_free(n, sizeof *n);
 }
 
-bool gl_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, void *arg,
-                     struct gl_block_info *removed, bool *was_removed)
+bool gl_block_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn fn, void *arg,
+                           struct gl_block_info *removed, bool *was_removed)
 {
     if (was_removed)
         *was_removed = false;
@@ -563,9 +566,9 @@ static bool take(struct gl_block_info *b, void *arg)
     return true;
 }
 
-bool gl_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out)
+bool gl_block_table_remove(struct gl_table *t, uint64_t key, struct gl_block_info *out)
 {
-    return gl_table_update(t, key, take, NULL, out, NULL);
+    return gl_block_table_update(t, key, take, NULL, out, NULL);
 }
 
 static bool copy_out(struct gl_block_info *b, void *arg)
@@ -575,9 +578,9 @@ static bool copy_out(struct gl_block_info *b, void *arg)
     return false;
 }
 
-bool gl_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out)
+bool gl_block_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_info *out)
 {
-    return gl_table_update(t, key, copy_out, out, NULL, NULL);
+    return gl_block_table_update(t, key, copy_out, out, NULL, NULL);
 }
 
 /* After a walk that removed blocks (a context destroyed, a pool swept): the
@@ -595,7 +598,7 @@ static void refit(struct shard *s)
     }
 }
 
-size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
+size_t gl_block_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
 {
     size_t removed = 0;
     for (unsigned i = 0; i < t->nshards; i++) {
@@ -623,7 +626,7 @@ size_t gl_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *arg)
     return removed;
 }
 
-size_t gl_table_count(struct gl_table *t)
+size_t gl_block_table_count(struct gl_table *t)
 {
     size_t c = 0;
     for (unsigned i = 0; i < t->nshards; i++) {
@@ -634,7 +637,7 @@ size_t gl_table_count(struct gl_table *t)
     return c;
 }
 
-size_t gl_table_bin_count(struct gl_table *t)
+size_t gl_block_table_bin_count(struct gl_table *t)
 {
     size_t c = 0;
     for (unsigned i = 0; i < t->nshards; i++) {
@@ -645,7 +648,7 @@ size_t gl_table_bin_count(struct gl_table *t)
     return c;
 }
 
-size_t gl_table_memory_bytes(struct gl_table *t)
+size_t gl_block_table_memory_bytes(struct gl_table *t)
 {
     size_t b = t->mapped;
     for (unsigned i = 0; i < t->nshards; i++) {
@@ -659,7 +662,7 @@ size_t gl_table_memory_bytes(struct gl_table *t)
     return b;
 }
 
-void gl_table_reset_locks_after_fork(struct gl_table *t)
+void gl_block_table_reset_locks_after_fork(struct gl_table *t)
 {
     for (unsigned i = 0; i < t->nshards; i++)
         gl_spin_reset(&t->shards[i].lock);

@@ -6,7 +6,7 @@
 #include "event/api.h"
 #include "base/gl_uthash.h"
 #include "base/spin.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 struct node {

@@ -5,7 +5,7 @@
 #include "event/event.h"
 #include "base/ranges.h"
 #include "base/spin.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 struct slot {
     struct gl_freed_block f;

@@ -203,7 +203,7 @@ void gl_stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, ui
     int64_t all = LOAD(total.cur_bytes) + (t ? t->stat_pending_all : 0);
     gl_atomic_raise(&total.peak_bytes, pos(all));
     if (LOAD(sites_on))
-        gl_depot_site_move(stack, (int64_t)size, 1);
+        gl_stack_depot_site_move(stack, (int64_t)size, 1);
 }
 
 void gl_stats_free(int device, unsigned kind, uint64_t size, uint32_t stack)
@@ -212,7 +212,7 @@ void gl_stats_free(int device, unsigned kind, uint64_t size, uint32_t stack)
         return;
     move(gl_thread_self(), gl_stats_slot(device), kind, split_of(size), -1, -(int64_t)size, NULL);
     if (LOAD(sites_on))
-        gl_depot_site_move(stack, -(int64_t)size, -1);
+        gl_stack_depot_site_move(stack, -(int64_t)size, -1);
 }
 
 void gl_stats_failed(int device, unsigned kind, uint64_t size)

@@ -51,11 +51,11 @@ static void put(const char *line, size_t len)
         return;
     if (tr.written + len > tr.limit) {
         static const char last[] = "# stopped: --trace-limit reached\n";
-        gl_write_all(tr.fd, last, sizeof last - 1);
+        gl_out_write_all(tr.fd, last, sizeof last - 1);
         tr.stopped = true;
         return;
     }
-    if (!gl_write_all(tr.fd, line, len)) {
+    if (!gl_out_write_all(tr.fd, line, len)) {
         tr.stopped = true;
         return;
     }
@@ -143,11 +143,11 @@ static void on_event(const struct gl_event *ev)
     gl_spin_unlock(&tr.lock);
 }
 
-void gl_trace_start(const char *tmpl, unsigned interval_ms, uint64_t limit_bytes)
+void gl_trace_file_start(const char *tmpl, unsigned interval_ms, uint64_t limit_bytes)
 {
     if (!tmpl || !*tmpl)
         return;
-    int fd = gl_rt_open_output("--trace-file", tmpl);
+    int fd = gl_runtime_open_output("--trace-file", tmpl);
     if (fd < 0)
         return;
     tr.fd = fd;
@@ -164,7 +164,7 @@ void gl_trace_start(const char *tmpl, unsigned interval_ms, uint64_t limit_bytes
     gl_event_sink = on_event;
 }
 
-void gl_trace_finish(void)
+void gl_trace_file_finish(void)
 {
     if (tr.fd < 0)
         return;

@@ -19,8 +19,8 @@
 
 /* Open the file (expanding %p...) and become the event sink; one line to the
  * log if it cannot be opened. */
-void gl_trace_start(const char *tmpl, unsigned interval_ms, uint64_t limit_bytes);
+void gl_trace_file_start(const char *tmpl, unsigned interval_ms, uint64_t limit_bytes);
 /* A last sample of every series and close (exit report). */
-void gl_trace_finish(void);
+void gl_trace_file_finish(void);
 
 #endif

@@ -10,7 +10,7 @@
 #include "track/stats.h"
 #include "track/quarantine.h"
 #include "base/thread.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 gl_event_sink_fn gl_event_sink;
 
@@ -35,23 +35,23 @@ COUNTER(n_replaced);
 static void release_spare(struct gl_thread *t)
 {
     if (t->spare_node)
-        gl_table_release(blocks, t->spare_node);
+        gl_block_table_release(blocks, t->spare_node);
     t->spare_node = NULL;
 }
 
 void gl_tracker_init(void)
 {
     if (!blocks)
-        blocks = gl_table_create(8);
+        blocks = gl_block_table_create(8);
     if (!maps)
-        maps = gl_table_create(4);
+        maps = gl_block_table_create(4);
     gl_thread_add_retire(release_spare);
 }
 
 void gl_tracker_reset(void)
 {
-    gl_table_destroy(blocks);
-    gl_table_destroy(maps);
+    gl_block_table_destroy(blocks);
+    gl_block_table_destroy(maps);
     blocks = maps = NULL;
     gl_thread_reset();
     atomic_store(&seq_counter, 0);
@@ -128,7 +128,10 @@ static bool in_pool(const struct gl_block_info *b, void *arg)
 
 /* Forget a pool's sub-allocations (the pool is destroyed or its block freed).
  * Linear in the live blocks, and only ever for a pool's block. */
-static size_t sweep_pool(uint64_t pool_key) { return gl_table_foreach(blocks, in_pool, &pool_key); }
+static size_t sweep_pool(uint64_t pool_key)
+{
+    return gl_block_table_foreach(blocks, in_pool, &pool_key);
+}
 
 static bool set_flag(struct gl_block_info *b, void *arg)
 {
@@ -145,8 +148,8 @@ static bool clear_pool(struct gl_block_info *b, void *arg)
 
 bool gl_tracker_ignore(struct gl_event *ev)
 {
-    bool found = blocks && gl_table_update(blocks, ev->key, set_flag,
-                                           (void *)(uintptr_t)GL_BLK_IGNORED, NULL, NULL);
+    bool found = blocks && gl_block_table_update(blocks, ev->key, set_flag,
+                                                 (void *)(uintptr_t)GL_BLK_IGNORED, NULL, NULL);
     if (found)
         publish(ev);
     return found;
@@ -154,8 +157,8 @@ bool gl_tracker_ignore(struct gl_event *ev)
 
 bool gl_tracker_pool_create(struct gl_event *ev)
 {
-    bool found = blocks && gl_table_update(blocks, ev->key, set_flag,
-                                           (void *)(uintptr_t)GL_BLK_POOL, NULL, NULL);
+    bool found = blocks && gl_block_table_update(blocks, ev->key, set_flag,
+                                                 (void *)(uintptr_t)GL_BLK_POOL, NULL, NULL);
     if (found)
         publish(ev);
     return found;
@@ -165,7 +168,7 @@ bool gl_tracker_pool_destroy(struct gl_event *ev)
 {
     if (!blocks)
         return false;
-    bool found = gl_table_update(blocks, ev->key, clear_pool, NULL, NULL, NULL);
+    bool found = gl_block_table_update(blocks, ev->key, clear_pool, NULL, NULL, NULL);
     sweep_pool(ev->key);
     if (found)
         publish(ev);
@@ -174,7 +177,7 @@ bool gl_tracker_pool_destroy(struct gl_event *ev)
 
 bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out)
 {
-    return blocks && gl_table_lookup(blocks, key, out);
+    return blocks && gl_block_table_lookup(blocks, key, out);
 }
 
 void gl_tracker_alloc(struct gl_event *ev)
@@ -198,7 +201,7 @@ void gl_tracker_alloc(struct gl_event *ev)
         .refs = ev->kind == GL_MEM_VMM ? 1 : 0,
     };
     struct gl_block_info old;
-    if (gl_table_insert(blocks, &b, &old)) {
+    if (gl_block_table_insert(blocks, &b, &old)) {
         atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
         if (gl_mem_kind_counted(old.kind))
             gl_stats_free(old.device, old.kind, old.size, old.stack);
@@ -250,7 +253,8 @@ uint64_t gl_tracker_release_begin(struct gl_event *ev)
 {
     if (ev->type == GL_EV_FREE) {
         struct gl_thread *self = gl_thread_self();
-        struct gl_table_node *n = gl_table_detach(blocks, ev->key, self ? &self->spare_node : NULL);
+        struct gl_table_node *n =
+            gl_block_table_detach(blocks, ev->key, self ? &self->spare_node : NULL);
         if (!n)
             atomic_fetch_add_explicit(&n_unknown_frees, 1, memory_order_relaxed);
         return (uint64_t)(uintptr_t)n;
@@ -260,7 +264,7 @@ uint64_t gl_tracker_release_begin(struct gl_event *ev)
         if (!u)
             return 0;
         bool removed = false;
-        if (!gl_table_update(blocks, ev->key, dec_handle_ref, &u->before, NULL, &removed)) {
+        if (!gl_block_table_update(blocks, ev->key, dec_handle_ref, &u->before, NULL, &removed)) {
             gl_tool_free(u, sizeof *u);
             atomic_fetch_add_explicit(&n_unknown_frees, 1, memory_order_relaxed);
             return 0;
@@ -285,10 +289,10 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
     }
     if (ev->type == GL_EV_FREE) {
         struct gl_table_node *n = (struct gl_table_node *)(uintptr_t)token;
-        const struct gl_block_info *b = gl_table_node_info(n);
+        const struct gl_block_info *b = gl_block_table_node_info(n);
         gl_api_check_release(ev, b);
         if (!ok) {
-            gl_table_reattach(blocks, n);
+            gl_block_table_reattach(blocks, n);
             return;
         }
         ev->seq = b->seq;
@@ -311,7 +315,7 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
         if (self && !self->spare_node)
             self->spare_node = n;
         else
-            gl_table_release(blocks, n);
+            gl_block_table_release(blocks, n);
         publish(ev);
         return;
     }
@@ -321,9 +325,9 @@ void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
         gl_api_check_release(ev, &u->before);
         if (!ok) {
             if (u->removed)
-                gl_table_insert(blocks, &u->before, NULL);
+                gl_block_table_insert(blocks, &u->before, NULL);
             else
-                gl_table_update(blocks, ev->key, restore_handle, &u->before, NULL, NULL);
+                gl_block_table_update(blocks, ev->key, restore_handle, &u->before, NULL, NULL);
         } else {
             if (u->removed) {
                 ev->seq = u->before.seq;
@@ -372,8 +376,8 @@ void gl_tracker_vmm_map(struct gl_event *ev)
         .stack = ev->stack,
         .ctx = ev->ctx,
     };
-    gl_table_insert(maps, &m, NULL);
-    gl_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);
+    gl_block_table_insert(maps, &m, NULL);
+    gl_block_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);
     if (__builtin_expect(gl_api_errors_ranges_on(), 0))
         gl_api_ranges_add_mapping(ev->key, ev->size);
     publish(ev);
@@ -386,13 +390,13 @@ void gl_tracker_vmm_unmap(struct gl_event *ev)
      * reserved range chunk by chunk and gives it back at once). */
     while (cur < end) {
         struct gl_block_info m;
-        if (!gl_table_remove(maps, cur, &m) || m.size == 0)
+        if (!gl_block_table_remove(maps, cur, &m) || m.size == 0)
             break;
         if (__builtin_expect(gl_api_errors_ranges_on(), 0))
             gl_api_ranges_remove_mapping(m.key);
         struct gl_block_info h;
         bool removed = false;
-        if (gl_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed) {
+        if (gl_block_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed) {
             /* Its last mapping held a released handle: freed here, and a
              * later cuMemRelease of it is a double free. */
             gl_stats_free(h.device, h.kind, h.size, h.stack);
@@ -409,7 +413,7 @@ void gl_tracker_vmm_unmap(struct gl_event *ev)
 
 void gl_tracker_vmm_retain(struct gl_event *ev)
 {
-    gl_table_update(blocks, ev->key, inc_handle_ref, NULL, NULL, NULL);
+    gl_block_table_update(blocks, ev->key, inc_handle_ref, NULL, NULL, NULL);
     publish(ev);
 }
 
@@ -434,7 +438,7 @@ static bool in_context(const struct gl_block_info *b, void *arg)
 void gl_tracker_ctx_destroy(struct gl_event *ev)
 {
     struct ctx_sweep sw = {ev->ctx};
-    gl_table_foreach(blocks, in_context, &sw);
+    gl_block_table_foreach(blocks, in_context, &sw);
     publish(ev);
 }
 
@@ -510,11 +514,11 @@ bool gl_tracker_holding(uint64_t addr, struct gl_block_info *out)
         return false;
     uint64_t start, seq;
     if (gl_api_errors_ranges_on())
-        return gl_api_ranges_find(addr, &start, &seq) && gl_table_lookup(blocks, start, out) &&
-               out->seq == seq;
+        return gl_api_ranges_find(addr, &start, &seq) &&
+               gl_block_table_lookup(blocks, start, out) && out->seq == seq;
     /* No index: a walk of the table, only ever on an error path. */
     struct holding_query q = {addr, out, false};
-    gl_table_foreach(blocks, holds, &q);
+    gl_block_table_foreach(blocks, holds, &q);
     return q.found;
 }
 
@@ -524,11 +528,11 @@ bool gl_tracker_vmm_mapping_holding(uint64_t addr, struct gl_block_info *out)
     struct holding_query q = {addr, &m, false};
     if (!maps)
         return false;
-    gl_table_foreach(maps, holds, &q);
+    gl_block_table_foreach(maps, holds, &q);
     if (!q.found)
         return false;
     /* Report the physical allocation behind it, at the mapped address. */
-    if (!gl_table_lookup(blocks, m.aux, out))
+    if (!gl_block_table_lookup(blocks, m.aux, out))
         *out = m;
     out->key = m.key;
     return true;
@@ -543,7 +547,7 @@ void gl_tracker_stats(struct gl_tracker_stats *s)
     s->bytes_allocated = t.bytes_allocated;
     s->live_bytes = t.live_bytes;
     s->peak_bytes = t.peak_bytes;
-    s->live_blocks = blocks ? gl_table_count(blocks) : 0;
+    s->live_blocks = blocks ? gl_block_table_count(blocks) : 0;
     s->unknown_frees = atomic_load(&n_unknown_frees);
     s->replaced = atomic_load(&n_replaced);
 }
@@ -571,12 +575,12 @@ int gl_tracker_snapshot(struct gl_block_info **out, size_t *n, size_t *bytes)
         return 0;
     }
     /* Blocks may still come and go on other threads: leave room for some. */
-    size_t cap = gl_table_count(blocks) + 1024;
+    size_t cap = gl_block_table_count(blocks) + 1024;
     size_t size = cap * sizeof **out;
     struct snap s = {gl_tool_map(size), 0, cap};
     if (!s.out)
         return -1;
-    gl_table_foreach(blocks, copy_block, &s);
+    gl_block_table_foreach(blocks, copy_block, &s);
     *out = s.out;
     *n = s.n;
     *bytes = size;
@@ -606,7 +610,7 @@ size_t gl_tracker_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max,
                                uint64_t *mapped_bytes)
 {
     struct map_query q = {handle_key, addrs, 0, max, 0};
-    gl_table_foreach(maps, match_mapping, &q);
+    gl_block_table_foreach(maps, match_mapping, &q);
     if (mapped_bytes)
         *mapped_bytes = q.bytes;
     return q.n;
@@ -630,29 +634,31 @@ size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max)
 {
     struct map_list l = {out, 0, max};
     if (maps)
-        gl_table_foreach(maps, list_mapping, &l);
+        gl_block_table_foreach(maps, list_mapping, &l);
     return l.n;
 }
 
 size_t gl_tracker_live_records(void)
 {
-    return (blocks ? gl_table_count(blocks) : 0) + (maps ? gl_table_count(maps) : 0);
+    return (blocks ? gl_block_table_count(blocks) : 0) + (maps ? gl_block_table_count(maps) : 0);
 }
 
 size_t gl_tracker_table_bins(void)
 {
-    return (blocks ? gl_table_bin_count(blocks) : 0) + (maps ? gl_table_bin_count(maps) : 0);
+    return (blocks ? gl_block_table_bin_count(blocks) : 0) +
+           (maps ? gl_block_table_bin_count(maps) : 0);
 }
 
 size_t gl_tracker_memory_bytes(void)
 {
-    return (blocks ? gl_table_memory_bytes(blocks) : 0) + (maps ? gl_table_memory_bytes(maps) : 0);
+    return (blocks ? gl_block_table_memory_bytes(blocks) : 0) +
+           (maps ? gl_block_table_memory_bytes(maps) : 0);
 }
 
 void gl_tracker_after_fork_child(void)
 {
     if (blocks)
-        gl_table_reset_locks_after_fork(blocks);
+        gl_block_table_reset_locks_after_fork(blocks);
     if (maps)
-        gl_table_reset_locks_after_fork(maps);
+        gl_block_table_reset_locks_after_fork(maps);
 }

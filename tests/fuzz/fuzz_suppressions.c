@@ -7,7 +7,7 @@
  *   - every entry read can be matched against stacks, and the entry generated
  *     for a stack built from its own patterns reads back as one entry that
  *     matches that stack with that leak kind, and no other kind;
- *   - gl_glob_match agrees with a plain dynamic-programming glob.
+ *   - gl_suppressions_glob_match agrees with a plain dynamic-programming glob.
  * A violation aborts, so libFuzzer keeps the input as a crash. */
 #include <stdbool.h>
 #include <stddef.h>
@@ -99,8 +99,8 @@ static void check_glob(const uint8_t *data, size_t size)
     if (tlen)
         memcpy(t, data + cut + 1, tlen);
     t[tlen] = '\0';
-    CHECK(gl_glob_match(p, t) == ref_glob(p, t));
-    CHECK(gl_glob_match(p, p) == ref_glob(p, p));
+    CHECK(gl_suppressions_glob_match(p, t) == ref_glob(p, t));
+    CHECK(gl_suppressions_glob_match(p, p) == ref_glob(p, p));
     free(p);
     free(t);
 }
@@ -118,10 +118,10 @@ static void check_entry(struct gl_supp_set *s, const struct gl_supp *e)
         CHECK(e->frames[i].type == GL_SF_ANY || (e->frames[i].pattern && *e->frames[i].pattern));
     for (unsigned k = 0; k < GL_LEAK_NKINDS; k++)
         for (unsigned n = 0; n <= NFIXED; n++) {
-            bool m = gl_supp_matches(e, fixed, n, k);
+            bool m = gl_suppressions_matches(e, fixed, n, k);
             if (!(e->leak_kinds & GL_LEAK_KIND_BIT(k)))
                 CHECK(!m);
-            (void)gl_supp_find(s, e->kind, fixed, n, k);
+            (void)gl_suppressions_find(s, e->kind, fixed, n, k);
         }
 
     /* A stack its own patterns describe, literally: frame i named by line i. */
@@ -141,13 +141,13 @@ static void check_entry(struct gl_supp_set *s, const struct gl_supp *e)
             f[i].function = "anything";
     }
     for (unsigned k = 0; k < GL_LEAK_NKINDS; k++) {
-        size_t len = gl_supp_generate(gen, sizeof gen, f, e->nframes, k);
+        size_t len = gl_suppressions_generate(gen, sizeof gen, f, e->nframes, k);
         CHECK(len < sizeof gen);
         CHECK(strlen(gen) == len);
         struct gl_supp_set g;
-        gl_supp_set_init(&g);
+        gl_suppressions_set_init(&g);
         char err[512];
-        int rc = gl_supp_load_text(&g, gen, len, "gen.supp", err, sizeof err);
+        int rc = gl_suppressions_load_text(&g, gen, len, "gen.supp", err, sizeof err);
         if (rc != 0)
             fprintf(stderr, "fuzz_suppressions: generated entry rejected: %s\n%s", err, gen);
         CHECK(rc == 0);
@@ -155,11 +155,11 @@ static void check_entry(struct gl_supp_set *s, const struct gl_supp *e)
         CHECK(g.v[0].kind == GL_SUPP_LEAK);
         CHECK(g.v[0].nframes == e->nframes);
         CHECK(g.v[0].leak_kinds == GL_LEAK_KIND_BIT(k));
-        if (!gl_supp_matches(&g.v[0], f, e->nframes, k))
+        if (!gl_suppressions_matches(&g.v[0], f, e->nframes, k))
             fprintf(stderr, "fuzz_suppressions: generated entry does not match:\n%s", gen);
-        CHECK(gl_supp_matches(&g.v[0], f, e->nframes, k));
-        CHECK(!gl_supp_matches(&g.v[0], f, e->nframes, (k + 1) % GL_LEAK_NKINDS));
-        gl_supp_set_free(&g);
+        CHECK(gl_suppressions_matches(&g.v[0], f, e->nframes, k));
+        CHECK(!gl_suppressions_matches(&g.v[0], f, e->nframes, (k + 1) % GL_LEAK_NKINDS));
+        gl_suppressions_set_free(&g);
     }
 }
 
@@ -168,10 +168,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct gl_supp_set s;
-    gl_supp_set_init(&s);
+    gl_suppressions_set_init(&s);
     char err[1024];
     err[0] = '\0';
-    int rc = gl_supp_load_text(&s, (const char *)data, size, "fuzz.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&s, (const char *)data, size, "fuzz.supp", err, sizeof err);
     CHECK(rc == 0 || rc == -1);
     if (rc < 0) {
         CHECK(strncmp(err, "fuzz.supp:", 10) == 0);
@@ -184,10 +184,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Read twice into the same set: entries add up. */
     size_t n1 = s.n;
     if (rc == 0 && size < 4096) {
-        CHECK(gl_supp_load_text(&s, (const char *)data, size, "again.supp", err, sizeof err) == 0);
+        CHECK(gl_suppressions_load_text(&s, (const char *)data, size, "again.supp", err, sizeof err) == 0);
         CHECK(s.n == 2 * n1);
     }
-    gl_supp_set_free(&s);
+    gl_suppressions_set_free(&s);
     CHECK(s.n == 0 && s.v == NULL);
 
     check_glob(data, size);
@@ -200,7 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         name[size] = '\0';
         struct gl_frame f[2] = {{0x1, name, NULL, 0, NULL, NULL}, {0x2, NULL, NULL, 0, name, NULL}};
         char small[64];
-        size_t len = gl_supp_generate(small, sizeof small, f, 2, (unsigned)(size % GL_LEAK_NKINDS));
+        size_t len = gl_suppressions_generate(small, sizeof small, f, 2, (unsigned)(size % GL_LEAK_NKINDS));
         CHECK(strlen(small) == (len < sizeof small ? len : sizeof small - 1));
         free(name);
     }

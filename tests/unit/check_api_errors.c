@@ -1591,7 +1591,7 @@ END_TEST
 static uint32_t stack_id(uintptr_t tag)
 {
     uintptr_t f[3] = {0x5eed0000 + tag, 0x5eed1000 + tag, 0x5eed2000 + tag};
-    uint32_t id = gl_depot_intern(f, 3);
+    uint32_t id = gl_stack_depot_intern(f, 3);
     ck_assert_uint_ne(id, 0);
     return id;
 }
@@ -1600,7 +1600,7 @@ static bool site(uint32_t id, struct gl_site_stats *out)
 {
     enum { MAX = 4096 };
     static struct gl_site_stats all[MAX];
-    size_t n = gl_depot_sites(all, MAX);
+    size_t n = gl_stack_depot_sites(all, MAX);
     ck_assert_uint_le(n, MAX);
     for (size_t i = 0; i < n; i++)
         if (all[i].stack == id) {
@@ -1756,9 +1756,9 @@ START_TEST(test_stats_sites)
     assert_site(s2, 512, 1, 2 * MiB);
 
     /* Unknown ids are ignored (no site appears, nothing breaks). */
-    uint32_t unknown = gl_depot_count() + 1000;
-    gl_depot_site_move(unknown, 100, 1);
-    gl_depot_site_move(0, 100, 1);
+    uint32_t unknown = gl_stack_depot_count() + 1000;
+    gl_stack_depot_site_move(unknown, 100, 1);
+    gl_stack_depot_site_move(0, 100, 1);
     ck_assert(!site(unknown, &x));
     ck_assert(!site(0, &x));
     dev_alloc(0x7f0002000000ULL, 77, unknown); /* a block with a stack the depot lacks */

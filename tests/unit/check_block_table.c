@@ -11,13 +11,13 @@ static struct gl_table *t;
 
 static void setup(void)
 {
-    t = gl_table_create(8);
+    t = gl_block_table_create(8);
     ck_assert_ptr_nonnull(t);
 }
 
 static void teardown(void)
 {
-    gl_table_destroy(t);
+    gl_block_table_destroy(t);
     t = NULL;
 }
 
@@ -59,41 +59,41 @@ static void assert_same_block(const struct gl_block_info *a, const struct gl_blo
 START_TEST(test_insert_lookup_remove)
 {
     struct gl_block_info a = blk(0x7f0000001000, 100), b = blk(0x7f0000002000, 200), out;
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_insert(t, &a, NULL));
-    ck_assert(!gl_table_insert(t, &b, NULL));
-    ck_assert_uint_eq(gl_table_count(t), 2);
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_insert(t, &a, NULL));
+    ck_assert(!gl_block_table_insert(t, &b, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 2);
 
     memset(&out, 0, sizeof out);
-    ck_assert(gl_table_lookup(t, a.key, &out));
+    ck_assert(gl_block_table_lookup(t, a.key, &out));
     assert_same_block(&out, &a);
-    ck_assert(gl_table_lookup(t, b.key, NULL));
-    ck_assert(!gl_table_lookup(t, 0x7f0000003000, &out));
+    ck_assert(gl_block_table_lookup(t, b.key, NULL));
+    ck_assert(!gl_block_table_lookup(t, 0x7f0000003000, &out));
 
     memset(&out, 0, sizeof out);
-    ck_assert(gl_table_remove(t, a.key, &out));
+    ck_assert(gl_block_table_remove(t, a.key, &out));
     assert_same_block(&out, &a);
-    ck_assert_uint_eq(gl_table_count(t), 1);
-    ck_assert(!gl_table_lookup(t, a.key, NULL));
-    ck_assert(!gl_table_remove(t, a.key, &out));
-    ck_assert(gl_table_remove(t, b.key, NULL));
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_lookup(t, b.key, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 1);
+    ck_assert(!gl_block_table_lookup(t, a.key, NULL));
+    ck_assert(!gl_block_table_remove(t, a.key, &out));
+    ck_assert(gl_block_table_remove(t, b.key, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_lookup(t, b.key, NULL));
 }
 END_TEST
 
 START_TEST(test_key_zero_and_namespaced_keys)
 {
     struct gl_block_info z = blk(0, 1), h = blk(0x8000000000000001ULL, 2), a = blk(1, 3), out;
-    gl_table_insert(t, &z, NULL);
-    gl_table_insert(t, &h, NULL);
-    gl_table_insert(t, &a, NULL);
-    ck_assert_uint_eq(gl_table_count(t), 3);
-    ck_assert(gl_table_lookup(t, 0, &out));
+    gl_block_table_insert(t, &z, NULL);
+    gl_block_table_insert(t, &h, NULL);
+    gl_block_table_insert(t, &a, NULL);
+    ck_assert_uint_eq(gl_block_table_count(t), 3);
+    ck_assert(gl_block_table_lookup(t, 0, &out));
     ck_assert_uint_eq(out.size, 1);
-    ck_assert(gl_table_lookup(t, 0x8000000000000001ULL, &out));
+    ck_assert(gl_block_table_lookup(t, 0x8000000000000001ULL, &out));
     ck_assert_uint_eq(out.size, 2);
-    ck_assert(gl_table_lookup(t, 1, &out));
+    ck_assert(gl_block_table_lookup(t, 1, &out));
     ck_assert_uint_eq(out.size, 3);
 }
 END_TEST
@@ -103,77 +103,77 @@ END_TEST
 START_TEST(test_reserved_key)
 {
     struct gl_block_info r = blk(UINT64_MAX, 5), out;
-    ck_assert(!gl_table_insert(t, &r, NULL));
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_lookup(t, UINT64_MAX, &out));
-    ck_assert(!gl_table_remove(t, UINT64_MAX, &out));
-    ck_assert_ptr_null(gl_table_detach(t, UINT64_MAX, NULL));
-    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(!gl_block_table_insert(t, &r, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_lookup(t, UINT64_MAX, &out));
+    ck_assert(!gl_block_table_remove(t, UINT64_MAX, &out));
+    ck_assert_ptr_null(gl_block_table_detach(t, UINT64_MAX, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
 }
 END_TEST
 
 START_TEST(test_replace_on_duplicate)
 {
     struct gl_block_info old = blk(0x1000, 10), newer = blk(0x1000, 20), replaced, out;
-    ck_assert(!gl_table_insert(t, &old, &replaced));
+    ck_assert(!gl_block_table_insert(t, &old, &replaced));
     memset(&replaced, 0, sizeof replaced);
-    ck_assert(gl_table_insert(t, &newer, &replaced));
+    ck_assert(gl_block_table_insert(t, &newer, &replaced));
     assert_same_block(&replaced, &old);
-    ck_assert_uint_eq(gl_table_count(t), 1);
-    ck_assert(gl_table_lookup(t, 0x1000, &out));
+    ck_assert_uint_eq(gl_block_table_count(t), 1);
+    ck_assert(gl_block_table_lookup(t, 0x1000, &out));
     assert_same_block(&out, &newer);
     /* Without a place to copy the old block to. */
     struct gl_block_info third = blk(0x1000, 30);
-    ck_assert(gl_table_insert(t, &third, NULL));
-    ck_assert(gl_table_lookup(t, 0x1000, &out));
+    ck_assert(gl_block_table_insert(t, &third, NULL));
+    ck_assert(gl_block_table_lookup(t, 0x1000, &out));
     ck_assert_uint_eq(out.size, 30);
-    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert_uint_eq(gl_block_table_count(t), 1);
 }
 END_TEST
 
 START_TEST(test_detach_reattach_release)
 {
     struct gl_block_info a = blk(0x2000, 64), out;
-    gl_table_insert(t, &a, NULL);
-    ck_assert_ptr_null(gl_table_detach(t, 0x3000, NULL));
+    gl_block_table_insert(t, &a, NULL);
+    ck_assert_ptr_null(gl_block_table_detach(t, 0x3000, NULL));
 
-    struct gl_table_node *n = gl_table_detach(t, 0x2000, NULL);
+    struct gl_table_node *n = gl_block_table_detach(t, 0x2000, NULL);
     ck_assert_ptr_nonnull(n);
-    assert_same_block(gl_table_node_info(n), &a);
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_lookup(t, 0x2000, NULL));
-    ck_assert_ptr_null(gl_table_detach(t, 0x2000, NULL));
+    assert_same_block(gl_block_table_node_info(n), &a);
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_lookup(t, 0x2000, NULL));
+    ck_assert_ptr_null(gl_block_table_detach(t, 0x2000, NULL));
 
     /* The free failed: the block comes back as it was. */
-    gl_table_reattach(t, n);
-    ck_assert_uint_eq(gl_table_count(t), 1);
-    ck_assert(gl_table_lookup(t, 0x2000, &out));
+    gl_block_table_reattach(t, n);
+    ck_assert_uint_eq(gl_block_table_count(t), 1);
+    ck_assert(gl_block_table_lookup(t, 0x2000, &out));
     assert_same_block(&out, &a);
 
     /* The free succeeded: the node is recycled. */
-    n = gl_table_detach(t, 0x2000, NULL);
+    n = gl_block_table_detach(t, 0x2000, NULL);
     ck_assert_ptr_nonnull(n);
-    gl_table_release(t, n);
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_lookup(t, 0x2000, NULL));
+    gl_block_table_release(t, n);
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_lookup(t, 0x2000, NULL));
 }
 END_TEST
 
 START_TEST(test_reattach_after_key_reused)
 {
     struct gl_block_info old = blk(0x4000, 1), newer = blk(0x4000, 2), out;
-    gl_table_insert(t, &old, NULL);
-    struct gl_table_node *n = gl_table_detach(t, 0x4000, NULL);
+    gl_block_table_insert(t, &old, NULL);
+    struct gl_table_node *n = gl_block_table_detach(t, 0x4000, NULL);
     ck_assert_ptr_nonnull(n);
     /* Meanwhile another thread was handed the same address. */
-    ck_assert(!gl_table_insert(t, &newer, NULL));
-    gl_table_reattach(t, n);
+    ck_assert(!gl_block_table_insert(t, &newer, NULL));
+    gl_block_table_reattach(t, n);
     /* The newer block wins; the old node is gone, not a second entry. */
-    ck_assert_uint_eq(gl_table_count(t), 1);
-    ck_assert(gl_table_lookup(t, 0x4000, &out));
+    ck_assert_uint_eq(gl_block_table_count(t), 1);
+    ck_assert(gl_block_table_lookup(t, 0x4000, &out));
     assert_same_block(&out, &newer);
-    ck_assert(gl_table_remove(t, 0x4000, NULL));
-    ck_assert_uint_eq(gl_table_count(t), 0);
+    ck_assert(gl_block_table_remove(t, 0x4000, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
 }
 END_TEST
 
@@ -195,33 +195,33 @@ START_TEST(test_update)
 {
     struct gl_block_info a = blk(0x5000, 10), out, removed;
     a.refs = 2;
-    gl_table_insert(t, &a, NULL);
+    gl_block_table_insert(t, &a, NULL);
     uint64_t add = 5;
     bool was_removed = true;
-    ck_assert(gl_table_update(t, 0x5000, grow_by_arg, &add, &removed, &was_removed));
+    ck_assert(gl_block_table_update(t, 0x5000, grow_by_arg, &add, &removed, &was_removed));
     ck_assert(!was_removed);
-    ck_assert(gl_table_lookup(t, 0x5000, &out));
+    ck_assert(gl_block_table_lookup(t, 0x5000, &out));
     ck_assert_uint_eq(out.size, 15);
     ck_assert_uint_eq(out.flags, 0x2);
 
     /* First decrement keeps it, second removes it and reports its final state. */
-    ck_assert(gl_table_update(t, 0x5000, shrink_and_remove_at_zero, NULL, &removed, &was_removed));
+    ck_assert(gl_block_table_update(t, 0x5000, shrink_and_remove_at_zero, NULL, &removed, &was_removed));
     ck_assert(!was_removed);
-    ck_assert_uint_eq(gl_table_count(t), 1);
+    ck_assert_uint_eq(gl_block_table_count(t), 1);
     memset(&removed, 0, sizeof removed);
-    ck_assert(gl_table_update(t, 0x5000, shrink_and_remove_at_zero, NULL, &removed, &was_removed));
+    ck_assert(gl_block_table_update(t, 0x5000, shrink_and_remove_at_zero, NULL, &removed, &was_removed));
     ck_assert(was_removed);
     ck_assert_uint_eq(removed.key, 0x5000);
     ck_assert_uint_eq(removed.size, 15);
     ck_assert_uint_eq(removed.refs, 0);
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_lookup(t, 0x5000, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_lookup(t, 0x5000, NULL));
 
     /* Absent key: false, and was_removed says false. */
     was_removed = true;
-    ck_assert(!gl_table_update(t, 0x5000, grow_by_arg, &add, NULL, &was_removed));
+    ck_assert(!gl_block_table_update(t, 0x5000, grow_by_arg, &add, NULL, &was_removed));
     ck_assert(!was_removed);
-    ck_assert(!gl_table_update(t, 0x5000, grow_by_arg, &add, NULL, NULL));
+    ck_assert(!gl_block_table_update(t, 0x5000, grow_by_arg, &add, NULL, NULL));
 }
 END_TEST
 
@@ -242,20 +242,20 @@ START_TEST(test_foreach_with_removal)
 {
     for (uint64_t i = 1; i <= 100; i++) {
         struct gl_block_info b = blk(i << 20, i);
-        gl_table_insert(t, &b, NULL);
+        gl_block_table_insert(t, &b, NULL);
     }
-    ck_assert_uint_eq(gl_table_count(t), 100);
+    ck_assert_uint_eq(gl_block_table_count(t), 100);
     struct visit_state v = {0, 0};
-    ck_assert_uint_eq(gl_table_foreach(t, remove_even_sizes, &v), 50);
+    ck_assert_uint_eq(gl_block_table_foreach(t, remove_even_sizes, &v), 50);
     ck_assert_uint_eq(v.visited, 100);
     ck_assert_uint_eq(v.size_sum, 5050);
-    ck_assert_uint_eq(gl_table_count(t), 50);
+    ck_assert_uint_eq(gl_block_table_count(t), 50);
     for (uint64_t i = 1; i <= 100; i++)
-        ck_assert(gl_table_lookup(t, i << 20, NULL) == (i % 2 == 1));
+        ck_assert(gl_block_table_lookup(t, i << 20, NULL) == (i % 2 == 1));
 
     /* A second pass sees only the odd ones and removes nothing. */
     memset(&v, 0, sizeof v);
-    ck_assert_uint_eq(gl_table_foreach(t, remove_even_sizes, &v), 0);
+    ck_assert_uint_eq(gl_block_table_foreach(t, remove_even_sizes, &v), 0);
     ck_assert_uint_eq(v.visited, 50);
     ck_assert_uint_eq(v.size_sum, 2500);
 }
@@ -264,7 +264,7 @@ END_TEST
 START_TEST(test_foreach_empty)
 {
     struct visit_state v = {0, 0};
-    ck_assert_uint_eq(gl_table_foreach(t, remove_even_sizes, &v), 0);
+    ck_assert_uint_eq(gl_block_table_foreach(t, remove_even_sizes, &v), 0);
     ck_assert_uint_eq(v.visited, 0);
 }
 END_TEST
@@ -272,39 +272,39 @@ END_TEST
 START_TEST(test_spare_node_detach)
 {
     struct gl_block_info a = blk(0x6000, 1), b = blk(0x7000, 2);
-    gl_table_insert(t, &a, NULL);
-    gl_table_insert(t, &b, NULL);
-    struct gl_table_node *first = gl_table_detach(t, 0x6000, NULL);
+    gl_block_table_insert(t, &a, NULL);
+    gl_block_table_insert(t, &b, NULL);
+    struct gl_table_node *first = gl_block_table_detach(t, 0x6000, NULL);
     ck_assert_ptr_nonnull(first);
-    assert_same_block(gl_table_node_info(first), &a);
+    assert_same_block(gl_block_table_node_info(first), &a);
 
     /* A detach with a spare takes it (and clears the caller's pointer). */
     struct gl_table_node *spare = first;
-    struct gl_table_node *second = gl_table_detach(t, 0x7000, &spare);
+    struct gl_table_node *second = gl_block_table_detach(t, 0x7000, &spare);
     ck_assert_ptr_eq(second, first);
     ck_assert_ptr_null(spare);
-    assert_same_block(gl_table_node_info(second), &b);
-    ck_assert_uint_eq(gl_table_count(t), 0);
+    assert_same_block(gl_block_table_node_info(second), &b);
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
 
     /* An absent key leaves the spare with the caller. */
     spare = second;
-    ck_assert_ptr_null(gl_table_detach(t, 0x7000, &spare));
+    ck_assert_ptr_null(gl_block_table_detach(t, 0x7000, &spare));
     ck_assert_ptr_eq(spare, second);
 
     /* Nodes belong to no shard or table: one spare serves many keys in turn. */
-    struct gl_table *other = gl_table_create(2);
+    struct gl_table *other = gl_block_table_create(2);
     for (uint64_t i = 0; i < 1000; i++) {
         struct gl_block_info c = blk(0x100000 + (i << 12), i);
-        gl_table_insert(i % 2 ? t : other, &c, NULL);
-        struct gl_table_node *n = gl_table_detach(i % 2 ? t : other, c.key, &spare);
+        gl_block_table_insert(i % 2 ? t : other, &c, NULL);
+        struct gl_table_node *n = gl_block_table_detach(i % 2 ? t : other, c.key, &spare);
         ck_assert_ptr_nonnull(n);
         ck_assert_ptr_null(spare);
-        ck_assert_uint_eq(gl_table_node_info(n)->size, i);
+        ck_assert_uint_eq(gl_block_table_node_info(n)->size, i);
         spare = n;
     }
-    ck_assert_uint_eq(gl_table_count(t) + gl_table_count(other), 0);
-    gl_table_release(t, spare);
-    gl_table_destroy(other);
+    ck_assert_uint_eq(gl_block_table_count(t) + gl_block_table_count(other), 0);
+    gl_block_table_release(t, spare);
+    gl_block_table_destroy(other);
 }
 END_TEST
 
@@ -317,31 +317,31 @@ START_TEST(test_full_span)
     const uint64_t base = 0x7f0000200000ULL;
     for (uint64_t i = 0; i < 4096; i++) {
         struct gl_block_info b = blk(base + i, i);
-        ck_assert(!gl_table_insert(t, &b, NULL));
+        ck_assert(!gl_block_table_insert(t, &b, NULL));
     }
     /* The neighbouring spans are separate bins. */
     struct gl_block_info below = blk(base - 1, 7777), above = blk(base + 4096, 8888), out;
-    gl_table_insert(t, &below, NULL);
-    gl_table_insert(t, &above, NULL);
-    ck_assert_uint_eq(gl_table_count(t), 4098);
-    ck_assert_uint_eq(gl_table_bin_count(t), 3);
+    gl_block_table_insert(t, &below, NULL);
+    gl_block_table_insert(t, &above, NULL);
+    ck_assert_uint_eq(gl_block_table_count(t), 4098);
+    ck_assert_uint_eq(gl_block_table_bin_count(t), 3);
     unsigned wrong = 0;
     for (uint64_t i = 0; i < 4096; i++)
-        wrong += !gl_table_lookup(t, base + i, &out) || out.size != i || out.key != base + i;
+        wrong += !gl_block_table_lookup(t, base + i, &out) || out.size != i || out.key != base + i;
     ck_assert_uint_eq(wrong, 0);
     /* Remove from the middle outwards (every slot position, the first included). */
     for (uint64_t k = 0; k < 4096; k++) {
         uint64_t i = (k * 1237) % 4096; /* 1237 is odd: a permutation */
-        wrong += !gl_table_remove(t, base + i, &out) || out.size != i;
+        wrong += !gl_block_table_remove(t, base + i, &out) || out.size != i;
         if (k % 512 == 0)
             for (uint64_t j = 0; j < 4096; j += 97)
-                wrong += gl_table_lookup(t, base + j, NULL) != ((j * 1149) % 4096 > k);
+                wrong += gl_block_table_lookup(t, base + j, NULL) != ((j * 1149) % 4096 > k);
     }
     ck_assert_uint_eq(wrong, 0);
-    ck_assert_uint_eq(gl_table_count(t), 2);
-    ck_assert_uint_eq(gl_table_bin_count(t), 2);
-    ck_assert(gl_table_lookup(t, base - 1, &out) && out.size == 7777);
-    ck_assert(gl_table_lookup(t, base + 4096, &out) && out.size == 8888);
+    ck_assert_uint_eq(gl_block_table_count(t), 2);
+    ck_assert_uint_eq(gl_block_table_bin_count(t), 2);
+    ck_assert(gl_block_table_lookup(t, base - 1, &out) && out.size == 7777);
+    ck_assert(gl_block_table_lookup(t, base + 4096, &out) && out.size == 8888);
 }
 END_TEST
 
@@ -353,18 +353,18 @@ START_TEST(test_namespaces_do_not_share_bins)
     for (uint64_t i = 0; i < 64; i++) {
         struct gl_block_info a = blk(0x10000 + i * 8, i), h = blk(vmm | (0x10000 + i * 8), 100 + i),
                              p = blk(pool | (0x10000 + i * 8), 200 + i);
-        gl_table_insert(t, &a, NULL);
-        gl_table_insert(t, &h, NULL);
-        gl_table_insert(t, &p, NULL);
+        gl_block_table_insert(t, &a, NULL);
+        gl_block_table_insert(t, &h, NULL);
+        gl_block_table_insert(t, &p, NULL);
     }
-    ck_assert_uint_eq(gl_table_count(t), 192);
+    ck_assert_uint_eq(gl_block_table_count(t), 192);
     /* 512 bytes of addresses: one bin; 512 handle values: 8 bins each. */
-    ck_assert_uint_eq(gl_table_bin_count(t), 1 + 8 + 8);
+    ck_assert_uint_eq(gl_block_table_bin_count(t), 1 + 8 + 8);
     struct gl_block_info out;
     for (uint64_t i = 0; i < 64; i++) {
-        ck_assert(gl_table_lookup(t, 0x10000 + i * 8, &out) && out.size == i);
-        ck_assert(gl_table_lookup(t, vmm | (0x10000 + i * 8), &out) && out.size == 100 + i);
-        ck_assert(gl_table_lookup(t, pool | (0x10000 + i * 8), &out) && out.size == 200 + i);
+        ck_assert(gl_block_table_lookup(t, 0x10000 + i * 8, &out) && out.size == i);
+        ck_assert(gl_block_table_lookup(t, vmm | (0x10000 + i * 8), &out) && out.size == 100 + i);
+        ck_assert(gl_block_table_lookup(t, pool | (0x10000 + i * 8), &out) && out.size == 200 + i);
     }
 }
 END_TEST
@@ -380,52 +380,52 @@ START_TEST(test_foreach_in_dense_bins)
 {
     for (uint64_t i = 0; i < 8000; i++) {
         struct gl_block_info b = blk(0x7f0000000000ULL + i * 512, i);
-        gl_table_insert(t, &b, NULL);
+        gl_block_table_insert(t, &b, NULL);
     }
-    ck_assert_uint_eq(gl_table_bin_count(t), 1000);
+    ck_assert_uint_eq(gl_block_table_bin_count(t), 1000);
     unsigned visited = 0;
-    ck_assert_uint_eq(gl_table_foreach(t, remove_odd_keys_of_span, &visited), 4000);
+    ck_assert_uint_eq(gl_block_table_foreach(t, remove_odd_keys_of_span, &visited), 4000);
     ck_assert_uint_eq(visited, 8000);
-    ck_assert_uint_eq(gl_table_count(t), 4000);
+    ck_assert_uint_eq(gl_block_table_count(t), 4000);
     visited = 0;
-    ck_assert_uint_eq(gl_table_foreach(t, remove_odd_keys_of_span, &visited), 0);
+    ck_assert_uint_eq(gl_block_table_foreach(t, remove_odd_keys_of_span, &visited), 0);
     ck_assert_uint_eq(visited, 4000);
     for (uint64_t i = 0; i < 8000; i++)
-        ck_assert(gl_table_lookup(t, 0x7f0000000000ULL + i * 512, NULL) == (i % 2 == 0));
+        ck_assert(gl_block_table_lookup(t, 0x7f0000000000ULL + i * 512, NULL) == (i % 2 == 0));
 }
 END_TEST
 
 START_TEST(test_single_shard)
 {
-    struct gl_table *one = gl_table_create(0);
+    struct gl_table *one = gl_block_table_create(0);
     ck_assert_ptr_nonnull(one);
     for (uint64_t i = 0; i < 5000; i++) {
         struct gl_block_info b = blk(i * 512, i);
-        gl_table_insert(one, &b, NULL);
+        gl_block_table_insert(one, &b, NULL);
     }
-    ck_assert_uint_eq(gl_table_count(one), 5000);
+    ck_assert_uint_eq(gl_block_table_count(one), 5000);
     struct gl_block_info out;
     for (uint64_t i = 0; i < 5000; i++) {
-        ck_assert(gl_table_lookup(one, i * 512, &out));
+        ck_assert(gl_block_table_lookup(one, i * 512, &out));
         ck_assert_uint_eq(out.size, i);
     }
     for (uint64_t i = 0; i < 5000; i += 2)
-        ck_assert(gl_table_remove(one, i * 512, NULL));
-    ck_assert_uint_eq(gl_table_count(one), 2500);
-    gl_table_destroy(one);
+        ck_assert(gl_block_table_remove(one, i * 512, NULL));
+    ck_assert_uint_eq(gl_block_table_count(one), 2500);
+    gl_block_table_destroy(one);
 }
 END_TEST
 
 START_TEST(test_memory_bytes)
 {
-    size_t empty = gl_table_memory_bytes(t);
+    size_t empty = gl_block_table_memory_bytes(t);
     ck_assert_uint_gt(empty, 0);
     /* Enough blocks to outgrow whatever the shards start with. */
     for (uint64_t i = 0; i < 400000; i++) {
         struct gl_block_info b = blk((i + 1) << 12, i);
-        gl_table_insert(t, &b, NULL);
+        gl_block_table_insert(t, &b, NULL);
     }
-    size_t full = gl_table_memory_bytes(t);
+    size_t full = gl_block_table_memory_bytes(t);
     ck_assert_uint_gt(full, empty);
     ck_assert_uint_ge(full, 400000 * sizeof(struct gl_block_info));
     /* Blocks 4 KiB apart have a bin each: the record, the bin's uthash handle and
@@ -438,17 +438,17 @@ END_TEST
  * at most 96 bytes a block (issue 7's target), all costs included. */
 START_TEST(test_memory_bytes_dense)
 {
-    size_t empty = gl_table_memory_bytes(t);
+    size_t empty = gl_block_table_memory_bytes(t);
     for (uint64_t i = 0; i < 400000; i++) {
         struct gl_block_info b = blk(0x7f0000000000ULL + i * 512, i);
-        gl_table_insert(t, &b, NULL);
+        gl_block_table_insert(t, &b, NULL);
     }
-    ck_assert_uint_eq(gl_table_bin_count(t), 50000);
-    ck_assert_uint_le((gl_table_memory_bytes(t) - empty) / 400000, 96);
+    ck_assert_uint_eq(gl_block_table_bin_count(t), 50000);
+    ck_assert_uint_le((gl_block_table_memory_bytes(t) - empty) / 400000, 96);
     /* Half of them freed, every other one: the bins shrink with them. */
     for (uint64_t i = 0; i < 400000; i += 2)
-        gl_table_remove(t, 0x7f0000000000ULL + i * 512, NULL);
-    ck_assert_uint_eq(gl_table_count(t), 200000);
+        gl_block_table_remove(t, 0x7f0000000000ULL + i * 512, NULL);
+    ck_assert_uint_eq(gl_block_table_count(t), 200000);
 }
 END_TEST
 
@@ -468,17 +468,17 @@ START_TEST(test_memory_bytes_dense_random_order)
         order[i] = order[j];
         order[j] = tmp;
     }
-    size_t empty = gl_table_memory_bytes(t);
+    size_t empty = gl_block_table_memory_bytes(t);
     for (uint32_t i = 0; i < N; i++) {
         struct gl_block_info b = blk(0x7f0000000000ULL + (uint64_t)order[i] * 512, order[i]);
-        gl_table_insert(t, &b, NULL);
+        gl_block_table_insert(t, &b, NULL);
     }
-    ck_assert_uint_eq(gl_table_count(t), N);
-    ck_assert_uint_le((gl_table_memory_bytes(t) - empty) / N, 96);
+    ck_assert_uint_eq(gl_block_table_count(t), N);
+    ck_assert_uint_le((gl_block_table_memory_bytes(t) - empty) / N, 96);
     unsigned wrong = 0;
     struct gl_block_info out;
     for (uint32_t i = 0; i < N; i++)
-        wrong += !gl_table_lookup(t, 0x7f0000000000ULL + (uint64_t)i * 512, &out) || out.size != i;
+        wrong += !gl_block_table_lookup(t, 0x7f0000000000ULL + (uint64_t)i * 512, &out) || out.size != i;
     ck_assert_uint_eq(wrong, 0);
 }
 END_TEST
@@ -496,18 +496,18 @@ START_TEST(test_foreach_refits_bins)
     const uint64_t n = 1024000, spans = n / 64;
     for (uint64_t i = 0; i < n; i++) {
         struct gl_block_info b = blk(0x7f0000000000ULL + i * 64, i);
-        gl_table_insert(t, &b, NULL);
+        gl_block_table_insert(t, &b, NULL);
     }
-    ck_assert_uint_eq(gl_table_bin_count(t), spans);
-    size_t full = gl_table_memory_bytes(t);
-    ck_assert_uint_eq(gl_table_foreach(t, keep_first_of_span, NULL), n - spans);
-    ck_assert_uint_eq(gl_table_count(t), spans);
+    ck_assert_uint_eq(gl_block_table_bin_count(t), spans);
+    size_t full = gl_block_table_memory_bytes(t);
+    ck_assert_uint_eq(gl_block_table_foreach(t, keep_first_of_span, NULL), n - spans);
+    ck_assert_uint_eq(gl_block_table_count(t), spans);
     /* 64-block bins (3,648 bytes) became 1-block ones (120), in fresh chunks. */
-    size_t after = gl_table_memory_bytes(t);
+    size_t after = gl_block_table_memory_bytes(t);
     ck_assert_msg(after < full / 10, "%zu bytes after the walk, %zu before", after, full);
     unsigned wrong = 0;
     for (uint64_t i = 0; i < n; i += 7)
-        wrong += gl_table_lookup(t, 0x7f0000000000ULL + i * 64, NULL) != (i % 64 == 0);
+        wrong += gl_block_table_lookup(t, 0x7f0000000000ULL + i * 64, NULL) != (i % 64 == 0);
     ck_assert_uint_eq(wrong, 0);
 }
 END_TEST
@@ -523,31 +523,31 @@ START_TEST(test_one_million_blocks)
     unsigned dups = 0, missing = 0, wrong = 0, not_removed = 0;
     for (uint64_t i = 0; i < MILLION; i++) {
         struct gl_block_info b = blk(base + i * 512, i);
-        dups += gl_table_insert(t, &b, NULL);
+        dups += gl_block_table_insert(t, &b, NULL);
     }
     ck_assert_uint_eq(dups, 0);
-    ck_assert_uint_eq(gl_table_count(t), MILLION);
+    ck_assert_uint_eq(gl_block_table_count(t), MILLION);
     struct gl_block_info out;
     for (uint64_t i = 0; i < MILLION; i++) {
-        if (!gl_table_lookup(t, base + i * 512, &out))
+        if (!gl_block_table_lookup(t, base + i * 512, &out))
             missing++;
         else if (out.size != i || out.key != base + i * 512)
             wrong++;
     }
     ck_assert_uint_eq(missing, 0);
     ck_assert_uint_eq(wrong, 0);
-    ck_assert(!gl_table_lookup(t, base + MILLION * 512ULL, NULL));
-    ck_assert(!gl_table_lookup(t, base + 256, NULL));
+    ck_assert(!gl_block_table_lookup(t, base + MILLION * 512ULL, NULL));
+    ck_assert(!gl_block_table_lookup(t, base + 256, NULL));
     for (uint64_t i = 0; i < MILLION; i++) {
-        if (!gl_table_remove(t, base + i * 512, &out))
+        if (!gl_block_table_remove(t, base + i * 512, &out))
             not_removed++;
         else if (out.size != i)
             wrong++;
     }
     ck_assert_uint_eq(not_removed, 0);
     ck_assert_uint_eq(wrong, 0);
-    ck_assert_uint_eq(gl_table_count(t), 0);
-    ck_assert(!gl_table_lookup(t, base, NULL));
+    ck_assert_uint_eq(gl_block_table_count(t), 0);
+    ck_assert(!gl_block_table_lookup(t, base, NULL));
 }
 END_TEST
 
@@ -576,17 +576,17 @@ static void *worker_main(void *arg)
     struct gl_block_info b, out;
     for (uint64_t i = 0; i < PER_THREAD; i++) {
         b = blk(worker_key(w->id, i), i * NTHREADS + w->id);
-        if (gl_table_insert(w->table, &b, NULL))
+        if (gl_block_table_insert(w->table, &b, NULL))
             w->insert_dups++;
         if (i % 10 == 0) {
             uint64_t s = (i / 10 + w->id * 37) % NSHARED;
-            if (gl_table_lookup(w->table, shared_key(s), &out) && out.size == s)
+            if (gl_block_table_lookup(w->table, shared_key(s), &out) && out.size == s)
                 w->lookups_ok++;
             else
                 w->lookups_bad++;
         }
         /* Remove every odd key one step after inserting it: the table churns. */
-        if (i % 2 == 1 && !gl_table_remove(w->table, worker_key(w->id, i), NULL))
+        if (i % 2 == 1 && !gl_block_table_remove(w->table, worker_key(w->id, i), NULL))
             w->remove_fail++;
     }
     return NULL;
@@ -596,7 +596,7 @@ static void run_threads(struct gl_table *table)
 {
     for (uint64_t s = 0; s < NSHARED; s++) {
         struct gl_block_info b = blk(shared_key(s), s);
-        gl_table_insert(table, &b, NULL);
+        gl_block_table_insert(table, &b, NULL);
     }
     struct worker w[NTHREADS];
     memset(w, 0, sizeof w);
@@ -613,19 +613,19 @@ static void run_threads(struct gl_table *table)
         ck_assert_uint_eq(w[i].lookups_bad, 0);
         ck_assert_uint_eq(w[i].lookups_ok, PER_THREAD / 10);
     }
-    ck_assert_uint_eq(gl_table_count(table), NSHARED + NTHREADS * PER_THREAD / 2);
+    ck_assert_uint_eq(gl_block_table_count(table), NSHARED + NTHREADS * PER_THREAD / 2);
     struct gl_block_info out;
     unsigned wrong_presence = 0, wrong_size = 0, shared_missing = 0;
     for (unsigned id = 0; id < NTHREADS; id++)
         for (uint64_t i = 0; i < PER_THREAD; i++) {
-            bool present = gl_table_lookup(table, worker_key(id, i), &out);
+            bool present = gl_block_table_lookup(table, worker_key(id, i), &out);
             if (present != (i % 2 == 0))
                 wrong_presence++;
             else if (present && out.size != i * NTHREADS + id)
                 wrong_size++;
         }
     for (uint64_t s = 0; s < NSHARED; s++)
-        shared_missing += !gl_table_lookup(table, shared_key(s), NULL);
+        shared_missing += !gl_block_table_lookup(table, shared_key(s), NULL);
     ck_assert_uint_eq(wrong_presence, 0);
     ck_assert_uint_eq(wrong_size, 0);
     ck_assert_uint_eq(shared_missing, 0);
@@ -636,9 +636,9 @@ END_TEST
 
 START_TEST(test_threads_one_shard)
 {
-    struct gl_table *one = gl_table_create(0);
+    struct gl_table *one = gl_block_table_create(0);
     run_threads(one);
-    gl_table_destroy(one);
+    gl_block_table_destroy(one);
 }
 END_TEST
 

@@ -20,7 +20,7 @@
 #include "stack/modules.h"
 #include "stack/stack_capture.h"
 #include "base/thread.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -47,12 +47,12 @@ static void setup(void)
     gl_contexts_set_query(fake_device_of);
     query_calls = 0;
     gl_callback_set_stacks(0);
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 
 static void teardown(void)
 {
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
     gl_contexts_set_query(NULL);
 }
 
@@ -657,7 +657,7 @@ START_TEST(test_graph_block_has_node_stack)
         return;
     }
     gl_modules_clear();
-    gl_stack_init(16);
+    gl_stack_capture_init(16);
     gl_callback_set_stacks(1);
     node_and_plain_alloc_at_one_site();
     node_at_another_site();
@@ -685,16 +685,16 @@ END_TEST
 
 START_TEST(test_not_tracking_ignores_everything)
 {
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
     mem_alloc(0x7f0003000000ULL, 10, CUDA_SUCCESS, CTX_A);
-    atomic_store(&gl_rt.state, GL_RT_REPORTED);
+    atomic_store(&gl_runtime.state, GL_RT_REPORTED);
     mem_alloc(0x7f0003200000ULL, 10, CUDA_SUCCESS, CTX_A);
     resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
     ck_assert_int_eq(query_calls, 0);
 
     /* Tracking again: a NULL callback data is ignored. */
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
                       NULL);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 0);

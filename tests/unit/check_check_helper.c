@@ -75,15 +75,15 @@ static void setup(void)
     gl_pools_reset();
     gl_leak_run_close();
     gl_run_suppressions_unload();
-    gl_options_defaults(&gl_rt.opt);
-    gl_rt.opt.default_suppressions = false;
-    gl_rt.pid = getpid();
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    gl_options_defaults(&gl_runtime.opt);
+    gl_runtime.opt.default_suppressions = false;
+    gl_runtime.pid = getpid();
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     gl_client_api_publish();
     alloc(0x7f0000300000ULL, 64);
 }
 
-static void teardown(void) { atomic_store(&gl_rt.state, GL_RT_IDLE); }
+static void teardown(void) { atomic_store(&gl_runtime.state, GL_RT_IDLE); }
 
 static void run_inner(enum fork_status mode)
 {

@@ -43,27 +43,27 @@ static void setup(void)
     gl_pools_reset();
     gl_leak_run_close();
     gl_run_suppressions_unload();
-    gl_options_defaults(&gl_rt.opt);
-    gl_rt.opt.default_suppressions = false;
+    gl_options_defaults(&gl_runtime.opt);
+    gl_runtime.opt.default_suppressions = false;
     const char *t = getenv("TMPDIR");
-    snprintf(gl_rt.opt.log_file, sizeof gl_rt.opt.log_file, "%s/gpuleak-client-api.%%p.log",
+    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "%s/gpuleak-client-api.%%p.log",
              t && *t ? t : "/tmp");
     snprintf(log_path, sizeof log_path, "%s/gpuleak-client-api.%d.log", t && *t ? t : "/tmp",
              (int)getpid());
     unlink(log_path);
-    gl_rt.pid = getpid();
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    gl_runtime.pid = getpid();
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     gl_client_api_publish();
     uintptr_t a[] = {0x1111, 0x2222}, b[] = {0x3333, 0x4444}, c[] = {0x5555, 0x6666};
-    stack_a = gl_depot_intern(a, 2);
-    stack_b = gl_depot_intern(b, 2);
-    stack_c = gl_depot_intern(c, 2);
+    stack_a = gl_stack_depot_intern(a, 2);
+    stack_b = gl_stack_depot_intern(b, 2);
+    stack_c = gl_stack_depot_intern(c, 2);
 }
 
 static void teardown(void)
 {
     unlink(log_path);
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
 }
 
 static char *read_log(void)
@@ -179,12 +179,12 @@ END_TEST
 START_TEST(test_running)
 {
     ck_assert_int_eq(gpuleak_running(), 1);
-    atomic_store(&gl_rt.state, GL_RT_IDLE); /* ready: tracks once CUDA starts */
+    atomic_store(&gl_runtime.state, GL_RT_IDLE); /* ready: tracks once CUDA starts */
     ck_assert_int_eq(gpuleak_running(), 1);
-    atomic_store(&gl_rt.state, GL_RT_FAILED); /* CUPTI taken: not tracking */
+    atomic_store(&gl_runtime.state, GL_RT_FAILED); /* CUPTI taken: not tracking */
     ck_assert_int_eq(gpuleak_running(), 0);
     ck_assert_int_eq(gpuleak_checkpoint("x"), -1);
-    atomic_store(&gl_rt.state, GL_RT_DISABLED);
+    atomic_store(&gl_runtime.state, GL_RT_DISABLED);
     ck_assert_int_eq(gpuleak_running(), 0);
 }
 END_TEST
@@ -194,11 +194,11 @@ END_TEST
 START_TEST(test_checkpoint_before_tracking)
 {
     gl_tracker_reset();
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
     ck_assert_int_eq(gpuleak_checkpoint("start"), 0);
     struct gpuleak_counts c = count("start");
     ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 0);
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     alloc(DEV(1), 100, stack_a);
     c = count("start");
     ck_assert_uint_eq(c.blocks[GPULEAK_DEFINITE], 1);
@@ -496,12 +496,12 @@ END_TEST
 /* --show-leak-kinds and --errors-for-leak-kinds hold for checks too. */
 START_TEST(test_check_honours_kind_options)
 {
-    gl_rt.opt.errors_for_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
+    gl_runtime.opt.errors_for_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
     alloc(DEV(1), 64, stack_a);
     char buf[8192];
     ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 0);
     ck_assert_msg(strstr(buf, "definitely lost in loss record"), "%s", buf);
-    gl_rt.opt.show_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
+    gl_runtime.opt.show_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
     ck_assert_int_eq(gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf), 0);
     ck_assert_msg(!strstr(buf, "loss record"), "%s", buf);
 }
@@ -543,8 +543,8 @@ START_TEST(test_suppressed_counted)
     char err[256];
     char opt[4200];
     snprintf(opt, sizeof opt, "--suppressions=%s", path);
-    ck_assert_int_eq(gl_options_parse_env(&gl_rt.opt, opt, err, sizeof err), 0);
-    gl_rt.opt.default_suppressions = false;
+    ck_assert_int_eq(gl_options_parse_env(&gl_runtime.opt, opt, err, sizeof err), 0);
+    gl_runtime.opt.default_suppressions = false;
     alloc(DEV(1), 64, stack_a);
     alloc(DEV(2), 8, 0); /* no stack: no entry can match it */
     struct gpuleak_counts c = count(NULL);
@@ -580,8 +580,8 @@ START_TEST(test_error_suppression_shared)
     fclose(f);
     char err[256], opt[4200];
     snprintf(opt, sizeof opt, "--suppressions=%s", path);
-    ck_assert_int_eq(gl_options_parse_env(&gl_rt.opt, opt, err, sizeof err), 0);
-    gl_rt.opt.default_suppressions = false;
+    ck_assert_int_eq(gl_options_parse_env(&gl_runtime.opt, opt, err, sizeof err), 0);
+    gl_runtime.opt.default_suppressions = false;
     gl_api_errors_reset();
     gl_error_sink_install();
     for (int i = 0; i < 3; i++) { /* one context, three errors: frees the driver refused */
@@ -736,7 +736,7 @@ START_TEST(test_pool)
     ck_assert_uint_eq(s.live_bytes, 1 << 20);
 
     char buf[16384];
-    gl_rt.opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    gl_runtime.opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
     gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, buf, sizeof buf);
     char *text = unprefixed(buf);
     ck_assert_msg(strstr(text, "Leak check 1 (full): 1,048,576 bytes in 3 blocks in use\n"), "%s",
@@ -834,7 +834,7 @@ END_TEST
 /* The pool calls need tracking: before CUDA starts there are no blocks. */
 START_TEST(test_pool_needs_tracking)
 {
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
     ck_assert_int_eq(gpuleak_pool_create((void *)(uintptr_t)POOL, "p"), -1);
     ck_assert_int_eq(gpuleak_ignore((void *)(uintptr_t)POOL), -1);
 }

@@ -15,7 +15,7 @@
 #include "observe/cupti.h"
 #include "observe/decode.h"
 #include "track/graphs.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 /* The legacy descriptors' real layout (cuda.h under __CUDA_API_VERSION_INTERNAL);
@@ -2094,27 +2094,27 @@ END_TEST
 
 START_TEST(test_array_bytes)
 {
-    ck_assert_uint_eq(gl_array_bytes(100, 100, 1, 1, CU_AD_FORMAT_FLOAT), 40000);
-    ck_assert_uint_eq(gl_array_bytes(100, 100, 0, 1, CU_AD_FORMAT_FLOAT), 40000);
-    ck_assert_uint_eq(gl_array_bytes(100, 100, 1, 4, CU_AD_FORMAT_FLOAT), 160000);
-    ck_assert_uint_eq(gl_array_bytes(10, 10, 10, 2, CU_AD_FORMAT_HALF), 4000);
-    ck_assert_uint_eq(gl_array_bytes(7, 0, 0, 0, CU_AD_FORMAT_UNSIGNED_INT8), 7); /* 0 = 1 */
-    ck_assert_uint_eq(gl_array_bytes(0, 0, 0, 1, CU_AD_FORMAT_SIGNED_INT32), 4);
+    ck_assert_uint_eq(gl_decode_array_bytes(100, 100, 1, 1, CU_AD_FORMAT_FLOAT), 40000);
+    ck_assert_uint_eq(gl_decode_array_bytes(100, 100, 0, 1, CU_AD_FORMAT_FLOAT), 40000);
+    ck_assert_uint_eq(gl_decode_array_bytes(100, 100, 1, 4, CU_AD_FORMAT_FLOAT), 160000);
+    ck_assert_uint_eq(gl_decode_array_bytes(10, 10, 10, 2, CU_AD_FORMAT_HALF), 4000);
+    ck_assert_uint_eq(gl_decode_array_bytes(7, 0, 0, 0, CU_AD_FORMAT_UNSIGNED_INT8), 7); /* 0 = 1 */
+    ck_assert_uint_eq(gl_decode_array_bytes(0, 0, 0, 1, CU_AD_FORMAT_SIGNED_INT32), 4);
     /* BC1: 4 bits per texel, whatever the channel count. */
-    ck_assert_uint_eq(gl_array_bytes(64, 64, 1, 4, CU_AD_FORMAT_BC1_UNORM), 64 * 64 / 2);
-    ck_assert_uint_eq(gl_array_bytes(64, 64, 1, 1, CU_AD_FORMAT_BC1_UNORM), 64 * 64 / 2);
-    ck_assert_uint_eq(gl_array_bytes(4, 4, 1, 4, CU_AD_FORMAT_BC7_UNORM), 16);
+    ck_assert_uint_eq(gl_decode_array_bytes(64, 64, 1, 4, CU_AD_FORMAT_BC1_UNORM), 64 * 64 / 2);
+    ck_assert_uint_eq(gl_decode_array_bytes(64, 64, 1, 1, CU_AD_FORMAT_BC1_UNORM), 64 * 64 / 2);
+    ck_assert_uint_eq(gl_decode_array_bytes(4, 4, 1, 4, CU_AD_FORMAT_BC7_UNORM), 16);
     /* NV12: 12 bits per texel. */
-    ck_assert_uint_eq(gl_array_bytes(1920, 1080, 1, 3, CU_AD_FORMAT_NV12), 1920 * 1080 * 3 / 2);
+    ck_assert_uint_eq(gl_decode_array_bytes(1920, 1080, 1, 3, CU_AD_FORMAT_NV12), 1920 * 1080 * 3 / 2);
     /* Packed formats carry their channels. */
-    ck_assert_uint_eq(gl_array_bytes(10, 10, 1, 4, CU_AD_FORMAT_UNORM_INT8X4), 400);
-    ck_assert_uint_eq(gl_array_bytes(10, 10, 1, 1, CU_AD_FORMAT_UNORM_INT16X4), 800);
+    ck_assert_uint_eq(gl_decode_array_bytes(10, 10, 1, 4, CU_AD_FORMAT_UNORM_INT8X4), 400);
+    ck_assert_uint_eq(gl_decode_array_bytes(10, 10, 1, 1, CU_AD_FORMAT_UNORM_INT16X4), 800);
     /* Partial bytes round up. */
-    ck_assert_uint_eq(gl_array_bytes(3, 1, 1, 1, CU_AD_FORMAT_BC4_UNORM), 2);
-    ck_assert_uint_eq(gl_array_bytes(1, 1, 1, 1, CU_AD_FORMAT_NV12), 2);
+    ck_assert_uint_eq(gl_decode_array_bytes(3, 1, 1, 1, CU_AD_FORMAT_BC4_UNORM), 2);
+    ck_assert_uint_eq(gl_decode_array_bytes(1, 1, 1, 1, CU_AD_FORMAT_NV12), 2);
     /* Unknown formats. */
-    ck_assert_uint_eq(gl_array_bytes(100, 100, 1, 1, 0x7777), 0);
-    ck_assert_uint_eq(gl_array_bytes(100, 100, 1, 1, 0), 0);
+    ck_assert_uint_eq(gl_decode_array_bytes(100, 100, 1, 1, 0x7777), 0);
+    ck_assert_uint_eq(gl_decode_array_bytes(100, 100, 1, 1, 0), 0);
 }
 END_TEST
 
@@ -2123,7 +2123,7 @@ static void handler_setup(void)
     gl_tracker_init();
     gl_tracker_reset();
     gl_callback_set_stacks(0);
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 
 static Suite *decode_suite(void)

@@ -59,23 +59,23 @@ static void setup(void)
     gl_tracker_reset();
     gl_modules_clear();
     gl_heap_set_active(true); /* as under the launcher: the reachability scan runs */
-    gl_options_defaults(&gl_rt.opt);
+    gl_options_defaults(&gl_runtime.opt);
     const char *t = getenv("TMPDIR");
-    snprintf(gl_rt.opt.log_file, sizeof gl_rt.opt.log_file, "%s/gpuleak-exit-report.%%p.log",
+    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "%s/gpuleak-exit-report.%%p.log",
              t && *t ? t : "/tmp");
     snprintf(log_path, sizeof log_path, "%s/gpuleak-exit-report.%d.log", t && *t ? t : "/tmp",
              (int)getpid());
     unlink(log_path);
-    gl_rt.pid = getpid();
-    snprintf(gl_rt.command, sizeof gl_rt.command, "./app --exit-report");
+    gl_runtime.pid = getpid();
+    snprintf(gl_runtime.command, sizeof gl_runtime.command, "./app --exit-report");
     snprintf(pfx, sizeof pfx, "==%d== ", (int)getpid());
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 
 static void teardown(void)
 {
     unlink(log_path);
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
 }
 
 static char *read_log(void)
@@ -140,7 +140,7 @@ START_TEST(test_full_report)
 {
     uintptr_t f[2];
     gl_er_outer(f);
-    uint32_t stack = gl_depot_intern(f, 2);
+    uint32_t stack = gl_stack_depot_intern(f, 2);
     ck_assert_uint_ne(stack, 0);
     alloc(0x7f0000200000, 1048576, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, stack);
     alloc(0x7fff00001000, 100, GL_MEM_HOST_PINNED, GL_API_cuMemAllocHost_v2, -1, 0);
@@ -148,7 +148,7 @@ START_TEST(test_full_report)
     event(GL_EV_FREE, 0x7f0000400000, 0, 0);
 
     gl_exit_report();
-    ck_assert_int_eq(atomic_load(&gl_rt.state), GL_RT_REPORTED);
+    ck_assert_int_eq(atomic_load(&gl_runtime.state), GL_RT_REPORTED);
     char *got = read_log();
     ck_assert_msg(got != NULL, "no report in %s", log_path);
 
@@ -254,13 +254,13 @@ END_TEST
 START_TEST(test_no_report_unless_tracking)
 {
     alloc(0x7f0000200000, 64, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, 0);
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
     gl_exit_report();
     ck_assert_ptr_null(read_log());
-    atomic_store(&gl_rt.state, GL_RT_FAILED);
+    atomic_store(&gl_runtime.state, GL_RT_FAILED);
     gl_exit_report();
     ck_assert_ptr_null(read_log());
-    ck_assert_int_eq(atomic_load(&gl_rt.state), GL_RT_FAILED);
+    ck_assert_int_eq(atomic_load(&gl_runtime.state), GL_RT_FAILED);
 }
 END_TEST
 
@@ -268,11 +268,11 @@ START_TEST(test_no_report_in_another_process)
 {
     /* A forked child that still believes it tracks: not its blocks to report. */
     alloc(0x7f0000200000, 64, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, 0);
-    gl_rt.pid = getppid();
+    gl_runtime.pid = getppid();
     gl_exit_report();
     ck_assert_ptr_null(read_log());
     /* Nor may it claim the report: a vfork child shares its parent's memory. */
-    ck_assert_int_eq(atomic_load(&gl_rt.state), GL_RT_TRACKING);
+    ck_assert_int_eq(atomic_load(&gl_runtime.state), GL_RT_TRACKING);
 }
 END_TEST
 
@@ -355,7 +355,7 @@ END_TEST
 
 START_TEST(test_verbose_lines)
 {
-    gl_rt.opt.verbose = 1;
+    gl_runtime.opt.verbose = 1;
     alloc(0x7f0000200000, 64, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, 0);
     alloc(0x7f0000200000, 32, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, 0); /* replaced */
     event(GL_EV_FREE, 0x7f0000900000, 0, 0);                              /* unknown */
@@ -388,8 +388,8 @@ END_TEST
 START_TEST(test_quiet_summary_mode)
 {
     /* -q with --leak-check=summary: nothing at all to say. */
-    gl_rt.opt.quiet = true;
-    gl_rt.opt.leak_check = GL_LEAK_CHECK_SUMMARY;
+    gl_runtime.opt.quiet = true;
+    gl_runtime.opt.leak_check = GL_LEAK_CHECK_SUMMARY;
     alloc(0x7f0000200000, 64, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, 0);
     gl_exit_report();
     char *got = read_log();

@@ -10,7 +10,7 @@
 struct fake_frame {
     uintptr_t ip;
     const char *function;
-    enum gl_module_role role;
+    enum gl_modules_role role;
     bool python;
 };
 
@@ -45,7 +45,7 @@ static int index_mismatch;
 static const uintptr_t *current_ips;
 
 static void fake_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
-                        enum gl_module_role *role, void *arg)
+                        enum gl_modules_role *role, void *arg)
 {
     ck_assert_ptr_eq(arg, &lookups);
     lookups++;
@@ -67,7 +67,7 @@ static void fake_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
 
 static void setup(void)
 {
-    gl_stack_raw_mode = 0;
+    gl_stack_capture_raw_mode = 0;
     lookups = 0;
     index_mismatch = 0;
     current_ips = NULL;
@@ -175,7 +175,7 @@ END_TEST
 
 START_TEST(test_raw_mode_keeps_everything)
 {
-    gl_stack_raw_mode = 1;
+    gl_stack_capture_raw_mode = 1;
     expect_frames(
         static_cudart, N_STATIC, false, 12,
         FRAMES("cuMemAlloc_v2", "libcudart_static_4d8b33a106dceb3c07a56e26de61f545d8e5bd5a",

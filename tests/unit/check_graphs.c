@@ -14,7 +14,7 @@
 #include "tracker_util.h"
 #include "event/api.h"
 #include "track/graphs.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 #define S1 0x5a000ULL /* streams */

@@ -1,4 +1,4 @@
-/* lib/check/growth.h and lib/check/framework_view.h: growth detection at
+/* lib/check/growth.h and lib/check/framework.h: growth detection at
  * checkpoints, from the stack depot's sites and a framework's own record.
  *
  * Sites are hand-made struct gl_site_stats (their stack ids need not be in the
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "check/growth.h"
 #include "python/py_symbols.h"
 #include "testutil.h"
@@ -389,31 +389,31 @@ START_TEST(test_framework_stack_frames)
     ck_assert_uint_ne(fw[4]->stack, fw[0]->stack);
 
     unsigned nf;
-    const uintptr_t *frames = gl_depot_frames(fw[0]->stack, &nf);
+    const uintptr_t *frames = gl_stack_depot_frames(fw[0]->stack, &nf);
     ck_assert_ptr_nonnull(frames);
     ck_assert_uint_eq(nf, 2);
     struct gl_frame f;
-    ck_assert(gl_py_is_frame(frames[0]));
-    gl_py_symbolize(frames[0], &f);
+    ck_assert(gl_py_frames_is_frame(frames[0]));
+    gl_py_symbols_symbolize(frames[0], &f);
     ck_assert(f.python);
     ck_assert_str_eq(f.function, "train_step");
     ck_assert_str_eq(f.file, "train.py");
     ck_assert_int_eq(f.line, 42);
-    ck_assert(gl_py_is_frame(frames[1]));
-    gl_py_symbolize(frames[1], &f);
+    ck_assert(gl_py_frames_is_frame(frames[1]));
+    gl_py_symbols_symbolize(frames[1], &f);
     ck_assert(f.python);
     ck_assert_str_eq(f.function, "<module>");
     ck_assert_str_eq(f.file, "train.py");
     ck_assert_int_eq(f.line, 60);
 
     /* The longer stack: its inner frame, then the same two. */
-    frames = gl_depot_frames(fw[3]->stack, &nf);
+    frames = gl_stack_depot_frames(fw[3]->stack, &nf);
     ck_assert_uint_eq(nf, 3);
-    gl_py_symbolize(frames[0], &f);
+    gl_py_symbols_symbolize(frames[0], &f);
     ck_assert_str_eq(f.function, "inner");
     ck_assert_str_eq(f.file, "x.py");
     ck_assert_int_eq(f.line, 1);
-    const uintptr_t *same = gl_depot_frames(fw[0]->stack, &nf);
+    const uintptr_t *same = gl_stack_depot_frames(fw[0]->stack, &nf);
     ck_assert_uint_eq(frames[1], same[0]);
     ck_assert_uint_eq(frames[2], same[1]);
 }
@@ -431,15 +431,15 @@ START_TEST(test_framework_frame_text_forms)
     ck_assert_uint_eq(n, 2);
     unsigned nf;
     struct gl_frame f;
-    const uintptr_t *frames = gl_depot_frames(fw[0].stack, &nf);
+    const uintptr_t *frames = gl_stack_depot_frames(fw[0].stack, &nf);
     ck_assert_uint_eq(nf, 1);
-    gl_py_symbolize(frames[0], &f);
+    gl_py_symbols_symbolize(frames[0], &f);
     ck_assert_str_eq(f.file, "/a:b/m.py");
     ck_assert_int_eq(f.line, 7);
     ck_assert_str_eq(f.function, "f:1:2");
-    frames = gl_depot_frames(fw[1].stack, &nf);
+    frames = gl_stack_depot_frames(fw[1].stack, &nf);
     ck_assert_uint_eq(nf, 1);
-    gl_py_symbolize(frames[0], &f);
+    gl_py_symbols_symbolize(frames[0], &f);
     ck_assert_str_eq(f.file, "/home/u/train.py");
     ck_assert_int_eq(f.line, 1234);
     ck_assert_str_eq(f.function, "Net.forward");
@@ -505,12 +505,12 @@ START_TEST(test_framework_deep_stack_capped)
     const struct gl_framework_site *fw = take(&n);
     ck_assert_uint_eq(n, 1);
     unsigned nf;
-    const uintptr_t *frames = gl_depot_frames(fw[0].stack, &nf);
+    const uintptr_t *frames = gl_stack_depot_frames(fw[0].stack, &nf);
     ck_assert_uint_eq(nf, GL_DEPOT_MAX_FRAMES / 2);
     struct gl_frame f;
-    gl_py_symbolize(frames[0], &f);
+    gl_py_symbols_symbolize(frames[0], &f);
     ck_assert_int_eq(f.line, 1);
-    gl_py_symbolize(frames[nf - 1], &f);
+    gl_py_symbols_symbolize(frames[nf - 1], &f);
     ck_assert_int_eq(f.line, (int)nf);
 }
 END_TEST

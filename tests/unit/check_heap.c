@@ -26,38 +26,38 @@ START_TEST(test_chunk_insert_lookup_remove)
     gl_chunk_table_reset();
     uint64_t base = 0x5000000000ULL;
     for (uint64_t i = 0; i < 100000; i++)
-        gl_chunk_insert(base + i * 48, 40 + i % 7, (uint32_t)(i % 1000) + 1);
-    ck_assert_uint_eq(gl_chunk_count(), 100000);
+        gl_chunk_table_insert(base + i * 48, 40 + i % 7, (uint32_t)(i % 1000) + 1);
+    ck_assert_uint_eq(gl_chunk_table_count(), 100000);
     uint64_t size;
     uint32_t caller;
-    ck_assert(gl_chunk_lookup(base + 48 * 12345, &size, &caller));
+    ck_assert(gl_chunk_table_lookup(base + 48 * 12345, &size, &caller));
     ck_assert_uint_eq(size, 40 + 12345 % 7);
     ck_assert_uint_eq(caller, 12345 % 1000 + 1);
     for (uint64_t i = 0; i < 100000; i += 2)
-        ck_assert(gl_chunk_remove(base + i * 48));
-    ck_assert(!gl_chunk_remove(base)); /* twice */
-    ck_assert(!gl_chunk_lookup(base, NULL, NULL));
-    ck_assert(gl_chunk_lookup(base + 48, NULL, NULL));
-    ck_assert_uint_eq(gl_chunk_count(), 50000);
+        ck_assert(gl_chunk_table_remove(base + i * 48));
+    ck_assert(!gl_chunk_table_remove(base)); /* twice */
+    ck_assert(!gl_chunk_table_lookup(base, NULL, NULL));
+    ck_assert(gl_chunk_table_lookup(base + 48, NULL, NULL));
+    ck_assert_uint_eq(gl_chunk_table_count(), 50000);
     /* Tombstones are reused and cleaned: churn does not grow the table. */
-    size_t before = gl_chunk_memory_bytes();
+    size_t before = gl_chunk_table_memory_bytes();
     for (int round = 0; round < 20; round++)
         for (uint64_t i = 0; i < 100000; i += 2) {
-            gl_chunk_insert(base + i * 48 + 8, 1, 1);
-            gl_chunk_remove(base + i * 48 + 8);
+            gl_chunk_table_insert(base + i * 48 + 8, 1, 1);
+            gl_chunk_table_remove(base + i * 48 + 8);
         }
-    ck_assert_uint_le(gl_chunk_memory_bytes(), before * 2);
-    ck_assert_uint_eq(gl_chunk_count(), 50000);
+    ck_assert_uint_le(gl_chunk_table_memory_bytes(), before * 2);
+    ck_assert_uint_eq(gl_chunk_table_count(), 50000);
     /* Insert at a live address replaces (a free the hooks missed). */
-    gl_chunk_insert(base + 48, 999, 7);
-    ck_assert_uint_eq(gl_chunk_count(), 50000);
-    ck_assert(gl_chunk_lookup(base + 48, &size, &caller) && size == 999 && caller == 7);
+    gl_chunk_table_insert(base + 48, 999, 7);
+    ck_assert_uint_eq(gl_chunk_table_count(), 50000);
+    ck_assert(gl_chunk_table_lookup(base + 48, &size, &caller) && size == 999 && caller == 7);
     /* Addresses 0 and 1 are never chunks; huge sizes are capped. */
-    gl_chunk_insert(0, 10, 1);
-    gl_chunk_insert(1, 10, 1);
-    ck_assert_uint_eq(gl_chunk_count(), 50000);
-    gl_chunk_insert(base + 7, 1ULL << 50, 1);
-    ck_assert(gl_chunk_lookup(base + 7, &size, NULL) && size == GL_CHUNK_SIZE_MAX);
+    gl_chunk_table_insert(0, 10, 1);
+    gl_chunk_table_insert(1, 10, 1);
+    ck_assert_uint_eq(gl_chunk_table_count(), 50000);
+    gl_chunk_table_insert(base + 7, 1ULL << 50, 1);
+    ck_assert(gl_chunk_table_lookup(base + 7, &size, NULL) && size == GL_CHUNK_SIZE_MAX);
     gl_chunk_table_reset();
 }
 END_TEST
@@ -79,7 +79,7 @@ START_TEST(test_chunk_foreach)
 {
     gl_chunk_table_reset();
     for (uint64_t i = 0; i < 1000; i++)
-        gl_chunk_insert(0x6000000000ULL + i * 64, 10, 1);
+        gl_chunk_table_insert(0x6000000000ULL + i * 64, 10, 1);
     struct sum s = {0, 0};
     gl_chunk_table_foreach(add_up, &s, false);
     ck_assert_uint_eq(s.n, 1000);
@@ -102,9 +102,9 @@ static void *insert_many(void *arg)
 {
     uint64_t base = (uint64_t)(uintptr_t)arg;
     for (uint64_t i = 0; i < 50000; i++)
-        gl_chunk_insert(base + i * 16, 16, 1);
+        gl_chunk_table_insert(base + i * 16, 16, 1);
     for (uint64_t i = 0; i < 50000; i += 5)
-        gl_chunk_remove(base + i * 16);
+        gl_chunk_table_remove(base + i * 16);
     return NULL;
 }
 
@@ -130,19 +130,19 @@ END_TEST
 START_TEST(test_callers)
 {
     gl_callers_reset();
-    uint32_t a = gl_caller_id(0x401000), b = gl_caller_id(0x402000);
+    uint32_t a = gl_callers_id(0x401000), b = gl_callers_id(0x402000);
     ck_assert_uint_ne(a, 0);
     ck_assert_uint_ne(a, b);
-    ck_assert_uint_eq(gl_caller_id(0x401000), a);
-    ck_assert_uint_eq(gl_caller_ip(a), 0x401000);
-    ck_assert_uint_eq(gl_caller_id(0), 0);
-    ck_assert_uint_eq(gl_caller_ip(0), 0);
+    ck_assert_uint_eq(gl_callers_id(0x401000), a);
+    ck_assert_uint_eq(gl_callers_ip(a), 0x401000);
+    ck_assert_uint_eq(gl_callers_id(0), 0);
+    ck_assert_uint_eq(gl_callers_ip(0), 0);
     /* Full (three quarters): new callers get 0, known ones keep their id. */
     uint32_t zeros = 0;
     for (uintptr_t ip = 0x10000000; ip < 0x10000000 + GL_CALLERS_MAX * 16ULL; ip += 16)
-        zeros += gl_caller_id(ip) == 0;
+        zeros += gl_callers_id(ip) == 0;
     ck_assert_uint_gt(zeros, GL_CALLERS_MAX / 8);
-    ck_assert_uint_eq(gl_caller_id(0x401000), a);
+    ck_assert_uint_eq(gl_callers_id(0x401000), a);
     gl_callers_reset();
 }
 END_TEST
@@ -170,19 +170,19 @@ static struct spans spans_now(void)
 {
     struct spans s;
     memset(&s, 0, sizeof s);
-    gl_anon_map_foreach(collect, &s, false);
+    gl_anon_maps_foreach(collect, &s, false);
     return s;
 }
 
 START_TEST(test_anon_maps_cut_and_split)
 {
     gl_anon_maps_reset();
-    gl_anon_map_add(0x100000, 0x10000, 1);
-    gl_anon_map_add(0x200000, 0x10000, 2);
+    gl_anon_maps_add(0x100000, 0x10000, 1);
+    gl_anon_maps_add(0x200000, 0x10000, 2);
     struct spans s = spans_now();
     ck_assert_int_eq(s.n, 2);
     /* A hole in the middle splits. */
-    gl_anon_map_remove(0x104000, 0x1000);
+    gl_anon_maps_remove(0x104000, 0x1000);
     s = spans_now();
     ck_assert_int_eq(s.n, 3);
     ck_assert_uint_eq(s.start[0], 0x100000);
@@ -191,7 +191,7 @@ START_TEST(test_anon_maps_cut_and_split)
     ck_assert_uint_eq(s.len[1], 0xb000);
     ck_assert_uint_eq(s.caller[1], 1);
     /* A removal across intervals trims both ends and drops what is inside. */
-    gl_anon_map_remove(0x10f000, 0xf2000);
+    gl_anon_maps_remove(0x10f000, 0xf2000);
     s = spans_now();
     ck_assert_int_eq(s.n, 3);
     ck_assert_uint_eq(s.start[1], 0x105000);
@@ -199,17 +199,17 @@ START_TEST(test_anon_maps_cut_and_split)
     ck_assert_uint_eq(s.start[2], 0x201000);
     ck_assert_uint_eq(s.len[2], 0xf000);
     /* An add over existing ones replaces them (MAP_FIXED). */
-    gl_anon_map_add(0x0ff000, 0x200000, 9);
+    gl_anon_maps_add(0x0ff000, 0x200000, 9);
     s = spans_now();
     ck_assert_int_eq(s.n, 1);
     ck_assert_uint_eq(s.caller[0], 9);
     uint32_t caller = 0;
-    ck_assert(gl_anon_map_take(0x100000, 0x1000, &caller));
+    ck_assert(gl_anon_maps_take(0x100000, 0x1000, &caller));
     ck_assert_uint_eq(caller, 9);
-    ck_assert(!gl_anon_map_take(0x100000, 0x1000, &caller));
+    ck_assert(!gl_anon_maps_take(0x100000, 0x1000, &caller));
     ck_assert_int_eq(spans_now().n, 2);
     gl_anon_maps_reset();
-    ck_assert_uint_eq(gl_anon_map_count(), 0);
+    ck_assert_uint_eq(gl_anon_maps_count(), 0);
 }
 END_TEST
 
@@ -217,11 +217,11 @@ START_TEST(test_anon_maps_many)
 {
     gl_anon_maps_reset();
     for (uint64_t i = 0; i < 5000; i++)
-        gl_anon_map_add(0x10000000 + i * 0x20000, 0x10000, 1);
-    ck_assert_uint_eq(gl_anon_map_count(), 5000);
+        gl_anon_maps_add(0x10000000 + i * 0x20000, 0x10000, 1);
+    ck_assert_uint_eq(gl_anon_maps_count(), 5000);
     for (uint64_t i = 0; i < 5000; i += 2)
-        gl_anon_map_remove(0x10000000 + i * 0x20000, 0x10000);
-    ck_assert_uint_eq(gl_anon_map_count(), 2500);
+        gl_anon_maps_remove(0x10000000 + i * 0x20000, 0x10000);
+    ck_assert_uint_eq(gl_anon_maps_count(), 2500);
     gl_anon_maps_reset();
 }
 END_TEST
@@ -239,7 +239,7 @@ static bool in_this_program(uintptr_t ip)
 static uint32_t caller_of_chunk(void *p)
 {
     uint32_t caller = 0;
-    ck_assert_msg(gl_chunk_lookup((uint64_t)(uintptr_t)p, NULL, &caller), "chunk %p not recorded",
+    ck_assert_msg(gl_chunk_table_lookup((uint64_t)(uintptr_t)p, NULL, &caller), "chunk %p not recorded",
                   p);
     return caller;
 }
@@ -249,33 +249,33 @@ START_TEST(test_hooks_malloc_family)
     ck_assert(gl_heap_active());
     void *a = malloc(100);
     uint64_t size = 0;
-    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)a, &size, NULL));
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)a, &size, NULL));
     ck_assert_uint_eq(size, 100);
-    ck_assert(in_this_program(gl_caller_ip(caller_of_chunk(a))));
+    ck_assert(in_this_program(gl_callers_ip(caller_of_chunk(a))));
     void *c = calloc(10, 30);
-    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)c, &size, NULL) && size == 300);
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)c, &size, NULL) && size == 300);
     void *r = realloc(a, 100000);
-    ck_assert(!gl_chunk_lookup((uint64_t)(uintptr_t)a, NULL, NULL) || r == a);
-    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)r, &size, NULL) && size == 100000);
+    ck_assert(!gl_chunk_table_lookup((uint64_t)(uintptr_t)a, NULL, NULL) || r == a);
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)r, &size, NULL) && size == 100000);
     void *m = NULL;
     ck_assert_int_eq(posix_memalign(&m, 256, 1000), 0);
-    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)m, &size, NULL) && size == 1000);
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)m, &size, NULL) && size == 1000);
     void *al = aligned_alloc(64, 640);
-    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)al, &size, NULL) && size == 640);
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)al, &size, NULL) && size == 640);
     /* Through libc: strdup's chunk is owned by libc. */
     char *d = strdup("hello");
-    ck_assert(!in_this_program(gl_caller_ip(caller_of_chunk(d))));
-    size_t before = gl_chunk_count();
+    ck_assert(!in_this_program(gl_callers_ip(caller_of_chunk(d))));
+    size_t before = gl_chunk_table_count();
     free(r);
     free(c);
     free(m);
     free(al);
     free(d);
-    ck_assert_uint_eq(gl_chunk_count(), before - 5);
-    ck_assert(!gl_chunk_lookup((uint64_t)(uintptr_t)r, NULL, NULL));
+    ck_assert_uint_eq(gl_chunk_table_count(), before - 5);
+    ck_assert(!gl_chunk_table_lookup((uint64_t)(uintptr_t)r, NULL, NULL));
     /* realloc(p, 0) frees; realloc(NULL, n) allocates. */
     void *z = realloc(NULL, 50);
-    ck_assert(gl_chunk_lookup((uint64_t)(uintptr_t)z, &size, NULL) && size == 50);
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)z, &size, NULL) && size == 50);
     z = realloc(z, 0);
     free(z);
 }
@@ -288,26 +288,26 @@ START_TEST(test_hooks_mmap)
     ck_assert_ptr_ne(p, MAP_FAILED);
     uint32_t caller = 0;
     /* Recorded, owned by this program. */
-    size_t n0 = gl_anon_map_count();
+    size_t n0 = gl_anon_maps_count();
     ck_assert_uint_ge(n0, 1);
     ck_assert_int_eq(munmap(p + 4096, 4096), 0);
-    ck_assert_uint_eq(gl_anon_map_count(), n0 + 1); /* split */
+    ck_assert_uint_eq(gl_anon_maps_count(), n0 + 1); /* split */
     char *q = mremap(p, 4096, 8192, MREMAP_MAYMOVE);
     ck_assert_ptr_ne(q, MAP_FAILED);
-    ck_assert(gl_anon_map_take((uint64_t)(uintptr_t)q, 8192, &caller));
-    ck_assert(in_this_program(gl_caller_ip(caller)));
+    ck_assert(gl_anon_maps_take((uint64_t)(uintptr_t)q, 8192, &caller));
+    ck_assert(in_this_program(gl_callers_ip(caller)));
     munmap(q, 8192);
     munmap(p + 8192, len - 8192);
     /* Read-only or file mappings are not the program's heap. */
-    size_t n1 = gl_anon_map_count();
+    size_t n1 = gl_anon_maps_count();
     void *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    ck_assert_uint_eq(gl_anon_map_count(), n1);
+    ck_assert_uint_eq(gl_anon_maps_count(), n1);
     munmap(ro, 4096);
     /* Nor is a thread stack: a dead thread's, cached by glibc, holds stale values. */
     void *st =
         mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     ck_assert_ptr_ne(st, MAP_FAILED);
-    ck_assert_uint_eq(gl_anon_map_count(), n1);
+    ck_assert_uint_eq(gl_anon_maps_count(), n1);
     munmap(st, 65536);
 }
 END_TEST
@@ -329,14 +329,14 @@ START_TEST(test_hooks_forward_to_the_next_allocator)
                       want);
     else
         ck_assert_msg(strncmp(base, "libc.so", 7) == 0, "next malloc is %s's", base);
-    size_t before = gl_chunk_count();
+    size_t before = gl_chunk_table_count();
     void *v[64];
     for (int i = 0; i < 64; i++)
         v[i] = malloc(100 + (size_t)i * 1000);
-    ck_assert_uint_ge(gl_chunk_count(), before + 64);
+    ck_assert_uint_ge(gl_chunk_table_count(), before + 64);
     for (int i = 0; i < 64; i++)
         free(v[i]);
-    ck_assert_uint_le(gl_chunk_count(), before);
+    ck_assert_uint_le(gl_chunk_table_count(), before);
 }
 END_TEST
 
@@ -355,14 +355,14 @@ static void *thread_mallocs(void *arg)
 
 START_TEST(test_hooks_threads)
 {
-    size_t before = gl_chunk_count();
+    size_t before = gl_chunk_table_count();
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, thread_mallocs, NULL);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     /* Every chunk the threads made was freed (their stacks' chunks too). */
-    ck_assert_uint_le(gl_chunk_count(), before + 8);
+    ck_assert_uint_le(gl_chunk_table_count(), before + 8);
 }
 END_TEST
 
@@ -413,7 +413,7 @@ START_TEST(test_fork_with_a_lock_held)
     void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     done = 0;
     fork_status = -1;
-    gl_anon_map_foreach(fork_in_map_visit, &done, false);
+    gl_anon_maps_foreach(fork_in_map_visit, &done, false);
     ck_assert_int_eq(done, 1);
     ck_assert_msg(WIFEXITED(fork_status) && WEXITSTATUS(fork_status) == 0,
                   "the child hung on the mappings' lock (status %d)", fork_status);

@@ -67,13 +67,13 @@ static const char *make(const char *rel, mode_t mode)
     return path;
 }
 
-/* ---- gl_relative_path ---- */
+/* ---- gl_paths_relative ---- */
 
 static const char *rel(const char *from, const char *to)
 {
     static char buf[PATH_MAX];
     memset(buf, 'Z', sizeof buf);
-    gl_relative_path(from, to, buf, sizeof buf);
+    gl_paths_relative(from, to, buf, sizeof buf);
     return buf;
 }
 
@@ -111,7 +111,7 @@ START_TEST(test_relative_path_small_buffer)
 {
     char buf[8];
     memset(buf, 'Z', sizeof buf);
-    gl_relative_path("/a/b/c/d", "/x/y/z", buf, sizeof buf);
+    gl_paths_relative("/a/b/c/d", "/x/y/z", buf, sizeof buf);
     ck_assert_ptr_nonnull(memchr(buf, '\0', sizeof buf)); /* terminated, within bounds */
     ck_assert(strncmp(buf, "../../", 6) == 0);
 }

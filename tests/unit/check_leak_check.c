@@ -41,7 +41,7 @@ START_TEST(test_empty)
 {
     struct gl_leak_result r;
     memset(&r, 0xab, sizeof r);
-    ck_assert_int_eq(gl_leak_check(NULL, 0, NULL, gl_classify_block, NULL, &r), 0);
+    ck_assert_int_eq(gl_leak_check(NULL, 0, NULL, gl_leak_check_classify, NULL, &r), 0);
     ck_assert_uint_eq(r.nrecords, 0);
     ck_assert_ptr_null(r.records);
     ck_assert_uint_eq(r.in_use.bytes, 0);
@@ -52,7 +52,7 @@ START_TEST(test_empty)
         ck_assert_uint_eq(r.kind[k].bytes, 0);
         ck_assert_uint_eq(r.kind[k].blocks, 0);
     }
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
     ck_assert_uint_eq(r.nrecords, 0);
 }
 END_TEST
@@ -60,7 +60,7 @@ END_TEST
 START_TEST(test_classify_all_definite)
 {
     struct gl_block_info b = blk(1, 1, 1, 1);
-    ck_assert_int_eq(gl_classify_block(&b, NULL), GL_LEAK_DEFINITE);
+    ck_assert_int_eq(gl_leak_check_classify(&b, NULL), GL_LEAK_DEFINITE);
 }
 END_TEST
 
@@ -88,7 +88,7 @@ START_TEST(test_grouping_by_stack_and_kind)
     ck_assert_uint_eq(r.records[3].bytes, 80);
     ck_assert_uint_eq(r.records[3].blocks, 3);
     ck_assert_int_eq(r.records[3].kind, GL_LEAK_DEFINITE);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -112,7 +112,7 @@ START_TEST(test_memory_kind_and_api_split_records)
     ck_assert_uint_eq(r.records[1].first.api, 7);
     ck_assert_uint_eq(r.records[2].bytes, 24);
     ck_assert_uint_eq(r.records[2].first.kind, GL_MEM_HOST_PINNED);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -127,7 +127,7 @@ START_TEST(test_sorted_ascending_by_bytes)
     const uint64_t want[] = {1, 100, 200, 300, 1000000};
     for (int i = 0; i < 5; i++)
         ck_assert_uint_eq(r.records[i].bytes, want[i]);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -151,7 +151,7 @@ START_TEST(test_ties_by_blocks_then_first_allocation)
     ck_assert_uint_eq(r.records[1].stack, 2);
     ck_assert_uint_eq(r.records[2].stack, 4);
     ck_assert_uint_eq(r.records[3].stack, 1);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -167,7 +167,7 @@ START_TEST(test_ties_blocks_before_leak_kind)
     ck_assert_uint_eq(r.nrecords, 2);
     ck_assert_int_eq(r.records[0].kind, GL_LEAK_POSSIBLE);
     ck_assert_int_eq(r.records[1].kind, GL_LEAK_DEFINITE);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -189,7 +189,7 @@ START_TEST(test_seq_range_and_first_block)
     ck_assert_uint_eq(r.records[0].first.tid, 1234);
     ck_assert_uint_eq(r.records[0].blocks, 4);
     ck_assert_uint_eq(r.records[0].bytes, 40);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -221,7 +221,7 @@ START_TEST(test_device_bits)
     ck_assert_uint_eq(r.records[1].devices, 1ULL << GL_RECORD_HOST_BIT);
     ck_assert_uint_eq(r.records[2].devices, 1ULL << 63);
     ck_assert_uint_eq(r.records[3].devices, 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 
@@ -256,7 +256,7 @@ START_TEST(test_totals)
     ck_assert_uint_eq(r.nrecords, 6);
     ck_assert_uint_eq(r.records[5].size_unknown, 1);
     ck_assert_uint_eq(r.records[0].size_unknown, 0);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
     ck_assert_ptr_null(r.records);
 }
 END_TEST
@@ -282,7 +282,7 @@ START_TEST(test_many_blocks)
             bad++;
     }
     ck_assert_uint_eq(bad, 0);
-    gl_leak_result_free(&r);
+    gl_leak_check_result_free(&r);
 }
 END_TEST
 

@@ -22,18 +22,18 @@
 #define I(i) ((uintptr_t)0x5000 + (i))
 /* Interpreter-loop frames: one per group. */
 #define E(i) ((uintptr_t)0x6000 + (i))
-/* Python frame i: gl_py_frame(100 + i, 2 * i), as a constant for static arrays. */
+/* Python frame i: gl_py_frames_make(100 + i, 2 * i), as a constant for static arrays. */
 #define P(i) (GL_PY_FRAME_TAG | (uintptr_t)(100 + (i)) << 32 | (uintptr_t)(2 * (i)))
 
 static bool fake_in_interpreter(uintptr_t ip)
 {
-    ck_assert(!gl_py_is_frame(ip)); /* only native frames are asked about */
+    ck_assert(!gl_py_frames_is_frame(ip)); /* only native frames are asked about */
     return ip >= 0x5000 && ip < 0x6100;
 }
 
 static bool fake_in_eval_loop(uintptr_t ip)
 {
-    ck_assert(!gl_py_is_frame(ip));
+    ck_assert(!gl_py_frames_is_frame(ip));
     return ip >= 0x6000 && ip < 0x6100;
 }
 
@@ -67,8 +67,8 @@ static void describe(char *buf, size_t len, const uintptr_t *v, unsigned n)
     size_t at = 0;
     buf[0] = '\0';
     for (unsigned i = 0; i < n && at < len; i++) {
-        int w = gl_py_is_frame(v[i])
-                    ? snprintf(buf + at, len - at, " P%u", (unsigned)gl_py_frame_code(v[i]) - 100)
+        int w = gl_py_frames_is_frame(v[i])
+                    ? snprintf(buf + at, len - at, " P%u", (unsigned)gl_py_frames_code(v[i]) - 100)
                     : snprintf(buf + at, len - at, " 0x%lx", (unsigned long)v[i]);
         if (w < 0)
             break;
@@ -290,26 +290,26 @@ END_TEST
 START_TEST(test_frames_kept_as_given)
 {
     /* Python frames are copied as the tagged words they are (code and offset). */
-    ck_assert_uint_eq(P(3), gl_py_frame(103, 6));
-    const uintptr_t f[] = {gl_py_frame(0x7fffffff, -2), gl_py_frame(1, 123456)};
+    ck_assert_uint_eq(P(3), gl_py_frames_make(103, 6));
+    const uintptr_t f[] = {gl_py_frames_make(0x7fffffff, -2), gl_py_frames_make(1, 123456)};
     static const uint16_t ends[] = {2};
     const struct gl_python_stack py = {f, 2, ends, 1};
     uintptr_t out[4];
     const uintptr_t native[] = {N(1), E(1)};
     ck_assert_uint_eq(gl_mixed_stack(native, 2, &py, &where, 8, 8, out, 4), 3);
     ck_assert_uint_eq(out[0], N(1));
-    ck_assert(gl_py_is_frame(out[1]));
-    ck_assert_uint_eq(gl_py_frame_code(out[1]), 0x7fffffff);
-    ck_assert_int_eq(gl_py_frame_offset(out[1]), -2);
-    ck_assert_uint_eq(gl_py_frame_code(out[2]), 1);
-    ck_assert_int_eq(gl_py_frame_offset(out[2]), 123456);
+    ck_assert(gl_py_frames_is_frame(out[1]));
+    ck_assert_uint_eq(gl_py_frames_code(out[1]), 0x7fffffff);
+    ck_assert_int_eq(gl_py_frames_offset(out[1]), -2);
+    ck_assert_uint_eq(gl_py_frames_code(out[2]), 1);
+    ck_assert_int_eq(gl_py_frames_offset(out[2]), 123456);
 }
 END_TEST
 
 /* What a report shows of a mixed stack (symbol/frame_filter.h), with made-up
  * symbols: N(1) is the CUDA call, N(9) main, N(10..12) the C start-up. */
 static void named_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
-                         enum gl_module_role *role, void *arg)
+                         enum gl_modules_role *role, void *arg)
 {
     (void)index;
     (void)arg;
@@ -317,8 +317,8 @@ static void named_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
     memset(out, 0, sizeof *out);
     out->ip = ip;
     *role = GL_MOD_OTHER;
-    if (gl_py_is_frame(ip)) {
-        unsigned i = gl_py_frame_code(ip) - 100;
+    if (gl_py_frames_is_frame(ip)) {
+        unsigned i = gl_py_frames_code(ip) - 100;
         out->function = i < 3 ? py_names[i] : "???";
         out->python = true;
         return;
@@ -360,7 +360,7 @@ START_TEST(test_unlocated_loop_python_frames_reported)
     unsigned m = gl_mixed_stack(native, 9, &py, &no_loop, 16, 16, mixed, 32);
     ck_assert_uint_eq(m, 5); /* 2 native frames, then the 3 Python ones */
     ck_assert_uint_eq(mixed[2], P(0));
-    gl_stack_raw_mode = 0;
+    gl_stack_capture_raw_mode = 0;
     struct gl_frame out[64];
     unsigned n = gl_frame_filter(mixed, m, named_lookup, NULL, false, out, 12);
     unsigned python = 0;

@@ -15,72 +15,72 @@ static void setup(void) { gl_modules_clear(); }
 
 START_TEST(test_role_for_path)
 {
-    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcupti.so.13"), GL_MOD_CUPTI);
-    ck_assert_int_eq(gl_module_role_for_path("libcupti.so"), GL_MOD_CUPTI);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/local/cuda/lib64/libcupti.so.13"), GL_MOD_CUPTI);
+    ck_assert_int_eq(gl_modules_role_for_path("libcupti.so"), GL_MOD_CUPTI);
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
                      GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role_for_path("libcuda.so"), GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcudart.so.13"),
+    ck_assert_int_eq(gl_modules_role_for_path("libcuda.so"), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/local/cuda/lib64/libcudart.so.13"),
                      GL_MOD_CUDART);
-    ck_assert_int_eq(gl_module_role_for_path("libcudart.so.13.0.48"), GL_MOD_CUDART);
+    ck_assert_int_eq(gl_modules_role_for_path("libcudart.so.13.0.48"), GL_MOD_CUDART);
     /* pip wheels carry hashed copies. */
-    ck_assert_int_eq(gl_module_role_for_path("/site-packages/torch/lib/libcudart-abc.so"),
+    ck_assert_int_eq(gl_modules_role_for_path("/site-packages/torch/lib/libcudart-abc.so"),
                      GL_MOD_CUDART);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/gpuleak/libgpuleak.so"), GL_MOD_SELF);
-    ck_assert_int_eq(gl_module_role_for_path("libgpuleak.so"), GL_MOD_SELF);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/libfoo.so"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path("libfoo.so"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path(""), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path(NULL), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/lib/gpuleak/libgpuleak.so"), GL_MOD_SELF);
+    ck_assert_int_eq(gl_modules_role_for_path("libgpuleak.so"), GL_MOD_SELF);
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/lib/libfoo.so"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path("libfoo.so"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path(""), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path(NULL), GL_MOD_OTHER);
 }
 END_TEST
 
 START_TEST(test_role_for_path_near_misses)
 {
     /* Names that merely start like CUDA's libraries. */
-    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/libcudadebugger.so.1"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/lib/libcuda_wrapper.so"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path("/usr/local/cuda/lib64/libcudart_static.a"),
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/lib/libcudadebugger.so.1"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/lib/libcuda_wrapper.so"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path("/usr/local/cuda/lib64/libcudart_static.a"),
                      GL_MOD_OTHER);
     /* Only the file name counts, not the directories. */
-    ck_assert_int_eq(gl_module_role_for_path("/opt/libcuda.so.1/libfoo.so"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path("/opt/libgpuleak/libbar.so"), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role_for_path("/opt/x/libcuda.so.1"), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_modules_role_for_path("/opt/libcuda.so.1/libfoo.so"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path("/opt/libgpuleak/libbar.so"), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role_for_path("/opt/x/libcuda.so.1"), GL_MOD_DRIVER);
 }
 END_TEST
 
 START_TEST(test_ranges)
 {
-    ck_assert_int_eq(gl_module_role(0x1000), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x1000), GL_MOD_OTHER);
     gl_modules_add_range(0x10000, 0x20000, GL_MOD_DRIVER);
     gl_modules_add_range(0x50000, 0x60000, GL_MOD_CUPTI);
     gl_modules_add_range(0x30000, 0x38000, GL_MOD_SELF);
-    ck_assert_int_eq(gl_module_role(0x10000), GL_MOD_DRIVER); /* start: inside */
-    ck_assert_int_eq(gl_module_role(0x1ffff), GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role(0x20000), GL_MOD_OTHER); /* end: outside */
-    ck_assert_int_eq(gl_module_role(0xffff), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role(0x30000), GL_MOD_SELF);
-    ck_assert_int_eq(gl_module_role(0x55555), GL_MOD_CUPTI);
+    ck_assert_int_eq(gl_modules_role(0x10000), GL_MOD_DRIVER); /* start: inside */
+    ck_assert_int_eq(gl_modules_role(0x1ffff), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_modules_role(0x20000), GL_MOD_OTHER); /* end: outside */
+    ck_assert_int_eq(gl_modules_role(0xffff), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x30000), GL_MOD_SELF);
+    ck_assert_int_eq(gl_modules_role(0x55555), GL_MOD_CUPTI);
     /* Between ranges, inside the bounds: the ranges are searched, nothing found. */
-    ck_assert_int_eq(gl_module_role(0x25000), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role(0x40000), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x25000), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x40000), GL_MOD_OTHER);
     /* Outside the bounds of all ranges: the fast path. */
-    ck_assert_int_eq(gl_module_role(0), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role(0x60000), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role(UINTPTR_MAX), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x60000), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(UINTPTR_MAX), GL_MOD_OTHER);
 }
 END_TEST
 
 START_TEST(test_clear)
 {
     gl_modules_add_range(0x10000, 0x20000, GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role(0x18000), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_modules_role(0x18000), GL_MOD_DRIVER);
     gl_modules_clear();
-    ck_assert_int_eq(gl_module_role(0x18000), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x18000), GL_MOD_OTHER);
     gl_modules_add_range(0x18000, 0x18001, GL_MOD_CUDART);
-    ck_assert_int_eq(gl_module_role(0x18000), GL_MOD_CUDART);
-    ck_assert_int_eq(gl_module_role(0x17fff), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role(0x18001), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x18000), GL_MOD_CUDART);
+    ck_assert_int_eq(gl_modules_role(0x17fff), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x18001), GL_MOD_OTHER);
 }
 END_TEST
 
@@ -104,9 +104,9 @@ START_TEST(test_many_ranges)
     /* More ranges than the set holds: the first ones stay, nothing breaks. */
     for (uintptr_t i = 0; i < 40; i++)
         gl_modules_add_range(0x100000 + i * 0x1000, 0x100000 + i * 0x1000 + 0x800, GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role(0x100000), GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role(0x100000 + 31 * 0x1000), GL_MOD_DRIVER);
-    ck_assert_int_eq(gl_module_role(0x100000 + 31 * 0x1000 + 0x800), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role(0x100000), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_modules_role(0x100000 + 31 * 0x1000), GL_MOD_DRIVER);
+    ck_assert_int_eq(gl_modules_role(0x100000 + 31 * 0x1000 + 0x800), GL_MOD_OTHER);
 }
 END_TEST
 
@@ -147,12 +147,12 @@ START_TEST(test_refresh_finds_loaded_objects)
     void *fn = dlsym(h, "zlibVersion");
     ck_assert_ptr_nonnull(fn);
 
-    ck_assert_int_eq(gl_module_role((uintptr_t)fn), GL_MOD_OTHER); /* not scanned yet */
+    ck_assert_int_eq(gl_modules_role((uintptr_t)fn), GL_MOD_OTHER); /* not scanned yet */
     gl_modules_refresh();
-    ck_assert_int_eq(gl_module_role((uintptr_t)fn), GL_MOD_CUPTI);
+    ck_assert_int_eq(gl_modules_role((uintptr_t)fn), GL_MOD_CUPTI);
     /* Nothing else of this process is CUDA's: libc, this program. */
-    ck_assert_int_eq(gl_module_role((uintptr_t)&printf), GL_MOD_OTHER);
-    ck_assert_int_eq(gl_module_role((uintptr_t)&test_refresh_finds_loaded_objects_fn),
+    ck_assert_int_eq(gl_modules_role((uintptr_t)&printf), GL_MOD_OTHER);
+    ck_assert_int_eq(gl_modules_role((uintptr_t)&test_refresh_finds_loaded_objects_fn),
                      GL_MOD_OTHER);
     dlclose(h);
 }

@@ -20,17 +20,17 @@ static off_t file_size(int fd)
 START_TEST(test_commas)
 {
     char buf[GL_U64_COMMAS_LEN];
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 0), "0");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 7), "7");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 999), "999");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 1000), "1,000");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 12345), "12,345");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 100000), "100,000");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 999999), "999,999");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, 1048576), "1,048,576");
-    ck_assert_str_eq(gl_fmt_u64_commas(buf, UINT64_MAX), "18,446,744,073,709,551,615");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 0), "0");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 7), "7");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 999), "999");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 1000), "1,000");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 12345), "12,345");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 100000), "100,000");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 999999), "999,999");
+    ck_assert_str_eq(gl_out_u64_commas(buf, 1048576), "1,048,576");
+    ck_assert_str_eq(gl_out_u64_commas(buf, UINT64_MAX), "18,446,744,073,709,551,615");
     ck_assert_uint_eq(strlen(buf) + 1, GL_U64_COMMAS_LEN); /* the longest fits exactly */
-    ck_assert_ptr_eq(gl_fmt_u64_commas(buf, 1), buf);
+    ck_assert_ptr_eq(gl_out_u64_commas(buf, 1), buf);
 }
 END_TEST
 
@@ -193,14 +193,14 @@ START_TEST(test_write_all_pipe)
 {
     int p[2];
     ck_assert_int_eq(pipe(p), 0);
-    ck_assert(gl_write_all(p[1], "abc\n", 4));
+    ck_assert(gl_out_write_all(p[1], "abc\n", 4));
     char buf[8] = {0};
     ck_assert_int_eq(read(p[0], buf, sizeof buf), 4);
     ck_assert_str_eq(buf, "abc\n");
-    ck_assert(gl_write_all(p[1], "", 0));
+    ck_assert(gl_out_write_all(p[1], "", 0));
     close(p[0]);
     close(p[1]);
-    ck_assert(!gl_write_all(-1, "x", 1));
+    ck_assert(!gl_out_write_all(-1, "x", 1));
 }
 END_TEST
 

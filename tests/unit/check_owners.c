@@ -25,34 +25,34 @@ __attribute__((noinline)) static int runtime_code(int x) { return x * 5 + 2; }
 
 START_TEST(test_owner_of_path)
 {
-    ck_assert_int_eq(gl_owner_of_path("/usr/lib/libcuda.so.580.1"), GL_OWNER_CUDA);
-    ck_assert_int_eq(gl_owner_of_path("/x/nvidia/cu13/lib/libcudart.so.13"), GL_OWNER_CUDA);
-    ck_assert_int_eq(gl_owner_of_path("libcupti.so.13"), GL_OWNER_CUDA);
+    ck_assert_int_eq(gl_owners_of_path("/usr/lib/libcuda.so.580.1"), GL_OWNER_CUDA);
+    ck_assert_int_eq(gl_owners_of_path("/x/nvidia/cu13/lib/libcudart.so.13"), GL_OWNER_CUDA);
+    ck_assert_int_eq(gl_owners_of_path("libcupti.so.13"), GL_OWNER_CUDA);
     /* Vendored by a wheel, with a hash in its name. */
-    ck_assert_int_eq(gl_owner_of_path("/site-packages/torch/lib/libcudart-e409450e.so.11.0"),
+    ck_assert_int_eq(gl_owners_of_path("/site-packages/torch/lib/libcudart-e409450e.so.11.0"),
                      GL_OWNER_CUDA);
-    ck_assert_int_eq(gl_owner_of_path("/opt/lib/libcublasLt.so.13"), GL_OWNER_LIB);
-    ck_assert_int_eq(gl_owner_of_path("/opt/lib/libcudnn_graph.so.9"), GL_OWNER_LIB);
-    ck_assert_int_eq(gl_owner_of_path("/usr/lib/gpuleak/libgpuleak.so"), GL_OWNER_TOOL);
-    ck_assert_int_eq(gl_owner_of_path("/usr/lib/libdw.so.1"), GL_OWNER_TOOL);
-    ck_assert_int_eq(gl_owner_of_path("/site-packages/torch/lib/libtorch_cuda.so"), GL_OWNER_APP);
-    ck_assert_int_eq(gl_owner_of_path("/usr/bin/python3.12"), GL_OWNER_APP);
-    ck_assert_int_eq(gl_owner_of_path("(program)"), GL_OWNER_APP);
-    ck_assert_int_eq(gl_owner_of_path(NULL), GL_OWNER_APP);
+    ck_assert_int_eq(gl_owners_of_path("/opt/lib/libcublasLt.so.13"), GL_OWNER_LIB);
+    ck_assert_int_eq(gl_owners_of_path("/opt/lib/libcudnn_graph.so.9"), GL_OWNER_LIB);
+    ck_assert_int_eq(gl_owners_of_path("/usr/lib/gpuleak/libgpuleak.so"), GL_OWNER_TOOL);
+    ck_assert_int_eq(gl_owners_of_path("/usr/lib/libdw.so.1"), GL_OWNER_TOOL);
+    ck_assert_int_eq(gl_owners_of_path("/site-packages/torch/lib/libtorch_cuda.so"), GL_OWNER_APP);
+    ck_assert_int_eq(gl_owners_of_path("/usr/bin/python3.12"), GL_OWNER_APP);
+    ck_assert_int_eq(gl_owners_of_path("(program)"), GL_OWNER_APP);
+    ck_assert_int_eq(gl_owners_of_path(NULL), GL_OWNER_APP);
 }
 END_TEST
 
 START_TEST(test_cudart_function_names)
 {
-    ck_assert(gl_owner_cudart_function("libcudart_static_1a2b3c"));
-    ck_assert(gl_owner_cudart_function("__cudart1042"));
-    ck_assert(gl_owner_cudart_function("cudart::globalState::initializeDriver()"));
-    ck_assert(gl_owner_cudart_function("cudaMalloc"));
-    ck_assert(gl_owner_cudart_function("cudaStreamCreateWithFlags"));
-    ck_assert(!gl_owner_cudart_function("cuda_helper"));
-    ck_assert(!gl_owner_cudart_function("cudagraph"));
-    ck_assert(!gl_owner_cudart_function("main"));
-    ck_assert(!gl_owner_cudart_function(NULL));
+    ck_assert(gl_owners_cudart_function("libcudart_static_1a2b3c"));
+    ck_assert(gl_owners_cudart_function("__cudart1042"));
+    ck_assert(gl_owners_cudart_function("cudart::globalState::initializeDriver()"));
+    ck_assert(gl_owners_cudart_function("cudaMalloc"));
+    ck_assert(gl_owners_cudart_function("cudaStreamCreateWithFlags"));
+    ck_assert(!gl_owners_cudart_function("cuda_helper"));
+    ck_assert(!gl_owners_cudart_function("cudagraph"));
+    ck_assert(!gl_owners_cudart_function("main"));
+    ck_assert(!gl_owners_cudart_function(NULL));
 }
 END_TEST
 
@@ -64,8 +64,8 @@ START_TEST(test_modules_of_this_process)
     ck_assert_uint_gt(o.nmodules, 2);
     for (size_t i = 1; i < o.nmodules; i++)
         ck_assert_uint_le(o.modules[i - 1].text_start, o.modules[i].text_start);
-    ck_assert_int_eq(gl_owner_of_ip(&o, (uintptr_t)app_code), GL_OWNER_APP);
-    const struct gl_owner_module *m = gl_owner_module_of(&o, (uintptr_t)app_code);
+    ck_assert_int_eq(gl_owners_of_ip(&o, (uintptr_t)app_code), GL_OWNER_APP);
+    const struct gl_owner_module *m = gl_owners_module_of(&o, (uintptr_t)app_code);
     ck_assert_ptr_nonnull(m);
     ck_assert(!m->has_cudart);
     static int in_data = 1;
@@ -74,7 +74,7 @@ START_TEST(test_modules_of_this_process)
         if ((uintptr_t)&in_data >= o.roots[i].start && (uintptr_t)&in_data < o.roots[i].end)
             rooted = 1;
     ck_assert_msg(rooted, "this program's data segment is not a root");
-    ck_assert_ptr_null(gl_owner_module_of(&o, 16)); /* nothing maps page 0 */
+    ck_assert_ptr_null(gl_owners_module_of(&o, 16)); /* nothing maps page 0 */
     gl_owners_free(&o);
 }
 END_TEST
@@ -85,7 +85,7 @@ START_TEST(test_callers_named_only_where_a_runtime_was_seen)
 {
     gl_callers_reset();
     uintptr_t app_ip = (uintptr_t)app_code + 4, rt_ip = (uintptr_t)runtime_code + 4;
-    uint32_t app_id = gl_caller_id(app_ip), rt_id = gl_caller_id(rt_ip);
+    uint32_t app_id = gl_callers_id(app_ip), rt_id = gl_callers_id(rt_ip);
     ck_assert_uint_ne(app_id, 0);
     ck_assert_uint_ne(rt_id, 0);
     cudart_lo = (uintptr_t)runtime_code;
@@ -105,7 +105,7 @@ START_TEST(test_callers_named_only_where_a_runtime_was_seen)
 
     /* A stack whose first frame in this module is the runtime's: flagged. */
     gl_owners_probe_cudart(&o, rt_ip, fake_name, NULL);
-    ck_assert(gl_owner_module_of(&o, rt_ip)->has_cudart);
+    ck_assert(gl_owners_module_of(&o, rt_ip)->has_cudart);
     named = 0;
     ck_assert_int_eq(gl_owners_classify_callers(&o, fake_name, NULL), 0);
     ck_assert_int_eq(named, 2);

@@ -14,29 +14,29 @@
 
 static int lnotab(const uint8_t *t, size_t len, int first, int off)
 {
-    return gl_py_line(GL_PY_LNOTAB, t, len, first, off);
+    return gl_py_lines_line(GL_PY_LNOTAB, t, len, first, off);
 }
 
 static int linetable(const uint8_t *t, size_t len, int first, int off)
 {
-    return gl_py_line(GL_PY_LINETABLE, t, len, first, off);
+    return gl_py_lines_line(GL_PY_LINETABLE, t, len, first, off);
 }
 
 static int locations(const uint8_t *t, size_t len, int first, int off)
 {
-    return gl_py_line(GL_PY_LOCATIONS, t, len, first, off);
+    return gl_py_lines_line(GL_PY_LOCATIONS, t, len, first, off);
 }
 
 START_TEST(test_format_of)
 {
-    ck_assert_int_eq(gl_py_line_format_of(8), -1);
-    ck_assert_int_eq(gl_py_line_format_of(9), GL_PY_LNOTAB);
-    ck_assert_int_eq(gl_py_line_format_of(10), GL_PY_LINETABLE);
-    ck_assert_int_eq(gl_py_line_format_of(11), GL_PY_LOCATIONS);
-    ck_assert_int_eq(gl_py_line_format_of(12), GL_PY_LOCATIONS);
-    ck_assert_int_eq(gl_py_line_format_of(13), GL_PY_LOCATIONS);
-    ck_assert_int_eq(gl_py_line_format_of(14), -1);
-    ck_assert_int_eq(gl_py_line_format_of(-1), -1);
+    ck_assert_int_eq(gl_py_lines_format_of(8), -1);
+    ck_assert_int_eq(gl_py_lines_format_of(9), GL_PY_LNOTAB);
+    ck_assert_int_eq(gl_py_lines_format_of(10), GL_PY_LINETABLE);
+    ck_assert_int_eq(gl_py_lines_format_of(11), GL_PY_LOCATIONS);
+    ck_assert_int_eq(gl_py_lines_format_of(12), GL_PY_LOCATIONS);
+    ck_assert_int_eq(gl_py_lines_format_of(13), GL_PY_LOCATIONS);
+    ck_assert_int_eq(gl_py_lines_format_of(14), -1);
+    ck_assert_int_eq(gl_py_lines_format_of(-1), -1);
 }
 END_TEST
 
@@ -258,7 +258,7 @@ START_TEST(test_random_tables_terminate)
             t[i] = (uint8_t)rand_r(&seed);
         for (int fmt = GL_PY_LNOTAB; fmt <= GL_PY_LOCATIONS; fmt++)
             for (int off = -2; off < 600; off += 7) {
-                int line = gl_py_line((enum gl_py_line_format)fmt, t, n, 1, off);
+                int line = gl_py_lines_line((enum gl_py_line_format)fmt, t, n, 1, off);
                 if (off < 0)
                     ck_assert_int_eq(line, 1);
             }
@@ -269,7 +269,7 @@ END_TEST
 
 START_TEST(test_unknown_format)
 {
-    ck_assert_int_eq(gl_py_line((enum gl_py_line_format)7, notes_lnotab, LEN(notes_lnotab), 1, 0),
+    ck_assert_int_eq(gl_py_lines_line((enum gl_py_line_format)7, notes_lnotab, LEN(notes_lnotab), 1, 0),
                      -1);
 }
 END_TEST

@@ -143,10 +143,10 @@ START_TEST(test_classification_in_a_live_process)
     gl_checkpoints_reset();
     gl_leak_run_close();
     gl_run_suppressions_unload();
-    gl_options_defaults(&gl_rt.opt);
-    gl_rt.opt.default_suppressions = false;
-    gl_rt.pid = getpid();
-    atomic_store(&gl_rt.state, GL_RT_TRACKING);
+    gl_options_defaults(&gl_runtime.opt);
+    gl_runtime.opt.default_suppressions = false;
+    gl_runtime.pid = getpid();
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     for (int i = 0; i <= 11; i++)
         alloc(DEV(i));
 
@@ -209,7 +209,7 @@ START_TEST(test_classification_in_a_live_process)
     free(a);
     free(b);
     munmap(m, 1 << 16);
-    atomic_store(&gl_rt.state, GL_RT_IDLE);
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
 }
 END_TEST
 

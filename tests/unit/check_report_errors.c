@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check/framework_view.h"
+#include "check/framework.h"
 #include "common/error_kind.h"
 #include "report/report_errors.h"
 #include "event/api.h"
@@ -73,7 +73,7 @@ static void freed_by(struct gl_api_error *e, unsigned api, uint32_t free_stack)
 static struct gl_error_text describe(const struct gl_api_error *e)
 {
     struct gl_error_text t;
-    gl_error_describe(e, &svc, &t);
+    gl_report_errors_describe(e, &svc, &t);
     return t;
 }
 
@@ -328,7 +328,7 @@ START_TEST(test_growth_printed)
     char buf[2048];
     struct gl_out o;
     gl_out_init_mem(&o, buf, sizeof buf);
-    gl_report_api_error(&o, &e, &py);
+    gl_report_errors_api_error(&o, &e, &py);
     gl_out_flush(&o);
     ck_assert_str_eq(buf, "Growth: 2,048 bytes in 2 tensors allocated here (PyTorch's record), up "
                           "at each of the last 3 checkpoints (from 0 bytes, checkpoint \"step\" "

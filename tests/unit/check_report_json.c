@@ -115,7 +115,7 @@ static void setup(void)
     memset(blocks, 0, sizeof blocks);
     nblocks = 0;
     memset(&st, 0, sizeof st);
-    gl_supp_set_init(&supps);
+    gl_suppressions_set_init(&supps);
     lr.records = recs;
     lr.blocks = blocks;
     path[0] = '\0';
@@ -142,7 +142,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    gl_supp_set_free(&supps);
+    gl_suppressions_set_free(&supps);
     if (path[0])
         unlink(path);
 }
@@ -183,7 +183,7 @@ static struct gl_loss_record *add_record(enum gl_leak_kind kind, uint32_t stack,
 static void suppress(const char *text)
 {
     char err[512];
-    int rc = gl_supp_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
     in.supps = &supps;
     gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);

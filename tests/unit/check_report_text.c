@@ -130,7 +130,7 @@ static struct gl_supp_set supps;
 
 static void setup(void)
 {
-    gl_supp_set_init(&supps);
+    gl_suppressions_set_init(&supps);
     gl_options_defaults(&opt);
     memset(&lr, 0, sizeof lr);
     memset(recs, 0, sizeof recs);
@@ -153,14 +153,14 @@ static void setup(void)
 }
 
 /* Add a record and count it in the totals, as the leak check would. */
-static void teardown(void) { gl_supp_set_free(&supps); }
+static void teardown(void) { gl_suppressions_set_free(&supps); }
 
 /* Read suppressions (as file "s.supp"), hand them to the report and apply them to
  * the records added so far, as the runtime does before reporting. */
 static void suppress(const char *text)
 {
     char err[512];
-    int rc = gl_supp_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
     in.supps = &supps;
     gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
@@ -218,8 +218,8 @@ static char *render(void)
     int fd = tu_tmpfd();
     struct gl_out o;
     gl_out_init(&o, fd, PID);
-    gl_report_preamble(&o, &in);
-    gl_report_leaks(&o, &in);
+    gl_report_text_preamble(&o, &in);
+    gl_report_text_leaks(&o, &in);
     ck_assert(gl_out_flush(&o));
     char *text = tu_slurp(fd, NULL);
     close(fd);
@@ -558,7 +558,7 @@ START_TEST(test_leak_check_summary)
         PREAMBLE GPU_SUMMARY("4,000", "3", "5", "2", "6,000", "5,000")
             LEAK_SUMMARY("1,000 bytes in 2 blocks", NONE, "3,000 bytes in 1 blocks", NONE, NONE) P
         "Rerun with --leak-check=full to see details of leaked memory\n" BLANK ERRORS("0"));
-    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 0);
 }
 END_TEST
 
@@ -597,7 +597,7 @@ START_TEST(test_quiet)
                   "   at 0x401500: cudaMalloc (in /work/app)\n" P
                   " Block 0x7f0000300000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
                   "allocation #4\n" BLANK);
-    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 2);
 }
 END_TEST
 
@@ -690,7 +690,7 @@ START_TEST(test_error_count)
                GL_API_cuMemAlloc_v2, 0);
     add_record(GL_LEAK_CACHED, STACK_SMALL, 6, 1, 6, 6, 0x6000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2,
                0);
-    ck_assert_uint_eq(gl_report_error_count(&in), 3);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 3);
     char *text = render();
     ck_assert_ptr_nonnull(strstr(text, ERRORS("3")));
     ck_assert_ptr_nonnull(strstr(text, "are definitely lost in loss record 1 of 6\n"));
@@ -701,9 +701,9 @@ START_TEST(test_error_count)
     ck_assert_ptr_null(strstr(text, "in loss record 6 of 6\n")); /* cached: hidden */
     free(text);
     opt.leak_check = GL_LEAK_CHECK_SUMMARY;
-    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 0);
     opt.leak_check = GL_LEAK_CHECK_NO;
-    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 0);
 }
 END_TEST
 
@@ -713,7 +713,7 @@ START_TEST(test_preamble_quiet)
     int fd = tu_tmpfd();
     struct gl_out o;
     gl_out_init(&o, fd, PID);
-    gl_report_preamble(&o, &in);
+    gl_report_text_preamble(&o, &in);
     gl_out_flush(&o);
     char *text = tu_slurp(fd, NULL);
     ck_assert_str_eq(text, "");
@@ -784,9 +784,9 @@ START_TEST(test_suppressed_records_hidden)
             "0x7f0000200000", "3") BLANK GPU_SUMMARY("600", "3", "3", "0", "600", "600")
             LEAK_SUMMARY_S("100 bytes in 1 blocks", NONE, "300 bytes in 1 blocks", NONE, NONE,
                            "200 bytes in 1 blocks") BLANK ERRORS_S("2", "1"));
-    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 2);
     struct gl_error_counts c;
-    gl_report_error_counts(&in, &c);
+    gl_report_text_error_counts(&in, &c);
     ck_assert_uint_eq(c.errors, 2);
     ck_assert_uint_eq(c.contexts, 2);
     ck_assert_uint_eq(c.suppressed, 1);
@@ -922,7 +922,7 @@ START_TEST(test_gen_suppressions_round_trip)
     free(text);
     char err[512];
     ck_assert_int_eq(
-        gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err), 0);
+        gl_suppressions_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err), 0);
     ck_assert_uint_eq(supps.n, 3);
     gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
     for (size_t i = 0; i < 3; i++)
@@ -944,7 +944,7 @@ START_TEST(test_gen_suppressions_without_stack)
             snprintf(entries + strlen(entries), sizeof entries - strlen(entries), "%s\n", line);
     free(text);
     char err[512] = "";
-    int rc = gl_supp_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err);
     ck_assert_msg(rc == 0,
                   "the suppression printed for a record without a stack cannot be "
                   "read back: %s\n%s",
@@ -966,25 +966,25 @@ START_TEST(test_errors_for_leak_kinds)
     add_record(GL_LEAK_INDIRECT, STACK_SMALL, 5, 1, 5, 5, 0x5000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     /* The default: definite,possible. */
-    ck_assert_uint_eq(gl_report_error_count(&in), 2);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 2);
     set_option("--errors-for-leak-kinds=definite");
-    ck_assert_uint_eq(gl_report_error_count(&in), 1);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 1);
     char *text = render();
     ck_assert_ptr_nonnull(strstr(text, ERRORS("1")));
     ck_assert_ptr_nonnull(strstr(text, "in loss record 2 of 5\n")); /* shown, not an error */
     free(text);
     set_option("--errors-for-leak-kinds=all");
-    ck_assert_uint_eq(gl_report_error_count(&in), 5);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 5);
     text = render();
     ck_assert_ptr_nonnull(strstr(text, ERRORS("5")));
     free(text);
     set_option("--errors-for-leak-kinds=reachable,cached");
-    ck_assert_uint_eq(gl_report_error_count(&in), 2);
-    ck_assert(!gl_report_is_error(&opt, &recs[0]));
-    ck_assert(gl_report_is_error(&opt, &recs[2]));
-    ck_assert(gl_report_is_error(&opt, &recs[3]));
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 2);
+    ck_assert(!gl_report_text_is_error(&opt, &recs[0]));
+    ck_assert(gl_report_text_is_error(&opt, &recs[2]));
+    ck_assert(gl_report_text_is_error(&opt, &recs[3]));
     set_option("--errors-for-leak-kinds=none");
-    ck_assert_uint_eq(gl_report_error_count(&in), 0);
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 0);
     text = render();
     ck_assert_ptr_nonnull(strstr(text, ERRORS("0")));
     free(text);

@@ -101,7 +101,7 @@ static void setup(void)
     memset(&lr, 0, sizeof lr);
     memset(recs, 0, sizeof recs);
     memset(&st, 0, sizeof st);
-    gl_supp_set_init(&supps);
+    gl_suppressions_set_init(&supps);
     lr.records = recs;
     path[0] = '\0';
     in = (struct gl_report_input){
@@ -126,7 +126,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    gl_supp_set_free(&supps);
+    gl_suppressions_set_free(&supps);
     if (path[0])
         unlink(path);
 }
@@ -160,7 +160,7 @@ static struct gl_loss_record *add_record(enum gl_leak_kind kind, uint32_t stack,
 static void suppress(const char *text)
 {
     char err[512];
-    int rc = gl_supp_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&supps, text, strlen(text), "s.supp", err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
     in.supps = &supps;
     gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
@@ -419,7 +419,7 @@ START_TEST(test_every_leak_kind)
         char expr[128];
         snprintf(expr, sizeof expr, "string(/valgrindoutput/error[%d]/kind)", i + 1);
         XPATH_EQ(expr, kinds[i]);
-        ck_assert_str_eq(gl_xml_leak_kind((enum gl_leak_kind)i), kinds[i]);
+        ck_assert_str_eq(gl_report_xml_leak_kind((enum gl_leak_kind)i), kinds[i]);
     }
     free(text);
 }
@@ -449,19 +449,19 @@ START_TEST(test_generated_suppression)
 #undef SX
     XPATH_EQ("count(/valgrindoutput/error[1]/suppression/sframe)", "4");
     XPATH_EQ("string(/valgrindoutput/error[2]/suppression/skaux)", "match-leak-kinds: possible");
-    /* The raw text is gl_supp_generate's, in CDATA, and reads back as an entry
+    /* The raw text is gl_suppressions_generate's, in CDATA, and reads back as an entry
      * that suppresses the record. */
     struct gl_frame f[4];
     memcpy(f, malloc_frames, sizeof f);
     char gen[4096], want[4200];
-    gl_supp_generate(gen, sizeof gen, f, 4, GL_LEAK_DEFINITE);
+    gl_suppressions_generate(gen, sizeof gen, f, 4, GL_LEAK_DEFINITE);
     snprintf(want, sizeof want, "<rawtext>\n<![CDATA[\n%s]]>", gen);
     ck_assert_msg(strstr(text, want) != NULL, "no rawtext:\n%s", want);
     const char *raw = xpath("string(/valgrindoutput/error[1]/suppression/rawtext)");
     char err[512];
-    ck_assert_int_eq(gl_supp_load_text(&supps, raw, strlen(raw), "raw.supp", err, sizeof err), 0);
+    ck_assert_int_eq(gl_suppressions_load_text(&supps, raw, strlen(raw), "raw.supp", err, sizeof err), 0);
     ck_assert_uint_eq(supps.n, 1);
-    ck_assert(gl_supp_matches(&supps.v[0], f, 4, GL_LEAK_DEFINITE));
+    ck_assert(gl_suppressions_matches(&supps.v[0], f, 4, GL_LEAK_DEFINITE));
     free(text);
 }
 END_TEST

@@ -14,7 +14,7 @@ static char log_path[4096];
 
 static void setup(void)
 {
-    gl_options_defaults(&gl_rt.opt);
+    gl_options_defaults(&gl_runtime.opt);
     const char *t = getenv("TMPDIR");
     snprintf(log_path, sizeof log_path, "%s/gpuleak-runtime.%d.log", t && *t ? t : "/tmp",
              (int)getpid());
@@ -50,7 +50,7 @@ static char *capture_stderr(void (*fn)(void))
     return text;
 }
 
-static void say_hello(void) { gl_rt_message("gpuleak: hello %d", 42); }
+static void say_hello(void) { gl_runtime_message("gpuleak: hello %d", 42); }
 
 START_TEST(test_message_to_stderr)
 {
@@ -65,7 +65,7 @@ END_TEST
 START_TEST(test_message_to_log_file)
 {
     const char *t = getenv("TMPDIR");
-    snprintf(gl_rt.opt.log_file, sizeof gl_rt.opt.log_file, "%s/gpuleak-runtime.%%p.log",
+    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "%s/gpuleak-runtime.%%p.log",
              t && *t ? t : "/tmp");
     /* An old file of that name is replaced by the first message, then appended to. */
     FILE *old = fopen(log_path, "w");
@@ -73,7 +73,7 @@ START_TEST(test_message_to_log_file)
     fputs("old contents\n", old);
     fclose(old);
     char *err = capture_stderr(say_hello);
-    gl_rt_message("second %s", "line");
+    gl_runtime_message("second %s", "line");
     char *text = read_file(log_path);
     ck_assert_ptr_nonnull(text);
     char want[128];
@@ -88,7 +88,7 @@ END_TEST
 
 START_TEST(test_log_file_unusable)
 {
-    snprintf(gl_rt.opt.log_file, sizeof gl_rt.opt.log_file, "/nonexistent-gpuleak-dir/x.log");
+    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "/nonexistent-gpuleak-dir/x.log");
     char *text = capture_stderr(say_hello);
     char want[256];
     snprintf(
@@ -104,7 +104,7 @@ END_TEST
 /* A program that later redirects or closes fd 2 does not swallow the report. */
 static void save_then_redirect(void)
 {
-    gl_rt_save_stderr(); /* fd 2 is the capture file now */
+    gl_runtime_save_stderr(); /* fd 2 is the capture file now */
     int other = tu_tmpfd();
     dup2(other, 2); /* the program points stderr elsewhere */
     say_hello();
@@ -126,10 +126,10 @@ END_TEST
 
 START_TEST(test_read_command)
 {
-    memset(gl_rt.command, 'x', sizeof gl_rt.command);
-    gl_rt_read_command();
+    memset(gl_runtime.command, 'x', sizeof gl_runtime.command);
+    gl_runtime_read_command();
     /* This test runs without arguments: the command is the program's name. */
-    ck_assert_str_eq(gl_rt.command, program_invocation_name);
+    ck_assert_str_eq(gl_runtime.command, program_invocation_name);
 }
 END_TEST
 

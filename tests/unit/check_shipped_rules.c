@@ -15,16 +15,16 @@ static struct gl_supp_set set;
 
 static void load(void)
 {
-    gl_supp_set_init(&set);
+    gl_suppressions_set_init(&set);
     const char *files[] = {GL_TOP_SRCDIR "/suppressions/default.supp",
                            GL_TOP_SRCDIR "/suppressions/frameworks.supp"};
     for (size_t i = 0; i < 2; i++) {
         char err[512] = "";
-        ck_assert_msg(gl_supp_load_file(&set, files[i], err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(gl_suppressions_load_file(&set, files[i], err, sizeof err) == 0, "%s", err);
     }
 }
 
-static void unload(void) { gl_supp_set_free(&set); }
+static void unload(void) { gl_suppressions_set_free(&set); }
 
 enum verdict { NONE, CACHED, SUPPRESSED };
 
@@ -36,9 +36,9 @@ static enum verdict verdict(unsigned kind, const char *const *fun)
     unsigned n = 0;
     for (; fun[n] && n < 32; n++)
         f[n] = (struct gl_frame){.ip = 0x1000 + n, .function = fun[n], .object = "/lib/x.so"};
-    if (gl_supp_find(&set, GL_SUPP_CACHED, f, n, kind))
+    if (gl_suppressions_find(&set, GL_SUPP_CACHED, f, n, kind))
         return CACHED;
-    if (gl_supp_find(&set, GL_SUPP_LEAK, f, n, kind))
+    if (gl_suppressions_find(&set, GL_SUPP_LEAK, f, n, kind))
         return SUPPRESSED;
     return NONE;
 }

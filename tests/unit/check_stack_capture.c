@@ -1,4 +1,4 @@
-/* lib/stack/stack_capture.h: gl_stack_trim, which drops gpuleak's, CUPTI's and
+/* lib/stack/stack_capture.h: gl_stack_capture_trim, which drops gpuleak's, CUPTI's and
  * all but the outermost driver frame from a raw stack, by module role. */
 #include <check.h>
 #include <pthread.h>
@@ -37,7 +37,7 @@ static void expect_trim(const uintptr_t *in, unsigned n, const uintptr_t *want, 
 {
     uintptr_t f[32];
     memcpy(f, in, n * sizeof *in);
-    unsigned got = gl_stack_trim(f, n);
+    unsigned got = gl_stack_capture_trim(f, n);
     ck_assert_uint_eq(got, nwant);
     for (unsigned i = 0; i < nwant; i++)
         ck_assert_msg(f[i] == want[i], "frame %u is %#lx, want %#lx", i, (unsigned long)f[i],
@@ -109,7 +109,7 @@ START_TEST(test_all_internal)
     const uintptr_t a[] = {SELF1, CUPTI1, DRV1, DRV2};
     TRIM(a, DRV2);
     uintptr_t f[2] = {SELF1, CUPTI1}; /* no driver frame, nothing of the program */
-    ck_assert_uint_eq(gl_stack_trim(f, 2), 0);
+    ck_assert_uint_eq(gl_stack_capture_trim(f, 2), 0);
 }
 END_TEST
 
@@ -159,11 +159,11 @@ START_TEST(test_capture_through_libunwind)
     if (!load_unwinder())
         return;
     gl_modules_clear(); /* nothing is gpuleak's, CUPTI's or the driver's here */
-    gl_stack_init(12);
+    gl_stack_capture_init(12);
     uint32_t id = gl_cap_outer();
     ck_assert_uint_ne(id, 0);
     unsigned n;
-    const uintptr_t *f = gl_depot_frames(id, &n);
+    const uintptr_t *f = gl_stack_depot_frames(id, &n);
     ck_assert_ptr_nonnull(f);
     ck_assert_uint_le(n, 12 + GL_STACK_SLACK);
     /* The callers appear, innermost first: gl_cap_outer's frame, then this test's. */
@@ -181,7 +181,7 @@ START_TEST(test_capture_same_site_same_stack)
     if (!load_unwinder())
         return;
     gl_modules_clear();
-    gl_stack_init(12);
+    gl_stack_capture_init(12);
     uint32_t ids[4];
     capture_four(ids);
     ck_assert_uint_ne(ids[0], 0);
@@ -196,10 +196,10 @@ START_TEST(test_capture_keeps_num_callers_and_slack)
     if (!load_unwinder())
         return;
     gl_modules_clear();
-    gl_stack_init(2);
+    gl_stack_capture_init(2);
     uint32_t id = gl_cap_outer();
     unsigned n;
-    gl_depot_frames(id, &n);
+    gl_stack_depot_frames(id, &n);
     /* The test runs deep inside Check's runner: more frames exist than are kept. */
     ck_assert_uint_eq(n, 2 + GL_STACK_SLACK);
 }
@@ -239,12 +239,12 @@ static const int memo_pads[] = {0, 40, 300};
 __attribute__((noinline, noipa)) static void memo_shapes(const int *ks, int n, bool on,
                                                          uint32_t *ids)
 {
-    gl_stack_memo_enable(on);
+    gl_stack_capture_memo_enable(on);
     for (int i = 0; i < n; i++) {
         int k = ks[i];
         ids[i] = memo_site(k / (MEMO_DEPTHS * 3), k / 3 % MEMO_DEPTHS, memo_pads[k % 3]);
     }
-    gl_stack_memo_enable(true);
+    gl_stack_capture_memo_enable(true);
 }
 
 /* The same, leaving the memo as it is. */
@@ -261,7 +261,7 @@ START_TEST(test_memo_agrees_with_the_unwinder)
     if (!load_unwinder())
         return;
     gl_modules_clear();
-    gl_stack_init(12);
+    gl_stack_capture_init(12);
     int all[MEMO_SHAPES];
     uint32_t want[MEMO_SHAPES];
     for (int k = 0; k < MEMO_SHAPES; k++)
@@ -279,9 +279,9 @@ START_TEST(test_memo_agrees_with_the_unwinder)
      * (a volatile count: the loop is not unrolled). */
     static volatile int passes = 2;
     for (int pass = 0; pass < passes; pass++) {
-        gl_stack_memo_totals(&before);
+        gl_stack_capture_memo_totals(&before);
         memo_shapes(pass ? order : all, pass ? N : MEMO_SHAPES, pass, pass ? got : want);
-        gl_stack_memo_totals(&after);
+        gl_stack_capture_memo_totals(&after);
     }
     for (int k = 0; k < MEMO_SHAPES; k++)
         ck_assert_uint_ne(want[k], 0);
@@ -329,7 +329,7 @@ START_TEST(test_memo_threads)
     if (!load_unwinder())
         return;
     gl_modules_clear();
-    gl_stack_init(12);
+    gl_stack_capture_init(12);
     static struct memo_thread t[MEMO_THREADS];
     pthread_t th[MEMO_THREADS];
     pthread_barrier_init(&memo_barrier, NULL, MEMO_THREADS + 1);
@@ -341,15 +341,15 @@ START_TEST(test_memo_threads)
     struct gl_stack_memo_counts before, after;
     for (int pass = 0; pass < 2; pass++) {
         pthread_barrier_wait(&memo_barrier);
-        gl_stack_memo_enable(pass == 1);
+        gl_stack_capture_memo_enable(pass == 1);
         if (pass == 1)
-            gl_stack_memo_totals(&before);
+            gl_stack_capture_memo_totals(&before);
         pthread_barrier_wait(&memo_barrier);
     }
     for (int i = 0; i < MEMO_THREADS; i++)
         pthread_join(th[i], NULL);
-    gl_stack_memo_totals(&after);
-    gl_stack_memo_enable(true);
+    gl_stack_capture_memo_totals(&after);
+    gl_stack_capture_memo_enable(true);
     for (int i = 0; i < MEMO_THREADS; i++)
         for (int j = 0; j < 2 * MEMO_SHAPES; j++) {
             int k = t[i].order[j];

@@ -88,19 +88,19 @@ static struct gl_loss_record recs[8];
 
 static void setup(void)
 {
-    gl_supp_set_init(&set);
+    gl_suppressions_set_init(&set);
     memset(&lr, 0, sizeof lr);
     memset(recs, 0, sizeof recs);
     lr.records = recs;
     calls = max_asked = 0;
 }
 
-static void teardown(void) { gl_supp_set_free(&set); }
+static void teardown(void) { gl_suppressions_set_free(&set); }
 
 static void load(const char *text)
 {
     char err[512];
-    int rc = gl_supp_load_text(&set, text, strlen(text), "s.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&set, text, strlen(text), "s.supp", err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
 }
 

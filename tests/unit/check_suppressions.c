@@ -25,18 +25,18 @@ static char err[1024];
 
 static void setup(void)
 {
-    gl_supp_set_init(&set);
+    gl_suppressions_set_init(&set);
     memset(err, 0, sizeof err);
 }
 
-static void teardown(void) { gl_supp_set_free(&set); }
+static void teardown(void) { gl_suppressions_set_free(&set); }
 
 /* Load text (its length given, so that it may hold NUL bytes) that must be accepted. */
 #define LOAD_OK(text) load_ok_at(text, sizeof(text) - 1, __LINE__)
 static void load_ok_at(const char *text, size_t len, int line)
 {
     err[0] = '\0';
-    int rc = gl_supp_load_text(&set, text, len, "t.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&set, text, len, "t.supp", err, sizeof err);
     ck_assert_msg(rc == 0, "line %d: rejected: %s", line, err);
 }
 
@@ -45,11 +45,11 @@ static void load_ok_at(const char *text, size_t len, int line)
 static void load_bad_at(const char *text, size_t len, const char *want, int line)
 {
     struct gl_supp_set s;
-    gl_supp_set_init(&s);
+    gl_suppressions_set_init(&s);
     char e[1024] = "";
-    int rc = gl_supp_load_text(&s, text, len, "t.supp", e, sizeof e);
+    int rc = gl_suppressions_load_text(&s, text, len, "t.supp", e, sizeof e);
     size_t n = s.n;
-    gl_supp_set_free(&s);
+    gl_suppressions_set_free(&s);
     ck_assert_msg(rc == -1, "line %d: accepted (%zu entries), want error \"%s\"", line, n, want);
     ck_assert_msg(strcmp(e, want) == 0, "line %d: error\n  got:  \"%s\"\n  want: \"%s\"", line, e,
                   want);
@@ -341,8 +341,8 @@ START_TEST(test_two_files_in_one_set)
 {
     const char *a = "{\n a1\n gpuleak:Leak\n fun:a\n}\n";
     const char *b = "{\n b1\n Memcheck:Leak\n fun:b\n}\n{\n b2\n gpuleak:Cached\n fun:b\n}\n";
-    ck_assert_int_eq(gl_supp_load_text(&set, a, strlen(a), "first.supp", err, sizeof err), 0);
-    ck_assert_int_eq(gl_supp_load_text(&set, b, strlen(b), "second.supp", err, sizeof err), 0);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, a, strlen(a), "first.supp", err, sizeof err), 0);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, b, strlen(b), "second.supp", err, sizeof err), 0);
     ck_assert_uint_eq(set.n, 2);
     ck_assert_uint_eq(set.other_tools, 1);
     ck_assert_uint_eq(set.nfiles, 2);
@@ -635,7 +635,7 @@ END_TEST
 START_TEST(test_error_keeps_earlier_entries)
 {
     const char *text = "{\n good\n gpuleak:Leak\n fun:a\n}\n{\n bad\n gpuleak:Leak\n fun:\n}\n";
-    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "k.supp", err, sizeof err), -1);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, text, strlen(text), "k.supp", err, sizeof err), -1);
     ck_assert_str_eq(err, "k.supp:9: error: empty pattern after 'fun:'");
     ck_assert_uint_eq(set.n, 1);
     ck_assert_str_eq(set.v[0].name, "good");
@@ -647,7 +647,7 @@ START_TEST(test_error_truncated_to_errlen)
     char small[20];
     memset(small, 'x', sizeof small);
     const char *text = "nonsense\n";
-    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "t.supp", small, sizeof small),
+    ck_assert_int_eq(gl_suppressions_load_text(&set, text, strlen(text), "t.supp", small, sizeof small),
                      -1);
     ck_assert_str_eq(small, "t.supp:1: error: ex");
 }
@@ -663,7 +663,7 @@ START_TEST(test_load_file)
     const char *text = "{\n from a file\n gpuleak:Leak\n fun:f\n}\n{\n bad\n gpuleak:Nope\n";
     ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    ck_assert_int_eq(gl_supp_load_file(&set, path, err, sizeof err), -1);
+    ck_assert_int_eq(gl_suppressions_load_file(&set, path, err, sizeof err), -1);
     char want[4400];
     snprintf(want, sizeof want,
              "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak, Cached, InvalidFree, "
@@ -678,12 +678,12 @@ END_TEST
 
 START_TEST(test_missing_file)
 {
-    ck_assert_int_eq(gl_supp_load_file(&set, "/nonexistent-dir/x.supp", err, sizeof err), -1);
+    ck_assert_int_eq(gl_suppressions_load_file(&set, "/nonexistent-dir/x.supp", err, sizeof err), -1);
     ck_assert_str_eq(err, "/nonexistent-dir/x.supp: error: cannot read suppressions: No such file "
                           "or directory");
     ck_assert_uint_eq(set.n, 0);
     /* A directory cannot be read either. */
-    ck_assert_int_eq(gl_supp_load_file(&set, "/", err, sizeof err), -1);
+    ck_assert_int_eq(gl_suppressions_load_file(&set, "/", err, sizeof err), -1);
     ck_assert_msg(strncmp(err, "/: error: cannot read suppressions", 34) == 0, "%s", err);
     ck_assert_ptr_null(strchr(err, '\n'));
 }
@@ -708,11 +708,11 @@ START_TEST(test_real_world_files)
             continue;
         for (size_t i = 0; i < g.gl_pathc; i++) {
             struct gl_supp_set s;
-            gl_supp_set_init(&s);
+            gl_suppressions_set_init(&s);
             char e[1024] = "";
-            int rc = gl_supp_load_file(&s, g.gl_pathv[i], e, sizeof e);
+            int rc = gl_suppressions_load_file(&s, g.gl_pathv[i], e, sizeof e);
             size_t n = s.n, other = s.other_tools;
-            gl_supp_set_free(&s);
+            gl_suppressions_set_free(&s);
             ck_assert_msg(rc == 0, "%s: %s", g.gl_pathv[i], e);
             ck_assert_msg(n == 0, "%s: %zu gpuleak entries", g.gl_pathv[i], n);
             ck_assert_msg(other > 0, "%s: no entries read", g.gl_pathv[i]);
@@ -735,12 +735,12 @@ static const struct gl_supp *entry(const char *lines)
 {
     char text[4096];
     snprintf(text, sizeof text, "{\n   e%zu\n   gpuleak:Leak\n%s}\n", set.n, lines);
-    int rc = gl_supp_load_text(&set, text, strlen(text), "m.supp", err, sizeof err);
+    int rc = gl_suppressions_load_text(&set, text, strlen(text), "m.supp", err, sizeof err);
     ck_assert_msg(rc == 0, "%s", err);
     return &set.v[set.n - 1];
 }
 
-#define MATCH(lines, frames, n) gl_supp_matches(entry(lines), frames, n, GL_LEAK_DEFINITE)
+#define MATCH(lines, frames, n) gl_suppressions_matches(entry(lines), frames, n, GL_LEAK_DEFINITE)
 
 START_TEST(test_match_fun_demangled_and_mangled)
 {
@@ -910,18 +910,18 @@ START_TEST(test_match_leak_kinds)
 {
     struct gl_frame f[] = {fr("cudaMalloc", NULL, NULL, NULL, 0)};
     const struct gl_supp *dp = entry("   match-leak-kinds: definite,possible\n   fun:cudaMalloc\n");
-    ck_assert(gl_supp_matches(dp, f, 1, GL_LEAK_DEFINITE));
-    ck_assert(gl_supp_matches(dp, f, 1, GL_LEAK_POSSIBLE));
-    ck_assert(!gl_supp_matches(dp, f, 1, GL_LEAK_INDIRECT));
-    ck_assert(!gl_supp_matches(dp, f, 1, GL_LEAK_REACHABLE));
-    ck_assert(!gl_supp_matches(dp, f, 1, GL_LEAK_CACHED));
+    ck_assert(gl_suppressions_matches(dp, f, 1, GL_LEAK_DEFINITE));
+    ck_assert(gl_suppressions_matches(dp, f, 1, GL_LEAK_POSSIBLE));
+    ck_assert(!gl_suppressions_matches(dp, f, 1, GL_LEAK_INDIRECT));
+    ck_assert(!gl_suppressions_matches(dp, f, 1, GL_LEAK_REACHABLE));
+    ck_assert(!gl_suppressions_matches(dp, f, 1, GL_LEAK_CACHED));
     const struct gl_supp *none = entry("   match-leak-kinds: none\n   ...\n");
     const struct gl_supp *any = entry("   ...\n");
     const struct gl_supp *cached = entry("   match-leak-kinds: cached\n   ...\n");
     for (unsigned k = 0; k < GL_LEAK_NKINDS; k++) {
-        ck_assert(!gl_supp_matches(none, f, 1, k));
-        ck_assert(gl_supp_matches(any, f, 1, k));
-        ck_assert(gl_supp_matches(cached, f, 1, k) == (k == GL_LEAK_CACHED));
+        ck_assert(!gl_suppressions_matches(none, f, 1, k));
+        ck_assert(gl_suppressions_matches(any, f, 1, k));
+        ck_assert(gl_suppressions_matches(cached, f, 1, k) == (k == GL_LEAK_CACHED));
     }
 }
 END_TEST
@@ -934,24 +934,24 @@ START_TEST(test_find_first_match_and_kind)
         "{\n leak-x-any\n gpuleak:Leak\n fun:x\n}\n"
         "{\n leak-all\n gpuleak:Leak\n fun:*\n}\n"
         "{\n cached-y\n gpuleak:Cached\n fun:y\n}\n";
-    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "f.supp", err, sizeof err), 0);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, text, strlen(text), "f.supp", err, sizeof err), 0);
     ck_assert_uint_eq(set.n, 5);
     struct gl_frame x[] = {fr("x", NULL, NULL, NULL, 0)};
     struct gl_frame y[] = {fr("y", NULL, NULL, NULL, 0)};
     struct gl_supp *e;
-    e = gl_supp_find(&set, GL_SUPP_LEAK, x, 1, GL_LEAK_DEFINITE);
+    e = gl_suppressions_find(&set, GL_SUPP_LEAK, x, 1, GL_LEAK_DEFINITE);
     ck_assert_ptr_eq(e, &set.v[0]);
-    e = gl_supp_find(&set, GL_SUPP_LEAK, x, 1, GL_LEAK_POSSIBLE); /* the first's kinds differ */
+    e = gl_suppressions_find(&set, GL_SUPP_LEAK, x, 1, GL_LEAK_POSSIBLE); /* the first's kinds differ */
     ck_assert_ptr_eq(e, &set.v[2]);
-    e = gl_supp_find(&set, GL_SUPP_LEAK, y, 1, GL_LEAK_DEFINITE);
+    e = gl_suppressions_find(&set, GL_SUPP_LEAK, y, 1, GL_LEAK_DEFINITE);
     ck_assert_ptr_eq(e, &set.v[3]);
-    e = gl_supp_find(&set, GL_SUPP_CACHED, y, 1, GL_LEAK_DEFINITE); /* file order */
+    e = gl_suppressions_find(&set, GL_SUPP_CACHED, y, 1, GL_LEAK_DEFINITE); /* file order */
     ck_assert_ptr_eq(e, &set.v[1]);
-    e = gl_supp_find(&set, GL_SUPP_CACHED, NULL, 0, GL_LEAK_DEFINITE);
+    e = gl_suppressions_find(&set, GL_SUPP_CACHED, NULL, 0, GL_LEAK_DEFINITE);
     ck_assert_ptr_null(e);
     struct gl_supp_set empty;
-    gl_supp_set_init(&empty);
-    ck_assert_ptr_null(gl_supp_find(&empty, GL_SUPP_LEAK, x, 1, GL_LEAK_DEFINITE));
+    gl_suppressions_set_init(&empty);
+    ck_assert_ptr_null(gl_suppressions_find(&empty, GL_SUPP_LEAK, x, 1, GL_LEAK_DEFINITE));
 }
 END_TEST
 
@@ -962,34 +962,34 @@ START_TEST(test_find_error)
                        "{\n double-any\n gpuleak:DoubleFree\n ...\n fun:y\n}\n"
                        "{\n invalid-x\n gpuleak:InvalidFree\n fun:x\n}\n"
                        "{\n range-all\n gpuleak:InvalidRange\n fun:*\n}\n";
-    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "e.supp", err, sizeof err), 0);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, text, strlen(text), "e.supp", err, sizeof err), 0);
     ck_assert_uint_eq(set.n, 5);
     struct gl_frame xm[] = {fr("x", NULL, NULL, NULL, 0), fr("main", NULL, NULL, NULL, 0)};
     struct gl_frame xo[] = {fr("x", NULL, NULL, NULL, 0), fr("other", NULL, NULL, NULL, 0)};
     struct gl_frame zy[] = {fr("z", NULL, NULL, NULL, 0), fr("w", NULL, NULL, NULL, 0),
                             fr("y", NULL, NULL, NULL, 0)};
     /* By kind and frames. */
-    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, xm, 2), &set.v[1]);
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, xo, 2));
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, xm, 1)); /* stack too short */
-    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_DOUBLE_FREE, zy, 3), &set.v[2]);
-    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_INVALID_FREE, xm, 2), &set.v[3]);
-    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_INVALID_FREE, xo, 2), &set.v[3]);
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_INVALID_FREE, zy, 3));
-    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_INVALID_RANGE, zy, 3), &set.v[4]);
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_INVALID_RANGE, NULL, 0));
+    ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_DOUBLE_FREE, xm, 2), &set.v[1]);
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_DOUBLE_FREE, xo, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_DOUBLE_FREE, xm, 1)); /* stack too short */
+    ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_DOUBLE_FREE, zy, 3), &set.v[2]);
+    ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_INVALID_FREE, xm, 2), &set.v[3]);
+    ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_INVALID_FREE, xo, 2), &set.v[3]);
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_INVALID_FREE, zy, 3));
+    ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_INVALID_RANGE, zy, 3), &set.v[4]);
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_INVALID_RANGE, NULL, 0));
     /* A kind with no entry, and no kind at all: nothing, not even the Leak entry. */
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_MISMATCHED_FREE, xm, 2));
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_FREED_RANGE, xm, 2));
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_OUT_OF_MEMORY, xm, 2));
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_NONE, xm, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_MISMATCHED_FREE, xm, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_FREED_RANGE, xm, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, xm, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_NONE, xm, 2));
     /* Leak lookups never return error entries. */
-    ck_assert_ptr_eq(gl_supp_find(&set, GL_SUPP_LEAK, xm, 2, GL_LEAK_DEFINITE), &set.v[0]);
-    ck_assert_ptr_null(gl_supp_find(&set, GL_SUPP_LEAK, zy, 3, GL_LEAK_DEFINITE));
-    ck_assert_ptr_null(gl_supp_find(&set, GL_SUPP_CACHED, xm, 2, GL_LEAK_DEFINITE));
+    ck_assert_ptr_eq(gl_suppressions_find(&set, GL_SUPP_LEAK, xm, 2, GL_LEAK_DEFINITE), &set.v[0]);
+    ck_assert_ptr_null(gl_suppressions_find(&set, GL_SUPP_LEAK, zy, 3, GL_LEAK_DEFINITE));
+    ck_assert_ptr_null(gl_suppressions_find(&set, GL_SUPP_CACHED, xm, 2, GL_LEAK_DEFINITE));
     struct gl_supp_set empty;
-    gl_supp_set_init(&empty);
-    ck_assert_ptr_null(gl_supp_find_error(&empty, GL_ERR_DOUBLE_FREE, xm, 2));
+    gl_suppressions_set_init(&empty);
+    ck_assert_ptr_null(gl_suppressions_find_error(&empty, GL_ERR_DOUBLE_FREE, xm, 2));
 }
 END_TEST
 
@@ -1008,7 +1008,7 @@ START_TEST(test_match_python_frames)
     const char *text = "{\n grow\n gpuleak:Growth\n fun:train_step\n src:train.py:42\n}\n"
                        "{\n grow-line\n gpuleak:Growth\n src:train.py:42\n}\n"
                        "{\n leak\n gpuleak:Leak\n ...\n fun:train_step\n}\n";
-    ck_assert_int_eq(gl_supp_load_text(&set, text, strlen(text), "py.supp", err, sizeof err), 0);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, text, strlen(text), "py.supp", err, sizeof err), 0);
     ck_assert_uint_eq(set.n, 3);
     ck_assert_int_eq(set.v[0].kind, GL_SUPP_ERROR);
     ck_assert_uint_eq(set.v[0].error_kind, GL_ERR_GROWTH);
@@ -1017,28 +1017,28 @@ START_TEST(test_match_python_frames)
     for (int i = 0; i < 2; i++) {
         struct gl_frame called[] = {pyfr("train_step", paths[i], 30), pyfr("step", paths[i], 42),
                                     pyfr("<module>", paths[i], 60)};
-        ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_GROWTH, called, 3), &set.v[0]);
+        ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_GROWTH, called, 3), &set.v[0]);
         /* Allocated at train.py:42 itself, called from <module>: the entry's
          * second line is about the second frame (line 60), so only the
          * one-line entry matches. */
         struct gl_frame at42[] = {pyfr("train_step", paths[i], 42), pyfr("<module>", paths[i], 60)};
-        ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_GROWTH, at42, 2), &set.v[1]);
-        ck_assert(!gl_supp_matches(&set.v[0], at42, 2, 0));
+        ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_GROWTH, at42, 2), &set.v[1]);
+        ck_assert(!gl_suppressions_matches(&set.v[0], at42, 2, 0));
         /* Other kinds and lookups see none of them. */
-        ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_OUT_OF_MEMORY, called, 3));
-        ck_assert_ptr_null(gl_supp_find(&set, GL_SUPP_CACHED, called, 3, GL_LEAK_DEFINITE));
-        ck_assert_ptr_eq(gl_supp_find(&set, GL_SUPP_LEAK, called, 3, GL_LEAK_DEFINITE), &set.v[2]);
+        ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, called, 3));
+        ck_assert_ptr_null(gl_suppressions_find(&set, GL_SUPP_CACHED, called, 3, GL_LEAK_DEFINITE));
+        ck_assert_ptr_eq(gl_suppressions_find(&set, GL_SUPP_LEAK, called, 3, GL_LEAK_DEFINITE), &set.v[2]);
     }
     /* Another line, another function, another file: no match. */
     struct gl_frame other[] = {pyfr("train_step", "/home/u/train.py", 43),
                                pyfr("step", "/home/u/train.py", 41)};
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_GROWTH, other, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_GROWTH, other, 2));
     struct gl_frame eval[] = {pyfr("eval_step", "/home/u/train.py", 30),
                               pyfr("step", "/home/u/train.py", 42)};
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_GROWTH, eval, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_GROWTH, eval, 2));
     struct gl_frame elsewhere[] = {pyfr("train_step", "/home/u/train2.py", 30),
                                    pyfr("step", "/home/u/train2.py", 42)};
-    ck_assert_ptr_null(gl_supp_find_error(&set, GL_ERR_GROWTH, elsewhere, 2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_GROWTH, elsewhere, 2));
 
     /* src: is matched against the file's base name, with globs; obj: sees
      * "???" (a Python frame has no object), so obj:* matches. */
@@ -1102,7 +1102,7 @@ START_TEST(test_glob_edges)
         {"*abc", "ababc", true},  {"*aab", "aaaab", true}, {"x*y*z", "xyyyzzzy", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        ck_assert_msg(gl_glob_match(cases[i].p, cases[i].t) == cases[i].want,
+        ck_assert_msg(gl_suppressions_glob_match(cases[i].p, cases[i].t) == cases[i].want,
                       "glob('%s', '%s') should be %s", cases[i].p, cases[i].t,
                       cases[i].want ? "true" : "false");
 }
@@ -1127,14 +1127,14 @@ START_TEST(test_glob_pathological)
         strcat(stars, "*a");
     strcat(stars, "*b");
     double t0 = now();
-    ck_assert(!gl_glob_match("*a*a*a*a*a*b", text));
-    ck_assert(!gl_glob_match(stars, text));
-    ck_assert(!gl_glob_match("*?*?*?*?*?*?*?*?*b", text));
-    ck_assert(!gl_glob_match("*aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", text));
+    ck_assert(!gl_suppressions_glob_match("*a*a*a*a*a*b", text));
+    ck_assert(!gl_suppressions_glob_match(stars, text));
+    ck_assert(!gl_suppressions_glob_match("*?*?*?*?*?*?*?*?*b", text));
+    ck_assert(!gl_suppressions_glob_match("*aaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", text));
     text[n] = 'b';
     text[n + 1] = '\0';
-    ck_assert(gl_glob_match("*a*a*a*a*a*b", text));
-    ck_assert(gl_glob_match(stars, text));
+    ck_assert(gl_suppressions_glob_match("*a*a*a*a*a*b", text));
+    ck_assert(gl_suppressions_glob_match(stars, text));
     double t = now() - t0;
     ck_assert_msg(t < 2.0, "pathological globs took %.2f s", t);
     free(text);
@@ -1153,7 +1153,7 @@ START_TEST(test_generate_exact)
         {0x401200, "main", "app.cu", 19, "/work/app", NULL},
     };
     char buf[1024];
-    size_t len = gl_supp_generate(buf, sizeof buf, f, 5, GL_LEAK_DEFINITE);
+    size_t len = gl_suppressions_generate(buf, sizeof buf, f, 5, GL_LEAK_DEFINITE);
     const char *want = "{\n"
                        "   <insert_a_suppression_name_here>\n"
                        "   gpuleak:Leak\n"
@@ -1166,7 +1166,7 @@ START_TEST(test_generate_exact)
                        "}\n";
     tu_assert_text_eq(buf, want);
     ck_assert_uint_eq(len, strlen(want));
-    len = gl_supp_generate(buf, sizeof buf, f, 1, GL_LEAK_CACHED);
+    len = gl_suppressions_generate(buf, sizeof buf, f, 1, GL_LEAK_CACHED);
     tu_assert_text_eq(buf, "{\n   <insert_a_suppression_name_here>\n   gpuleak:Leak\n"
                            "   match-leak-kinds: cached\n   fun:cudaMalloc\n}\n");
 }
@@ -1176,25 +1176,25 @@ START_TEST(test_generate_truncated)
 {
     struct gl_frame f[] = {{0x1, "cudaMalloc", NULL, 0, NULL, NULL}};
     char full[512];
-    size_t len = gl_supp_generate(full, sizeof full, f, 1, GL_LEAK_POSSIBLE);
+    size_t len = gl_suppressions_generate(full, sizeof full, f, 1, GL_LEAK_POSSIBLE);
     ck_assert_uint_eq(len, strlen(full));
     char small[16];
     memset(small, 'x', sizeof small);
-    ck_assert_uint_eq(gl_supp_generate(small, sizeof small, f, 1, GL_LEAK_POSSIBLE), len);
+    ck_assert_uint_eq(gl_suppressions_generate(small, sizeof small, f, 1, GL_LEAK_POSSIBLE), len);
     ck_assert_uint_eq(strlen(small), sizeof small - 1);
     ck_assert(strncmp(small, full, sizeof small - 1) == 0);
     char one[1] = {'x'};
-    ck_assert_uint_eq(gl_supp_generate(one, 1, f, 1, GL_LEAK_POSSIBLE), len);
+    ck_assert_uint_eq(gl_suppressions_generate(one, 1, f, 1, GL_LEAK_POSSIBLE), len);
     ck_assert_int_eq(one[0], '\0');
-    ck_assert_uint_eq(gl_supp_generate(NULL, 0, f, 1, GL_LEAK_POSSIBLE), len);
+    ck_assert_uint_eq(gl_suppressions_generate(NULL, 0, f, 1, GL_LEAK_POSSIBLE), len);
     /* Cut inside an escaped character: still NUL-terminated within the buffer. */
     struct gl_frame g[] = {{0x1, "****", NULL, 0, NULL, NULL}};
     char all[256];
-    size_t glen = gl_supp_generate(all, sizeof all, g, 1, GL_LEAK_DEFINITE);
+    size_t glen = gl_suppressions_generate(all, sizeof all, g, 1, GL_LEAK_DEFINITE);
     for (size_t cut = 60; cut < glen + 2; cut++) {
         char b[256];
         memset(b, 'x', sizeof b);
-        ck_assert_uint_eq(gl_supp_generate(b, cut, g, 1, GL_LEAK_DEFINITE), glen);
+        ck_assert_uint_eq(gl_suppressions_generate(b, cut, g, 1, GL_LEAK_DEFINITE), glen);
         ck_assert_uint_eq(strlen(b), cut - 1 < glen ? cut - 1 : glen);
         ck_assert(strncmp(b, all, strlen(b)) == 0);
         ck_assert_int_eq(b[cut], 'x');
@@ -1211,23 +1211,23 @@ static void check_round_trip(const struct gl_frame *frames, unsigned n, const ch
 {
     for (unsigned k = 0; k < GL_LEAK_NKINDS; k++) {
         char text[16384];
-        size_t len = gl_supp_generate(text, sizeof text, frames, n, k);
+        size_t len = gl_suppressions_generate(text, sizeof text, frames, n, k);
         ck_assert_uint_lt(len, sizeof text);
         struct gl_supp_set s;
-        gl_supp_set_init(&s);
+        gl_suppressions_set_init(&s);
         char e[1024] = "";
-        int rc = gl_supp_load_text(&s, text, len, "gen.supp", e, sizeof e);
+        int rc = gl_suppressions_load_text(&s, text, len, "gen.supp", e, sizeof e);
         ck_assert_msg(rc == 0, "%s: generated entry rejected: %s\n%s", what, e, text);
         ck_assert_msg(s.n == 1, "%s: %zu entries", what, s.n);
         const struct gl_supp *g = &s.v[0];
         ck_assert_int_eq(g->kind, GL_SUPP_LEAK);
         ck_assert_str_eq(g->name, "<insert_a_suppression_name_here>");
         ck_assert_uint_eq(g->leak_kinds, GL_LEAK_KIND_BIT(k));
-        ck_assert_msg(gl_supp_matches(g, frames, n, k), "%s: does not match its stack\n%s", what,
+        ck_assert_msg(gl_suppressions_matches(g, frames, n, k), "%s: does not match its stack\n%s", what,
                       text);
         for (unsigned other = 0; other < GL_LEAK_NKINDS; other++)
             if (other != k)
-                ck_assert_msg(!gl_supp_matches(g, frames, n, other), "%s: matches leak kind %u too",
+                ck_assert_msg(!gl_suppressions_matches(g, frames, n, other), "%s: matches leak kind %u too",
                               what, other);
         struct gl_frame changed[64];
         ck_assert_uint_le(n, 64);
@@ -1242,14 +1242,14 @@ static void check_round_trip(const struct gl_frame *frames, unsigned n, const ch
             } else {
                 continue; /* obj:* matches any frame: nothing to change */
             }
-            ck_assert_msg(!gl_supp_matches(g, changed, n, k),
+            ck_assert_msg(!gl_suppressions_matches(g, changed, n, k),
                           "%s: matches the stack with frame %u changed\n%s", what, i, text);
         }
         /* Nor a stack one frame short (when every line names a frame). */
         if (n > 0 && n <= GL_SUPP_MAX_FRAMES)
-            ck_assert_msg(!gl_supp_matches(g, frames, n - 1, k), "%s: matches a shorter stack",
+            ck_assert_msg(!gl_suppressions_matches(g, frames, n - 1, k), "%s: matches a shorter stack",
                           what);
-        gl_supp_set_free(&s);
+        gl_suppressions_set_free(&s);
     }
 }
 
@@ -1288,7 +1288,7 @@ START_TEST(test_generate_round_trip)
     /* With the globs quoted, a look-alike does not match. */
     {
         char text[4096];
-        size_t len = gl_supp_generate(text, sizeof text, globby, 6, GL_LEAK_DEFINITE);
+        size_t len = gl_suppressions_generate(text, sizeof text, globby, 6, GL_LEAK_DEFINITE);
         ck_assert_ptr_nonnull(strstr(text, "   fun:operator\\*(Vec const&, float)\n"
                                            "   fun:is_ready\\?\n"
                                            "   obj:/opt/we\\*rd/lib\\?.so\n"
@@ -1296,19 +1296,19 @@ START_TEST(test_generate_round_trip)
                                            "   fun:\\*\n"
                                            "   fun:\\?\\?\\*\n"));
         struct gl_supp_set s;
-        gl_supp_set_init(&s);
-        ck_assert_int_eq(gl_supp_load_text(&s, text, len, "g.supp", err, sizeof err), 0);
+        gl_suppressions_set_init(&s);
+        ck_assert_int_eq(gl_suppressions_load_text(&s, text, len, "g.supp", err, sizeof err), 0);
         struct gl_frame alike[6];
         memcpy(alike, globby, sizeof alike);
         alike[0].function = "operatorX(Vec const&, float)";
-        ck_assert(!gl_supp_matches(&s.v[0], alike, 6, GL_LEAK_DEFINITE));
+        ck_assert(!gl_suppressions_matches(&s.v[0], alike, 6, GL_LEAK_DEFINITE));
         memcpy(alike, globby, sizeof alike);
         alike[2].object = "/opt/weXYrd/libZ.so";
-        ck_assert(!gl_supp_matches(&s.v[0], alike, 6, GL_LEAK_DEFINITE));
+        ck_assert(!gl_suppressions_matches(&s.v[0], alike, 6, GL_LEAK_DEFINITE));
         memcpy(alike, globby, sizeof alike);
         alike[4].function = "anything";
-        ck_assert(!gl_supp_matches(&s.v[0], alike, 6, GL_LEAK_DEFINITE));
-        gl_supp_set_free(&s);
+        ck_assert(!gl_suppressions_matches(&s.v[0], alike, 6, GL_LEAK_DEFINITE));
+        gl_suppressions_set_free(&s);
     }
     /* Deeper than an entry may be: the first 24 frames, which is enough. */
     struct gl_frame deep[30];
@@ -1319,7 +1319,7 @@ START_TEST(test_generate_round_trip)
     }
     check_round_trip(deep, 30, "30 frames");
     char text[4096];
-    gl_supp_generate(text, sizeof text, deep, 30, GL_LEAK_DEFINITE);
+    gl_suppressions_generate(text, sizeof text, deep, 30, GL_LEAK_DEFINITE);
     ck_assert_ptr_nonnull(strstr(text, "   fun:level23\n}\n"));
     ck_assert_ptr_null(strstr(text, "level24"));
 }
@@ -1335,7 +1335,7 @@ START_TEST(test_generate_empty_names)
         {0x4003, "main", NULL, 0, NULL, NULL},
     };
     char text[1024];
-    gl_supp_generate(text, sizeof text, f, 3, GL_LEAK_DEFINITE);
+    gl_suppressions_generate(text, sizeof text, f, 3, GL_LEAK_DEFINITE);
     ck_assert_ptr_nonnull(strstr(text, "   match-leak-kinds: definite\n"
                                        "   obj:/work/app\n"
                                        "   obj:*\n"
@@ -1353,7 +1353,7 @@ START_TEST(test_generate_error_exact)
         {0x401200, "main", "app.cu", 19, "/work/app", NULL},
     };
     char buf[1024];
-    size_t len = gl_supp_generate_error(buf, sizeof buf, f, 4, GL_ERR_DOUBLE_FREE);
+    size_t len = gl_suppressions_generate_error(buf, sizeof buf, f, 4, GL_ERR_DOUBLE_FREE);
     const char *want = "{\n"
                        "   <insert_a_suppression_name_here>\n"
                        "   gpuleak:DoubleFree\n"
@@ -1364,29 +1364,29 @@ START_TEST(test_generate_error_exact)
                        "}\n";
     tu_assert_text_eq(buf, want);
     ck_assert_uint_eq(len, strlen(want));
-    len = gl_supp_generate_error(buf, sizeof buf, f, 1, GL_ERR_OUT_OF_MEMORY);
+    len = gl_suppressions_generate_error(buf, sizeof buf, f, 1, GL_ERR_OUT_OF_MEMORY);
     tu_assert_text_eq(buf, "{\n   <insert_a_suppression_name_here>\n   gpuleak:OutOfMemory\n"
                            "   fun:cuMemFree_v2\n}\n");
     ck_assert_uint_eq(len, strlen(buf));
     /* Truncated like snprintf. */
     char small[16];
     memset(small, 'x', sizeof small);
-    ck_assert_uint_eq(gl_supp_generate_error(small, sizeof small, f, 1, GL_ERR_OUT_OF_MEMORY), len);
+    ck_assert_uint_eq(gl_suppressions_generate_error(small, sizeof small, f, 1, GL_ERR_OUT_OF_MEMORY), len);
     ck_assert_uint_eq(strlen(small), sizeof small - 1);
     ck_assert(strncmp(small, buf, sizeof small - 1) == 0);
-    ck_assert_uint_eq(gl_supp_generate_error(NULL, 0, f, 1, GL_ERR_OUT_OF_MEMORY), len);
+    ck_assert_uint_eq(gl_suppressions_generate_error(NULL, 0, f, 1, GL_ERR_OUT_OF_MEMORY), len);
 }
 END_TEST
 
 /* Every kind's generated entry reads back as an error entry of that kind that
- * gl_supp_find_error finds for this stack, and for no other kind. */
+ * gl_suppressions_find_error finds for this stack, and for no other kind. */
 START_TEST(test_generate_growth_python_frames)
 {
     struct gl_frame f[] = {pyfr("Net.forward.<locals>.f", "/home/u/model.py", 12),
                            pyfr("train_step", "/home/u/train.py", 42),
                            pyfr("<module>", "/home/u/train.py", 60)};
     char buf[1024];
-    size_t len = gl_supp_generate_error(buf, sizeof buf, f, 3, GL_ERR_GROWTH);
+    size_t len = gl_suppressions_generate_error(buf, sizeof buf, f, 3, GL_ERR_GROWTH);
     const char *want = "{\n"
                        "   <insert_a_suppression_name_here>\n"
                        "   gpuleak:Growth\n"
@@ -1396,8 +1396,8 @@ START_TEST(test_generate_growth_python_frames)
                        "}\n";
     tu_assert_text_eq(buf, want);
     ck_assert_uint_eq(len, strlen(want));
-    ck_assert_int_eq(gl_supp_load_text(&set, buf, len, "gen.supp", err, sizeof err), 0);
-    ck_assert_ptr_eq(gl_supp_find_error(&set, GL_ERR_GROWTH, f, 3), &set.v[0]);
+    ck_assert_int_eq(gl_suppressions_load_text(&set, buf, len, "gen.supp", err, sizeof err), 0);
+    ck_assert_ptr_eq(gl_suppressions_find_error(&set, GL_ERR_GROWTH, f, 3), &set.v[0]);
 }
 END_TEST
 
@@ -1411,28 +1411,28 @@ START_TEST(test_generate_error_round_trip)
     };
     for (unsigned k = GL_ERR_NONE + 1; k < GL_ERR_NKINDS; k++) {
         char text[4096];
-        size_t len = gl_supp_generate_error(text, sizeof text, f, 4, k);
+        size_t len = gl_suppressions_generate_error(text, sizeof text, f, 4, k);
         ck_assert_uint_lt(len, sizeof text);
         ck_assert_ptr_null(strstr(text, "match-leak-kinds"));
         struct gl_supp_set s;
-        gl_supp_set_init(&s);
+        gl_suppressions_set_init(&s);
         char e[1024] = "";
-        int rc = gl_supp_load_text(&s, text, len, "gen.supp", e, sizeof e);
+        int rc = gl_suppressions_load_text(&s, text, len, "gen.supp", e, sizeof e);
         ck_assert_msg(rc == 0, "kind %u: generated entry rejected: %s\n%s", k, e, text);
         ck_assert_uint_eq(s.n, 1);
         ck_assert_int_eq(s.v[0].kind, GL_SUPP_ERROR);
         ck_assert_uint_eq(s.v[0].error_kind, k);
         ck_assert_uint_eq(s.v[0].nframes, 4);
         for (unsigned other = 0; other < GL_ERR_NKINDS; other++)
-            ck_assert_msg((gl_supp_find_error(&s, other, f, 4) == &s.v[0]) == (other == k),
+            ck_assert_msg((gl_suppressions_find_error(&s, other, f, 4) == &s.v[0]) == (other == k),
                           "kind %u: found for kind %u: %d", k, other,
-                          gl_supp_find_error(&s, other, f, 4) != NULL);
+                          gl_suppressions_find_error(&s, other, f, 4) != NULL);
         struct gl_frame changed[4];
         memcpy(changed, f, sizeof changed);
         changed[1].object = "/opt/weXYrd/libZ.so";
-        ck_assert_ptr_null(gl_supp_find_error(&s, k, changed, 4));
-        ck_assert_ptr_null(gl_supp_find_error(&s, k, f, 3));
-        gl_supp_set_free(&s);
+        ck_assert_ptr_null(gl_suppressions_find_error(&s, k, changed, 4));
+        ck_assert_ptr_null(gl_suppressions_find_error(&s, k, f, 3));
+        gl_suppressions_set_free(&s);
     }
 }
 END_TEST
@@ -1442,11 +1442,11 @@ START_TEST(test_unknown_kind_message_names_growth)
     /* The list of kinds in the message is the one the parser accepts:
      * gpuleak:Growth is accepted (test_growth_entries) and must be named. */
     struct gl_supp_set s;
-    gl_supp_set_init(&s);
+    gl_suppressions_set_init(&s);
     const char text[] = "{\n name\n gpuleak:Bogus\n fun:a\n}\n";
     char e[1024] = "";
-    ck_assert_int_eq(gl_supp_load_text(&s, text, sizeof text - 1, "t.supp", e, sizeof e), -1);
-    gl_supp_set_free(&s);
+    ck_assert_int_eq(gl_suppressions_load_text(&s, text, sizeof text - 1, "t.supp", e, sizeof e), -1);
+    gl_suppressions_set_free(&s);
     ck_assert_msg(strstr(e, "Growth") != NULL, "message does not name Growth: %s", e);
 }
 END_TEST

@@ -45,13 +45,13 @@ static struct gl_symbolizer *sym;
 
 static void setup(void)
 {
-    sym = gl_symbolizer_open();
-    ck_assert_msg(sym != NULL, "gl_symbolizer_open failed (libdw.so.1 missing?)");
+    sym = gl_symbolize_open();
+    ck_assert_msg(sym != NULL, "gl_symbolize_open failed (libdw.so.1 missing?)");
 }
 
 static void teardown(void)
 {
-    gl_symbolizer_close(sym);
+    gl_symbolize_close(sym);
     sym = NULL;
 }
 
@@ -110,7 +110,7 @@ END_TEST
 START_TEST(test_cache_keeps_return_address_flag_apart)
 {
     uintptr_t ip = (uintptr_t)&gl_test_neighbour;
-    struct gl_symbolizer *fresh = gl_symbolizer_open();
+    struct gl_symbolizer *fresh = gl_symbolize_open();
     ck_assert_ptr_nonnull(fresh);
     struct gl_frame want;
     gl_symbolize(fresh, ip, true, &want); /* whatever precedes gl_test_neighbour */
@@ -125,7 +125,7 @@ START_TEST(test_cache_keeps_return_address_flag_apart)
                   as_return.function ? as_return.function : "NULL",
                   want.function ? want.function : "NULL");
     ck_assert_int_eq(as_return.line, want.line);
-    gl_symbolizer_close(fresh);
+    gl_symbolize_close(fresh);
 }
 END_TEST
 
@@ -154,21 +154,21 @@ END_TEST
 START_TEST(test_demangle)
 {
     char buf[256];
-    ck_assert_str_eq(gl_demangle("_Z3fooi", buf, sizeof buf), "foo(int)");
-    ck_assert_ptr_eq(gl_demangle("_Z3fooi", buf, sizeof buf), buf);
-    ck_assert_str_eq(gl_demangle("_Z11make_bufferm", buf, sizeof buf),
+    ck_assert_str_eq(gl_symbolize_demangle("_Z3fooi", buf, sizeof buf), "foo(int)");
+    ck_assert_ptr_eq(gl_symbolize_demangle("_Z3fooi", buf, sizeof buf), buf);
+    ck_assert_str_eq(gl_symbolize_demangle("_Z11make_bufferm", buf, sizeof buf),
                      "make_buffer(unsigned long)");
-    ck_assert_str_eq(gl_demangle("_ZN2ns3barEPKcm", buf, sizeof buf),
+    ck_assert_str_eq(gl_symbolize_demangle("_ZN2ns3barEPKcm", buf, sizeof buf),
                      "ns::bar(char const*, unsigned long)");
     /* Not mangled, or not demangleable: the name itself. */
     const char *plain = "main";
-    ck_assert_ptr_eq(gl_demangle(plain, buf, sizeof buf), plain);
+    ck_assert_ptr_eq(gl_symbolize_demangle(plain, buf, sizeof buf), plain);
     const char *bad = "_Zzzz";
-    ck_assert_ptr_eq(gl_demangle(bad, buf, sizeof buf), bad);
-    ck_assert_ptr_null(gl_demangle(NULL, buf, sizeof buf));
+    ck_assert_ptr_eq(gl_symbolize_demangle(bad, buf, sizeof buf), bad);
+    ck_assert_ptr_null(gl_symbolize_demangle(NULL, buf, sizeof buf));
     /* A small buffer truncates. */
     char small[4];
-    ck_assert_str_eq(gl_demangle("_Z3fooi", small, sizeof small), "foo");
+    ck_assert_str_eq(gl_symbolize_demangle("_Z3fooi", small, sizeof small), "foo");
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-/* lib/base/tool_mem.h: the tool's own memory (mmap regions, slabs, size classes). */
+/* lib/base/tool.h: the tool's own memory (mmap regions, slabs, size classes). */
 #include <check.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 static bool all_zero(const void *p, size_t n)
 {
@@ -38,11 +38,11 @@ END_TEST
 START_TEST(test_slab)
 {
     struct gl_slab s;
-    gl_slab_init(&s, 40); /* rounded up to 48 */
+    gl_tool_slab_init(&s, 40); /* rounded up to 48 */
     ck_assert_uint_eq(s.obj_size, 48);
     char *objs[5000];
     for (int i = 0; i < 5000; i++) {
-        objs[i] = gl_slab_get(&s);
+        objs[i] = gl_tool_slab_get(&s);
         ck_assert_ptr_nonnull(objs[i]);
         ck_assert_uint_eq((uintptr_t)objs[i] % 16, 0);
         ck_assert(all_zero(objs[i], 48));
@@ -58,10 +58,10 @@ START_TEST(test_slab)
     ck_assert_uint_ge(s.chunks_bytes, 5000 * 48);
 
     /* Freed objects come back, zeroed, last freed first. */
-    gl_slab_put(&s, objs[10]);
-    gl_slab_put(&s, objs[20]);
+    gl_tool_slab_put(&s, objs[10]);
+    gl_tool_slab_put(&s, objs[20]);
     size_t mapped = s.chunks_bytes;
-    char *a = gl_slab_get(&s), *b = gl_slab_get(&s);
+    char *a = gl_tool_slab_get(&s), *b = gl_tool_slab_get(&s);
     ck_assert_ptr_eq(a, objs[20]);
     ck_assert_ptr_eq(b, objs[10]);
     ck_assert(all_zero(a, 48));
@@ -69,22 +69,22 @@ START_TEST(test_slab)
     ck_assert_uint_eq(s.chunks_bytes, mapped);
 
     size_t total = gl_tool_mapped_bytes();
-    gl_slab_destroy(&s);
+    gl_tool_slab_destroy(&s);
     ck_assert_uint_eq(gl_tool_mapped_bytes(), total - mapped);
     ck_assert_uint_eq(s.chunks_bytes, 0);
     ck_assert_uint_eq(s.obj_size, 48); /* usable again */
-    ck_assert_ptr_nonnull(gl_slab_get(&s));
-    gl_slab_destroy(&s);
+    ck_assert_ptr_nonnull(gl_tool_slab_get(&s));
+    gl_tool_slab_destroy(&s);
 }
 END_TEST
 
 START_TEST(test_big_slab_objects)
 {
     struct gl_slab s;
-    gl_slab_init(&s, 40000);
+    gl_tool_slab_init(&s, 40000);
     char *p[10];
     for (int i = 0; i < 10; i++) {
-        p[i] = gl_slab_get(&s);
+        p[i] = gl_tool_slab_get(&s);
         ck_assert_ptr_nonnull(p[i]);
         memset(p[i], i + 1, 40000);
     }
@@ -92,7 +92,7 @@ START_TEST(test_big_slab_objects)
         ck_assert_int_eq(p[i][0], i + 1);
         ck_assert_int_eq(p[i][39999], i + 1);
     }
-    gl_slab_destroy(&s);
+    gl_tool_slab_destroy(&s);
 }
 END_TEST
 

@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 #include "tracker_util.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 #define MiB (1024ULL * 1024)

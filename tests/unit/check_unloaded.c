@@ -26,13 +26,13 @@ static void *load(void)
 static void unload(void *h)
 {
     struct gl_unloading u;
-    gl_unloading_begin(h, &u);
+    gl_unloaded_objects_begin(h, &u);
     ck_assert(u.found);
     ck_assert_int_eq(dlclose(h), 0);
-    gl_unloading_end(&u);
+    gl_unloaded_objects_end(&u);
 }
 
-static void setup(void) { gl_unloaded_clear(); }
+static void setup(void) { gl_unloaded_objects_clear(); }
 
 START_TEST(test_unloaded_object_symbolizes)
 {
@@ -44,13 +44,13 @@ START_TEST(test_unloaded_object_symbolizes)
     /* An address inside the function, as a captured stack would hold it. */
     uintptr_t ip = (uintptr_t)probe + 4;
     unload(h);
-    ck_assert_uint_eq(gl_unloaded_count(), 1);
-    const struct gl_unloaded_object *o = gl_unloaded_get(0);
+    ck_assert_uint_eq(gl_unloaded_objects_count(), 1);
+    const struct gl_unloaded_object *o = gl_unloaded_objects_get(0);
     ck_assert_str_eq(o->path, PROBE);
     ck_assert(o->start <= ip && ip < o->end);
     ck_assert_ptr_null(dlopen(PROBE, RTLD_NOW | RTLD_NOLOAD)); /* really gone */
 
-    struct gl_symbolizer *s = gl_symbolizer_open();
+    struct gl_symbolizer *s = gl_symbolize_open();
     ck_assert_ptr_nonnull(s);
     struct gl_frame f;
     gl_symbolize(s, ip, false, &f);
@@ -61,7 +61,7 @@ START_TEST(test_unloaded_object_symbolizes)
     ck_assert_int_eq(f.line, want_line);
     ck_assert_msg(f.object && strstr(f.object, "libunload_probe.so"), "object %s",
                   f.object ? f.object : "(none)");
-    gl_symbolizer_close(s);
+    gl_symbolize_close(s);
 }
 END_TEST
 
@@ -70,9 +70,9 @@ START_TEST(test_still_loaded_is_not_remembered)
 {
     void *a = load(), *b = load();
     unload(a);
-    ck_assert_uint_eq(gl_unloaded_count(), 0);
+    ck_assert_uint_eq(gl_unloaded_objects_count(), 0);
     unload(b);
-    ck_assert_uint_eq(gl_unloaded_count(), 1);
+    ck_assert_uint_eq(gl_unloaded_objects_count(), 1);
 }
 END_TEST
 
@@ -80,10 +80,10 @@ END_TEST
 START_TEST(test_main_program_handle)
 {
     struct gl_unloading u;
-    gl_unloading_begin(dlopen(NULL, RTLD_NOW), &u);
+    gl_unloaded_objects_begin(dlopen(NULL, RTLD_NOW), &u);
     ck_assert(!u.found);
-    gl_unloading_end(&u);
-    ck_assert_uint_eq(gl_unloaded_count(), 0);
+    gl_unloaded_objects_end(&u);
+    ck_assert_uint_eq(gl_unloaded_objects_count(), 0);
 }
 END_TEST
 
@@ -93,14 +93,14 @@ START_TEST(test_occupied_range_is_left_out)
 {
     uintptr_t here = (uintptr_t)&test_occupied_range_is_left_out_fn;
     struct gl_unloaded_object o = {.bias = 0, .start = here - 16, .end = here + 16, .path = PROBE};
-    gl_unloaded_add(&o);
-    struct gl_symbolizer *s = gl_symbolizer_open();
+    gl_unloaded_objects_add(&o);
+    struct gl_symbolizer *s = gl_symbolize_open();
     ck_assert_ptr_nonnull(s);
     struct gl_frame f;
     gl_symbolize(s, here, false, &f);
     ck_assert_msg(f.function && strstr(f.function, "test_occupied_range_is_left_out"),
                   "function %s", f.function ? f.function : "(none)");
-    gl_symbolizer_close(s);
+    gl_symbolize_close(s);
 }
 END_TEST
 
@@ -114,7 +114,7 @@ START_TEST(test_device_mapping_does_not_occupy)
     ck_assert_ptr_nonnull(probe);
     uintptr_t ip = (uintptr_t)probe + 4;
     unload(h);
-    const struct gl_unloaded_object *o = gl_unloaded_get(0);
+    const struct gl_unloaded_object *o = gl_unloaded_objects_get(0);
     int fd = open("/dev/zero", O_RDONLY);
     ck_assert_int_ge(fd, 0);
     size_t len = o->end - o->start;
@@ -122,14 +122,14 @@ START_TEST(test_device_mapping_does_not_occupy)
     close(fd);
     ck_assert_msg(m == (void *)o->start, "mmap at %#lx: %s", (unsigned long)o->start,
                   m == MAP_FAILED ? strerror(errno) : "elsewhere");
-    struct gl_symbolizer *s = gl_symbolizer_open();
+    struct gl_symbolizer *s = gl_symbolize_open();
     ck_assert_ptr_nonnull(s);
     struct gl_frame f;
     gl_symbolize(s, ip, false, &f);
     ck_assert_msg(f.function && strcmp(f.function, "gl_unload_probe") == 0,
                   "function %s in %s", f.function ? f.function : "(none)",
                   f.object ? f.object : "(none)");
-    gl_symbolizer_close(s);
+    gl_symbolize_close(s);
     munmap(m, len);
 }
 END_TEST

@@ -29,8 +29,8 @@ PROBE int probe_init(int num_callers, char *err, int errlen)
     if (!gl_unwind_load(err, (size_t)errlen))
         return -1;
     gl_modules_refresh();
-    gl_stack_init((unsigned)num_callers);
-    int minor = gl_py_init(err, (size_t)errlen);
+    gl_stack_capture_init((unsigned)num_callers);
+    int minor = gl_py_frames_init(err, (size_t)errlen);
     /* The walk's guard, as the runtime installs it (abnormal_end.h): in front
      * of whatever handles SIGSEGV and SIGBUS now, the default included. */
     for (int sig = SIGSEGV; sig; sig = sig == SIGSEGV ? SIGBUS : 0) {
@@ -42,7 +42,7 @@ PROBE int probe_init(int num_callers, char *err, int errlen)
 }
 
 /* Walks that faulted and gave up. */
-PROBE unsigned long probe_faults(void) { return gl_py_faults(); }
+PROBE unsigned long probe_faults(void) { return gl_py_frames_faults(); }
 
 /* Called through ctypes.CDLL (the GIL released) or ctypes.PyDLL (held). */
 PROBE __attribute__((noinline)) uint32_t probe_capture(void) { return gl_stack_capture(); }
@@ -60,7 +60,7 @@ PROBE __attribute__((noinline)) uint32_t probe_call(uint32_t (*callback)(void))
 PROBE int probe_frames(uint32_t id, char *buf, int len)
 {
     if (!sym)
-        sym = gl_symbolizer_open();
+        sym = gl_symbolize_open();
     struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = gl_stack_frames_with(sym, id, f, GL_MAX_CALLERS);
     int k = 0;
@@ -97,7 +97,7 @@ PROBE double probe_bench_walk(int iterations)
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (int i = 0; i < iterations; i++)
-        sink += gl_py_capture(frames, 64, ends, &ngroups);
+        sink += gl_py_frames_capture(frames, 64, ends, &ngroups);
     clock_gettime(CLOCK_MONOTONIC, &b);
     return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / iterations;
 }
@@ -105,6 +105,6 @@ PROBE double probe_bench_walk(int iterations)
 /* The same without the Python frames (--python-frames=no). */
 PROBE double probe_bench_native(int iterations)
 {
-    gl_py_disable();
+    gl_py_frames_disable();
     return probe_bench(iterations);
 }

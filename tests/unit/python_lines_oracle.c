@@ -5,7 +5,7 @@
  * reads what tests/python/line_oracle.py wrote (per code object a "C" line with
  * the minor version, co_firstlineno, the bytecode's size and the line table in
  * hex, then an "L" line with the interpreter's answers from a first offset on,
- * by a step), asks gl_py_line for the same offsets, prints the first mismatches
+ * by a step), asks gl_py_lines_line for the same offsets, prints the first mismatches
  * and the number of offsets checked.  Exit status 0 when all agree, 1 when any
  * differs or the file is malformed.  Run by tests/python_lines.test. */
 #include <errno.h>
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
             free(hex);
             hex = strdup(p);
             table = realloc(table, strlen(p) / 2 + 1);
-            fmt = gl_py_line_format_of(minor);
+            fmt = gl_py_lines_format_of(minor);
             len = ok && hex && table && fmt >= 0 ? unhex(hex, table) : -1;
             if (len < 0) {
                 fprintf(stderr, "%s:%ld: bad code line\n", argv[1], lineno);
@@ -115,13 +115,13 @@ int main(int argc, char **argv)
                     bad = 1;
                     break;
                 }
-                int got = gl_py_line(fmt, table, (size_t)len, firstlineno, (int)off);
+                int got = gl_py_lines_line(fmt, table, (size_t)len, firstlineno, (int)off);
                 offsets++;
                 if (got == want)
                     continue;
                 if (++mismatches <= MAX_SHOWN)
                     printf("mismatch: 3.%d co_firstlineno %d offset %ld: PyCode_Addr2Line %ld, "
-                           "gl_py_line %d; table %.*s%s\n",
+                           "gl_py_lines_line %d; table %.*s%s\n",
                            minor, firstlineno, off, want, got, 120, hex,
                            strlen(hex) > 120 ? "..." : "");
             }

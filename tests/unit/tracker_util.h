@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "base/tool_mem.h"
+#include "base/tool.h"
 #include "track/tracker.h"
 
 /* The live block with this key, from a snapshot (copied to *out when not

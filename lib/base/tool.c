@@ -1,4 +1,4 @@
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,13 +42,13 @@ size_t gl_tool_mapped_bytes(void)
 #define SLAB_CHUNK (64 * 1024)
 #define CHUNK_HEADER 16 /* next chunk, chunk size */
 
-void gl_slab_init(struct gl_slab *s, size_t obj_size)
+void gl_tool_slab_init(struct gl_slab *s, size_t obj_size)
 {
     memset(s, 0, sizeof *s);
     s->obj_size = (obj_size + 15) & ~(size_t)15;
 }
 
-void *gl_slab_get(struct gl_slab *s)
+void *gl_tool_slab_get(struct gl_slab *s)
 {
     void *obj = s->free_list;
     if (obj) {
@@ -75,20 +75,20 @@ void *gl_slab_get(struct gl_slab *s)
     return obj;
 }
 
-void gl_slab_put(struct gl_slab *s, void *obj)
+void gl_tool_slab_put(struct gl_slab *s, void *obj)
 {
     *(void **)obj = s->free_list;
     s->free_list = obj;
 }
 
-void gl_slab_destroy(struct gl_slab *s)
+void gl_tool_slab_destroy(struct gl_slab *s)
 {
     for (char *c = s->chunks; c;) {
         char *next = *(void **)c;
         gl_tool_unmap(c, *(size_t *)(c + sizeof(void *)));
         c = next;
     }
-    gl_slab_init(s, s->obj_size);
+    gl_tool_slab_init(s, s->obj_size);
 }
 
 /* ---- size classes: 16, 32, 64, ... 64 KiB, one locked slab each ---- */
@@ -119,10 +119,10 @@ void *gl_tool_alloc(size_t size)
         return gl_tool_map(size);
     pthread_mutex_lock(&classes[c].lock);
     if (!classes[c].ready) {
-        gl_slab_init(&classes[c].slab, (size_t)16 << c);
+        gl_tool_slab_init(&classes[c].slab, (size_t)16 << c);
         classes[c].ready = 1;
     }
-    void *p = gl_slab_get(&classes[c].slab);
+    void *p = gl_tool_slab_get(&classes[c].slab);
     pthread_mutex_unlock(&classes[c].lock);
     return p;
 }
@@ -137,11 +137,11 @@ void gl_tool_free(void *p, size_t size)
         return;
     }
     pthread_mutex_lock(&classes[c].lock);
-    gl_slab_put(&classes[c].slab, p);
+    gl_tool_slab_put(&classes[c].slab, p);
     pthread_mutex_unlock(&classes[c].lock);
 }
 
-void gl_tool_alloc_after_fork_child(void)
+void gl_tool_after_fork_child(void)
 {
     for (int i = 0; i < NCLASSES; i++)
         pthread_mutex_init(&classes[i].lock, NULL);

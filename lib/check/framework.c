@@ -1,4 +1,4 @@
-#include "check/framework_view.h"
+#include "check/framework.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include "python/py_code.h"
 #include "python/py_frames.h"
 #include "stack/stack_depot.h"
-#include "base/tool_mem.h"
+#include "base/tool.h"
 
 static const char *const names[GL_FW_N] = {
     [GL_FW_PYTORCH] = "PyTorch", [GL_FW_CUPY] = "CuPy", [GL_FW_JAX] = "JAX"};
@@ -134,10 +134,10 @@ int gl_framework_add_site(enum gl_framework f, const char *text, uint64_t bytes,
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         uint32_t code = len ? frame_code(p, len) : 0;
         if (code)
-            frames[n++] = gl_py_frame(code, 0);
+            frames[n++] = gl_py_frames_make(code, 0);
         p = nl ? nl + 1 : NULL;
     }
-    uint32_t stack = n ? gl_depot_intern(frames, n) : 0;
+    uint32_t stack = n ? gl_stack_depot_intern(frames, n) : 0;
     if (!stack || f <= GL_FW_NONE || f >= GL_FW_N)
         return -1;
     if (nsites == sites_cap) {

@@ -33,14 +33,14 @@ struct gl_slab {
     void *chunks;        /* list of mapped chunks, linked through their first word */
     size_t chunks_bytes; /* bytes mapped for this slab */
 };
-void gl_slab_init(struct gl_slab *s, size_t obj_size);
-void *gl_slab_get(struct gl_slab *s); /* zeroed object, NULL on failure */
-void gl_slab_put(struct gl_slab *s, void *obj);
+void gl_tool_slab_init(struct gl_slab *s, size_t obj_size);
+void *gl_tool_slab_get(struct gl_slab *s); /* zeroed object, NULL on failure */
+void gl_tool_slab_put(struct gl_slab *s, void *obj);
 /* Unmap every chunk: all objects of the slab become invalid. */
-void gl_slab_destroy(struct gl_slab *s);
+void gl_tool_slab_destroy(struct gl_slab *s);
 
 /* After fork() in the child: make the allocator's locks usable again. */
-void gl_tool_alloc_after_fork_child(void);
+void gl_tool_after_fork_child(void);
 
 /* Bytes the tool has mapped in total (for -v and the memory-overhead benchmark). */
 size_t gl_tool_mapped_bytes(void);
