@@ -1,0 +1,21 @@
+/* The one clock: CLOCK_MONOTONIC, through the vDSO (no system call), safe in
+ * signal handlers and inside CUDA callbacks.  Every duration and timestamp
+ * gpuleak takes (events' time_ns, the trace file, timeouts, -v's timings)
+ * reads it, so that they compare.  The cycle counter of GPULEAK_BENCH=profile
+ * (base/prof.h) is the one exception: it measures nanoseconds, not times. */
+#ifndef GPULEAK_CLOCK_H
+#define GPULEAK_CLOCK_H
+
+#include <stdint.h>
+#include <time.h>
+
+static inline uint64_t gl_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline double gl_clock_s(void) { return (double)gl_clock_ns() * 1e-9; }
+
+#endif
