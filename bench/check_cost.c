@@ -38,7 +38,7 @@ static void populate(long n, const uint32_t *stacks)
                               .stack = stacks[i % STACKS],
                               .key = 0x7f0000000000ULL + (uint64_t)i * 4096,
                               .size = 4096};
-        gl_tracker_apply(&ev);
+        gl_dispatch(&ev);
     }
 }
 
@@ -49,6 +49,7 @@ int main(int argc, char **argv)
     gl_runtime.pid = getpid();
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     gl_client_api_publish();
+    gl_runtime_configure_tracking();
     uint32_t stacks[STACKS];
     for (int s = 0; s < STACKS; s++) {
         uintptr_t f[8];
@@ -63,9 +64,7 @@ int main(int argc, char **argv)
     int nsizes = argc > 1 ? argc - 1 : 3;
     for (int i = 0; i < nsizes; i++) {
         long n = argc > 1 ? atol(argv[i + 1]) : defaults[i];
-        gl_tracker_init();
-        gl_tracker_reset();
-        gl_checkpoints_reset();
+        gl_dispatch_reset();
         populate(n, stacks);
         struct gpuleak_counts c;
         double t0 = now();

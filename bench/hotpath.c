@@ -106,7 +106,7 @@ int main(int argc, char **argv)
         return 2;
     }
     gl_runtime_configure_tracking();
-    gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
+    gl_cupti_bench_mode(getenv("GPULEAK_BENCH"));
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++)

@@ -21,6 +21,7 @@
 #include "check/leak_run.h"
 #include "runtime.h"
 #include "event/api.h"
+#include "event/dispatch.h"
 #include "event/event.h"
 #include "stack/stack_capture.h"
 #include "base/thread.h"
@@ -300,7 +301,7 @@ GL_EXPORT int gpuleak_runtime_ignore(const void *ptr)
         return -1;
     }
     struct gl_event ev = {.type = GL_EV_IGNORE, .key = b.key, .tid = gl_thread_id()};
-    return gl_tracker_ignore(&ev) ? 0 : -1;
+    return gl_dispatch(&ev) ? 0 : -1;
 }
 
 GL_EXPORT int gpuleak_runtime_tracking(int delta)
@@ -325,7 +326,7 @@ static int pool_create(const void *pool, const char *name)
     struct gl_event ev = {.type = GL_EV_POOL_CREATE,
                           .key = gl_key_make(GL_NS_ADDR, (uint64_t)(uintptr_t)pool),
                           .tid = gl_thread_id()};
-    if (!gl_tracker_pool_create(&ev)) {
+    if (!gl_dispatch(&ev)) {
         gl_runtime_message("gpuleak: gpuleak_pool_create: %p is not the start of a block gpuleak "
                            "tracks (a pool is memory from cudaMalloc or the like)",
                            pool);
@@ -373,7 +374,7 @@ static int pool_alloc(const void *pool, const void *addr, size_t size)
         .ctx = p.ctx,
         .aux = p.key,
     };
-    gl_tracker_alloc(&ev);
+    gl_dispatch(&ev);
     return 0;
 }
 
@@ -388,8 +389,9 @@ static int pool_free(const void *pool, const void *addr)
                            pool, addr);
         return -1;
     }
-    struct gl_event ev = {.type = GL_EV_FREE, .key = key, .tid = gl_thread_id()};
-    gl_tracker_apply(&ev);
+    struct gl_event ev = {
+        .type = GL_EV_FREE, .api = GL_API_CLIENT_POOL_FREE, .key = key, .tid = gl_thread_id()};
+    gl_dispatch(&ev);
     return 0;
 }
 
@@ -401,7 +403,7 @@ static int pool_destroy(const void *pool)
     struct gl_block_info p;
     if (!pool_block("gpuleak_pool_destroy", pool, &p))
         return -1;
-    gl_tracker_pool_destroy(&ev);
+    gl_dispatch(&ev);
     gl_pools_set_name(ev.key, NULL);
     return 0;
 }

@@ -14,63 +14,27 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check/pools.h"
-#include "client_api.h"
-#include "heap/heap.h"
 #include "abnormal_end.h"
-#include "report/error_sink.h"
-#include "exit_report.h"
-#include "track/trace_file.h"
-#include "check/leak_run.h"
-#include "check/run_suppressions.h"
-#include "runtime.h"
-#include "event/api.h"
-#include "track/errors.h"
-#include "observe/cupti.h"
-#include "observe/contexts.h"
-#include "observe/decode.h"
-#include "observe/cupti_loader.h"
-#include "track/graphs.h"
-#include "stack/modules.h"
-#include "python/py_code.h"
-#include "python/py_frames.h"
-#include "track/quarantine.h"
-#include "stack/stack_capture.h"
 #include "base/thread.h"
-#include "base/tool.h"
-#include "track/tracker.h"
+#include "client_api.h"
+#include "event/dispatch.h"
+#include "exit_report.h"
+#include "observe/cupti.h"
+#include "observe/cupti_loader.h"
+#include "python/py_frames.h"
+#include "report/error_sink.h"
+#include "runtime.h"
+#include "stack/modules.h"
 #include "stack/unwind.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
 
 static struct gl_cupti cupti;
-static CUpti_SubscriberHandle subscriber;
-
-static int cupti_device_of(uint64_t ctx)
-{
-    uint32_t dev;
-    if (cupti.get_device_id &&
-        cupti.get_device_id((CUcontext)(uintptr_t)ctx, &dev) == CUPTI_SUCCESS)
-        return (int)dev;
-    return -1;
-}
 
 static void after_fork_child(void)
 {
-    gl_thread_after_fork_child();
-    gl_tool_after_fork_child();
-    gl_tracker_after_fork_child();
-    gl_graphs_after_fork_child();
-    gl_py_code_after_fork_child();
-    gl_leak_run_after_fork_child();
-    gl_run_suppressions_after_fork_child();
-    gl_exit_report_after_fork_child();
-    gl_pools_after_fork_child();
-    gl_heap_after_fork_child(); /* the allocator hooks' locks, perhaps held by a thread gone */
-    gl_quarantine_after_fork_child();
-    gl_api_errors_after_fork_child();
-    gl_contexts_after_fork_child();
-    gl_error_sink_after_fork_child();
+    /* Every component's locks and per-process state (lib/components.c). */
+    gl_dispatch_after_fork();
     /* A child of a process that tracks CUDA cannot use its parent's contexts, and
      * its copy of the parent's blocks is not its own: it must not report them.
      * A child of a process that never started CUDA may start it and be tracked. */
@@ -196,64 +160,6 @@ __attribute__((destructor)) static void gl_runtime_unload(void)
 
 static void at_exit(void) { gl_exit_report(); }
 
-static bool subscribe(void)
-{
-    CUptiResult rc;
-    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = "";
-    if (cupti.subscribe_v2) {
-        CUpti_SubscriberParams params = {
-            .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
-            .subscriberName = "gpuleak",
-            .oldSubscriberName = other,
-            .oldSubscriberSize = sizeof other,
-        };
-        rc = cupti.subscribe_v2(&subscriber, gl_cupti_callback, NULL, &params);
-    } else {
-        rc = cupti.subscribe(&subscriber, gl_cupti_callback, NULL);
-    }
-    if (rc == CUPTI_SUCCESS)
-        return true;
-    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        /* CUPTI names the other client "CUPTI for <name>", or "<not provided>". */
-        bool named = other[0] && !strstr(other, "<not provided>");
-        gl_runtime_message(
-            "gpuleak: CUPTI is already in use by %s; a process can have only one CUPTI "
-            "client, so GPU memory is not tracked (the program runs normally)",
-            named ? other
-                  : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
-                    "program itself)");
-    } else
-        gl_runtime_message("gpuleak: cannot subscribe to CUPTI: %s; GPU memory is not tracked",
-                           gl_cupti_loader_result_string(&cupti, rc));
-    return false;
-}
-
-static bool enable_callbacks(void)
-{
-    for (unsigned api = 1; api < GL_API_COUNT; api++) {
-        if (gl_api_is_access(api) && !gl_runtime.opt.check_api_ranges)
-            continue; /* copies and sets: only when they are checked */
-        CUptiResult rc = cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                                               gl_decode_cbid_of_api(api));
-        if (rc != CUPTI_SUCCESS) {
-            gl_runtime_message("gpuleak: cannot enable the CUPTI callback for %s: %s",
-                               gl_api_name(api), gl_cupti_loader_result_string(&cupti, rc));
-            return false;
-        }
-    }
-    static const CUpti_CallbackId resource_cbids[] = {
-        CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
-        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-        CUPTI_CBID_RESOURCE_STREAM_CREATED,
-        CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING,
-    };
-    for (size_t i = 0; i < sizeof resource_cbids / sizeof *resource_cbids; i++)
-        if (cupti.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resource_cbids[i]) !=
-            CUPTI_SUCCESS)
-            return false;
-    return true;
-}
-
 /* Python frames in stacks: found now, when CUDA starts, which in a Python
  * program happens from Python. */
 static void start_python_frames(void)
@@ -285,28 +191,20 @@ GL_EXPORT int InitializeInjection(void)
         pthread_mutex_unlock(&once);
         return 1;
     }
-    gl_contexts_set_query(cupti_device_of);
     if (!gl_unwind_load(err, sizeof err))
         gl_runtime_message("gpuleak: %s; allocations are tracked without their stacks", err);
-    gl_runtime_configure_tracking();
     gl_error_sink_install();
-    gl_trace_file_start(gl_runtime.opt.trace_file, (unsigned)gl_runtime.opt.trace_interval,
-                        (uint64_t)gl_runtime.opt.trace_limit << 20);
     gl_modules_refresh();
     start_python_frames();
-    gl_callback_bench_mode(getenv("GPULEAK_BENCH"));
+    gl_runtime_configure_tracking();
+    gl_cupti_bench_mode(getenv("GPULEAK_BENCH"));
     gl_runtime.pid = getpid();
 
-    if (!subscribe()) {
-        atomic_store(&gl_runtime.state, GL_RT_FAILED);
-        pthread_mutex_unlock(&once);
-        return 1;
-    }
     /* Tracking is on before the first callback can fire: no context exists yet. */
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
-    if (!enable_callbacks()) {
+    if (!gl_cupti_start(&cupti, gl_runtime.opt.check_api_ranges, err, sizeof err)) {
         atomic_store(&gl_runtime.state, GL_RT_FAILED);
-        cupti.unsubscribe(subscriber);
+        gl_runtime_message("gpuleak: %s", err);
         pthread_mutex_unlock(&once);
         return 1;
     }

@@ -8,21 +8,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/env.h"
 #include "common/file.h"
 #include "common/logfile.h"
 #include "common/out.h"
-#include "track/errors.h"
+#include "event/dispatch.h"
 #include "observe/cupti.h"
-#include "track/stats.h"
-#include "track/quarantine.h"
 #include "stack/stack_capture.h"
+#include "track/live_ranges.h"
+#include "track/quarantine.h"
+#include "track/stats.h"
+#include "track/trace_file.h"
 #include "track/tracker.h"
 
 struct gl_runtime gl_runtime;
+
+/* The state word is the dispatcher's gate (gl_runtime_configure_tracking). */
+_Static_assert(GL_RT_TRACKING == GL_DISPATCH_OPEN, "events flow while tracking");
 
 /* stderr as it was when the program started: a program that later closes or
  * redirects fd 2 must not swallow the report. */
@@ -121,11 +126,14 @@ void gl_runtime_status(const char *fmt, ...)
     }
 }
 
+/* The command line, arguments NUL-terminated as the kernel keeps them. */
+static const char cmdline[] = "/proc/self/cmdline";
+
 int gl_runtime_program_argv(char **bufp, char ***argsp)
 {
     char *buf;
     size_t len;
-    if (gl_file_read("/proc/self/cmdline", 16u << 20, &buf, &len) < 0)
+    if (gl_file_read(cmdline, 16u << 20, &buf, &len) < 0)
         return -1;
     int n = 0; /* arguments end with NUL each */
     for (size_t i = 0; i < len; i++)
@@ -145,16 +153,9 @@ int gl_runtime_program_argv(char **bufp, char ***argsp)
     return k;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+double gl_runtime_elapsed(void) { return gl_clock_s() - gl_runtime.start_time; }
 
-double gl_runtime_elapsed(void) { return now_s() - gl_runtime.start_time; }
-
-void gl_runtime_mark_start(void) { gl_runtime.start_time = now_s(); }
+void gl_runtime_mark_start(void) { gl_runtime.start_time = gl_clock_s(); }
 
 void gl_runtime_message(const char *fmt, ...)
 {
@@ -173,19 +174,16 @@ void gl_runtime_message(const char *fmt, ...)
 
 void gl_runtime_read_command(void)
 {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, gl_runtime.command, sizeof gl_runtime.command - 1);
-    close(fd);
+    /* Called from the constructor: no allocation. */
+    size_t max = sizeof gl_runtime.command - 1;
+    long n = gl_file_read_into(cmdline, gl_runtime.command, max);
     if (n <= 0)
         return;
-    if ((size_t)n == sizeof gl_runtime.command - 1)
+    if ((size_t)n == max)
         memcpy(gl_runtime.command + n - 3, "...", 3);
-    /* Arguments are NUL-separated; the last one ends with NUL too. */
     while (n > 0 && gl_runtime.command[n - 1] == '\0')
         n--;
-    for (ssize_t i = 0; i < n; i++)
+    for (long i = 0; i < n; i++)
         if (gl_runtime.command[i] == '\0')
             gl_runtime.command[i] = ' ';
     gl_runtime.command[n] = '\0';
@@ -196,10 +194,19 @@ void gl_runtime_configure_tracking(void)
     const struct gl_options *o = &gl_runtime.opt;
     gl_tracker_init();
     gl_quarantine_configure((size_t)o->quarantine_blocks, o->check_api_ranges);
-    gl_api_errors_configure(o->check_api_ranges);
-    gl_callback_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
+    gl_live_ranges_configure(o->check_api_ranges);
+    gl_cupti_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
     /* Growth detection compares sites' live bytes: counted per allocation. */
     gl_stats_configure(o->stats || o->growth_checkpoints > 0);
     gl_growth_configure((unsigned)o->growth_checkpoints);
     gl_stack_capture_init((unsigned)o->num_callers);
+    if (o->trace_file[0]) {
+        int fd = gl_runtime_open_output("--trace-file", o->trace_file);
+        if (fd >= 0)
+            gl_trace_file_start(fd, (unsigned)o->trace_interval, (uint64_t)o->trace_limit << 20);
+    }
+    /* Events flow while the runtime tracks; every consumer the options want
+     * is attached now, before the first. */
+    gl_dispatch_set_gate(&gl_runtime.state);
+    gl_dispatch_start(NULL);
 }

@@ -36,10 +36,8 @@ void gl_prof_init(void)
     ns_per_tick = 20e6 / (double)(t1 - t0);
 }
 
-void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t end)
+void gl_prof_add_ticks(enum gl_prof_phase p, uint64_t start, uint64_t end)
 {
-    if (!gl_prof_on)
-        return;
     atomic_fetch_add_explicit(&ticks[p], end - start, memory_order_relaxed);
     atomic_fetch_add_explicit(&calls[p], 1, memory_order_relaxed);
 }

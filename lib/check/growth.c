@@ -39,7 +39,7 @@ static void report(const struct site_state *s, uint64_t bytes, uint64_t blocks, 
     e.growth.ordinal = (uint32_t)ordinal;
     e.growth.framework = (uint8_t)fw;
     snprintf(e.growth.checkpoint, sizeof e.growth.checkpoint, "%s", name);
-    gl_api_error_report(&e);
+    gl_errors_report(&e);
 }
 
 /* One site's live bytes at this checkpoint. */

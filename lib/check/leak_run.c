@@ -363,11 +363,11 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
         return -1;
     }
     gl_tracker_stats(&run->stats);
-    gl_api_error_counts(&run->api_errors);
-    size_t nctx = gl_api_error_contexts(NULL, 0);
+    gl_errors_counts(&run->api_errors);
+    size_t nctx = gl_errors_contexts(NULL, 0);
     run->api_contexts = nctx ? malloc(nctx * sizeof *run->api_contexts) : NULL;
     if (run->api_contexts) {
-        run->napi_contexts = gl_api_error_contexts(run->api_contexts, nctx);
+        run->napi_contexts = gl_errors_contexts(run->api_contexts, nctx);
         if (run->napi_contexts > nctx) /* more since the count: the first nctx */
             run->napi_contexts = nctx;
     }

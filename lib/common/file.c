@@ -43,3 +43,27 @@ int gl_file_read(const char *path, size_t max, char **bufp, size_t *lenp)
     *lenp = len;
     return 0;
 }
+
+long gl_file_read_into(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = 0;
+    while (len < cap) {
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            int err = errno;
+            close(fd);
+            errno = err;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    return (long)len;
+}

@@ -1,6 +1,6 @@
 #include "event/api.h"
 
-#include "event/event.h"
+#include <string.h>
 
 static const char *const api_names[GL_API_COUNT] = {
     [GL_API_NONE] = "?",
@@ -13,28 +13,19 @@ const char *gl_api_name(unsigned api)
 {
     if (api == GL_API_CLIENT_POOL_ALLOC)
         return "gpuleak_pool_alloc";
+    if (api == GL_API_CLIENT_POOL_FREE)
+        return "gpuleak_pool_free";
     return api < GL_API_COUNT ? api_names[api] : "?";
 }
 
-static const char *const kind_names[GL_MEM_NKINDS] = {
-    [GL_MEM_NONE] = "memory",
-    [GL_MEM_DEVICE] = "device memory",
-    [GL_MEM_PITCH] = "pitched device memory",
-    [GL_MEM_MANAGED] = "managed memory",
-    [GL_MEM_HOST_PINNED] = "pinned host memory",
-    [GL_MEM_HOST_REGISTERED] = "registered host memory",
-    [GL_MEM_ASYNC] = "stream-ordered memory",
-    [GL_MEM_VMM] = "VMM physical memory",
-    [GL_MEM_ARRAY] = "CUDA array",
-    [GL_MEM_MIPMAPPED_ARRAY] = "mipmapped CUDA array",
-    [GL_MEM_IPC] = "IPC-imported memory",
-    [GL_MEM_GRAPH] = "graph memory",
-    [GL_MEM_POOL_SUB] = "pool sub-allocation",
-    [GL_MEM_POOL_RESERVE] = "stream-ordered pool's unused memory",
-    [GL_MEM_GRAPH_RESERVE] = "graph memory's unused memory",
-};
-
-const char *gl_mem_kind_name(unsigned kind)
+unsigned gl_api_of_name(const char *name)
 {
-    return kind < GL_MEM_NKINDS ? kind_names[kind] : "memory";
+    if (strcmp(name, "gpuleak_pool_alloc") == 0)
+        return GL_API_CLIENT_POOL_ALLOC;
+    if (strcmp(name, "gpuleak_pool_free") == 0)
+        return GL_API_CLIENT_POOL_FREE;
+    for (unsigned api = 1; api < GL_API_COUNT; api++)
+        if (strcmp(name, api_names[api]) == 0)
+            return api;
+    return GL_API_NONE;
 }

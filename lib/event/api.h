@@ -29,12 +29,13 @@ static inline int gl_api_is_stream_ordered_free(unsigned api)
  * the range CUPTI callbacks are enabled for. */
 enum gl_client_api {
     GL_API_CLIENT_POOL_ALLOC = 0x8000, /* gpuleak_pool_alloc */
+    GL_API_CLIENT_POOL_FREE = 0x8001,  /* gpuleak_pool_free */
 };
 
 /* "cuMemAlloc_v2", "gpuleak_pool_alloc"; "?" for an unknown id. */
 const char *gl_api_name(unsigned api);
-
-/* What a memory kind is called in a report: "device memory", "pinned host memory"... */
-const char *gl_mem_kind_name(unsigned kind);
+/* The id of a name gl_api_name gives; GL_API_NONE for any other (a linear
+ * search: for reading recorded events, not for the hot path). */
+unsigned gl_api_of_name(const char *name);
 
 #endif

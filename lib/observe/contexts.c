@@ -73,13 +73,13 @@ static int add(uint64_t ctx)
     return dev;
 }
 
-void gl_context_created(uint64_t ctx)
+void gl_contexts_created(uint64_t ctx)
 {
     if (ctx)
         add(ctx);
 }
 
-void gl_context_destroyed(uint64_t ctx)
+void gl_contexts_destroyed(uint64_t ctx)
 {
     pthread_mutex_lock(&lock);
     unsigned n = atomic_load(&nslots);
@@ -89,7 +89,7 @@ void gl_context_destroyed(uint64_t ctx)
     pthread_mutex_unlock(&lock);
 }
 
-int gl_context_device(uint64_t ctx)
+int gl_contexts_device(uint64_t ctx)
 {
     if (!ctx)
         return -1;
@@ -106,7 +106,7 @@ struct stream_entry {
 static struct stream_entry *streams;
 static gl_spinlock streams_lock = GL_SPINLOCK_INIT;
 
-void gl_stream_created(uint64_t stream, uint64_t ctx)
+void gl_contexts_stream_created(uint64_t stream, uint64_t ctx)
 {
     if (!stream)
         return;
@@ -122,7 +122,7 @@ void gl_stream_created(uint64_t stream, uint64_t ctx)
     gl_spin_unlock(&streams_lock);
 }
 
-void gl_stream_destroyed(uint64_t stream)
+void gl_contexts_stream_destroyed(uint64_t stream)
 {
     gl_spin_lock(&streams_lock);
     struct stream_entry *e;
@@ -134,7 +134,7 @@ void gl_stream_destroyed(uint64_t stream)
     gl_spin_unlock(&streams_lock);
 }
 
-int gl_stream_device(uint64_t stream, uint64_t current_ctx)
+int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx)
 {
     uint64_t ctx = current_ctx;
     if (stream > 2) { /* not one of the default streams */
@@ -145,12 +145,16 @@ int gl_stream_device(uint64_t stream, uint64_t current_ctx)
             ctx = e->ctx;
         gl_spin_unlock(&streams_lock);
     }
-    return gl_context_device(ctx);
+    return gl_contexts_device(ctx);
 }
 
-void gl_contexts_after_fork_child(void) { gl_spin_reset(&streams_lock); }
+static void after_fork(void)
+{
+    gl_spin_reset(&streams_lock);
+    pthread_mutex_init(&lock, NULL);
+}
 
-void gl_contexts_reset(void)
+static void reset(void)
 {
     atomic_store(&first_device, -1);
     atomic_store(&devices_differ, false);
@@ -169,3 +173,15 @@ void gl_contexts_reset(void)
     atomic_store(&nslots, 0);
     pthread_mutex_unlock(&lock);
 }
+
+const struct gl_component gl_contexts_component = {
+    .name = "contexts",
+    .reset = reset,
+    .after_fork = after_fork,
+};
+
+const struct gl_placement gl_contexts_placement = {
+    .context_device = gl_contexts_device,
+    .stream_device = gl_contexts_stream_device,
+    .several_devices = gl_contexts_several_devices,
+};

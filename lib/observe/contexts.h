@@ -1,6 +1,9 @@
-/* CUDA contexts seen by the tracker and the device each belongs to.
+/* CUDA contexts and streams the producers saw, and the device each belongs to.
  *
- * A block's device ordinal comes from the context current at its allocation.
+ * An event's device is the one of the context current at the call (or of its
+ * stream, for stream-ordered memory); producers place events with these
+ * lookups, and consumers that need a device the producer left unresolved ask
+ * through the dispatcher's placement (event/dispatch.h), never here.
  * The device is asked of CUPTI (cuptiGetDeviceId) once per context, when CUPTI
  * reports the context created, never through the driver API inside a callback.
  * Lookups are lock-free: contexts are few and entries only ever get published. */
@@ -10,17 +13,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "event/dispatch.h"
+
 /* How the device of a context is found: cuptiGetDeviceId in the runtime, a fake
  * in tests.  Returns the ordinal or -1. */
 typedef int (*gl_ctx_device_query_fn)(uint64_t ctx);
 void gl_contexts_set_query(gl_ctx_device_query_fn fn);
 
 /* A context was created (resource callback): learn its device. */
-void gl_context_created(uint64_t ctx);
+void gl_contexts_created(uint64_t ctx);
 /* A context is being destroyed: forget it (its pointer value may be reused). */
-void gl_context_destroyed(uint64_t ctx);
+void gl_contexts_destroyed(uint64_t ctx);
 /* Device of ctx, asking once for contexts never announced; -1 if unknown. */
-int gl_context_device(uint64_t ctx);
+int gl_contexts_device(uint64_t ctx);
 /* Have contexts been seen on more than one device?  Until then no call can
  * name a device other than a block's, and the checks skip their lookups. */
 bool gl_contexts_several_devices(void);
@@ -29,11 +34,14 @@ bool gl_contexts_several_devices(void);
  * call is placed on its stream's device, not the current one.  The default
  * streams (0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) and unknown streams are
  * the current context's. */
-void gl_stream_created(uint64_t stream, uint64_t ctx);
-void gl_stream_destroyed(uint64_t stream);
-int gl_stream_device(uint64_t stream, uint64_t current_ctx);
+void gl_contexts_stream_created(uint64_t stream, uint64_t ctx);
+void gl_contexts_stream_destroyed(uint64_t stream);
+int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx);
 
-void gl_contexts_reset(void); /* tests */
-void gl_contexts_after_fork_child(void);
+/* What the producers learned of contexts, for consumers that place events on
+ * devices (event/dispatch.h). */
+extern const struct gl_placement gl_contexts_placement;
+/* reset forgets every context and stream. */
+extern const struct gl_component gl_contexts_component;
 
 #endif

@@ -1,28 +1,30 @@
 #include "observe/cupti.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "base/prof.h"
+#include "base/thread.h"
+#include "common/clock.h"
+#include "common/util.h"
 #include "event/api.h"
-#include "track/errors.h"
+#include "event/dispatch.h"
 #include "observe/contexts.h"
 #include "observe/decode.h"
-#include "track/graphs.h"
-#include "base/prof.h"
-#include "runtime.h"
 #include "stack/stack_capture.h"
-#include "base/thread.h"
-#include "track/tracker.h"
 
 static _Atomic int stacks_enabled = 1;
-static int free_stacks = 1;
-static int null_callback;
+static bool free_stacks = true;
+static bool null_callback;
 static uint64_t spin_ns; /* GPULEAK_BENCH=spin:NS */
 
-void gl_callback_set_stacks(int enabled) { atomic_store(&stacks_enabled, enabled); }
-void gl_callback_set_free_stacks(int enabled) { free_stacks = enabled; }
+static const struct gl_cupti *cupti;
+static CUpti_SubscriberHandle subscriber;
+
+void gl_cupti_set_stacks(bool enabled) { atomic_store(&stacks_enabled, enabled); }
+void gl_cupti_set_free_stacks(bool enabled) { free_stacks = enabled; }
 
 static inline uint32_t capture(void)
 {
@@ -34,21 +36,21 @@ static void bench_word(const char *w, size_t len)
 {
 #define IS(word) (len == sizeof word - 1 && strncmp(w, word, len) == 0)
     if (IS("null"))
-        null_callback = 1;
+        null_callback = true;
     else if (IS("nostack"))
-        gl_callback_set_stacks(0);
+        gl_cupti_set_stacks(false);
     else if (IS("nomemo"))
         gl_stack_capture_memo_enable(false);
     else if (IS("profile"))
         gl_prof_init();
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
-        null_callback = 1;
+        null_callback = true;
         spin_ns = strtoull(w + 5, NULL, 10);
     }
 #undef IS
 }
 
-void gl_callback_bench_mode(const char *mode)
+void gl_cupti_bench_mode(const char *mode)
 {
     while (mode && *mode) {
         size_t len = strcspn(mode, ",");
@@ -59,19 +61,14 @@ void gl_callback_bench_mode(const char *mode)
 
 /* Busy for ns: what a callback of that length costs the program, without
  * gpuleak's own work (does the driver or CUPTI serialize callbacks?). */
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void spin(uint64_t ns)
 {
-    uint64_t end = mono_ns() + ns;
-    while (mono_ns() < end)
+    uint64_t end = gl_clock_ns() + ns;
+    while (gl_clock_ns() < end)
         __builtin_ia32_pause();
 }
+
+/* ---- events from the driver API ---- */
 
 static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb)
 {
@@ -82,136 +79,118 @@ static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb
     ev->ctx = (uintptr_t)cb->context;
 }
 
-static void on_exit_acquire(struct gl_event *ev, const CUpti_CallbackData *cb)
+/* Stream-ordered memory comes from the pool of the stream's device, which need
+ * not be the current one. */
+static inline void place(struct gl_event *ev)
 {
-    fill_common(ev, cb);
-    if (ev->type >= GL_EV_CAPTURE_BEGIN) {
-        gl_graphs_apply(ev); /* a launch makes its graph's blocks */
+    if (ev->device != GL_DEVICE_FROM_CONTEXT)
         return;
-    }
-    if (ev->device == GL_DEVICE_FROM_CONTEXT) {
-        /* Stream-ordered memory comes from the pool of the stream's device,
-         * which need not be the current one. */
-        if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
-            ev->device = (int16_t)gl_stream_device(ev->aux, ev->ctx);
-        else
-            ev->device = (int16_t)gl_context_device(ev->ctx);
-    }
-    if (ev->type != GL_EV_ALLOC) {
-        /* Mappings and retains: nothing to time.  An unmap may free a released
-         * handle: its stack is that free's, kept when free stacks are. */
-        if (ev->type == GL_EV_VMM_UNMAP && free_stacks)
-            ev->stack = capture();
-        gl_tracker_apply(ev);
-        return;
-    }
-    uint64_t t0 = gl_prof_now();
-    ev->stack = capture();
-    uint64_t t1 = gl_prof_now();
-    /* A graph's memory node: a block only when a launch runs it. */
-    if (ev->kind == GL_MEM_GRAPH) {
-        gl_graphs_node_alloc(ev);
-        return;
-    }
-    if (ev->kind == GL_MEM_ASYNC && gl_graphs_capturing() && gl_graphs_captured_alloc(ev))
-        return;
-    gl_tracker_alloc(ev);
-    if (gl_prof_on) {
-        uint64_t t2 = gl_prof_now();
-        gl_prof_add(GL_PROF_STACK, t0, t1);
-        gl_prof_add(GL_PROF_INSERT, t1, t2);
-        gl_prof_add(GL_PROF_ALLOC, t0, t2);
-    }
+    if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
+        ev->device = (int16_t)gl_contexts_stream_device(ev->aux, ev->ctx);
+    else
+        ev->device = (int16_t)gl_contexts_device(ev->ctx);
 }
 
-/* The entry of a release leaves its token in CUPTI's correlation slot, tagged in
- * bit 0 (tokens are pointers to aligned objects, or 0) so that the exit knows it
- * without decoding the call twice. */
-#define RELEASE_TAG 1u
-/* A graph's free node, left by the entry for the exit (an even value no
- * release token takes: tokens are pointers or 0, tagged with bit 0). */
-#define GRAPH_FREE_TAG 2u
-
-/* A free node added to a graph (cuGraphAddMemFreeNode, cuGraphAddNode). */
-static inline bool graph_free_node(const struct gl_event *ev)
+static inline bool is_release(const struct gl_event *ev)
 {
-    return ev->type == GL_EV_FREE &&
-           (ev->api == GL_API_cuGraphAddMemFreeNode || ev->api == GL_API_cuGraphAddNode ||
-            ev->api == GL_API_cuGraphAddNode_v2);
+    return ev->type == GL_EV_FREE || ev->type == GL_EV_VMM_RELEASE;
+}
+
+/* What a call that succeeded made: complete at its exit.  Inlined, so that
+ * the stack memo sees the same frames as the capture that learnt it. */
+static inline __attribute__((always_inline)) void on_success(struct gl_event *ev, const CUpti_CallbackData *cb)
+{
+    fill_common(ev, cb);
+    place(ev);
+    if (ev->type == GL_EV_ALLOC || ev->type == GL_EV_GRAPH_NODE_ALLOC) {
+        uint64_t t0 = gl_prof_now();
+        ev->stack = capture();
+        uint64_t t1 = gl_prof_now();
+        gl_dispatch(ev);
+        if (gl_prof_on) {
+            uint64_t t2 = gl_prof_now();
+            gl_prof_add(GL_PROF_STACK, t0, t1);
+            gl_prof_add(GL_PROF_INSERT, t1, t2);
+            gl_prof_add(GL_PROF_ALLOC, t0, t2);
+        }
+        return;
+    }
+    /* An unmap may free a released handle: its stack is that free's, kept
+     * when free stacks are. */
+    if (ev->type == GL_EV_VMM_UNMAP && free_stacks)
+        ev->stack = capture();
+    gl_dispatch(ev);
+}
+
+/* A call that failed: only what still matters. */
+static void on_failure(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUresult rc)
+{
+    struct gl_event ev = {.flags = GL_EVF_FAILED};
+    if (!gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
+        return;
+    if (ev.type == GL_EV_CAPTURE_END) {
+        ev.key = 0; /* a failed end still ends the capture, with no graph */
+    } else if ((ev.type == GL_EV_ALLOC || ev.type == GL_EV_GRAPH_NODE_ALLOC) &&
+               rc == CUDA_ERROR_OUT_OF_MEMORY) {
+        ev.type = GL_EV_ALLOC_FAILED;
+        ev.flags &= (uint16_t)~GL_EVF_FAILED;
+        ev.stack = capture(); /* the OOM report's */
+    } else {
+        return;
+    }
+    fill_common(&ev, cb);
+    place(&ev);
+    gl_dispatch(&ev);
 }
 
 static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
     struct gl_event ev = {0};
     if (cb->callbackSite == CUPTI_API_ENTER) {
-        uint64_t corr = 0;
+        /* The token of a release begun here travels to the exit in CUPTI's
+         * correlation slot; 0 (never a token) says nothing was begun. */
+        uint64_t token = 0;
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
-            if (ev.type == GL_EV_ACCESS) {
-                /* A copy or set: checked before it runs, nothing to carry to the exit. */
-                ev.device = (int16_t)gl_context_device(ev.ctx);
-                gl_tracker_apply(&ev);
-            } else if (ev.type >= GL_EV_CAPTURE_BEGIN) {
-                gl_graphs_apply(&ev); /* a graph or an executable graph destroyed */
-            } else if (graph_free_node(&ev) || (gl_api_is_stream_ordered_free(ev.api) &&
-                                                gl_graphs_stream_captured(ev.aux))) {
-                /* A free node, added or captured: recorded at the exit, if the
-                 * call succeeds. */
-                corr = GRAPH_FREE_TAG;
+            if (is_release(&ev)) {
+                token = gl_dispatch_begin(&ev);
             } else {
-                corr = gl_tracker_release_begin(&ev) | RELEASE_TAG;
+                /* A copy or set, checked before it runs; a graph destroyed. */
+                place(&ev);
+                gl_dispatch(&ev);
             }
             gl_prof_add(GL_PROF_FREE_ENTER, t0, gl_prof_now());
         }
         if (cb->correlationData)
-            *cb->correlationData = corr;
+            *cb->correlationData = token;
         return;
     }
     CUresult rc =
         cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : CUDA_ERROR_UNKNOWN;
-    uint64_t corr = cb->correlationData ? *cb->correlationData : 0;
-    if (corr == GRAPH_FREE_TAG) {
-        if (rc == CUDA_SUCCESS && gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
-            fill_common(&ev, cb);
-            if (graph_free_node(&ev))
-                gl_graphs_node_free(&ev);
-            else
-                gl_graphs_captured_free(&ev);
-        }
-        return;
-    }
-    if (corr & RELEASE_TAG) {
-        /* A release: its entry took the block out; confirm or put it back. */
+    uint64_t token = cb->correlationData ? *cb->correlationData : 0;
+    if (token) {
+        /* A release: its entry took the block out; the end confirms or puts it
+         * back.  The block gives the device; an error finds it from the
+         * context (event/dispatch.h, placement). */
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
-            /* The block gives the device; an error finds it from the context. */
-            ev.device = GL_DEVICE_FROM_CONTEXT;
+            if (rc != CUDA_SUCCESS)
+                ev.flags |= GL_EVF_FAILED;
             /* The free's stack, for the quarantine (and any error found). */
             if (free_stacks)
                 ev.stack = capture();
-            gl_tracker_release_end(corr & ~(uint64_t)RELEASE_TAG, rc == CUDA_SUCCESS, &ev);
+            gl_dispatch_end(token, &ev);
             gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
         }
         return;
     }
     if (rc == CUDA_SUCCESS) {
         if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
-            on_exit_acquire(&ev, cb);
-    } else if (gl_graphs_capturing() && gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev) &&
-               ev.type == GL_EV_CAPTURE_END) {
-        gl_graphs_capture_end(ev.aux, 0); /* a failed end still ends the capture */
-    } else if (rc == CUDA_ERROR_OUT_OF_MEMORY) {
-        ev = (struct gl_event){0};
-        ev.flags = GL_EVF_FAILED;
-        if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev) && ev.type == GL_EV_ALLOC) {
-            fill_common(&ev, cb);
-            if (ev.device == GL_DEVICE_FROM_CONTEXT)
-                ev.device = (int16_t)gl_context_device(ev.ctx);
-            ev.stack = capture();
-            gl_api_report_oom(&ev);
-        }
+            on_success(&ev, cb);
+    } else {
+        on_failure(cbid, cb, rc);
     }
 }
 
@@ -219,15 +198,15 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 {
     uint64_t ctx = (uintptr_t)rd->context;
     if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
-        gl_context_created(ctx);
+        gl_contexts_created(ctx);
     } else if (cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
-        gl_stream_created((uintptr_t)rd->resourceHandle.stream, ctx);
+        gl_contexts_stream_created((uintptr_t)rd->resourceHandle.stream, ctx);
     } else if (cbid == CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING) {
-        gl_stream_destroyed((uintptr_t)rd->resourceHandle.stream);
+        gl_contexts_stream_destroyed((uintptr_t)rd->resourceHandle.stream);
     } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         struct gl_event ev = {.type = GL_EV_CTX_DESTROY, .ctx = ctx, .tid = gl_thread_id()};
-        gl_tracker_ctx_destroy(&ev);
-        gl_context_destroyed(ctx);
+        gl_dispatch(&ev);
+        gl_contexts_destroyed(ctx);
     }
 }
 
@@ -235,7 +214,7 @@ void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
                                 const void *cbdata)
 {
     (void)userdata;
-    if (!gl_runtime_tracking() || !cbdata)
+    if (!gl_dispatch_open() || !cbdata)
         return;
     if (null_callback) {
         if (spin_ns && domain == CUPTI_CB_DOMAIN_DRIVER_API)
@@ -246,4 +225,101 @@ void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
         on_driver_api(cbid, cbdata);
     else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
         on_resource(cbid, cbdata);
+}
+
+/* ---- subscribing ---- */
+
+/* A context's device, asked of CUPTI (never of the driver inside a callback). */
+static int cupti_device_of(uint64_t ctx)
+{
+    uint32_t dev;
+    if (cupti && cupti->get_device_id &&
+        cupti->get_device_id((CUcontext)(uintptr_t)ctx, &dev) == CUPTI_SUCCESS)
+        return (int)dev;
+    return -1;
+}
+
+static bool subscribe(char *err, size_t errlen)
+{
+    CUptiResult rc;
+    char other[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = "";
+    if (cupti->subscribe_v2) {
+        CUpti_SubscriberParams params = {
+            .structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+            .subscriberName = "gpuleak",
+            .oldSubscriberName = other,
+            .oldSubscriberSize = sizeof other,
+        };
+        rc = cupti->subscribe_v2(&subscriber, gl_cupti_callback, NULL, &params);
+    } else {
+        rc = cupti->subscribe(&subscriber, gl_cupti_callback, NULL);
+    }
+    if (rc == CUPTI_SUCCESS)
+        return true;
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        /* CUPTI names the other client "CUPTI for <name>", or "<not provided>". */
+        bool named = other[0] && !strstr(other, "<not provided>");
+        snprintf(err, errlen,
+                 "CUPTI is already in use by %s; a process can have only one CUPTI client, so "
+                 "GPU memory is not tracked (the program runs normally)",
+                 named ? other
+                       : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
+                         "program itself)");
+    } else {
+        snprintf(err, errlen, "cannot subscribe to CUPTI: %s; GPU memory is not tracked",
+                 gl_cupti_loader_result_string(cupti, rc));
+    }
+    return false;
+}
+
+static bool enable_callbacks(bool check_ranges, char *err, size_t errlen)
+{
+    for (unsigned api = 1; api < GL_API_COUNT; api++) {
+        if (gl_api_is_access(api) && !check_ranges)
+            continue; /* copies and sets: only when they are checked */
+        CUptiResult rc = cupti->enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                                gl_decode_cbid_of_api(api));
+        if (rc != CUPTI_SUCCESS) {
+            snprintf(err, errlen, "cannot enable the CUPTI callback for %s: %s", gl_api_name(api),
+                     gl_cupti_loader_result_string(cupti, rc));
+            return false;
+        }
+    }
+    static const CUpti_CallbackId resource_cbids[] = {
+        CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+        CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+        CUPTI_CBID_RESOURCE_STREAM_CREATED,
+        CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING,
+    };
+    for (size_t i = 0; i < GL_ARRAY_SIZE(resource_cbids); i++) {
+        CUptiResult rc =
+            cupti->enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, resource_cbids[i]);
+        if (rc != CUPTI_SUCCESS) {
+            snprintf(err, errlen, "cannot enable CUPTI's resource callbacks: %s",
+                     gl_cupti_loader_result_string(cupti, rc));
+            return false;
+        }
+    }
+    return true;
+}
+
+bool gl_cupti_start(const struct gl_cupti *api, bool check_ranges, char *err, size_t errlen)
+{
+    cupti = api;
+    gl_contexts_set_query(cupti_device_of);
+    gl_dispatch_set_placement(&gl_contexts_placement);
+    if (!subscribe(err, errlen))
+        return false;
+    if (!enable_callbacks(check_ranges, err, errlen)) {
+        gl_cupti_stop();
+        return false;
+    }
+    return true;
+}
+
+void gl_cupti_stop(void)
+{
+    if (cupti && subscriber)
+        cupti->unsubscribe(subscriber);
+    subscriber = NULL;
 }

@@ -392,10 +392,22 @@ static bool dec_pool_import_pointer(enum gl_site site, const void *params, struc
     return true;
 }
 
+/* A memory node: not a block until a launch runs it (track/graphs.h). */
 static bool graph_alloc(struct gl_event *ev, const CUmemPoolProps *props, CUdeviceptr dptr,
                         size_t bytesize)
 {
-    return alloc_at(ev, GL_MEM_GRAPH, dptr, bytesize, location_device(&props->location));
+    if (!alloc_at(ev, GL_MEM_GRAPH, dptr, bytesize, location_device(&props->location)))
+        return false;
+    ev->type = GL_EV_GRAPH_NODE_ALLOC;
+    return true;
+}
+
+static bool graph_free(struct gl_event *ev, CUdeviceptr dptr)
+{
+    if (!free_at(ev, dptr))
+        return false;
+    ev->type = GL_EV_GRAPH_NODE_FREE;
+    return true;
 }
 
 static bool dec_graph_add_alloc_node(enum gl_site site, const void *params, struct gl_event *ev)
@@ -412,9 +424,9 @@ static bool dec_graph_add_alloc_node(enum gl_site site, const void *params, stru
 static bool dec_graph_add_free_node(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuGraphAddMemFreeNode_params *p = params;
-    ENTER_ONLY;
+    EXIT_ONLY;
     ev->aux = (uintptr_t)p->hGraph;
-    return free_at(ev, p->dptr);
+    return graph_free(ev, p->dptr);
 }
 
 static bool graph_node(enum gl_site site, CUgraph graph, const CUgraphNodeParams *np,
@@ -425,8 +437,8 @@ static bool graph_node(enum gl_site site, CUgraph graph, const CUgraphNodeParams
     ev->aux = (uintptr_t)graph;
     if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && site == GL_SITE_EXIT)
         return graph_alloc(ev, &np->alloc.poolProps, np->alloc.dptr, np->alloc.bytesize);
-    if (np->type == CU_GRAPH_NODE_TYPE_MEM_FREE && site == GL_SITE_ENTER)
-        return free_at(ev, np->free.dptr);
+    if (np->type == CU_GRAPH_NODE_TYPE_MEM_FREE && site == GL_SITE_EXIT)
+        return graph_free(ev, np->free.dptr);
     return false;
 }
 

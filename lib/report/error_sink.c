@@ -82,9 +82,9 @@ static const void *sink(const struct gl_api_error *e)
 void gl_error_sink_install(void)
 {
     gl_device_memory_load();
-    gl_error_device_memory = gl_device_memory_query;
-    gl_error_capture_stack = gl_stack_capture;
-    gl_error_sink = sink;
+    gl_errors_device_memory = gl_device_memory_query;
+    gl_errors_capture_stack = gl_stack_capture;
+    gl_errors_sink = sink;
 }
 
 void gl_error_sink_after_fork_child(void) { pthread_mutex_init(&lock, NULL); }

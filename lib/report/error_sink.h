@@ -1,4 +1,4 @@
-/* Printing API errors as they happen: the runtime's gl_error_sink.
+/* Printing API errors as they happen: the runtime's gl_errors_sink.
  *
  * Called inside the CUDA call that erred, on the program's thread: it makes no
  * CUDA call and never waits for a leak check (which may call the driver); it
@@ -14,7 +14,7 @@
 
 #include "common/frame.h"
 
-/* Install gl_error_sink and the stack capture for errors. */
+/* Install gl_errors_sink and the stack capture for errors. */
 void gl_error_sink_install(void);
 /* The stack frames service for reports of kept errors (exit XML/JSON). */
 unsigned gl_error_sink_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);

@@ -23,27 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct gl_block_info {
-    uint64_t key;   /* address, or namespaced handle */
-    uint64_t size;  /* bytes */
-    uint64_t seq;   /* allocation number, 1-based, process-wide */
-    uint64_t ctx;   /* CUcontext the block belongs to (0: none) */
-    uint64_t aux;   /* stream (stream-ordered), handle key (VMM map records),
-                       live mappings (VMM handles) */
-    uint32_t stack; /* stack depot id */
-    uint32_t tid;   /* allocating thread */
-    int16_t device; /* ordinal, -1 host/unknown */
-    uint8_t kind;   /* enum gl_mem_kind */
-    uint8_t flags;  /* GL_BLK_* */
-    uint16_t api;   /* enum gl_api of the driver entry point */
-    uint16_t refs;  /* VMM handles: 1 + retains - releases (mappings count in aux) */
-};
-
-#define GL_BLK_SIZE_UNKNOWN 0x1 /* resolve at report time */
-#define GL_BLK_RELEASED 0x2     /* VMM handle: cuMemRelease'd, alive through mappings */
-#define GL_BLK_IMPORTED 0x4     /* opened from another process (IPC, shareable handle) */
-#define GL_BLK_IGNORED 0x8      /* never reported (gpuleak_ignore, gpuleak_disable) */
-#define GL_BLK_POOL 0x10        /* a custom pool: its sub-allocations are blocks of their own */
+#include "event/block.h"
 
 struct gl_table;
 struct gl_table_node; /* opaque: a detached block */

@@ -1,28 +1,24 @@
-/* API misuse errors: the checks made at the driver API, without instrumenting
- * kernels, and the record of what they found.
- *
- * The tracker calls in here when a release misses the table or names the wrong
- * call, when an allocation fails, and (--check-api-ranges=yes) for every copy
- * and set, through GL_EV_ACCESS events.  Each error is one fixed-size record:
- * what happened, the stack where, and, where known, the block concerned with
- * the stacks that allocated and freed it.
+/* API errors: the record of what the checks found (track/checks.h) and of the
+ * growth the checkpoints found (check/growth.h).  Each error is one
+ * fixed-size record: what happened, the stack where, and, where known, the
+ * block concerned with the stacks that allocated and freed it.
  *
  * Errors are grouped into contexts, as Valgrind does: the same kind at the same
  * stack is one context, printed once, counted every time.  The first
- * occurrence of a context goes to gl_error_sink (the report layer prints it at
+ * occurrence of a context goes to gl_errors_sink (the report layer prints it at
  * once, in the program's thread, and says which suppression matched); the
  * contexts are kept for the exit report's ERROR SUMMARY and the XML and JSON
  * documents. */
-#ifndef GPULEAK_API_ERRORS_H
-#define GPULEAK_API_ERRORS_H
+#ifndef GPULEAK_ERRORS_H
+#define GPULEAK_ERRORS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "common/error_kind.h"
-#include "event/event.h"
-#include "track/quarantine.h"
+#include "event/block.h"
+#include "event/dispatch.h"
 
 /* Why, within a kind. */
 enum gl_error_detail {
@@ -78,61 +74,32 @@ struct gl_error_context {
  * suppression that matched (then it prints nothing), or NULL.  NULL sink:
  * errors are only counted.  Called with e NULL once, when contexts run out. */
 typedef const void *(*gl_error_sink_fn)(const struct gl_api_error *e);
-extern gl_error_sink_fn gl_error_sink;
+extern gl_error_sink_fn gl_errors_sink;
 
 /* How stacks are captured for errors made by calls whose stack was not
- * captured (NULL in unit tests: such errors carry stack 0). */
-extern uint32_t (*gl_error_capture_stack)(void);
+ * captured (NULL in unit tests and replays: such errors carry stack 0). */
+extern uint32_t (*gl_errors_capture_stack)(void);
 
 /* How an OOM report learns the device's free and total memory (NVML in the
  * runtime; NULL: unknown).  Must not call CUDA. */
-extern bool (*gl_error_device_memory)(int device, uint64_t *free_bytes, uint64_t *total_bytes);
+extern bool (*gl_errors_device_memory)(int device, uint64_t *free_bytes, uint64_t *total_bytes);
 
-/* Options: checks of copies and sets (the range index of live blocks is kept
- * only then). */
-void gl_api_errors_configure(bool check_ranges);
-bool gl_api_errors_ranges_on(void);
+/* reset forgets every error; after_fork frees the lock. */
+extern const struct gl_component gl_errors_component;
 
 /* Record an error: counted, and sunk if its context is new.  e->stack is
  * captured here when 0. */
-void gl_api_error_report(struct gl_api_error *e);
-
-/* The tracker's checks.  ev is the release or access event (tid, api, device
- * and stack as the callback filled them). */
-/* A release of a key the table does not hold. */
-void gl_api_check_release_miss(struct gl_event *ev);
-/* A release of a live block b (a VMM handle: as it was before this release):
- * is it the right call, and is there anything left to release?  Returns the
- * error kind found (0 if none). */
-int gl_api_check_release(struct gl_event *ev, const struct gl_block_info *b);
-/* A copy or set (GL_EV_ACCESS). */
-void gl_api_check_access(struct gl_event *ev);
-/* An allocation that failed with CUDA_ERROR_OUT_OF_MEMORY: ev as decoded for
- * the request (size, kind, device; key may be 0). */
-void gl_api_report_oom(struct gl_event *ev);
-
-/* Keeping the live index (tracker only, when ranges are on). */
-void gl_api_ranges_add(const struct gl_block_info *b);
-void gl_api_ranges_remove(const struct gl_block_info *b);
-void gl_api_ranges_add_mapping(uint64_t addr, uint64_t size); /* VMM: never range-checked */
-void gl_api_ranges_remove_mapping(uint64_t addr);
-/* Empty the live index, keeping the option (gl_tracker_reset). */
-void gl_api_ranges_clear(void);
-/* The live block holding addr, if the index has one. */
-bool gl_api_ranges_find(uint64_t addr, uint64_t *start, uint64_t *seq);
+void gl_errors_report(struct gl_api_error *e);
 
 /* Totals for ERROR SUMMARY: errors and contexts, split by suppressed or not. */
 struct gl_api_error_counts {
     uint64_t errors, contexts, suppressed, suppressed_contexts;
     uint64_t by_kind[GL_ERR_NKINDS]; /* unsuppressed errors per kind */
 };
-void gl_api_error_counts(struct gl_api_error_counts *c);
+void gl_errors_counts(struct gl_api_error_counts *c);
 
 /* The contexts, in order of first occurrence, copied into out (up to max);
  * returns how many there are. */
-size_t gl_api_error_contexts(struct gl_error_context *out, size_t max);
-
-void gl_api_errors_reset(void); /* tests */
-void gl_api_errors_after_fork_child(void);
+size_t gl_errors_contexts(struct gl_error_context *out, size_t max);
 
 #endif

@@ -7,6 +7,7 @@
 #include "base/gl_uthash.h"
 #include "base/spin.h"
 #include "base/tool.h"
+#include "event/dispatch.h"
 #include "track/tracker.h"
 
 struct node {
@@ -114,7 +115,7 @@ static struct node node_of(const struct gl_event *ev, bool is_free)
                          .is_free = is_free};
 }
 
-void gl_graphs_capture_begin(uint64_t stream)
+static void capture_begin(uint64_t stream)
 {
     gl_spin_lock(&lock);
     bool existed = find(captures, stream) != NULL;
@@ -122,11 +123,13 @@ void gl_graphs_capture_begin(uint64_t stream)
     if (s)
         clear(s);
     gl_spin_unlock(&lock);
-    if (s && !existed)
+    if (s && !existed) {
         atomic_fetch_add(&capturing, 1);
+        gl_dispatch_arm(1); /* its stream's allocations and frees are nodes now */
+    }
 }
 
-void gl_graphs_capture_end(uint64_t stream, uint64_t graph)
+static void capture_end(uint64_t stream, uint64_t graph)
 {
     gl_spin_lock(&lock);
     struct node_set *s = find(captures, stream);
@@ -140,33 +143,40 @@ void gl_graphs_capture_end(uint64_t stream, uint64_t graph)
     drop(&captures, s);
     gl_spin_unlock(&lock);
     atomic_fetch_sub(&capturing, 1);
+    gl_dispatch_arm(-1);
 }
 
-static bool captured(const struct gl_event *ev, bool is_free)
+static bool stream_captured(uint64_t stream)
 {
-    if (!gl_graphs_capturing())
-        return false;
-    struct node n = node_of(ev, is_free);
-    gl_spin_lock(&lock);
-    struct node_set *s = find(captures, ev->aux);
-    if (s)
-        append(s, &n);
-    gl_spin_unlock(&lock);
-    return s != NULL;
-}
-
-bool gl_graphs_stream_captured(uint64_t stream)
-{
-    if (!gl_graphs_capturing())
-        return false;
     gl_spin_lock(&lock);
     bool found = find(captures, stream) != NULL;
     gl_spin_unlock(&lock);
     return found;
 }
 
-bool gl_graphs_captured_alloc(const struct gl_event *ev) { return captured(ev, false); }
-bool gl_graphs_captured_free(const struct gl_event *ev) { return captured(ev, true); }
+/* The route stage: a stream-ordered allocation or free on a stream being
+ * captured is a node of the graph being built, not a block. */
+static bool claim(const struct gl_event *ev)
+{
+    bool stream_ordered =
+        (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC) ||
+        (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api));
+    return stream_ordered && gl_graphs_capturing() && stream_captured(ev->aux);
+}
+
+/* A claimed call, complete: recorded as a node if it succeeded (a free is
+ * claimed at its entry and taken at its exit). */
+static void take(const struct gl_event *ev)
+{
+    if (ev->flags & GL_EVF_FAILED)
+        return;
+    struct node n = node_of(ev, ev->type == GL_EV_FREE);
+    gl_spin_lock(&lock);
+    struct node_set *s = find(captures, ev->aux);
+    if (s)
+        append(s, &n);
+    gl_spin_unlock(&lock);
+}
 
 static void node_added(const struct gl_event *ev, bool is_free)
 {
@@ -178,10 +188,7 @@ static void node_added(const struct gl_event *ev, bool is_free)
     gl_spin_unlock(&lock);
 }
 
-void gl_graphs_node_alloc(const struct gl_event *ev) { node_added(ev, false); }
-void gl_graphs_node_free(const struct gl_event *ev) { node_added(ev, true); }
-
-void gl_graphs_instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
+static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
 {
     gl_spin_lock(&lock);
     struct node_set *g = find(graphs, graph), *e = find(execs, exec);
@@ -208,14 +215,16 @@ void gl_graphs_instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
 
 #define STEPS 32
 
-void gl_graphs_launch(uint64_t exec, uint64_t stream, uint64_t ctx, uint32_t tid)
+static void launch(const struct gl_event *cause)
 {
+    uint64_t exec = cause->key, stream = cause->aux, ctx = cause->ctx;
+    uint32_t tid = cause->tid;
     if (!atomic_load_explicit(&exec_sets, memory_order_relaxed))
         return;
     struct node steps[STEPS];
     bool auto_free = false;
-    /* Chunks copied out under the lock, applied outside it: the tracker takes
-     * its own locks and may report errors. */
+    /* Chunks copied out under the lock, applied outside it: the consumers of
+     * the launch's blocks take their own locks and may report errors. */
     for (uint32_t from = 0;; from += STEPS) {
         uint32_t k = 0;
         gl_spin_lock(&lock);
@@ -232,10 +241,11 @@ void gl_graphs_launch(uint64_t exec, uint64_t stream, uint64_t ctx, uint32_t tid
                                        .tid = tid,
                                        .key = n->va,
                                        .ctx = ctx,
-                                       .aux = stream};
+                                       .aux = stream,
+                                       .time_ns = cause->time_ns};
             if (n->is_free) {
                 if (!n->paired) /* else its allocation node frees it below */
-                    gl_tracker_apply(&free_ev);
+                    gl_dispatch_derived(&free_ev);
                 continue;
             }
             struct gl_block_info live;
@@ -243,7 +253,7 @@ void gl_graphs_launch(uint64_t exec, uint64_t stream, uint64_t ctx, uint32_t tid
                 /* This launch frees what the previous one allocated. */
                 struct gl_event again = free_ev;
                 again.api = GL_API_cuGraphLaunch;
-                gl_tracker_apply(&again);
+                gl_dispatch_derived(&again);
             }
             struct gl_event ev = {.type = GL_EV_ALLOC,
                                   .kind = GL_MEM_GRAPH,
@@ -255,17 +265,18 @@ void gl_graphs_launch(uint64_t exec, uint64_t stream, uint64_t ctx, uint32_t tid
                                   .key = n->va,
                                   .size = n->size,
                                   .ctx = ctx,
-                                  .aux = stream};
-            gl_tracker_alloc(&ev);
+                                  .aux = stream,
+                                  .time_ns = cause->time_ns};
+            gl_dispatch_derived(&ev);
             if (n->paired)
-                gl_tracker_apply(&free_ev);
+                gl_dispatch_derived(&free_ev);
         }
         if (k < STEPS)
             return;
     }
 }
 
-void gl_graphs_destroy(uint64_t graph)
+static void destroy(uint64_t graph)
 {
     gl_spin_lock(&lock);
     struct node_set *g = find(graphs, graph);
@@ -274,7 +285,7 @@ void gl_graphs_destroy(uint64_t graph)
     gl_spin_unlock(&lock);
 }
 
-void gl_graphs_exec_destroy(uint64_t exec)
+static void exec_destroy(uint64_t exec)
 {
     gl_spin_lock(&lock);
     struct node_set *e = find(execs, exec);
@@ -285,35 +296,59 @@ void gl_graphs_exec_destroy(uint64_t exec)
     gl_spin_unlock(&lock);
 }
 
-void gl_graphs_apply(const struct gl_event *ev)
+/* ---- the observe stage: graphs' control calls ---- */
+
+static void on_capture_begin(const struct gl_event *ev, const struct gl_block_info *blk)
 {
-    switch ((enum gl_event_type)ev->type) {
-    case GL_EV_CAPTURE_BEGIN:
-        gl_graphs_capture_begin(ev->aux);
-        break;
-    case GL_EV_CAPTURE_END:
-        gl_graphs_capture_end(ev->aux, ev->key);
-        break;
-    case GL_EV_GRAPH_INSTANTIATE:
-        gl_graphs_instantiate(ev->key, ev->aux, ev->size);
-        break;
-    case GL_EV_GRAPH_LAUNCH:
-        gl_graphs_launch(ev->key, ev->aux, ev->ctx, ev->tid);
-        break;
-    case GL_EV_GRAPH_DESTROY:
-        gl_graphs_destroy(ev->key);
-        break;
-    case GL_EV_GRAPH_EXEC_DESTROY:
-        gl_graphs_exec_destroy(ev->key);
-        break;
-    default:
-        break;
-    }
+    (void)blk;
+    capture_begin(ev->aux);
+}
+
+static void on_capture_end(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    capture_end(ev->aux, ev->key);
+}
+
+static void on_instantiate(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    instantiate(ev->key, ev->aux, ev->size);
+}
+
+static void on_launch(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    launch(ev);
+}
+
+static void on_destroy(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    destroy(ev->key);
+}
+
+static void on_exec_destroy(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    exec_destroy(ev->key);
+}
+
+static void on_node_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    node_added(ev, false);
+}
+
+static void on_node_free(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    node_added(ev, true);
 }
 
 unsigned gl_graphs_node_count(void) { return atomic_load(&total_nodes); }
 
-void gl_graphs_reset(void)
+static void reset(void)
 {
     gl_spin_lock(&lock);
     struct node_set *s, *tmp;
@@ -325,4 +360,27 @@ void gl_graphs_reset(void)
     gl_spin_unlock(&lock);
 }
 
-void gl_graphs_after_fork_child(void) { gl_spin_reset(&lock); }
+static void after_fork(void) { gl_spin_reset(&lock); }
+
+static const struct gl_consumer consumer = {
+    .claim = claim,
+    .take = take,
+    .on =
+        {
+            [GL_EV_CAPTURE_BEGIN] = on_capture_begin,
+            [GL_EV_CAPTURE_END] = on_capture_end,
+            [GL_EV_GRAPH_INSTANTIATE] = on_instantiate,
+            [GL_EV_GRAPH_LAUNCH] = on_launch,
+            [GL_EV_GRAPH_DESTROY] = on_destroy,
+            [GL_EV_GRAPH_EXEC_DESTROY] = on_exec_destroy,
+            [GL_EV_GRAPH_NODE_ALLOC] = on_node_alloc,
+            [GL_EV_GRAPH_NODE_FREE] = on_node_free,
+        },
+};
+
+const struct gl_component gl_graphs_component = {
+    .name = "graphs",
+    .reset = reset,
+    .after_fork = after_fork,
+    .consumer = &consumer,
+};

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "event/api.h"
 #include "event/event.h"
 #include "base/ranges.h"
 #include "base/spin.h"
@@ -49,7 +50,7 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
 
 size_t gl_quarantine_capacity(void) { return q.cap; }
 
-void gl_quarantine_clear(void)
+static void clear(void)
 {
     gl_spin_lock(&q.lock);
     q.puts = q.indexed_upto = 0;
@@ -62,20 +63,15 @@ void gl_quarantine_clear(void)
 
 static inline uint64_t oldest(void) { return q.puts > q.cap ? q.puts - q.cap : 0; }
 
-void gl_quarantine_put(const struct gl_freed_block *f)
+/* The ring's next slot, its old record evicted (under the lock, q.cap > 0). */
+static inline struct slot *claim_slot(void)
 {
-    if (!q.cap)
-        return;
-    gl_spin_lock(&q.lock);
-    if (q.cap) {
-        struct slot *s = &q.ring[q.puts % q.cap];
-        if (s->indexed) /* evicted: its range goes too, unless a newer one replaced it */
-            gl_ranges_remove(q.ranges, s->f.block.key, s->pos, false);
-        s->f = *f;
-        s->pos = q.puts++;
-        s->indexed = false;
-    }
-    gl_spin_unlock(&q.lock);
+    struct slot *s = &q.ring[q.puts % q.cap];
+    if (s->indexed) /* evicted: its range goes too, unless a newer one replaced it */
+        gl_ranges_remove(q.ranges, s->f.block.key, s->pos, false);
+    s->pos = q.puts++;
+    s->indexed = false;
+    return s;
 }
 
 bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
@@ -132,9 +128,39 @@ size_t gl_quarantine_memory_bytes(void)
     return q.ring_bytes + (q.ranges ? gl_ranges_memory_bytes(q.ranges) : 0);
 }
 
-void gl_quarantine_after_fork_child(void)
+static void after_fork(void)
 {
     gl_spin_reset(&q.lock);
     if (q.ranges)
         gl_ranges_reset_lock_after_fork(q.ranges);
 }
+
+/* A block freed by a call (its free, its handle's release or last unmap, a
+ * graph's free node): what a second free of it, or a copy into it, names.
+ * Blocks that went with their context, or whose key was found reused, were
+ * freed by no call and are not kept. */
+static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE)
+        return;
+    gl_spin_lock(&q.lock);
+    if (q.cap) { /* written in place: frees are the hot path */
+        struct slot *s = claim_slot();
+        s->f.block = *blk;
+        s->f.free_stack = ev->stack;
+        s->f.free_tid = ev->tid;
+        s->f.free_api = ev->api;
+    }
+    gl_spin_unlock(&q.lock);
+}
+
+static bool wanted(void) { return q.cap > 0; }
+
+static const struct gl_consumer consumer = {.on = {[GL_EV_FREE] = on_free}, .wanted = wanted};
+
+const struct gl_component gl_quarantine_component = {
+    .name = "quarantine",
+    .reset = clear,
+    .after_fork = after_fork,
+    .consumer = &consumer,
+};

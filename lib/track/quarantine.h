@@ -19,23 +19,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "track/block_table.h"
+#include "event/block.h"
+#include "event/dispatch.h"
 
-struct gl_freed_block {
-    struct gl_block_info block; /* as it was when freed (block.stack: where allocated) */
-    uint32_t free_stack;        /* stack depot id of the free, 0 if not kept */
-    uint32_t free_tid;
-    uint16_t free_api; /* enum gl_api */
-};
+/* A consumer of frees (event/dispatch.h); reset forgets every freed block and
+ * keeps the configuration. */
+extern const struct gl_component gl_quarantine_component;
 
 /* capacity records (0: off); ranges: also index by range (gl_quarantine_holding).
  * Drops what was kept.  Call before the first free. */
 void gl_quarantine_configure(size_t capacity, bool ranges);
 size_t gl_quarantine_capacity(void);
-/* Forget every freed block, keeping the configuration (gl_tracker_reset). */
-void gl_quarantine_clear(void);
-
-void gl_quarantine_put(const struct gl_freed_block *f);
 
 /* The most recent freed block that started at key. */
 bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out);
@@ -43,6 +37,5 @@ bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out);
 bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out);
 
 size_t gl_quarantine_memory_bytes(void);
-void gl_quarantine_after_fork_child(void);
 
 #endif

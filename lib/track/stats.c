@@ -177,7 +177,8 @@ static inline __attribute__((always_inline)) void move(struct gl_thread *t, unsi
         }
 }
 
-void gl_stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t seq)
+static inline __attribute__((always_inline)) void
+stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t seq)
 {
     if (kind >= GL_MEM_NKINDS)
         return;
@@ -206,7 +207,8 @@ void gl_stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, ui
         gl_stack_depot_site_move(stack, (int64_t)size, 1);
 }
 
-void gl_stats_free(int device, unsigned kind, uint64_t size, uint32_t stack)
+static inline __attribute__((always_inline)) void stats_free(int device, unsigned kind,
+                                                             uint64_t size, uint32_t stack)
 {
     if (kind >= GL_MEM_NKINDS)
         return;
@@ -215,7 +217,7 @@ void gl_stats_free(int device, unsigned kind, uint64_t size, uint32_t stack)
         gl_stack_depot_site_move(stack, -(int64_t)size, -1);
 }
 
-void gl_stats_failed(int device, unsigned kind, uint64_t size)
+static void stats_failed(int device, unsigned kind, uint64_t size)
 {
     if (kind >= GL_MEM_NKINDS)
         return;
@@ -223,6 +225,31 @@ void gl_stats_failed(int device, unsigned kind, uint64_t size)
     ADD(groups[slot][kind].failed, 1);
     ADD(groups[slot][kind].failed_bytes, size);
     atomic_store_explicit(&devices[slot].used, true, memory_order_relaxed);
+}
+
+/* ---- the consumer ---- */
+
+/* An allocation counts once the block table has it (blk). */
+static void on_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)ev;
+    if (__builtin_expect(blk && gl_mem_kind_counted(blk->kind), 1))
+        stats_alloc(blk->device, blk->kind, blk->size, blk->stack, blk->seq);
+}
+
+/* A request refused for lack of memory, as asked. */
+static void on_alloc_failed(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    stats_failed(gl_dispatch_device_of(ev), ev->kind, ev->size);
+}
+
+/* Every block gone, however (its free, its context, its last unmap): the
+ * block's own figures, not the call's. */
+static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    if (blk && !(ev->flags & GL_EVF_FAILED) && gl_mem_kind_counted(blk->kind))
+        stats_free(blk->device, blk->kind, blk->size, blk->stack);
 }
 
 /* ---- readers ---- */
@@ -436,7 +463,7 @@ void gl_stats_totals(struct gl_stat_totals *out)
     raw_end();
 }
 
-void gl_stats_reset(void)
+static void reset(void)
 {
     gl_thread_registry_lock();
     for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
@@ -449,3 +476,15 @@ void gl_stats_reset(void)
     memset(devices, 0, sizeof devices);
     memset(&total, 0, sizeof total);
 }
+
+static const struct gl_consumer consumer = {.on = {
+                                                [GL_EV_ALLOC] = on_alloc,
+                                                [GL_EV_FREE] = on_free,
+                                                [GL_EV_ALLOC_FAILED] = on_alloc_failed,
+                                            }};
+
+const struct gl_component gl_stats_component = {
+    .name = "stats",
+    .reset = reset,
+    .consumer = &consumer,
+};

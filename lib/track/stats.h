@@ -4,9 +4,10 @@
  *
  * One counter group per (device, kind), split small (< 1 MiB, PyTorch's small
  * pool) and large as torch.cuda.memory_stats() splits them; freed counts are
- * allocated minus current.  The tracker moves them on every counted allocation
- * and release, so the hot path takes no locked instruction in the common case:
- * each thread adds to a few cells of its own (thread_state.h) and moves them
+ * allocated minus current.  A consumer of events (event/dispatch.h), it moves
+ * them on every counted allocation and every block gone, so the hot path takes
+ * no locked instruction in the common case: each thread adds to a few cells
+ * of its own (base/thread.h) and moves them
  * to the shared atomics every 64 events or 256 KiB of live bytes.  Readers sum
  * shared and pending counts, retrying reads that straddle a move.
  *
@@ -14,21 +15,22 @@
  * allocation that reached it) and for the process, by compare-and-swap only
  * when exceeded, each checked against the shared count plus the thread's own
  * pending share: exact for one thread, low by less than one flush's worth per
- * other thread.  Per allocation site (stack_depot.h), live and peak bytes are
+ * other thread.  Per allocation site (stack/stack_depot.h), live and peak bytes are
  * kept only when asked (--stats=yes): they are shared atomics per site. */
-#ifndef GPULEAK_MEM_STATS_H
-#define GPULEAK_MEM_STATS_H
+#ifndef GPULEAK_STATS_H
+#define GPULEAK_STATS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "event/dispatch.h"
 #include "event/event.h"
 
 #define GL_STATS_DEVICES 32                        /* ordinals 0..31 counted apart */
 #define GL_STATS_SLOT_HOST GL_STATS_DEVICES        /* host memory (device -1) */
 #define GL_STATS_SLOT_OTHER (GL_STATS_DEVICES + 1) /* higher or unknown ordinals */
 #define GL_STATS_SLOTS (GL_STATS_DEVICES + 2)
-_Static_assert(GL_STATS_SLOTS <= 34, "thread_state.h's GL_STAT_SLOTS_MAX");
+_Static_assert(GL_STATS_SLOTS <= 34, "base/thread.h's GL_STAT_SLOTS_MAX");
 #define GL_STATS_SMALL_LIMIT (1u << 20) /* blocks below 1 MiB are small */
 
 static inline unsigned gl_stats_slot(int device)
@@ -60,12 +62,10 @@ struct gl_stat_device {
 };
 
 /* Turn per-site counting on or off; hooks thread exit to flush its cells. */
+extern const struct gl_component gl_stats_component;
+
 void gl_stats_configure(bool sites);
 bool gl_stats_sites_on(void);
-
-void gl_stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t seq);
-void gl_stats_free(int device, unsigned kind, uint64_t size, uint32_t stack);
-void gl_stats_failed(int device, unsigned kind, uint64_t size);
 
 void gl_stats_group(unsigned slot, unsigned kind, struct gl_stat_group *out);
 void gl_stats_device(unsigned slot, struct gl_stat_device *out);
@@ -89,7 +89,5 @@ struct gl_usage {
     struct gl_stat_group grp[GL_STATS_SLOTS][GL_MEM_NKINDS];
 };
 void gl_stats_snapshot(struct gl_usage *u);
-
-void gl_stats_reset(void); /* tests */
 
 #endif

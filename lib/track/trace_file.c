@@ -4,17 +4,15 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/logfile.h"
 #include "common/out.h"
-#include "runtime.h"
 #include "event/api.h"
 #include "event/event.h"
 #include "track/stats.h"
 #include "base/spin.h"
-#include "track/tracker.h"
 
 /* One series per (device slot, kind): its live bytes, what was written last,
  * and the highest value seen since.  Live bytes follow the events (reading the
@@ -37,13 +35,6 @@ static struct {
     bool stopped;
     struct series s[GL_STATS_SLOTS][GL_MEM_NKINDS];
 } tr = {.fd = -1};
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void put(const char *line, size_t len)
 {
@@ -116,42 +107,55 @@ static void resync(uint64_t t, bool force)
     tr.synced_ns = t;
 }
 
-static void on_event(const struct gl_event *ev)
+/* A series moved by a block made or gone: sampled now; the others at the
+ * interval, from the statistics. */
+static void moved(const struct gl_event *ev, const struct gl_block_info *blk, bool made)
 {
-    if (ev->type != GL_EV_ALLOC && ev->type != GL_EV_FREE && ev->type != GL_EV_VMM_RELEASE &&
-        ev->type != GL_EV_VMM_UNMAP && ev->type != GL_EV_CTX_DESTROY)
-        return;
-    if (ev->kind >= GL_MEM_NKINDS)
+    if (!blk || (ev->flags & GL_EVF_FAILED) || blk->kind >= GL_MEM_NKINDS)
         return;
     gl_spin_lock(&tr.lock);
     if (tr.fd >= 0 && !tr.stopped) {
-        uint64_t t = ev->time_ns ? ev->time_ns : now_ns();
-        bool moved = ev->type == GL_EV_ALLOC || ev->type == GL_EV_FREE;
-        if (moved && gl_mem_kind_counted(ev->kind)) {
-            unsigned sl = gl_stats_slot(ev->device);
-            struct series *s = &tr.s[sl][ev->kind];
-            if (ev->type == GL_EV_ALLOC)
-                s->cur += ev->size;
+        uint64_t t = ev->time_ns ? ev->time_ns : gl_clock_ns();
+        if (gl_mem_kind_counted(blk->kind)) {
+            unsigned sl = gl_stats_slot(blk->device);
+            struct series *s = &tr.s[sl][blk->kind];
+            if (made)
+                s->cur += blk->size;
             else
-                s->cur = s->cur > ev->size ? s->cur - ev->size : 0;
-            sample(sl, ev->kind, t, false);
+                s->cur = s->cur > blk->size ? s->cur - blk->size : 0;
+            sample(sl, blk->kind, t, false);
         }
-        /* Other events do not say which series moved: look at all. */
-        if (!moved || t - tr.synced_ns >= tr.interval_ns)
+        if (t - tr.synced_ns >= tr.interval_ns)
             resync(t, false);
     }
     gl_spin_unlock(&tr.lock);
 }
 
-void gl_trace_file_start(const char *tmpl, unsigned interval_ms, uint64_t limit_bytes)
+static void on_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
 {
-    if (!tmpl || !*tmpl)
-        return;
-    int fd = gl_runtime_open_output("--trace-file", tmpl);
-    if (fd < 0)
-        return;
+    moved(ev, blk, true);
+}
+
+/* Every block gone, one derived free each when a context took them. */
+static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    moved(ev, blk, false);
+}
+
+static bool wanted(void) { return tr.fd >= 0; }
+
+static const struct gl_consumer consumer = {
+    .on = {[GL_EV_ALLOC] = on_alloc, [GL_EV_FREE] = on_free},
+    .wanted = wanted,
+    .flags = GL_CONSUMER_TIMED,
+};
+
+const struct gl_component gl_trace_file_component = {.name = "trace_file", .consumer = &consumer};
+
+void gl_trace_file_start(int fd, unsigned interval_ms, uint64_t limit_bytes)
+{
     tr.fd = fd;
-    tr.t0_ns = now_ns();
+    tr.t0_ns = gl_clock_ns();
     tr.interval_ns = (uint64_t)interval_ms * 1000000u;
     tr.limit = limit_bytes;
     tr.next_doubling = limit_bytes / 2;
@@ -161,16 +165,14 @@ void gl_trace_file_start(const char *tmpl, unsigned interval_ms, uint64_t limit_
                      "seconds,device,kind,live_bytes,peak_bytes\n",
                      (int)getpid(), interval_ms);
     put(head, (size_t)n);
-    gl_event_sink = on_event;
 }
 
 void gl_trace_file_finish(void)
 {
     if (tr.fd < 0)
         return;
-    gl_event_sink = NULL;
     gl_spin_lock(&tr.lock);
-    resync(now_ns(), true);
+    resync(gl_clock_ns(), true);
     close(tr.fd);
     tr.fd = -1;
     gl_spin_unlock(&tr.lock);

@@ -2,17 +2,11 @@
 
 #include <stdatomic.h>
 #include <string.h>
-#include <time.h>
 
-#include "track/errors.h"
-#include "base/atomic.h"
-#include "track/graphs.h"
-#include "track/stats.h"
-#include "track/quarantine.h"
 #include "base/thread.h"
 #include "base/tool.h"
-
-gl_event_sink_fn gl_event_sink;
+#include "event/api.h"
+#include "track/stats.h"
 
 static struct gl_table *blocks; /* outstanding blocks */
 static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key */
@@ -21,7 +15,7 @@ static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key
  * would bounce shared counters between cores on every event, so the hot path
  * touches none in the common case: allocation numbers are handed to threads in
  * blocks of SEQ_BLOCK (unique, increasing within a thread, one shared atomic
- * per block); usage counters are kept per thread by mem_stats.c. */
+ * per block); usage counters are kept per thread by track/stats.c. */
 #define SEQ_BLOCK 256
 #define COUNTER(name) static _Atomic uint64_t name __attribute__((aligned(64)))
 COUNTER(seq_counter);
@@ -46,31 +40,6 @@ void gl_tracker_init(void)
     if (!maps)
         maps = gl_block_table_create(4);
     gl_thread_add_retire(release_spare);
-}
-
-void gl_tracker_reset(void)
-{
-    gl_block_table_destroy(blocks);
-    gl_block_table_destroy(maps);
-    blocks = maps = NULL;
-    gl_thread_reset();
-    atomic_store(&seq_counter, 0);
-    atomic_store(&seq_epoch, 0);
-    atomic_store(&n_unknown_frees, 0);
-    atomic_store(&n_replaced, 0);
-    gl_stats_reset();
-    /* What the tracker's blocks fed: the freed blocks and the live index. */
-    gl_quarantine_clear();
-    gl_api_ranges_clear();
-    gl_graphs_reset();
-    gl_tracker_init();
-}
-
-bool gl_mem_kind_context_bound(enum gl_mem_kind k)
-{
-    /* VMM memory and pools belong to the device, not to a context. */
-    return k != GL_MEM_VMM && k != GL_MEM_NONE && k != GL_MEM_POOL_RESERVE &&
-           k != GL_MEM_GRAPH_RESERVE;
 }
 
 uint64_t gl_tracker_next_seq(void)
@@ -100,91 +69,84 @@ uint64_t gl_tracker_seq_mark(void)
     return mark;
 }
 
-/* Pool sub-allocations are not GPU allocations (the pool's block counts), nor
- * are stream-ordered pools themselves (the driver reserves their memory as it
- * sees fit; their allocations count). */
-bool gl_mem_kind_counted(unsigned kind)
-{
-    return kind != GL_MEM_POOL_SUB && kind != GL_MEM_POOL_RESERVE && kind != GL_MEM_GRAPH_RESERVE;
-}
-
-static inline void publish(struct gl_event *ev)
-{
-    gl_event_sink_fn sink = gl_event_sink;
-    if (__builtin_expect(sink != NULL, 0)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ev->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        sink(ev);
-    }
-}
-
-/* ---- custom pools ---- */
-
-static bool in_pool(const struct gl_block_info *b, void *arg)
-{
-    return b->kind == GL_MEM_POOL_SUB && b->aux == *(const uint64_t *)arg;
-}
-
-/* Forget a pool's sub-allocations (the pool is destroyed or its block freed).
- * Linear in the live blocks, and only ever for a pool's block. */
-static size_t sweep_pool(uint64_t pool_key)
-{
-    return gl_block_table_foreach(blocks, in_pool, &pool_key);
-}
-
-static bool set_flag(struct gl_block_info *b, void *arg)
-{
-    b->flags |= (uint8_t)(uintptr_t)arg;
-    return false;
-}
-
-static bool clear_pool(struct gl_block_info *b, void *arg)
-{
-    (void)arg;
-    b->flags &= (uint8_t)~GL_BLK_POOL;
-    return false;
-}
-
-bool gl_tracker_ignore(struct gl_event *ev)
-{
-    bool found = blocks && gl_block_table_update(blocks, ev->key, set_flag,
-                                                 (void *)(uintptr_t)GL_BLK_IGNORED, NULL, NULL);
-    if (found)
-        publish(ev);
-    return found;
-}
-
-bool gl_tracker_pool_create(struct gl_event *ev)
-{
-    bool found = blocks && gl_block_table_update(blocks, ev->key, set_flag,
-                                                 (void *)(uintptr_t)GL_BLK_POOL, NULL, NULL);
-    if (found)
-        publish(ev);
-    return found;
-}
-
-bool gl_tracker_pool_destroy(struct gl_event *ev)
-{
-    if (!blocks)
-        return false;
-    bool found = gl_block_table_update(blocks, ev->key, clear_pool, NULL, NULL, NULL);
-    sweep_pool(ev->key);
-    if (found)
-        publish(ev);
-    return found;
-}
-
 bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out)
 {
     return blocks && gl_block_table_lookup(blocks, key, out);
 }
 
-void gl_tracker_alloc(struct gl_event *ev)
+/* ---- what changed besides the event's own block ---- */
+
+/* A block gone without a free of its own, told to the observers as a derived
+ * free: api is the call that took it (cuMemUnmap of a released handle), or
+ * GL_API_NONE when no call did (its context destroyed, its key reused). */
+static void gone(const struct gl_event *cause, const struct gl_block_info *b, uint16_t api,
+                 uint32_t stack)
+{
+    struct gl_event ev = {
+        .api = api,
+        .tid = cause->tid,
+        .stack = stack,
+        .key = b->key,
+        .size = b->size,
+        .seq = b->seq,
+        .ctx = b->ctx,
+        .kind = b->kind,
+        .device = b->device,
+        .time_ns = cause->time_ns,
+    };
+    gl_dispatch_effect(&ev, b);
+}
+
+/* ---- custom pools ---- */
+
+struct pool_sweep {
+    uint64_t pool_key;
+    const struct gl_event *cause;
+};
+
+static bool in_pool(const struct gl_block_info *b, void *arg)
+{
+    const struct pool_sweep *sw = arg;
+    if (b->kind != GL_MEM_POOL_SUB || b->aux != sw->pool_key)
+        return false;
+    gone(sw->cause, b, GL_API_NONE, 0);
+    return true;
+}
+
+/* Forget a pool's sub-allocations (the pool is destroyed or its block freed).
+ * Linear in the live blocks, and only ever for a pool's block. */
+static void sweep_pool(uint64_t pool_key, const struct gl_event *cause)
+{
+    struct pool_sweep sw = {pool_key, cause};
+    gl_block_table_foreach(blocks, in_pool, &sw);
+}
+
+struct flag_change {
+    uint8_t set, clear;
+    struct gl_block_info *copy;
+};
+
+static bool change_flags(struct gl_block_info *b, void *arg)
+{
+    struct flag_change *c = arg;
+    b->flags = (uint8_t)((b->flags | c->set) & ~c->clear);
+    *c->copy = *b;
+    return false;
+}
+
+static bool update_flags(uint64_t key, uint8_t set, uint8_t clear, struct gl_block_info *blk)
+{
+    struct flag_change c = {set, clear, blk};
+    return blocks && gl_block_table_update(blocks, key, change_flags, &c, NULL, NULL);
+}
+
+/* ---- allocations ---- */
+
+static bool on_alloc(struct gl_event *ev, struct gl_block_info *b)
 {
     if (!ev->seq)
         ev->seq = gl_tracker_next_seq();
-    struct gl_block_info b = {
+    *b = (struct gl_block_info){
         .key = ev->key,
         .size = ev->size,
         .seq = ev->seq,
@@ -201,18 +163,14 @@ void gl_tracker_alloc(struct gl_event *ev)
         .refs = ev->kind == GL_MEM_VMM ? 1 : 0,
     };
     struct gl_block_info old;
-    if (gl_block_table_insert(blocks, &b, &old)) {
+    if (__builtin_expect(gl_block_table_insert(blocks, b, &old), 0)) {
+        /* A free gpuleak never saw: the old block is gone. */
         atomic_fetch_add_explicit(&n_replaced, 1, memory_order_relaxed);
-        if (gl_mem_kind_counted(old.kind))
-            gl_stats_free(old.device, old.kind, old.size, old.stack);
+        gone(ev, &old, GL_API_NONE, 0);
         if (old.flags & GL_BLK_POOL)
-            sweep_pool(old.key);
+            sweep_pool(old.key, ev);
     }
-    if (__builtin_expect(gl_mem_kind_counted(ev->kind), 1))
-        gl_stats_alloc(ev->device, ev->kind, ev->size, ev->stack, ev->seq);
-    if (__builtin_expect(gl_api_errors_ranges_on(), 0))
-        gl_api_ranges_add(&b);
-    publish(ev);
+    return true;
 }
 
 /* ---- releases ---- */
@@ -241,15 +199,7 @@ static bool restore_handle(struct gl_block_info *b, void *arg)
     return false;
 }
 
-static bool inc_handle_ref(struct gl_block_info *b, void *arg)
-{
-    (void)arg;
-    b->refs++;
-    b->flags &= (uint8_t)~GL_BLK_RELEASED;
-    return false;
-}
-
-uint64_t gl_tracker_release_begin(struct gl_event *ev)
+static uint64_t release_begin(struct gl_event *ev)
 {
     if (ev->type == GL_EV_FREE) {
         struct gl_thread *self = gl_thread_self();
@@ -275,76 +225,48 @@ uint64_t gl_tracker_release_begin(struct gl_event *ev)
     return 0;
 }
 
-void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev)
+static bool free_end(struct gl_table_node *n, struct gl_event *ev, struct gl_block_info *blk)
 {
-    if (!token) {
-        /* Nothing tracked under that key.  A release the driver refused is the
-         * program's error; one it accepted was of memory gpuleak did not see
-         * allocated (counted in unknown_frees, shown with -v). */
-        if (!ok && (ev->type == GL_EV_FREE || ev->type == GL_EV_VMM_RELEASE))
-            gl_api_check_release_miss(ev);
-        if (ok)
-            publish(ev);
-        return;
+    *blk = *gl_block_table_node_info(n);
+    if (ev->flags & GL_EVF_FAILED) {
+        gl_block_table_reattach(blocks, n);
+        return true;
     }
-    if (ev->type == GL_EV_FREE) {
-        struct gl_table_node *n = (struct gl_table_node *)(uintptr_t)token;
-        const struct gl_block_info *b = gl_block_table_node_info(n);
-        gl_api_check_release(ev, b);
-        if (!ok) {
-            gl_block_table_reattach(blocks, n);
-            return;
-        }
-        ev->seq = b->seq;
-        ev->size = b->size;
-        ev->kind = b->kind;
-        ev->device = b->device;
-        struct gl_thread *self = gl_thread_self();
-        if (gl_mem_kind_counted(b->kind))
-            gl_stats_free(b->device, b->kind, b->size, b->stack);
-        if (__builtin_expect(gl_api_errors_ranges_on(), 0))
-            gl_api_ranges_remove(b);
-        if (gl_quarantine_capacity()) {
-            struct gl_freed_block f = {
-                .block = *b, .free_stack = ev->stack, .free_tid = ev->tid, .free_api = ev->api};
-            gl_quarantine_put(&f);
-        }
-        if (__builtin_expect(b->flags & GL_BLK_POOL, 0))
-            sweep_pool(b->key);
-        /* Keep the node for this thread's next free: no allocation then. */
-        if (self && !self->spare_node)
-            self->spare_node = n;
+    ev->seq = blk->seq;
+    if (__builtin_expect(blk->flags & GL_BLK_POOL, 0))
+        sweep_pool(blk->key, ev);
+    /* Keep the node for this thread's next free: no allocation then. */
+    struct gl_thread *self = gl_thread_self();
+    if (self && !self->spare_node)
+        self->spare_node = n;
+    else
+        gl_block_table_release(blocks, n);
+    return true;
+}
+
+static bool vmm_release_end(struct release_undo *u, struct gl_event *ev, struct gl_block_info *blk)
+{
+    *blk = u->before;
+    if (ev->flags & GL_EVF_FAILED) {
+        if (u->removed)
+            gl_block_table_insert(blocks, &u->before, NULL);
         else
-            gl_block_table_release(blocks, n);
-        publish(ev);
-        return;
+            gl_block_table_update(blocks, ev->key, restore_handle, &u->before, NULL, NULL);
+    } else if (u->removed) {
+        ev->seq = u->before.seq;
+        gone(ev, &u->before, ev->api, ev->stack); /* its last reference: freed here */
     }
-    if (ev->type == GL_EV_VMM_RELEASE) {
-        struct release_undo *u = (struct release_undo *)(uintptr_t)token;
-        /* Whatever the driver said: a handle released already is the program's error. */
-        gl_api_check_release(ev, &u->before);
-        if (!ok) {
-            if (u->removed)
-                gl_block_table_insert(blocks, &u->before, NULL);
-            else
-                gl_block_table_update(blocks, ev->key, restore_handle, &u->before, NULL, NULL);
-        } else {
-            if (u->removed) {
-                ev->seq = u->before.seq;
-                ev->size = u->before.size;
-                gl_stats_free(u->before.device, u->before.kind, u->before.size, u->before.stack);
-                if (gl_quarantine_capacity()) {
-                    struct gl_freed_block f = {.block = u->before,
-                                               .free_stack = ev->stack,
-                                               .free_tid = ev->tid,
-                                               .free_api = ev->api};
-                    gl_quarantine_put(&f);
-                }
-            }
-            publish(ev);
-        }
-        gl_tool_free(u, sizeof *u);
-    }
+    gl_tool_free(u, sizeof *u);
+    return true;
+}
+
+static bool release_end(uint64_t token, struct gl_event *ev, struct gl_block_info *blk)
+{
+    if (!token)
+        return false; /* nothing tracked under that key */
+    if (ev->type == GL_EV_FREE)
+        return free_end((struct gl_table_node *)(uintptr_t)token, ev, blk);
+    return vmm_release_end((struct release_undo *)(uintptr_t)token, ev, blk);
 }
 
 /* ---- VMM mappings ---- */
@@ -364,7 +286,15 @@ static bool drop_mapping(struct gl_block_info *b, void *arg)
     return b->refs == 0 && b->aux == 0;
 }
 
-void gl_tracker_vmm_map(struct gl_event *ev)
+static bool inc_handle_ref(struct gl_block_info *b, void *arg)
+{
+    b->refs++;
+    b->flags &= (uint8_t)~GL_BLK_RELEASED;
+    *(struct gl_block_info *)arg = *b;
+    return false;
+}
+
+static void vmm_map(const struct gl_event *ev)
 {
     struct gl_block_info m = {
         .key = ev->key,
@@ -378,12 +308,9 @@ void gl_tracker_vmm_map(struct gl_event *ev)
     };
     gl_block_table_insert(maps, &m, NULL);
     gl_block_table_update(blocks, ev->aux, add_mapping, NULL, NULL, NULL);
-    if (__builtin_expect(gl_api_errors_ranges_on(), 0))
-        gl_api_ranges_add_mapping(ev->key, ev->size);
-    publish(ev);
 }
 
-void gl_tracker_vmm_unmap(struct gl_event *ev)
+static void vmm_unmap(const struct gl_event *ev)
 {
     uint64_t cur = ev->key, end = ev->key + ev->size;
     /* An unmap may cover several adjacent mappings (an allocator that grows a
@@ -392,102 +319,115 @@ void gl_tracker_vmm_unmap(struct gl_event *ev)
         struct gl_block_info m;
         if (!gl_block_table_remove(maps, cur, &m) || m.size == 0)
             break;
-        if (__builtin_expect(gl_api_errors_ranges_on(), 0))
-            gl_api_ranges_remove_mapping(m.key);
         struct gl_block_info h;
         bool removed = false;
-        if (gl_block_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed) {
+        if (gl_block_table_update(blocks, m.aux, drop_mapping, NULL, &h, &removed) && removed)
             /* Its last mapping held a released handle: freed here, and a
              * later cuMemRelease of it is a double free. */
-            gl_stats_free(h.device, h.kind, h.size, h.stack);
-            if (gl_quarantine_capacity()) {
-                struct gl_freed_block f = {
-                    .block = h, .free_stack = ev->stack, .free_tid = ev->tid, .free_api = ev->api};
-                gl_quarantine_put(&f);
-            }
-        }
+            gone(ev, &h, ev->api, ev->stack);
         cur += m.size;
     }
-    publish(ev);
-}
-
-void gl_tracker_vmm_retain(struct gl_event *ev)
-{
-    gl_block_table_update(blocks, ev->key, inc_handle_ref, NULL, NULL, NULL);
-    publish(ev);
 }
 
 /* ---- contexts ---- */
 
-struct ctx_sweep {
-    uint64_t ctx;
-};
-
 static bool in_context(const struct gl_block_info *b, void *arg)
 {
-    struct ctx_sweep *sw = arg;
-    if (b->ctx != sw->ctx || !gl_mem_kind_context_bound((enum gl_mem_kind)b->kind))
+    const struct gl_event *cause = arg;
+    if (b->ctx != cause->ctx || !gl_mem_kind_context_bound(b->kind))
         return false;
-    if (gl_mem_kind_counted(b->kind))
-        gl_stats_free(b->device, b->kind, b->size, b->stack);
-    if (gl_api_errors_ranges_on())
-        gl_api_ranges_remove(b);
+    gone(cause, b, GL_API_NONE, 0);
     return true; /* a pool's sub-allocations share its context and go with it */
 }
 
-void gl_tracker_ctx_destroy(struct gl_event *ev)
+/* ---- the state stage ---- */
+
+static bool on_ctx_destroy(struct gl_event *ev, struct gl_block_info *blk)
 {
-    struct ctx_sweep sw = {ev->ctx};
-    gl_block_table_foreach(blocks, in_context, &sw);
-    publish(ev);
+    (void)blk;
+    gl_block_table_foreach(blocks, in_context, ev);
+    return false;
 }
 
-void gl_tracker_apply(struct gl_event *ev)
+static bool on_map(struct gl_event *ev, struct gl_block_info *blk)
 {
-    switch ((enum gl_event_type)ev->type) {
-    case GL_EV_ALLOC:
-        gl_tracker_alloc(ev);
-        break;
-    case GL_EV_FREE:
-    case GL_EV_VMM_RELEASE:
-        gl_tracker_release_end(gl_tracker_release_begin(ev), true, ev);
-        break;
-    case GL_EV_CTX_DESTROY:
-        gl_tracker_ctx_destroy(ev);
-        break;
-    case GL_EV_VMM_MAP:
-        gl_tracker_vmm_map(ev);
-        break;
-    case GL_EV_VMM_UNMAP:
-        gl_tracker_vmm_unmap(ev);
-        break;
-    case GL_EV_VMM_RETAIN:
-        gl_tracker_vmm_retain(ev);
-        break;
-    case GL_EV_IGNORE:
-        gl_tracker_ignore(ev);
-        break;
-    case GL_EV_POOL_CREATE:
-        gl_tracker_pool_create(ev);
-        break;
-    case GL_EV_POOL_DESTROY:
-        gl_tracker_pool_destroy(ev);
-        break;
-    case GL_EV_ACCESS:
-        gl_api_check_access(ev);
-        break;
-    case GL_EV_CAPTURE_BEGIN:
-    case GL_EV_CAPTURE_END:
-    case GL_EV_GRAPH_INSTANTIATE:
-    case GL_EV_GRAPH_LAUNCH:
-    case GL_EV_GRAPH_DESTROY:
-    case GL_EV_GRAPH_EXEC_DESTROY:
-        gl_graphs_apply(ev);
-        break;
-    case GL_EV_NONE:
-        break;
-    }
+    (void)blk;
+    vmm_map(ev);
+    return false;
 }
+
+static bool on_unmap(struct gl_event *ev, struct gl_block_info *blk)
+{
+    (void)blk;
+    vmm_unmap(ev);
+    return false;
+}
+
+static bool on_retain(struct gl_event *ev, struct gl_block_info *blk)
+{
+    return gl_block_table_update(blocks, ev->key, inc_handle_ref, blk, NULL, NULL);
+}
+
+static bool on_ignore(struct gl_event *ev, struct gl_block_info *blk)
+{
+    return update_flags(ev->key, GL_BLK_IGNORED, 0, blk);
+}
+
+static bool on_pool_create(struct gl_event *ev, struct gl_block_info *blk)
+{
+    return update_flags(ev->key, GL_BLK_POOL, 0, blk);
+}
+
+static bool on_pool_destroy(struct gl_event *ev, struct gl_block_info *blk)
+{
+    bool found = update_flags(ev->key, 0, GL_BLK_POOL, blk);
+    sweep_pool(ev->key, ev);
+    return found;
+}
+
+static void reset(void)
+{
+    gl_block_table_destroy(blocks);
+    gl_block_table_destroy(maps);
+    blocks = maps = NULL;
+    atomic_store(&seq_counter, 0);
+    atomic_store(&seq_epoch, 0);
+    atomic_store(&n_unknown_frees, 0);
+    atomic_store(&n_replaced, 0);
+    gl_tracker_init();
+}
+
+static void after_fork(void)
+{
+    if (blocks)
+        gl_block_table_reset_locks_after_fork(blocks);
+    if (maps)
+        gl_block_table_reset_locks_after_fork(maps);
+}
+
+/* Control events and checks keep nothing here. */
+static const struct gl_consumer consumer = {
+    .resolve =
+        {
+            [GL_EV_ALLOC] = on_alloc,
+            [GL_EV_CTX_DESTROY] = on_ctx_destroy,
+            [GL_EV_VMM_MAP] = on_map,
+            [GL_EV_VMM_UNMAP] = on_unmap,
+            [GL_EV_VMM_RETAIN] = on_retain,
+            [GL_EV_IGNORE] = on_ignore,
+            [GL_EV_POOL_CREATE] = on_pool_create,
+            [GL_EV_POOL_DESTROY] = on_pool_destroy,
+        },
+    .begin = release_begin,
+    .end = release_end,
+};
+
+const struct gl_component gl_tracker_component = {
+    .name = "tracker",
+    .reset = reset,
+    .after_fork = after_fork,
+    .consumer = &consumer,
+};
 
 /* ---- lookups by address (error paths) ---- */
 
@@ -512,11 +452,6 @@ bool gl_tracker_holding(uint64_t addr, struct gl_block_info *out)
 {
     if (!blocks)
         return false;
-    uint64_t start, seq;
-    if (gl_api_errors_ranges_on())
-        return gl_api_ranges_find(addr, &start, &seq) &&
-               gl_block_table_lookup(blocks, start, out) && out->seq == seq;
-    /* No index: a walk of the table, only ever on an error path. */
     struct holding_query q = {addr, out, false};
     gl_block_table_foreach(blocks, holds, &q);
     return q.found;
@@ -653,12 +588,4 @@ size_t gl_tracker_memory_bytes(void)
 {
     return (blocks ? gl_block_table_memory_bytes(blocks) : 0) +
            (maps ? gl_block_table_memory_bytes(maps) : 0);
-}
-
-void gl_tracker_after_fork_child(void)
-{
-    if (blocks)
-        gl_block_table_reset_locks_after_fork(blocks);
-    if (maps)
-        gl_block_table_reset_locks_after_fork(maps);
 }

@@ -1,10 +1,15 @@
-/* The tracker: applies events (event.h) to the live-block table and keeps the
- * process-wide counters.  It knows nothing of CUPTI: the callback decodes driver
- * calls into events, unit tests and replays build events by hand.
+/* The tracker: the dispatcher's state stage (event/dispatch.h).  It keeps the
+ * live blocks in the block table, resolves each event to the block it concerns
+ * (made, freed, released), numbers allocations, and keeps VMM handles'
+ * references and mappings.  It knows nothing of CUPTI or of the other
+ * consumers: statistics, indexes and checks observe what it resolved; what it
+ * changes in bulk (a context's blocks, a block found replaced, a handle freed
+ * by its last unmap) it hands on as derived frees.
  *
- * Releases (frees, VMM handle releases) are two-phase, see block_table.h: begin
- * takes the block out before the driver can reuse its address, end confirms or,
- * if the driver call failed, undoes. */
+ * Releases (frees, VMM handle releases) are two-phase, see block_table.h: the
+ * begin takes the block out before the driver can reuse its address, the end
+ * confirms or, if the driver call failed, undoes.  Everything here is also
+ * read by the leak run and the client API (snapshots, lookups, counters). */
 #ifndef GPULEAK_TRACKER_H
 #define GPULEAK_TRACKER_H
 
@@ -12,35 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "event/dispatch.h"
 #include "track/block_table.h"
-#include "event/event.h"
 
+extern const struct gl_component gl_tracker_component;
+
+/* Create the tables (idempotent): before the first event. */
 void gl_tracker_init(void);
-void gl_tracker_reset(void); /* tests: drop all state */
-
-/* Kinds freed with their context (cuCtxDestroy, cudaDeviceReset).  VMM physical
- * allocations belong to the device, not to a context, and survive. */
-bool gl_mem_kind_context_bound(enum gl_mem_kind k);
-/* Whether a kind's blocks count as GPU allocations in the statistics: pool
- * sub-allocations (their pool's block counts) and pools' reserves do not. */
-bool gl_mem_kind_counted(unsigned kind);
-
-/* ALLOC: assigns ev->seq when 0, inserts, counts, publishes. */
-void gl_tracker_alloc(struct gl_event *ev);
-
-/* FREE or VMM_RELEASE at the driver call's entry.  Returns a token for
- * gl_tracker_release_end (0: nothing was tracked under that key). */
-uint64_t gl_tracker_release_begin(struct gl_event *ev);
-/* At the call's exit: ok confirms (counts, publishes ev), !ok undoes. */
-void gl_tracker_release_end(uint64_t token, bool ok, struct gl_event *ev);
-
-void gl_tracker_vmm_map(struct gl_event *ev);    /* after a successful cuMemMap */
-void gl_tracker_vmm_unmap(struct gl_event *ev);  /* after a successful cuMemUnmap */
-void gl_tracker_vmm_retain(struct gl_event *ev); /* after cuMemRetainAllocationHandle */
-void gl_tracker_ctx_destroy(struct gl_event *ev);
-
-/* Apply any event at once (replays, tests): releases begin and end together. */
-void gl_tracker_apply(struct gl_event *ev);
 
 /* Allocation numbers: the next one, process-wide. */
 uint64_t gl_tracker_next_seq(void);
@@ -48,22 +31,14 @@ uint64_t gl_tracker_next_seq(void);
  * number >= the value returned (threads drop blocks of numbers taken before). */
 uint64_t gl_tracker_seq_mark(void);
 
-/* The client API's changes to a live block (ev->key); false when no block has
- * that key (the event is then not published).  IGNORE: never report it.
- * POOL_CREATE: the block is a custom pool, whose sub-allocations are blocks of
- * kind GL_MEM_POOL_SUB (event.h).  POOL_DESTROY: it no longer is; its
- * sub-allocations are forgotten (as when the pool's block is freed). */
-bool gl_tracker_ignore(struct gl_event *ev);
-bool gl_tracker_pool_create(struct gl_event *ev);
-bool gl_tracker_pool_destroy(struct gl_event *ev);
-/* The live block (address-keyed) holding addr: the range index when range
- * checks keep one, else a walk of the table (for error paths only). */
+/* The block with this key, copied (false if none). */
+bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out);
+/* The live block (address-keyed) holding addr: a walk of the table, for error
+ * paths only (track/live_ranges.h indexes them when range checks are on). */
 bool gl_tracker_holding(uint64_t addr, struct gl_block_info *out);
 /* The VMM mapping holding addr: the physical allocation's record, with key set
  * to the mapping's address (a walk, for error paths). */
 bool gl_tracker_vmm_mapping_holding(uint64_t addr, struct gl_block_info *out);
-/* The block with this key, copied (false if none). */
-bool gl_tracker_lookup(uint64_t key, struct gl_block_info *out);
 
 /* Counters of GPU allocations: pool sub-allocations are not among them. */
 struct gl_tracker_stats {
@@ -95,13 +70,11 @@ struct gl_vmm_mapping {
 };
 size_t gl_tracker_vmm_map_list(struct gl_vmm_mapping *out, size_t max);
 
-/* Memory used by the tracker's tables (for -v and the overhead benchmark). */
 /* Live records (blocks, handles and mappings): what gl_tracker_memory_bytes() holds. */
 size_t gl_tracker_live_records(void);
+/* Memory used by the tracker's tables (for -v and the overhead benchmark). */
 size_t gl_tracker_memory_bytes(void);
 /* The uthash items holding those records (block_table.h: blocks share bins). */
 size_t gl_tracker_table_bins(void);
-
-void gl_tracker_after_fork_child(void);
 
 #endif

@@ -20,7 +20,9 @@
 #include "track/quarantine.h"
 #include "base/ranges.h"
 #include "stack/stack_depot.h"
+#include "track/live_ranges.h"
 #include "track/tracker.h"
+#include "tracker_util.h"
 
 #define KiB (1024ULL)
 #define MiB (1024ULL * 1024)
@@ -48,31 +50,28 @@ static const void *test_sink(const struct gl_api_error *e)
 
 static void setup(void)
 {
-    gl_event_sink = NULL;
-    gl_error_sink = test_sink;
-    gl_error_capture_stack = NULL;
-    gl_error_device_memory = NULL;
+    gl_errors_sink = test_sink;
+    gl_errors_capture_stack = NULL;
+    gl_errors_device_memory = NULL;
     nerrs = 0;
     sink_overflows = 0;
     sink_suppresses = false;
     memset(errs, 0, sizeof errs);
     gl_contexts_set_query(NULL);
-    gl_contexts_reset();
-    gl_tracker_reset();
-    gl_api_errors_reset();
     gl_quarantine_configure(64, true);
-    gl_api_errors_configure(true);
+    gl_live_ranges_configure(true);
     gl_stats_configure(false);
+    tu_pipeline_reset();
 }
 
 static void teardown(void)
 {
-    gl_error_sink = NULL;
-    gl_error_device_memory = NULL;
+    gl_errors_sink = NULL;
+    gl_errors_device_memory = NULL;
     gl_contexts_set_query(NULL);
-    gl_contexts_reset();
     gl_quarantine_configure(0, false);
-    gl_api_errors_reset();
+    gl_live_ranges_configure(false);
+    tu_pipeline_reset();
 }
 
 /* ---- events built by hand ---- */
@@ -101,7 +100,7 @@ static void do_alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind, unsigne
                      uint32_t stack)
 {
     struct gl_event ev = alloc_ev(key, size, kind, api, device, stack);
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static void dev_alloc(uint64_t key, uint64_t size, uint32_t stack)
@@ -127,15 +126,15 @@ static struct gl_event free_ev(uint64_t key, unsigned api, uint32_t stack)
 static void free_ok(uint64_t key, unsigned api, uint32_t stack)
 {
     struct gl_event ev = free_ev(key, api, stack);
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 /* A free the driver refused. */
 static void free_refused(uint64_t key, unsigned api, uint32_t stack)
 {
     struct gl_event ev = free_ev(key, api, stack);
-    uint64_t t = gl_tracker_release_begin(&ev);
-    gl_tracker_release_end(t, false, &ev);
+    uint64_t t = tu_release_begin(&ev);
+    tu_release_end(t, false, &ev);
 }
 
 /* A copy or set: dst/dlen written, src/slen read (0: none). */
@@ -153,14 +152,14 @@ static void do_access(uint64_t dst, uint64_t dlen, uint64_t src, uint64_t slen, 
     ev.tid = 300;
     ev.stack = stack;
     ev.ctx = 0x100;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static struct gl_api_error_counts counts(void)
 {
     struct gl_api_error_counts c;
     memset(&c, 0xee, sizeof c);
-    gl_api_error_counts(&c);
+    gl_errors_counts(&c);
     return c;
 }
 
@@ -393,10 +392,22 @@ static struct gl_freed_block freed(uint64_t key, uint64_t size, uint64_t seq, ui
     return f;
 }
 
+/* A freed block into the quarantine, through its handler, as the dispatcher
+ * hands it a free. */
+static void quarantine_put(const struct gl_freed_block *f)
+{
+    struct gl_event ev = {.type = GL_EV_FREE,
+                          .key = f->block.key,
+                          .api = f->free_api,
+                          .stack = f->free_stack,
+                          .tid = f->free_tid};
+    gl_quarantine_component.consumer->on[GL_EV_FREE](&ev, &f->block);
+}
+
 static void put(uint64_t key, uint64_t size, uint64_t seq)
 {
     struct gl_freed_block f = freed(key, size, seq, (uint32_t)seq + 1000, (uint32_t)seq + 2000);
-    gl_quarantine_put(&f);
+    quarantine_put(&f);
 }
 
 /* The newest freed block at key has allocation number seq. */
@@ -443,7 +454,7 @@ START_TEST(test_quarantine_put_find)
     struct gl_freed_block f = freed(A, 4096, 17, 7, 9), got;
     f.block.ctx = 0x100;
     f.block.aux = 0x5000;
-    gl_quarantine_put(&f);
+    quarantine_put(&f);
     memset(&got, 0xee, sizeof got);
     ck_assert(gl_quarantine_find(A, &got));
     ck_assert_uint_eq(got.block.key, A);
@@ -629,7 +640,7 @@ START_TEST(test_double_free)
     ck_assert_uint_eq(c.by_kind[GL_ERR_INVALID_FREE], 0);
 
     struct gl_error_context ctx[4];
-    ck_assert_uint_eq(gl_api_error_contexts(ctx, 4), 1);
+    ck_assert_uint_eq(gl_errors_contexts(ctx, 4), 1);
     ck_assert_uint_eq(ctx[0].count, 1);
     ck_assert_ptr_null(ctx[0].suppressed_by);
     ck_assert_uint_eq(ctx[0].first.kind, GL_ERR_DOUBLE_FREE);
@@ -707,16 +718,16 @@ static void check_interior_free(void)
 
 START_TEST(test_interior_free)
 {
-    ck_assert(gl_api_errors_ranges_on());
+    ck_assert(gl_live_ranges_on());
     check_interior_free();
 }
 END_TEST
 
 START_TEST(test_interior_free_without_range_index)
 {
-    gl_api_errors_reset();
-    gl_api_errors_configure(false); /* the tracker walks its table */
-    ck_assert(!gl_api_errors_ranges_on());
+    gl_live_ranges_configure(false); /* the tracker walks its table */
+    tu_pipeline_reset();
+    ck_assert(!gl_live_ranges_on());
     check_interior_free();
 }
 END_TEST
@@ -777,7 +788,7 @@ START_TEST(test_free_in_vmm_mapping)
     m.key = C;
     m.size = 2 * MiB;
     m.aux = h;
-    gl_tracker_apply(&m);
+    gl_dispatch(&m);
     free_refused(C, GL_API_cuMemFree_v2, 12);
     ck_assert_int_eq(nerrs, 1);
     ck_assert_uint_eq(errs[0].kind, GL_ERR_INVALID_FREE);
@@ -812,15 +823,14 @@ START_TEST(test_double_release_vmm_handle)
     do_alloc(h, 2 * MiB, GL_MEM_VMM, GL_API_cuMemCreate, 0, 7);
     struct gl_event ev = free_ev(h, GL_API_cuMemRelease, 9);
     ev.type = GL_EV_VMM_RELEASE;
-    gl_tracker_apply(&ev); /* never mapped: gone at once */
+    gl_dispatch(&ev); /* never mapped: gone at once */
     ck_assert(!is_live(h));
     ck_assert_int_eq(nerrs, 0);
 
     ev = free_ev(h, GL_API_cuMemRelease, 12);
     ev.type = GL_EV_VMM_RELEASE;
-    uint64_t t = gl_tracker_release_begin(&ev);
-    ck_assert_uint_eq(t, 0);
-    gl_tracker_release_end(t, false, &ev);
+    uint64_t t = tu_release_begin(&ev); /* the table holds it no more */
+    tu_release_end(t, false, &ev);
     ck_assert_int_eq(nerrs, 1);
     const struct gl_api_error *e = &errs[0];
     ck_assert_uint_eq(e->kind, GL_ERR_DOUBLE_FREE);
@@ -837,7 +847,7 @@ START_TEST(test_double_release_vmm_handle)
     /* A handle never seen: never allocated (no address to look inside). */
     ev = free_ev(gl_key_make(GL_NS_VMM_HANDLE, 0x88), GL_API_cuMemRelease, 13);
     ev.type = GL_EV_VMM_RELEASE;
-    gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+    tu_release_end(tu_release_begin(&ev), false, &ev);
     ck_assert_int_eq(nerrs, 2);
     ck_assert_uint_eq(errs[1].kind, GL_ERR_INVALID_FREE);
     ck_assert_uint_eq(errs[1].detail, GL_ERD_NEVER_ALLOCATED);
@@ -856,7 +866,7 @@ static void vmm_event(enum gl_event_type type, unsigned api, uint64_t key, uint6
     m.size = 2 * MiB;
     m.aux = handle;
     m.stack = stack;
-    gl_tracker_apply(&m);
+    gl_dispatch(&m);
 }
 
 /* A handle released while mapped lives on through its mapping; releasing it
@@ -868,14 +878,14 @@ START_TEST(test_double_release_mapped_handle)
     vmm_event(GL_EV_VMM_MAP, GL_API_cuMemMap, C, h, 8);
     struct gl_event ev = free_ev(h, GL_API_cuMemRelease, 9);
     ev.type = GL_EV_VMM_RELEASE;
-    gl_tracker_apply(&ev); /* legal: the mapping keeps it */
+    gl_dispatch(&ev); /* legal: the mapping keeps it */
     ck_assert(is_live(h));
     ck_assert_int_eq(nerrs, 0);
 
     for (int ok = 0; ok < 2; ok++) {
         ev = free_ev(h, GL_API_cuMemRelease, 12);
         ev.type = GL_EV_VMM_RELEASE;
-        gl_tracker_release_end(gl_tracker_release_begin(&ev), ok, &ev);
+        tu_release_end(tu_release_begin(&ev), ok, &ev);
         ck_assert(is_live(h)); /* still mapped */
     }
     ck_assert_int_eq(nerrs, 1); /* one context, counted twice */
@@ -896,7 +906,7 @@ START_TEST(test_double_release_mapped_handle)
     ck_assert(!is_live(h));
     ev = free_ev(h, GL_API_cuMemRelease, 14);
     ev.type = GL_EV_VMM_RELEASE;
-    gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+    tu_release_end(tu_release_begin(&ev), false, &ev);
     ck_assert_int_eq(nerrs, 2);
     e = &errs[1];
     ck_assert_uint_eq(e->kind, GL_ERR_DOUBLE_FREE);
@@ -916,11 +926,11 @@ START_TEST(test_release_retained_handle)
     vmm_event(GL_EV_VMM_MAP, GL_API_cuMemMap, C, h, 8);
     struct gl_event r = free_ev(h, GL_API_cuMemRetainAllocationHandle, 9);
     r.type = GL_EV_VMM_RETAIN;
-    gl_tracker_apply(&r);
+    gl_dispatch(&r);
     for (int i = 0; i < 2; i++) {
         struct gl_event ev = free_ev(h, GL_API_cuMemRelease, 10);
         ev.type = GL_EV_VMM_RELEASE;
-        gl_tracker_apply(&ev);
+        gl_dispatch(&ev);
     }
     ck_assert_int_eq(nerrs, 0);
     vmm_event(GL_EV_VMM_UNMAP, GL_API_cuMemUnmap, C, 0, 13);
@@ -935,17 +945,17 @@ START_TEST(test_reset_forgets_freed_and_live)
     dev_alloc(A, 4096, 7);
     free_ok(A, GL_API_cuMemFree_v2, 9);
     dev_alloc(B, 4096, 8);
-    gl_tracker_reset();
+    tu_pipeline_reset();
     ck_assert_uint_eq(gl_quarantine_capacity(), 64); /* configuration kept */
-    ck_assert(gl_api_errors_ranges_on());
+    ck_assert(gl_live_ranges_on());
     uint64_t start, seq;
-    ck_assert(!gl_api_ranges_find(B, &start, &seq));
+    ck_assert(!gl_live_ranges_find(B, &start, &seq));
     free_refused(A, GL_API_cuMemFree_v2, 12);
     ck_assert_int_eq(nerrs, 1);
     ck_assert_uint_eq(errs[0].kind, GL_ERR_INVALID_FREE); /* not a double free */
     ck_assert_uint_eq(errs[0].detail, GL_ERD_NEVER_ALLOCATED);
     dev_alloc(C, 4096, 10); /* the index works on */
-    ck_assert(gl_api_ranges_find(C + 10, &start, &seq));
+    ck_assert(gl_live_ranges_find(C + 10, &start, &seq));
     ck_assert_uint_eq(start, C);
 }
 END_TEST
@@ -957,13 +967,13 @@ START_TEST(test_double_free_pool_sub)
     memset(&pc, 0, sizeof pc);
     pc.type = GL_EV_POOL_CREATE;
     pc.key = A;
-    gl_tracker_apply(&pc);
+    gl_dispatch(&pc);
     uint64_t sub = gl_key_make(GL_NS_POOL_SUB, A + 4096);
     struct gl_event ev = alloc_ev(sub, 4096, GL_MEM_POOL_SUB, GL_API_CLIENT_POOL_ALLOC, 0, 8);
     ev.aux = A;
-    gl_tracker_apply(&ev);
-    free_ok(sub, GL_API_NONE, 9);
-    free_refused(sub, GL_API_NONE, 12);
+    gl_dispatch(&ev);
+    free_ok(sub, GL_API_CLIENT_POOL_FREE, 9);
+    free_refused(sub, GL_API_CLIENT_POOL_FREE, 12);
     ck_assert_int_eq(nerrs, 1);
     ck_assert_uint_eq(errs[0].kind, GL_ERR_DOUBLE_FREE);
     ck_assert_uint_eq(errs[0].addr, A + 4096);
@@ -971,7 +981,7 @@ START_TEST(test_double_free_pool_sub)
     ck_assert_uint_eq(errs[0].block.block.stack, 8);
     /* The interior of a sub-allocation key is not looked up by address: the pool's
      * block holds A + 4196, but the key is in the sub-allocations' namespace. */
-    free_refused(gl_key_make(GL_NS_POOL_SUB, A + 4196), GL_API_NONE, 13);
+    free_refused(gl_key_make(GL_NS_POOL_SUB, A + 4196), GL_API_CLIENT_POOL_FREE, 13);
     ck_assert_int_eq(nerrs, 2);
     ck_assert_uint_eq(errs[1].kind, GL_ERR_INVALID_FREE);
     ck_assert_uint_eq(errs[1].detail, GL_ERD_NEVER_ALLOCATED);
@@ -983,16 +993,16 @@ START_TEST(test_ctx_destroy_leaves_index)
 {
     dev_alloc(A, 4096, 7); /* context 0x100 */
     uint64_t start = 0, seq = 0;
-    ck_assert(gl_api_ranges_find(A + 10, &start, &seq));
+    ck_assert(gl_live_ranges_find(A + 10, &start, &seq));
     ck_assert_uint_eq(start, A);
     ck_assert_uint_eq(seq, 1);
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = GL_EV_CTX_DESTROY;
     ev.ctx = 0x100;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert(!is_live(A));
-    ck_assert(!gl_api_ranges_find(A + 10, &start, &seq));
+    ck_assert(!gl_live_ranges_find(A + 10, &start, &seq));
     /* Gone with its context, not freed: nothing to say about it afterwards. */
     do_access(A, 8192, 0, 0, 20);
     ck_assert_int_eq(nerrs, 0);
@@ -1015,14 +1025,14 @@ START_TEST(test_live_index_follows_vmm_unmap)
     m.key = C;
     m.size = 2 * MiB;
     m.aux = h;
-    gl_tracker_apply(&m);
+    gl_dispatch(&m);
     uint64_t start = 0, seq = 0;
-    ck_assert(gl_api_ranges_find(C + MiB, &start, &seq));
+    ck_assert(gl_live_ranges_find(C + MiB, &start, &seq));
     ck_assert_uint_eq(start, C);
-    ck_assert(!gl_api_ranges_find(h, &start, &seq)); /* handles are not addresses */
+    ck_assert(!gl_live_ranges_find(h, &start, &seq)); /* handles are not addresses */
     m.type = GL_EV_VMM_UNMAP;
-    gl_tracker_apply(&m);
-    ck_assert(!gl_api_ranges_find(C + MiB, &start, &seq));
+    gl_dispatch(&m);
+    ck_assert(!gl_live_ranges_find(C + MiB, &start, &seq));
     do_access(C, 4 * MiB, 0, 0, 20);
     ck_assert_int_eq(nerrs, 0);
 }
@@ -1173,16 +1183,16 @@ static int fake_ctx_device(uint64_t ctx)
 START_TEST(test_wrong_device_stream_free)
 {
     gl_contexts_set_query(fake_ctx_device);
-    gl_context_created(0x100);
-    gl_context_created(0x200);
-    gl_stream_created(0x5000, 0x200);
-    ck_assert_int_eq(gl_stream_device(0x5000, 0x100), 1);
+    gl_contexts_created(0x100);
+    gl_contexts_created(0x200);
+    gl_contexts_stream_created(0x5000, 0x200);
+    ck_assert_int_eq(gl_contexts_stream_device(0x5000, 0x100), 1);
 
     dev_alloc(A, 4096, 7); /* device 0 */
     struct gl_event ev = free_ev(A, GL_API_cuMemFreeAsync, 12);
     ev.ctx = 0x100;
     ev.aux = 0x5000; /* a stream of device 1 */
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 1);
     assert_mismatch(0, GL_API_cuMemFreeAsync, A, GL_MEM_DEVICE, GL_ERD_WRONG_DEVICE);
     ck_assert_int_eq(errs[0].device, 1); /* the stream's device */
@@ -1195,8 +1205,8 @@ START_TEST(test_wrong_device_stream_free)
     ev = free_ev(A, GL_API_cuMemFreeAsync, 17);
     ev.ctx = 0x100;
     ev.aux = 0x5000;
-    uint64_t t = gl_tracker_release_begin(&ev);
-    gl_tracker_release_end(t, false, &ev);
+    uint64_t t = tu_release_begin(&ev);
+    tu_release_end(t, false, &ev);
     ck_assert_int_eq(nerrs, 2);
     assert_mismatch(1, GL_API_cuMemFreeAsync, A, GL_MEM_DEVICE, GL_ERD_WRONG_DEVICE);
     ck_assert(is_live(A));
@@ -1207,17 +1217,17 @@ START_TEST(test_wrong_device_stream_free)
     ev = free_ev(B, GL_API_cuMemFreeAsync, 13);
     ev.ctx = 0x100;
     ev.aux = 0;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 1);
     ck_assert(!is_live(B));
 
     /* A stream of the block's own device, the current context another's: fine. */
     dev_alloc(C, 4096, 7);
-    gl_stream_created(0x6000, 0x100);
+    gl_contexts_stream_created(0x6000, 0x100);
     ev = free_ev(C, GL_API_cuMemFreeAsync_ptsz, 14);
     ev.ctx = 0x200;
     ev.aux = 0x6000;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 1);
 
     /* A plain cuMemFree is not stream-ordered: no device check. */
@@ -1226,7 +1236,7 @@ START_TEST(test_wrong_device_stream_free)
     ev = free_ev(d, GL_API_cuMemFree_v2, 15);
     ev.ctx = 0x200;
     ev.aux = 0x5000;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 1);
 
     /* Host memory (device -1) is never on the wrong device. */
@@ -1235,7 +1245,7 @@ START_TEST(test_wrong_device_stream_free)
     ev = free_ev(hm, GL_API_cuMemFreeAsync, 16);
     ev.ctx = 0x100;
     ev.aux = 0x5000;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 1);
 }
 END_TEST
@@ -1271,7 +1281,7 @@ START_TEST(test_same_error_one_context)
 
     struct gl_error_context ctx[8];
     memset(ctx, 0, sizeof ctx);
-    ck_assert_uint_eq(gl_api_error_contexts(ctx, 8), 3);
+    ck_assert_uint_eq(gl_errors_contexts(ctx, 8), 3);
     ck_assert_uint_eq(ctx[0].count, 2);
     ck_assert_uint_eq(ctx[0].first.addr, A);
     ck_assert_uint_eq(ctx[0].first.stack, 12);
@@ -1281,15 +1291,15 @@ START_TEST(test_same_error_one_context)
     ck_assert_uint_eq(ctx[2].first.detail, GL_ERD_INTERIOR);
     /* Fewer asked for: the count is still all of them. */
     memset(ctx, 0, sizeof ctx);
-    ck_assert_uint_eq(gl_api_error_contexts(ctx, 1), 3);
+    ck_assert_uint_eq(gl_errors_contexts(ctx, 1), 3);
     ck_assert_uint_eq(ctx[0].count, 2);
     ck_assert_uint_eq(ctx[1].count, 0);
 
-    gl_api_errors_reset();
+    gl_errors_component.reset();
     c = counts();
     ck_assert_uint_eq(c.errors, 0);
     ck_assert_uint_eq(c.contexts, 0);
-    ck_assert_uint_eq(gl_api_error_contexts(ctx, 8), 0);
+    ck_assert_uint_eq(gl_errors_contexts(ctx, 8), 0);
 }
 END_TEST
 
@@ -1310,7 +1320,7 @@ START_TEST(test_suppressed_context)
     ck_assert_uint_eq(c.contexts, 1);
     ck_assert_uint_eq(c.by_kind[GL_ERR_INVALID_FREE], 1); /* unsuppressed only */
     struct gl_error_context ctx[4];
-    ck_assert_uint_eq(gl_api_error_contexts(ctx, 4), 2);
+    ck_assert_uint_eq(gl_errors_contexts(ctx, 4), 2);
     ck_assert_ptr_eq(ctx[0].suppressed_by, &supp_token);
     ck_assert_uint_eq(ctx[0].count, 3);
     ck_assert_ptr_null(ctx[1].suppressed_by);
@@ -1321,7 +1331,7 @@ static uint32_t fake_capture(void) { return 4242; }
 
 START_TEST(test_stack_captured_when_missing)
 {
-    gl_error_capture_stack = fake_capture;
+    gl_errors_capture_stack = fake_capture;
     free_refused(A, GL_API_cuMemFree_v2, 0);
     free_refused(B, GL_API_cuMemFree_v2, 12); /* a stack already: kept */
     ck_assert_int_eq(nerrs, 2);
@@ -1332,7 +1342,7 @@ END_TEST
 
 START_TEST(test_no_sink_counts_only)
 {
-    gl_error_sink = NULL;
+    gl_errors_sink = NULL;
     free_refused(A, GL_API_cuMemFree_v2, 12);
     free_refused(A, GL_API_cuMemFree_v2, 12);
     ck_assert_int_eq(nerrs, 0);
@@ -1357,7 +1367,7 @@ START_TEST(test_context_overflow)
     /* A known context still counts into its own. */
     free_refused(B, GL_API_cuMemFree_v2, 1);
     struct gl_error_context ctx[1];
-    ck_assert_uint_eq(gl_api_error_contexts(ctx, 1), 1000);
+    ck_assert_uint_eq(gl_errors_contexts(ctx, 1), 1000);
     ck_assert_uint_eq(ctx[0].count, 2);
 }
 END_TEST
@@ -1480,7 +1490,7 @@ START_TEST(test_access_vmm_never_checked)
     m.key = C;
     m.size = 2 * MiB;
     m.aux = h;
-    gl_tracker_apply(&m);
+    gl_dispatch(&m);
     /* Past the mapping's end (an allocator's adjacent chunks may be one segment). */
     do_access(C + 1 * MiB, 4 * MiB, C, 3 * MiB, 20);
     do_access(C, 2 * MiB, 0, 0, 21);
@@ -1490,8 +1500,8 @@ END_TEST
 
 START_TEST(test_access_off_without_ranges)
 {
-    gl_api_errors_reset();
-    gl_api_errors_configure(false);
+    gl_live_ranges_configure(false);
+    tu_pipeline_reset();
     dev_alloc(A, 4096, 7);
     do_access(A, 8192, 0, 0, 20);
     free_ok(A, GL_API_cuMemFree_v2, 9);
@@ -1518,15 +1528,14 @@ START_TEST(test_oom)
 {
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.type = GL_EV_ALLOC;
-    ev.flags = GL_EVF_FAILED;
+    ev.type = GL_EV_ALLOC_FAILED;
     ev.kind = GL_MEM_DEVICE;
     ev.api = GL_API_cuMemAlloc_v2;
     ev.device = 0;
     ev.size = 1ULL << 40;
     ev.tid = ALLOC_TID;
     ev.stack = 30;
-    gl_api_report_oom(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 1);
     const struct gl_api_error *e = &errs[0];
     ck_assert_uint_eq(e->kind, GL_ERR_OUT_OF_MEMORY);
@@ -1553,10 +1562,10 @@ START_TEST(test_oom)
     ck_assert_uint_eq(s.allocs, 0);
 
     /* With the device's memory known. */
-    gl_error_device_memory = fake_device_memory;
+    gl_errors_device_memory = fake_device_memory;
     ev.stack = 31;
     ev.size = 5 * MiB;
-    gl_api_report_oom(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 2);
     ck_assert_uint_eq(errs[1].flags, GL_ERRF_DEVMEM);
     ck_assert_uint_eq(errs[1].device_free, 3 * MiB);
@@ -1570,7 +1579,7 @@ START_TEST(test_oom)
     ev.device = -1;
     ev.size = 123;
     ev.stack = 32;
-    gl_api_report_oom(&ev);
+    gl_dispatch(&ev);
     ck_assert_int_eq(nerrs, 3);
     ck_assert_uint_eq(errs[2].flags, 0);
     ck_assert_int_eq(errs[2].device, -1);
@@ -1778,15 +1787,15 @@ START_TEST(test_stats_pool_sub_not_counted)
     memset(&pc, 0, sizeof pc);
     pc.type = GL_EV_POOL_CREATE;
     pc.key = A;
-    gl_tracker_apply(&pc);
+    gl_dispatch(&pc);
 
     uint64_t sub1 = gl_key_make(GL_NS_POOL_SUB, A), sub2 = gl_key_make(GL_NS_POOL_SUB, A + 4096);
     struct gl_event ev = alloc_ev(sub1, 4096, GL_MEM_POOL_SUB, GL_API_CLIENT_POOL_ALLOC, 0, ssub);
     ev.aux = A;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ev = alloc_ev(sub2, 2 * MiB, GL_MEM_POOL_SUB, GL_API_CLIENT_POOL_ALLOC, 0, ssub);
     ev.aux = A;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert(is_live(sub1));
     ck_assert(is_live(sub2));
 
@@ -1924,10 +1933,11 @@ START_TEST(test_stats_reset_by_tracker_reset)
     dev_alloc(A, 1000, 0);
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
+    ev.type = GL_EV_ALLOC_FAILED;
     ev.kind = GL_MEM_DEVICE;
     ev.size = 10;
-    gl_api_report_oom(&ev);
-    gl_tracker_reset();
+    gl_dispatch(&ev);
+    tu_pipeline_reset();
     struct gl_stat_group g;
     gl_stats_group(0, GL_MEM_DEVICE, &g);
     assert_split(&g.split[GL_SPLIT_ALL], 0, 0, 0, 0, 0, 0, 0, 0);

@@ -42,11 +42,11 @@ static int fake_device_of(uint64_t ctx)
 static void setup(void)
 {
     gl_tracker_init();
-    gl_tracker_reset();
-    gl_contexts_reset();
+    tu_pipeline_reset();
+    gl_contexts_component.reset();
     gl_contexts_set_query(fake_device_of);
     query_calls = 0;
-    gl_callback_set_stacks(0);
+    gl_cupti_set_stacks(0);
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 
@@ -658,7 +658,7 @@ START_TEST(test_graph_block_has_node_stack)
     }
     gl_modules_clear();
     gl_stack_capture_init(16);
-    gl_callback_set_stacks(1);
+    gl_cupti_set_stacks(1);
     node_and_plain_alloc_at_one_site();
     node_at_another_site();
     instantiate(EXEC_A, GRAPH_A, 0);
@@ -726,7 +726,7 @@ START_TEST(test_context_pointer_reused)
 {
     /* A destroyed context's pointer value may come back on another device. */
     resource_event(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX_A);
-    ck_assert_int_eq(gl_context_device((uintptr_t)CTX_A), 0);
+    ck_assert_int_eq(gl_contexts_device((uintptr_t)CTX_A), 0);
     resource_event(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, CTX_A);
     int calls = query_calls;
     mem_alloc(0x7f0005000000ULL, 10, CUDA_SUCCESS, CTX_A);
@@ -738,7 +738,7 @@ START_TEST(test_stacks_enabled_without_unwinder)
 {
     /* libunwind is not loaded in this test: captures give no stack, the block is
      * still recorded. */
-    gl_callback_set_stacks(1);
+    gl_cupti_set_stacks(1);
     mem_alloc(0x7f0006000000ULL, 10, CUDA_SUCCESS, CTX_A);
     struct gl_block_info b;
     ck_assert(tu_live_block(0x7f0006000000ULL, &b));
@@ -748,11 +748,11 @@ END_TEST
 
 START_TEST(test_bench_null_mode)
 {
-    gl_callback_bench_mode(NULL);
-    gl_callback_bench_mode("bogus");
+    gl_cupti_bench_mode(NULL);
+    gl_cupti_bench_mode("bogus");
     mem_alloc(0x7f0007000000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
-    gl_callback_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
+    gl_cupti_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
     mem_alloc(0x7f0007200000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 }

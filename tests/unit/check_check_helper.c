@@ -12,6 +12,7 @@
 
 #include "gpuleak_check.h"
 #include "testutil.h"
+#include "tracker_util.h"
 #include "check/checkpoints.h"
 #include "check/pools.h"
 #include "client_api.h"
@@ -29,13 +30,13 @@ static void alloc(uint64_t addr, uint64_t size)
                           .tid = (uint32_t)getpid(),
                           .key = addr,
                           .size = size};
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static void release(uint64_t addr)
 {
     struct gl_event ev = {.type = GL_EV_FREE, .key = addr};
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 /* ---- the inner suite: what a user writes ---- */
@@ -70,7 +71,7 @@ static Suite *inner_suite(void)
 static void setup(void)
 {
     gl_tracker_init();
-    gl_tracker_reset();
+    tu_pipeline_reset();
     gl_checkpoints_reset();
     gl_pools_reset();
     gl_leak_run_close();

@@ -15,6 +15,7 @@
 
 #include "gpuleak.h"
 #include "testutil.h"
+#include "tracker_util.h"
 #include "check/checkpoints.h"
 #include "check/pools.h"
 #include "client_api.h"
@@ -38,7 +39,7 @@ static uint32_t stack_a, stack_b, stack_c;
 static void setup(void)
 {
     gl_tracker_init();
-    gl_tracker_reset();
+    tu_pipeline_reset();
     gl_checkpoints_reset();
     gl_pools_reset();
     gl_leak_run_close();
@@ -87,13 +88,13 @@ static void alloc(uint64_t addr, uint64_t size, uint32_t stack)
                           .key = addr,
                           .size = size,
                           .ctx = 0xc1};
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static void release(uint64_t addr)
 {
     struct gl_event ev = {.type = GL_EV_FREE, .key = addr, .api = GL_API_cuMemFree_v2};
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static struct gpuleak_counts count(const char *since)
@@ -193,7 +194,7 @@ END_TEST
  * checkpoint set then covers every later allocation. */
 START_TEST(test_checkpoint_before_tracking)
 {
-    gl_tracker_reset();
+    tu_pipeline_reset();
     atomic_store(&gl_runtime.state, GL_RT_IDLE);
     ck_assert_int_eq(gpuleak_checkpoint("start"), 0);
     struct gpuleak_counts c = count("start");
@@ -582,7 +583,7 @@ START_TEST(test_error_suppression_shared)
     snprintf(opt, sizeof opt, "--suppressions=%s", path);
     ck_assert_int_eq(gl_options_parse_env(&gl_runtime.opt, opt, err, sizeof err), 0);
     gl_runtime.opt.default_suppressions = false;
-    gl_api_errors_reset();
+    gl_errors_component.reset();
     gl_error_sink_install();
     for (int i = 0; i < 3; i++) { /* one context, three errors: frees the driver refused */
         struct gl_event ev = {.type = GL_EV_FREE,
@@ -590,7 +591,7 @@ START_TEST(test_error_suppression_shared)
                               .api = GL_API_cuMemFree_v2,
                               .tid = (uint32_t)getpid(),
                               .stack = stack_b};
-        gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+        tu_release_end(tu_release_begin(&ev), false, &ev);
     }
     alloc(DEV(1), 64, stack_a);
     for (int check = 0; check < 2; check++) { /* counts are the run's, not summed */
@@ -606,13 +607,13 @@ START_TEST(test_error_suppression_shared)
         ck_assert_uint_eq(set->v[1].bytes, 64);
     }
     struct gl_api_error_counts ec;
-    gl_api_error_counts(&ec);
+    gl_errors_counts(&ec);
     ck_assert_uint_eq(ec.suppressed, 3);
     ck_assert_uint_eq(ec.errors, 0);
     char *log = read_log();
     ck_assert_msg(!strstr(log, "Invalid free"), "%s", log);
     free(log);
-    gl_error_sink = NULL;
+    gl_errors_sink = NULL;
     unlink(path);
 }
 END_TEST

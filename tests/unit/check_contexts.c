@@ -20,7 +20,7 @@ static int fake_query(uint64_t ctx)
 
 static void setup(void)
 {
-    gl_contexts_reset();
+    gl_contexts_component.reset();
     gl_contexts_set_query(fake_query);
     calls = 0;
     bias = 0;
@@ -28,60 +28,60 @@ static void setup(void)
 
 START_TEST(test_null_context)
 {
-    ck_assert_int_eq(gl_context_device(0), -1);
-    gl_context_created(0);
+    ck_assert_int_eq(gl_contexts_device(0), -1);
+    gl_contexts_created(0);
     ck_assert_int_eq(calls, 0);
 }
 END_TEST
 
 START_TEST(test_asked_once)
 {
-    ck_assert_int_eq(gl_context_device(0x3000), 2);
+    ck_assert_int_eq(gl_contexts_device(0x3000), 2);
     ck_assert_int_eq(calls, 1);
-    ck_assert_int_eq(gl_context_device(0x3000), 2);
-    ck_assert_int_eq(gl_context_device(0x3000), 2);
+    ck_assert_int_eq(gl_contexts_device(0x3000), 2);
+    ck_assert_int_eq(gl_contexts_device(0x3000), 2);
     ck_assert_int_eq(calls, 1);
-    ck_assert_int_eq(gl_context_device(0x1000), 0);
+    ck_assert_int_eq(gl_contexts_device(0x1000), 0);
     ck_assert_int_eq(calls, 2);
 }
 END_TEST
 
 START_TEST(test_created_then_looked_up)
 {
-    gl_context_created(0x5000);
+    gl_contexts_created(0x5000);
     ck_assert_int_eq(calls, 1);
-    ck_assert_int_eq(gl_context_device(0x5000), 4);
+    ck_assert_int_eq(gl_contexts_device(0x5000), 4);
     ck_assert_int_eq(calls, 1);
 }
 END_TEST
 
 START_TEST(test_unknown_device_is_cached)
 {
-    ck_assert_int_eq(gl_context_device(0x1234), -1);
-    ck_assert_int_eq(gl_context_device(0x1234), -1);
+    ck_assert_int_eq(gl_contexts_device(0x1234), -1);
+    ck_assert_int_eq(gl_contexts_device(0x1234), -1);
     ck_assert_int_eq(calls, 1);
 }
 END_TEST
 
 START_TEST(test_destroyed_is_forgotten)
 {
-    gl_context_created(0x2000);
-    ck_assert_int_eq(gl_context_device(0x2000), 1);
-    gl_context_destroyed(0x2000);
+    gl_contexts_created(0x2000);
+    ck_assert_int_eq(gl_contexts_device(0x2000), 1);
+    gl_contexts_destroyed(0x2000);
     /* The same pointer value, now a context on another device. */
     bias = 5;
-    ck_assert_int_eq(gl_context_device(0x2000), 6);
+    ck_assert_int_eq(gl_contexts_device(0x2000), 6);
     ck_assert_int_eq(calls, 2);
-    gl_context_destroyed(0x9999000); /* never seen: harmless */
+    gl_contexts_destroyed(0x9999000); /* never seen: harmless */
 }
 END_TEST
 
 START_TEST(test_created_again_updates)
 {
-    gl_context_created(0x2000);
+    gl_contexts_created(0x2000);
     bias = 3;
-    gl_context_created(0x2000);
-    ck_assert_int_eq(gl_context_device(0x2000), 4);
+    gl_contexts_created(0x2000);
+    ck_assert_int_eq(gl_contexts_device(0x2000), 4);
     ck_assert_int_eq(calls, 2);
 }
 END_TEST
@@ -89,20 +89,20 @@ END_TEST
 START_TEST(test_no_query)
 {
     gl_contexts_set_query(NULL);
-    ck_assert_int_eq(gl_context_device(0x2000), -1);
+    ck_assert_int_eq(gl_contexts_device(0x2000), -1);
     gl_contexts_set_query(fake_query);
     /* What was learnt without a query stays learnt. */
-    ck_assert_int_eq(gl_context_device(0x2000), -1);
+    ck_assert_int_eq(gl_contexts_device(0x2000), -1);
     ck_assert_int_eq(calls, 0);
 }
 END_TEST
 
 START_TEST(test_reset)
 {
-    ck_assert_int_eq(gl_context_device(0x2000), 1);
-    gl_contexts_reset();
+    ck_assert_int_eq(gl_contexts_device(0x2000), 1);
+    gl_contexts_component.reset();
     bias = 1;
-    ck_assert_int_eq(gl_context_device(0x2000), 2);
+    ck_assert_int_eq(gl_contexts_device(0x2000), 2);
     ck_assert_int_eq(calls, 2);
 }
 END_TEST
@@ -113,19 +113,19 @@ START_TEST(test_many_contexts)
     unsigned wrong = 0;
     for (uint64_t i = 1; i <= 1500; i++) {
         uint64_t ctx = 0x100000 + i * 0x1000 + 1; /* never a known device */
-        if (gl_context_device(ctx) != -1)
+        if (gl_contexts_device(ctx) != -1)
             wrong++;
     }
     for (uint64_t d = 1; d <= 64; d++)
-        if (gl_context_device(d * 0x1000) != (int)d - 1)
+        if (gl_contexts_device(d * 0x1000) != (int)d - 1)
             wrong++;
     ck_assert_uint_eq(wrong, 0);
     /* Destroying some frees their slots for new contexts, which are then cached. */
     for (uint64_t i = 1; i <= 100; i++)
-        gl_context_destroyed(0x100000 + i * 0x1000 + 1);
-    gl_context_created(0x7000);
+        gl_contexts_destroyed(0x100000 + i * 0x1000 + 1);
+    gl_contexts_created(0x7000);
     int before = calls;
-    ck_assert_int_eq(gl_context_device(0x7000), 6);
+    ck_assert_int_eq(gl_contexts_device(0x7000), 6);
     ck_assert_int_eq(calls, before);
 }
 END_TEST
@@ -136,7 +136,7 @@ static void *lookup_thread(void *arg)
     intptr_t wrong = 0;
     for (int round = 0; round < 200; round++)
         for (uint64_t d = 1; d <= 32; d++)
-            if (gl_context_device(d * 0x1000) != (int)d - 1)
+            if (gl_contexts_device(d * 0x1000) != (int)d - 1)
                 wrong++;
     return (void *)wrong;
 }

@@ -10,12 +10,14 @@
 
 #include "runtime.h"
 #include "testutil.h"
+#include "tracker_util.h"
 #include "event/api.h"
 #include "track/errors.h"
 #include "observe/cupti.h"
 #include "observe/decode.h"
 #include "track/graphs.h"
 #include "base/tool.h"
+#include "track/live_ranges.h"
 #include "track/tracker.h"
 
 /* The legacy descriptors' real layout (cuda.h under __CUDA_API_VERSION_INTERNAL);
@@ -127,26 +129,33 @@ static void plant(uint64_t key, enum gl_mem_kind kind)
                           .size = 4096,
                           .device = 0,
                           .ctx = (uintptr_t)CTX};
-    gl_tracker_alloc(&ev);
+    gl_dispatch(&ev);
 }
 
 /* The API errors recorded so far, and the first one. */
 static uint64_t api_errors(enum gl_error_kind kind, struct gl_api_error *first)
 {
     struct gl_api_error_counts c;
-    gl_api_error_counts(&c);
+    gl_errors_counts(&c);
     struct gl_error_context ctx;
-    if (first && gl_api_error_contexts(&ctx, 1) == 1)
+    if (first && gl_errors_contexts(&ctx, 1) == 1)
         *first = ctx.first;
     return kind == GL_ERR_NONE ? c.errors : c.by_kind[kind];
 }
 
 /* A failed allocation records nothing; one that failed for want of memory is an
  * OutOfMemory error naming the request. */
+/* The error record emptied, range checks set as asked, the pipeline reset. */
+static void errors_reset(bool ranges)
+{
+    gl_live_ranges_configure(ranges);
+    tu_pipeline_reset();
+}
+
 static void drive_failed_alloc(uint32_t cbid, const void *params, struct want w, const char *what,
                                int line)
 {
-    gl_api_errors_reset();
+    errors_reset(false);
     call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
     ck_assert_msg(!live(w.key, NULL), "%s (line %d): a failed call recorded a block", what, line);
     ck_assert_msg(api_errors(GL_ERR_NONE, NULL) == 0,
@@ -163,7 +172,7 @@ static void drive_failed_alloc(uint32_t cbid, const void *params, struct want w,
             e.mem_kind == w.kind && e.api == gl_decode_api_of_cbid(cbid),
         "%s (line %d): OutOfMemory error kind %u addr 0x%llx size %llu mem kind %u api %u", what,
         line, e.kind, (unsigned long long)e.addr, (unsigned long long)e.size, e.mem_kind, e.api);
-    gl_api_errors_reset();
+    errors_reset(false);
 }
 
 static void plant_range(uint64_t key, uint64_t size)
@@ -174,7 +183,7 @@ static void plant_range(uint64_t key, uint64_t size)
                           .size = size,
                           .device = 0,
                           .ctx = (uintptr_t)CTX};
-    gl_tracker_alloc(&ev);
+    gl_dispatch(&ev);
 }
 
 /* One side of a copy or set, through the handler with range checks on: a block
@@ -185,18 +194,14 @@ static void drive_access_side(uint32_t cbid, const void *params, uint64_t start,
                               bool write, const char *what, int line)
 {
     const char *side = write ? "destination" : "source";
-    gl_api_errors_reset();
-    gl_api_errors_configure(true);
-    gl_tracker_reset();
+    errors_reset(true);
     plant_range(start, len);
     call_handler(cbid, params, CUDA_SUCCESS);
     ck_assert_msg(api_errors(GL_ERR_NONE, NULL) == 0,
                   "%s (line %d): an error for a %s that fits its block", what, line, side);
     ck_assert_msg(live(start, NULL), "%s (line %d): the copy changed the table", what, line);
 
-    gl_api_errors_reset();
-    gl_api_errors_configure(true);
-    gl_tracker_reset();
+    errors_reset(true);
     plant_range(start, len - 1);
     call_handler(cbid, params, CUDA_SUCCESS);
     struct gl_api_error e;
@@ -214,7 +219,7 @@ static void drive_access(uint32_t cbid, const void *params, struct want w, const
                          int line)
 {
     /* --check-api-ranges=no: nothing is checked. */
-    gl_api_errors_reset();
+    errors_reset(false);
     if (w.size > 1)
         plant_range(w.key, w.size - 1);
     if (w.seq > 1)
@@ -226,7 +231,7 @@ static void drive_access(uint32_t cbid, const void *params, struct want w, const
         drive_access_side(cbid, params, w.key, w.size, true, what, line);
     if (w.seq > 1)
         drive_access_side(cbid, params, w.aux, w.seq, false, what, line);
-    gl_api_errors_reset();
+    errors_reset(false);
 }
 
 /* ---- graphs (graphs.h): memory nodes and control calls through the handler ----
@@ -245,19 +250,35 @@ static bool graph_node_api(unsigned api)
            api == GL_API_cuGraphAddNode || api == GL_API_cuGraphAddNode_v2;
 }
 
+/* Graphs' control calls, dispatched as the producer does. */
+static void control(enum gl_event_type type, uint64_t key, uint64_t aux, uint64_t size)
+{
+    struct gl_event ev = {
+        .type = (uint8_t)type, .key = key, .aux = aux, .size = size, .ctx = (uintptr_t)CTX, .tid = 1};
+    gl_dispatch(&ev);
+}
+
+static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
+{
+    control(GL_EV_GRAPH_INSTANTIATE, exec, graph, flags);
+}
+static void launch(uint64_t exec, uint64_t stream) { control(GL_EV_GRAPH_LAUNCH, exec, stream, 0); }
+static void capture_begin(uint64_t stream) { control(GL_EV_CAPTURE_BEGIN, 0, stream, 0); }
+
 /* An allocation node of NODE_SIZE bytes at NODE_VA in graph, as the handler records it. */
 static void plant_node(uint64_t graph)
 {
-    struct gl_event ev = {.type = GL_EV_ALLOC,
+    struct gl_event ev = {.type = GL_EV_GRAPH_NODE_ALLOC,
                           .kind = GL_MEM_GRAPH,
                           .api = GL_API_cuGraphAddMemAllocNode,
                           .key = NODE_VA,
                           .size = NODE_SIZE,
                           .aux = graph};
-    gl_graphs_node_alloc(&ev);
+    gl_dispatch(&ev);
 }
 
-/* A captured stream-ordered allocation at NODE_VA on stream. */
+/* A stream-ordered allocation at NODE_VA on stream: true when it became a
+ * node of the capture (no block). */
 static bool capture_node(uint64_t stream)
 {
     struct gl_event ev = {.type = GL_EV_ALLOC,
@@ -266,7 +287,9 @@ static bool capture_node(uint64_t stream)
                           .key = NODE_VA,
                           .size = NODE_SIZE,
                           .aux = stream};
-    return gl_graphs_captured_alloc(&ev);
+    unsigned before = gl_graphs_node_count();
+    gl_dispatch(&ev);
+    return gl_graphs_node_count() == before + 1;
 }
 
 /* A graph's memory node: recorded in the graph named by aux, a block only once
@@ -275,7 +298,7 @@ static void drive_graph_node(uint32_t cbid, const void *params, struct want w, c
                              int line)
 {
     struct gl_block_info b;
-    if (w.type == GL_EV_ALLOC) {
+    if (w.type == GL_EV_GRAPH_NODE_ALLOC) {
         drive_failed_alloc(cbid, params, w, what, line);
         ck_assert_msg(gl_graphs_node_count() == 0, "%s (line %d): a failed call added a node", what,
                       line);
@@ -284,8 +307,8 @@ static void drive_graph_node(uint32_t cbid, const void *params, struct want w, c
                       line);
         ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the callbacks",
                       what, line, gl_graphs_node_count());
-        gl_graphs_instantiate(OTHER_EXEC, w.aux, 0);
-        gl_graphs_launch(OTHER_EXEC, 0x5eed00, (uintptr_t)CTX, 1);
+        instantiate(OTHER_EXEC, w.aux, 0);
+        launch(OTHER_EXEC, 0x5eed00);
         ck_assert_msg(live(w.key, &b), "%s (line %d): no block after the launch", what, line);
         ck_assert_msg(b.size == w.size && b.kind == w.kind && b.device == w.device &&
                           b.api == gl_decode_api_of_cbid(cbid),
@@ -298,8 +321,8 @@ static void drive_graph_node(uint32_t cbid, const void *params, struct want w, c
                       line);
         ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the callbacks",
                       what, line, gl_graphs_node_count());
-        gl_graphs_instantiate(OTHER_EXEC, w.aux, 0);
-        gl_graphs_launch(OTHER_EXEC, 0x5eed00, (uintptr_t)CTX, 1);
+        instantiate(OTHER_EXEC, w.aux, 0);
+        launch(OTHER_EXEC, 0x5eed00);
         ck_assert_msg(!live(w.key, NULL), "%s (line %d): block survived the launch of its free",
                       what, line);
     }
@@ -322,21 +345,21 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
         break;
     case GL_EV_CAPTURE_END:
         /* A failed end ends the capture too, and its nodes go nowhere. */
-        gl_graphs_capture_begin(w.aux);
+        capture_begin(w.aux);
         ck_assert(capture_node(w.aux));
         call_handler(cbid, params, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
         ck_assert_msg(!gl_graphs_capturing() && gl_graphs_node_count() == 0,
                       "%s (line %d): a failed end left the capture (%u nodes)", what, line,
                       gl_graphs_node_count());
-        gl_graphs_capture_begin(w.aux);
+        capture_begin(w.aux);
         ck_assert(capture_node(w.aux));
         call_handler(cbid, params, CUDA_SUCCESS);
         ck_assert_msg(!gl_graphs_capturing(), "%s (line %d): still capturing", what, line);
         ck_assert_msg(gl_graphs_node_count() == (w.key ? 1u : 0u),
                       "%s (line %d): %u nodes after the end", what, line, gl_graphs_node_count());
         if (w.key) {
-            gl_graphs_instantiate(OTHER_EXEC, w.key, 0);
-            gl_graphs_launch(OTHER_EXEC, w.aux, (uintptr_t)CTX, 1);
+            instantiate(OTHER_EXEC, w.key, 0);
+            launch(OTHER_EXEC, w.aux);
             ck_assert_msg(live(NODE_VA, &b) && b.size == NODE_SIZE && b.kind == GL_MEM_GRAPH,
                           "%s (line %d): the captured node is not graph 0x%llx's", what, line,
                           (unsigned long long)w.key);
@@ -350,12 +373,12 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
         call_handler(cbid, params, CUDA_SUCCESS);
         ck_assert_msg(gl_graphs_node_count() == 2, "%s (line %d): %u nodes after instantiation",
                       what, line, gl_graphs_node_count());
-        gl_graphs_launch(w.key, 0x5eed00, (uintptr_t)CTX, 1);
+        launch(w.key, 0x5eed00);
         ck_assert_msg(live(NODE_VA, NULL), "%s (line %d): exec 0x%llx launched no block", what,
                       line, (unsigned long long)w.key);
         /* The flags reach the exec: AUTO_FREE_ON_LAUNCH frees the block before the
          * next launch makes it again; without it, the launch lands on a live block. */
-        gl_graphs_launch(w.key, 0x5eed00, (uintptr_t)CTX, 1);
+        launch(w.key, 0x5eed00);
         gl_tracker_stats(&st);
         bool auto_free = w.size & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
         ck_assert_msg(st.replaced == (auto_free ? 0u : 1u) && st.live_blocks == 1,
@@ -365,7 +388,7 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
         break;
     case GL_EV_GRAPH_LAUNCH:
         plant_node(OTHER_GRAPH);
-        gl_graphs_instantiate(w.key, OTHER_GRAPH, 0);
+        instantiate(w.key, OTHER_GRAPH, 0);
         call_handler(cbid, params, CUDA_ERROR_INVALID_VALUE);
         ck_assert_msg(!live(NODE_VA, NULL), "%s (line %d): a failed launch made a block", what,
                       line);
@@ -384,11 +407,11 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
         break;
     case GL_EV_GRAPH_EXEC_DESTROY:
         plant_node(OTHER_GRAPH);
-        gl_graphs_instantiate(w.key, OTHER_GRAPH, 0);
+        instantiate(w.key, OTHER_GRAPH, 0);
         call_handler(cbid, params, CUDA_SUCCESS);
         ck_assert_msg(gl_graphs_node_count() == 1, "%s (line %d): %u nodes after the destroy", what,
                       line, gl_graphs_node_count());
-        gl_graphs_launch(w.key, 0x5eed00, (uintptr_t)CTX, 1);
+        launch(w.key, 0x5eed00);
         ck_assert_msg(!live(NODE_VA, NULL), "%s (line %d): a destroyed exec launched", what, line);
         break;
     default:
@@ -399,15 +422,15 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
 static void drive_handler(uint32_t cbid, const void *params, struct want w, const char *what,
                           int line)
 {
-    gl_tracker_reset();
+    tu_pipeline_reset();
     struct gl_block_info b;
     uint64_t mapped;
-    if (w.type >= GL_EV_CAPTURE_BEGIN) {
-        drive_control(cbid, params, w, what, line);
-        return;
-    }
     if (graph_node_api(gl_decode_api_of_cbid(cbid))) {
         drive_graph_node(cbid, params, w, what, line);
+        return;
+    }
+    if (w.type >= GL_EV_CAPTURE_BEGIN) {
+        drive_control(cbid, params, w, what, line);
         return;
     }
     switch (w.type) {
@@ -448,7 +471,7 @@ static void drive_handler(uint32_t cbid, const void *params, struct want w, cons
         uint64_t h = VMM(0x77);
         plant(h, GL_MEM_VMM);
         struct gl_event m = {.type = GL_EV_VMM_MAP, .key = w.key, .size = w.size, .aux = h};
-        gl_tracker_vmm_map(&m);
+        gl_dispatch(&m);
         call_handler(cbid, params, CUDA_SUCCESS);
         ck_assert_msg(gl_tracker_vmm_mappings(h, NULL, 0, NULL) == 0,
                       "%s (line %d): mapping survived the unmap", what, line);
@@ -481,6 +504,8 @@ static void expect_nothing_at(uint32_t cbid, const void *params, const char *wha
 #define ALLOC_AT_EXIT .site = GL_SITE_EXIT, .type = GL_EV_ALLOC
 #define FREE_AT_ENTER .site = GL_SITE_ENTER, .type = GL_EV_FREE
 #define ACCESS_AT_ENTER .site = GL_SITE_ENTER, .type = GL_EV_ACCESS
+#define NODE_ALLOC_AT_EXIT .site = GL_SITE_EXIT, .type = GL_EV_GRAPH_NODE_ALLOC
+#define NODE_FREE_AT_EXIT .site = GL_SITE_EXIT, .type = GL_EV_GRAPH_NODE_FREE
 #define CONTROL_AT_EXIT(t) .site = GL_SITE_EXIT, .type = (t)
 #define CONTROL_AT_ENTER(t) .site = GL_SITE_ENTER, .type = (t)
 
@@ -819,7 +844,7 @@ static void chk_cuGraphAddMemAllocNode(void)
     np.dptr = 0x7f4000000000ULL;
     CUgraphNode node = NULL;
     cuGraphAddMemAllocNode_params p = {&node, (CUgraph)0x6000, NULL, 0, &np};
-    EXPECT(cuGraphAddMemAllocNode, &p, ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH,
+    EXPECT(cuGraphAddMemAllocNode, &p, NODE_ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH,
            .key = 0x7f4000000000ULL, .size = 1 << 16, .device = 1, .aux = 0x6000);
     p.nodeParams = NULL;
     EXPECT_NOTHING(cuGraphAddMemAllocNode, &p);
@@ -829,7 +854,7 @@ static void chk_cuGraphAddMemFreeNode(void)
 {
     CUgraphNode node = NULL;
     cuGraphAddMemFreeNode_params p = {&node, (CUgraph)0x6000, NULL, 0, 0x7f4000000000ULL};
-    EXPECT(cuGraphAddMemFreeNode, &p, FREE_AT_ENTER, .key = 0x7f4000000000ULL, .aux = 0x6000);
+    EXPECT(cuGraphAddMemFreeNode, &p, NODE_FREE_AT_EXIT, .key = 0x7f4000000000ULL, .aux = 0x6000);
     p.dptr = 0;
     EXPECT_NOTHING(cuGraphAddMemFreeNode, &p);
 }
@@ -854,10 +879,10 @@ static void chk_cuGraphAddNode(void)
     CUgraphNode node = NULL;
     cuGraphAddNode_params p = {&node, (CUgraph)0x6000, NULL, 0, &np};
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-    EXPECT(cuGraphAddNode, &p, ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
+    EXPECT(cuGraphAddNode, &p, NODE_ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
            .size = 3 << 20, .device = 2, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_FREE);
-    EXPECT(cuGraphAddNode, &p, FREE_AT_ENTER, .key = 0x7f4400000000ULL, .aux = 0x6000);
+    EXPECT(cuGraphAddNode, &p, NODE_FREE_AT_EXIT, .key = 0x7f4400000000ULL, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_KERNEL);
     EXPECT_NOTHING(cuGraphAddNode, &p);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEMSET);
@@ -872,10 +897,10 @@ static void chk_cuGraphAddNode_v2(void)
     CUgraphNode node = NULL;
     cuGraphAddNode_v2_params p = {&node, (CUgraph)0x6000, NULL, NULL, 0, &np};
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-    EXPECT(cuGraphAddNode_v2, &p, ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
+    EXPECT(cuGraphAddNode_v2, &p, NODE_ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
            .size = 3 << 20, .device = 2, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_FREE);
-    EXPECT(cuGraphAddNode_v2, &p, FREE_AT_ENTER, .key = 0x7f4400000000ULL, .aux = 0x6000);
+    EXPECT(cuGraphAddNode_v2, &p, NODE_FREE_AT_EXIT, .key = 0x7f4400000000ULL, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_HOST);
     EXPECT_NOTHING(cuGraphAddNode_v2, &p);
 }
@@ -1924,7 +1949,8 @@ static void expect_failed(uint32_t cbid, const void *params, struct want w, cons
     ev.flags = GL_EVF_FAILED;
     ck_assert_msg(gl_decode(cbid, GL_SITE_EXIT, params, &ev), "%s (line %d): nothing decoded", what,
                   line);
-    ck_assert_msg(ev.type == GL_EV_ALLOC && ev.key == 0 && ev.size == w.size && ev.kind == w.kind &&
+    uint8_t type = w.type ? w.type : GL_EV_ALLOC;
+    ck_assert_msg(ev.type == type && ev.key == 0 && ev.size == w.size && ev.kind == w.kind &&
                       ev.device == w.device && ev.aux == w.aux &&
                       ev.flags == (GL_EVF_FAILED | w.flags) &&
                       ev.api == gl_decode_api_of_cbid(cbid),
@@ -2020,8 +2046,8 @@ START_TEST(test_failed_alloc)
     np.bytesize = 1 << 16;
     CUgraphNode node = NULL;
     cuGraphAddMemAllocNode_params gp = {&node, (CUgraph)0x6000, NULL, 0, &np};
-    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .kind = GL_MEM_GRAPH, .size = 1 << 16, .device = 1,
-                  .aux = 0x6000);
+    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .type = GL_EV_GRAPH_NODE_ALLOC,
+                  .kind = GL_MEM_GRAPH, .size = 1 << 16, .device = 1, .aux = 0x6000);
 
     /* Releases and copies are not allocations: nothing at exit. */
     cuMemFree_v2_params fr = {0x7f0000200000ULL};
@@ -2121,8 +2147,8 @@ END_TEST
 static void handler_setup(void)
 {
     gl_tracker_init();
-    gl_tracker_reset();
-    gl_callback_set_stacks(0);
+    tu_pipeline_reset();
+    gl_cupti_set_stacks(0);
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tracker_util.h"
 #include "report/error_sink.h"
 #include "exit_report.h"
 #include "heap/heap.h"
@@ -56,7 +57,7 @@ static char pfx[32]; /* "==PID== " */
 static void setup(void)
 {
     gl_tracker_init();
-    gl_tracker_reset();
+    tu_pipeline_reset();
     gl_modules_clear();
     gl_heap_set_active(true); /* as under the launcher: the reachability scan runs */
     gl_options_defaults(&gl_runtime.opt);
@@ -106,7 +107,7 @@ static void alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind, unsigned a
     ev.ctx = 0xc1;
     ev.tid = (uint32_t)getpid();
     ev.stack = stack;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static void event(enum gl_event_type type, uint64_t key, uint64_t size, uint64_t aux)
@@ -117,7 +118,7 @@ static void event(enum gl_event_type type, uint64_t key, uint64_t size, uint64_t
     ev.key = key;
     ev.size = size;
     ev.aux = aux;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 /* Append one report line to buf: "==PID== text", or "==PID==" when text is empty. */
@@ -221,15 +222,15 @@ END_TEST
  * preamble, which the exit report then does not repeat (Valgrind's order). */
 START_TEST(test_preamble_before_first_error)
 {
-    gl_api_errors_reset();
+    gl_errors_component.reset();
     gl_error_sink_install();
-    gl_error_capture_stack = NULL;
+    gl_errors_capture_stack = NULL;
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = GL_EV_FREE;
     ev.api = GL_API_cuMemFree_v2;
     ev.key = 0x12345000;
-    gl_tracker_release_end(gl_tracker_release_begin(&ev), false, &ev);
+    tu_release_end(tu_release_begin(&ev), false, &ev);
     char *got = read_log();
     ck_assert_ptr_nonnull(got);
     char head[1024] = "";
@@ -247,7 +248,7 @@ START_TEST(test_preamble_before_first_error)
     ck_assert_msg(!strstr(got, "Command: "), "preamble repeated:\n%s", got);
     ck_assert_ptr_nonnull(strstr(got, "ERROR SUMMARY: 1 errors from 1 contexts"));
     free(got);
-    gl_error_sink = NULL;
+    gl_errors_sink = NULL;
 }
 END_TEST
 
@@ -290,7 +291,7 @@ static __attribute__((noinline)) void import_and_map_handle(void)
     ev.device = 0;
     ev.tid = (uint32_t)getpid();
     ev.flags = GL_EVF_SIZE_UNKNOWN;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     event(GL_EV_VMM_MAP, 0x6f4000000000, 1048576, h);
     event(GL_EV_VMM_MAP, 0x6f4000100000, 1048576, h);
 }
@@ -327,7 +328,7 @@ static __attribute__((noinline)) void open_ipc_block(void)
     ev.device = 1;
     ev.tid = (uint32_t)getpid();
     ev.flags = GL_EVF_SIZE_UNKNOWN;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 /* Overwrite the dead frames below the caller's, where a block's address may

@@ -27,14 +27,9 @@
 #define VA 0x7f6000000000ULL
 #define AUTO_FREE_ON_LAUNCH 1ull /* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH */
 
-static void setup(void)
-{
-    gl_event_sink = NULL;
-    gl_tracker_init();
-    gl_tracker_reset();
-}
+static void setup(void) { tu_pipeline_reset(); }
 
-/* A memory node's event, as the callback hands it over: aux is the graph (or
+/* A memory node's event, as a producer hands it over: aux is the graph (or
  * the stream, for a captured one). */
 static struct gl_event node_ev(enum gl_event_type type, uint64_t va, uint64_t size, uint64_t aux)
 {
@@ -43,7 +38,7 @@ static struct gl_event node_ev(enum gl_event_type type, uint64_t va, uint64_t si
     ev.type = (uint8_t)type;
     ev.key = va;
     ev.aux = aux;
-    if (type == GL_EV_ALLOC) {
+    if (type == GL_EV_GRAPH_NODE_ALLOC || type == GL_EV_ALLOC) {
         ev.kind = GL_MEM_GRAPH;
         ev.api = GL_API_cuGraphAddMemAllocNode;
         ev.size = size;
@@ -54,59 +49,96 @@ static struct gl_event node_ev(enum gl_event_type type, uint64_t va, uint64_t si
     return ev;
 }
 
+/* Graphs' control calls, dispatched as the producer does. */
+static void control(enum gl_event_type type, uint64_t key, uint64_t aux, uint64_t size,
+                    uint32_t tid)
+{
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = (uint8_t)type;
+    ev.key = key;
+    ev.aux = aux;
+    ev.size = size;
+    ev.ctx = CTX;
+    ev.tid = tid;
+    gl_dispatch(&ev);
+}
+
+static void capture_begin(uint64_t stream) { control(GL_EV_CAPTURE_BEGIN, 0, stream, 0, 7); }
+static void capture_end(uint64_t stream, uint64_t graph)
+{
+    control(GL_EV_CAPTURE_END, graph, stream, 0, 7);
+}
+static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
+{
+    control(GL_EV_GRAPH_INSTANTIATE, exec, graph, flags, 7);
+}
+static void graph_destroy(uint64_t graph) { control(GL_EV_GRAPH_DESTROY, graph, 0, 0, 7); }
+static void exec_destroy(uint64_t exec) { control(GL_EV_GRAPH_EXEC_DESTROY, exec, 0, 0, 7); }
+static void launch_on(uint64_t exec, uint64_t stream, uint32_t tid)
+{
+    control(GL_EV_GRAPH_LAUNCH, exec, stream, 0, tid);
+}
+
 static void alloc_node(uint64_t graph, uint64_t va, uint64_t size)
 {
-    struct gl_event ev = node_ev(GL_EV_ALLOC, va, size, graph);
-    gl_graphs_node_alloc(&ev);
+    struct gl_event ev = node_ev(GL_EV_GRAPH_NODE_ALLOC, va, size, graph);
+    gl_dispatch(&ev);
 }
 
 static void free_node(uint64_t graph, uint64_t va)
 {
-    struct gl_event ev = node_ev(GL_EV_FREE, va, 0, graph);
-    gl_graphs_node_free(&ev);
+    struct gl_event ev = node_ev(GL_EV_GRAPH_NODE_FREE, va, 0, graph);
+    gl_dispatch(&ev);
 }
 
+/* A stream-ordered allocation on stream: true when the graphs claimed it as a
+ * node (no block was made). */
 static bool captured_alloc(uint64_t stream, uint64_t va, uint64_t size)
 {
     struct gl_event ev = node_ev(GL_EV_ALLOC, va, size, stream);
     ev.kind = GL_MEM_ASYNC;
     ev.api = GL_API_cuMemAllocAsync;
-    return gl_graphs_captured_alloc(&ev);
+    unsigned before = gl_graphs_node_count();
+    gl_dispatch(&ev);
+    return gl_graphs_node_count() == before + 1;
 }
 
 static bool captured_free(uint64_t stream, uint64_t va)
 {
     struct gl_event ev = node_ev(GL_EV_FREE, va, 0, stream);
     ev.api = GL_API_cuMemFreeAsync;
-    return gl_graphs_captured_free(&ev);
+    unsigned before = gl_graphs_node_count();
+    gl_dispatch(&ev);
+    return gl_graphs_node_count() == before + 1;
 }
 
-static void launch(uint64_t exec) { gl_graphs_launch(exec, S1, CTX, 42); }
+static void launch(uint64_t exec) { launch_on(exec, S1, 42); }
 
 /* ---- captures ---- */
 
 START_TEST(test_capture_counting)
 {
     ck_assert(!gl_graphs_capturing());
-    gl_graphs_capture_begin(S1);
+    capture_begin(S1);
     ck_assert(gl_graphs_capturing());
-    gl_graphs_capture_begin(S2);
-    gl_graphs_capture_end(S1, G1);
+    capture_begin(S2);
+    capture_end(S1, G1);
     ck_assert(gl_graphs_capturing()); /* S2 still is */
-    gl_graphs_capture_end(S2, G2);
+    capture_end(S2, G2);
     ck_assert(!gl_graphs_capturing());
 
     /* A stream begun twice counts once. */
-    gl_graphs_capture_begin(S1);
-    gl_graphs_capture_begin(S1);
-    gl_graphs_capture_end(S1, 0);
+    capture_begin(S1);
+    capture_begin(S1);
+    capture_end(S1, 0);
     ck_assert(!gl_graphs_capturing());
 
     /* An end without a begin counts nothing down. */
-    gl_graphs_capture_end(S2, G2);
-    gl_graphs_capture_begin(S1);
+    capture_end(S2, G2);
+    capture_begin(S1);
     ck_assert(gl_graphs_capturing());
-    gl_graphs_capture_end(S1, 0);
+    capture_end(S1, 0);
     ck_assert(!gl_graphs_capturing());
 }
 END_TEST
@@ -115,20 +147,24 @@ START_TEST(test_captured_alloc_and_free)
 {
     ck_assert(!captured_alloc(S1, VA, 100));
     ck_assert(!captured_free(S1, VA));
-    gl_graphs_capture_begin(S1);
+    capture_begin(S1);
     ck_assert(captured_alloc(S1, VA, 100));
     ck_assert(captured_free(S1, VA + 0x1000));
     ck_assert(!captured_alloc(S2, VA + 0x2000, 100)); /* another stream */
     ck_assert(!captured_free(S2, VA + 0x3000));
     ck_assert_uint_eq(gl_graphs_node_count(), 2);
-    ck_assert_uint_eq(tu_tracker_stats().allocs, 0); /* nodes, not blocks */
+    /* Nodes, not blocks; the calls not claimed (before the capture, on
+     * another stream) went on to the block table. */
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 2);
+    ck_assert(!tu_live_block(VA, NULL));
+    ck_assert(tu_live_block(VA + 0x2000, NULL));
 
     /* A second begin on the stream starts the capture afresh. */
-    gl_graphs_capture_begin(S1);
+    capture_begin(S1);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     ck_assert(captured_alloc(S1, VA, 100));
 
-    gl_graphs_capture_end(S1, G1);
+    capture_end(S1, G1);
     ck_assert_uint_eq(gl_graphs_node_count(), 1); /* now graph G1's */
     ck_assert(!captured_alloc(S1, VA + 0x4000, 100));
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
@@ -137,9 +173,9 @@ END_TEST
 
 START_TEST(test_failed_capture_drops_nodes)
 {
-    gl_graphs_capture_begin(S1);
+    capture_begin(S1);
     ck_assert(captured_alloc(S1, VA, 100));
-    gl_graphs_capture_end(S1, 0);
+    capture_end(S1, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     ck_assert(!gl_graphs_capturing());
 }
@@ -147,10 +183,10 @@ END_TEST
 
 START_TEST(test_captured_nodes_launch)
 {
-    gl_graphs_capture_begin(S2);
+    capture_begin(S2);
     ck_assert(captured_alloc(S2, VA, 300));
-    gl_graphs_capture_end(S2, G1);
-    gl_graphs_instantiate(E1, G1, 0);
+    capture_end(S2, G1);
+    instantiate(E1, G1, 0);
     launch(E1);
     struct gl_block_info b;
     ck_assert(tu_live_block(VA, &b));
@@ -169,17 +205,17 @@ START_TEST(test_node_counts)
     free_node(G1, VA);
     alloc_node(G2, VA + 0x2000, 100);
     ck_assert_uint_eq(gl_graphs_node_count(), 4);
-    gl_graphs_instantiate(E1, G1, 0);
+    instantiate(E1, G1, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 7); /* E1 holds a copy of G1's three */
-    gl_graphs_destroy(G1);
+    graph_destroy(G1);
     ck_assert_uint_eq(gl_graphs_node_count(), 4);
-    gl_graphs_destroy(G1); /* twice: nothing */
+    graph_destroy(G1); /* twice: nothing */
     ck_assert_uint_eq(gl_graphs_node_count(), 4);
-    gl_graphs_exec_destroy(E1);
+    exec_destroy(E1);
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
-    gl_graphs_exec_destroy(E2); /* never instantiated */
+    exec_destroy(E2); /* never instantiated */
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
-    gl_graphs_destroy(G2);
+    graph_destroy(G2);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
 }
@@ -188,24 +224,24 @@ END_TEST
 START_TEST(test_reset_forgets_everything)
 {
     alloc_node(G1, VA, 100);
-    gl_graphs_instantiate(E1, G1, 0);
-    gl_graphs_capture_begin(S1);
+    instantiate(E1, G1, 0);
+    capture_begin(S1);
     ck_assert(captured_alloc(S1, VA + 0x1000, 100));
     ck_assert_uint_eq(gl_graphs_node_count(), 3);
-    gl_graphs_reset();
+    gl_graphs_component.reset();
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     ck_assert(!gl_graphs_capturing());
     launch(E1);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
     /* Usable afterwards. */
     alloc_node(G1, VA, 100);
-    gl_graphs_instantiate(E1, G1, 0);
+    instantiate(E1, G1, 0);
     launch(E1);
     ck_assert(tu_live_block(VA, NULL));
 
     /* The tracker's reset resets the graphs too. */
-    gl_graphs_capture_begin(S1);
-    gl_tracker_reset();
+    capture_begin(S1);
+    tu_pipeline_reset();
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
     ck_assert(!gl_graphs_capturing());
 }
@@ -217,11 +253,12 @@ START_TEST(test_instantiate_copies_nodes)
     ev.device = 2;
     ev.stack = 77;
     ev.tid = 5; /* the building thread: the launch's replaces it */
-    gl_graphs_node_alloc(&ev);
-    gl_graphs_instantiate(E1, G1, 0);
-    gl_graphs_destroy(G1); /* programs destroy the graph right away */
+    ev.type = GL_EV_GRAPH_NODE_ALLOC;
+    gl_dispatch(&ev);
+    instantiate(E1, G1, 0);
+    graph_destroy(G1); /* programs destroy the graph right away */
     ck_assert(!tu_live_block(VA, NULL));
-    gl_graphs_launch(E1, S2, CTX, 1234);
+    launch_on(E1, S2, 1234);
     struct gl_block_info b;
     ck_assert(tu_live_block(VA, &b));
     ck_assert_uint_eq(b.kind, GL_MEM_GRAPH);
@@ -239,7 +276,7 @@ START_TEST(test_instantiate_copies_nodes)
 
     /* Nodes added to the graph after instantiation are not the exec's. */
     alloc_node(G2, VA + 0x10000, 100);
-    gl_graphs_instantiate(E2, G2, 0);
+    instantiate(E2, G2, 0);
     alloc_node(G2, VA + 0x20000, 100);
     launch(E2);
     ck_assert(tu_live_block(VA + 0x10000, NULL));
@@ -250,8 +287,8 @@ END_TEST
 START_TEST(test_launch_without_memory_nodes)
 {
     alloc_node(G2, VA + 0x10000, 100); /* another exec with nodes exists */
-    gl_graphs_instantiate(E2, G2, 0);
-    gl_graphs_instantiate(E1, G1, 0); /* G1: no memory nodes */
+    instantiate(E2, G2, 0);
+    instantiate(E1, G1, 0); /* G1: no memory nodes */
     ck_assert_uint_eq(gl_graphs_node_count(), 2);
     launch(E1);
     launch(0xe9999); /* never instantiated */
@@ -261,7 +298,7 @@ START_TEST(test_launch_without_memory_nodes)
     ck_assert_uint_eq(s.live_blocks, 0);
 
     /* An exec handle instantiated again (its destroy unseen) is the new graph's. */
-    gl_graphs_instantiate(E2, G1, 0);
+    instantiate(E2, G1, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     launch(E2);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 0);
@@ -276,7 +313,7 @@ START_TEST(test_more_than_32_nodes)
     /* Free nodes for the first allocations, in the launch's second chunk. */
     for (uint64_t i = 0; i < FREED; i++)
         free_node(G1, VA + i * 0x10000);
-    gl_graphs_instantiate(E1, G1, 0);
+    instantiate(E1, G1, 0);
     launch(E1);
     struct gl_block_info b;
     for (uint64_t i = 0; i < N; i++) {
@@ -300,8 +337,8 @@ START_TEST(test_exactly_32_then_64_nodes)
         alloc_node(G1, VA + i * 0x10000, 64);
     for (uint64_t i = 0; i < 64; i++)
         alloc_node(G2, VA + i * 0x10000 + 0x8000, 64);
-    gl_graphs_instantiate(E1, G1, 0);
-    gl_graphs_instantiate(E2, G2, 0);
+    instantiate(E1, G1, 0);
+    instantiate(E2, G2, 0);
     launch(E1);
     ck_assert_uint_eq(tu_tracker_stats().live_blocks, 32);
     launch(E2);
@@ -320,9 +357,9 @@ START_TEST(test_free_node_of_outside_block)
                          .key = VA,
                          .size = 512,
                          .ctx = CTX};
-    gl_tracker_alloc(&a);
+    gl_dispatch(&a);
     free_node(G1, VA);
-    gl_graphs_instantiate(E1, G1, 0);
+    instantiate(E1, G1, 0);
     ck_assert(tu_live_block(VA, NULL));
     launch(E1);
     ck_assert(!tu_live_block(VA, NULL));
@@ -338,7 +375,7 @@ START_TEST(test_alloc_freed_by_same_graph)
 {
     alloc_node(G1, VA, 2048);
     free_node(G1, VA);
-    gl_graphs_instantiate(E1, G1, 0);
+    instantiate(E1, G1, 0);
     launch(E1);
     launch(E1);
     struct gl_tracker_stats s = tu_tracker_stats();
@@ -354,7 +391,7 @@ END_TEST
 START_TEST(test_auto_free_on_launch)
 {
     alloc_node(G1, VA, 2048);
-    gl_graphs_instantiate(E1, G1, AUTO_FREE_ON_LAUNCH);
+    instantiate(E1, G1, AUTO_FREE_ON_LAUNCH);
     launch(E1);
     launch(E1);
     launch(E1);
@@ -369,7 +406,7 @@ START_TEST(test_auto_free_on_launch)
 
     /* Without the flag, nothing frees before a relaunch: it lands on live memory. */
     alloc_node(G2, VA + 0x10000, 64);
-    gl_graphs_instantiate(E2, G2, 0);
+    instantiate(E2, G2, 0);
     launch(E2);
     launch(E2);
     s = tu_tracker_stats();
@@ -382,15 +419,7 @@ END_TEST
 
 static void apply(enum gl_event_type type, uint64_t key, uint64_t aux, uint64_t size)
 {
-    struct gl_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.type = (uint8_t)type;
-    ev.key = key;
-    ev.aux = aux;
-    ev.size = size;
-    ev.ctx = CTX;
-    ev.tid = 7;
-    gl_graphs_apply(&ev);
+    control(type, key, aux, size, 7);
 }
 
 START_TEST(test_apply_dispatches_control_events)
@@ -417,11 +446,12 @@ START_TEST(test_apply_dispatches_control_events)
     apply(GL_EV_GRAPH_EXEC_DESTROY, E1, 0, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
 
-    /* Events of other types are not the graphs'. */
+    /* Allocations and frees on streams not captured are not the graphs'. */
     apply(GL_EV_ALLOC, VA + 0x1000, G1, 64);
     apply(GL_EV_FREE, VA, 0, 0);
     ck_assert_uint_eq(gl_graphs_node_count(), 0);
-    ck_assert(tu_live_block(VA, NULL));
+    ck_assert(!tu_live_block(VA, NULL));
+    ck_assert(tu_live_block(VA + 0x1000, NULL));
 }
 END_TEST
 
@@ -433,12 +463,12 @@ START_TEST(test_tracker_apply_routes_control_events)
     ev.type = GL_EV_GRAPH_INSTANTIATE;
     ev.key = E1;
     ev.aux = G1;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     memset(&ev, 0, sizeof ev);
     ev.type = GL_EV_GRAPH_LAUNCH;
     ev.key = E1;
     ev.aux = S1;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ck_assert(tu_live_block(VA, NULL));
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 }
@@ -456,14 +486,14 @@ static void *hold_lock_often(void *arg)
 {
     (void)arg;
     while (!atomic_load_explicit(&stop, memory_order_relaxed))
-        gl_graphs_destroy(0xdead); /* the lock, a lookup, nothing allocated */
+        graph_destroy(0xdead); /* the lock, a lookup, nothing allocated */
     return NULL;
 }
 
 START_TEST(test_after_fork_child)
 {
     /* A capture with room for more nodes: the child appends without allocating. */
-    gl_graphs_capture_begin(S1);
+    capture_begin(S1);
     ck_assert(captured_alloc(S1, VA, 64));
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
 
@@ -475,10 +505,10 @@ START_TEST(test_after_fork_child)
         pid_t pid = fork();
         if (pid == 0) {
             alarm(2); /* a child stuck on the lock dies of SIGALRM */
-            gl_graphs_after_fork_child();
+            gl_graphs_component.after_fork();
             bool ok = captured_alloc(S1, VA + 0x1000, 64) && gl_graphs_node_count() == 2;
-            gl_graphs_capture_end(S2, 0); /* not captured: the lock, a lookup */
-            gl_graphs_destroy(G1);
+            capture_end(S2, 0); /* not captured: the lock, a lookup */
+            graph_destroy(G1);
             _exit(ok ? 0 : 3);
         }
         ck_assert_int_gt(pid, 0);
@@ -493,12 +523,12 @@ START_TEST(test_after_fork_child)
                   failed);
 
     /* In this process, the reset loses nothing and leaves the lock free. */
-    gl_graphs_after_fork_child();
+    gl_graphs_component.after_fork();
     ck_assert_uint_eq(gl_graphs_node_count(), 1);
     ck_assert(gl_graphs_capturing());
     ck_assert(captured_alloc(S1, VA + 0x2000, 64));
-    gl_graphs_capture_end(S1, G1);
-    gl_graphs_instantiate(E1, G1, 0);
+    capture_end(S1, G1);
+    instantiate(E1, G1, 0);
     launch(E1);
     ck_assert_uint_eq(tu_tracker_stats().live_blocks, 2);
 }

@@ -16,6 +16,7 @@
 #include "check/growth.h"
 #include "python/py_symbols.h"
 #include "testutil.h"
+#include "tracker_util.h"
 #include "track/errors.h"
 #include "python/py_frames.h"
 #include "stack/stack_depot.h"
@@ -24,9 +25,9 @@
 
 static void setup(void)
 {
-    gl_error_sink = NULL;
-    gl_error_capture_stack = NULL;
-    gl_api_errors_reset();
+    gl_errors_sink = NULL;
+    gl_errors_capture_stack = NULL;
+    gl_errors_component.reset();
     gl_growth_reset();
     gl_framework_reset();
     size_t n;
@@ -44,7 +45,7 @@ static struct gl_error_context ctx[16];
 
 static size_t contexts(void)
 {
-    size_t n = gl_api_error_contexts(ctx, sizeof ctx / sizeof *ctx);
+    size_t n = gl_errors_contexts(ctx, sizeof ctx / sizeof *ctx);
     ck_assert_uint_le(n, sizeof ctx / sizeof *ctx);
     return n;
 }
@@ -99,7 +100,7 @@ START_TEST(test_growth_reported_at_k)
     ck_assert_uint_eq(contexts(), 1);
     assert_growth(&ctx[0], 7, 1 * MiB, 100, 4, 3, 5, "step", GL_FW_NONE);
     struct gl_api_error_counts c;
-    gl_api_error_counts(&c);
+    gl_errors_counts(&c);
     ck_assert_uint_eq(c.errors, 1);
     ck_assert_uint_eq(c.by_kind[GL_ERR_GROWTH], 1);
 }
@@ -230,7 +231,7 @@ START_TEST(test_two_sites_independent)
     assert_growth(&ctx[1], 2, 700, 500, 7, 2, 4, "i", GL_FW_NONE);
     /* Both at once. */
     gl_growth_reset();
-    gl_api_errors_reset();
+    gl_errors_component.reset();
     s[0] = site(1, 1, 1), s[1] = site(2, 1, 1);
     ck_assert_uint_eq(gl_growth_check(1, "j", s, 2, NULL, 0), 0);
     s[0] = site(1, 2, 1), s[1] = site(2, 2, 1);

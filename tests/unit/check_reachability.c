@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "tracker_util.h"
 #include "check/checkpoints.h"
 #include "heap/heap.h"
 #include "check/leak_run.h"
@@ -34,7 +35,7 @@ static void alloc(uint64_t addr)
                           .api = GL_API_cuMemAlloc_v2,
                           .key = addr,
                           .size = SIZE};
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 /* Places the program keeps pointers (volatile: the compiler must store them). */
@@ -139,7 +140,7 @@ START_TEST(test_classification_in_a_live_process)
 {
     ck_assert(gl_heap_active());
     gl_tracker_init();
-    gl_tracker_reset();
+    tu_pipeline_reset();
     gl_checkpoints_reset();
     gl_leak_run_close();
     gl_run_suppressions_unload();

@@ -10,18 +10,15 @@
 #include "testutil.h"
 #include "tracker_util.h"
 #include "base/tool.h"
+#include "event/api.h"
 #include "track/tracker.h"
 
 #define MiB (1024ULL * 1024)
 
-static void setup(void)
-{
-    gl_event_sink = NULL;
-    gl_tracker_init();
-    gl_tracker_reset();
-}
+static void setup(void) { tu_pipeline_reset(); }
 
-static void teardown(void) { gl_event_sink = NULL; }
+/* Back to the registry alone (a test may have added the recorder). */
+static void teardown(void) { tu_pipeline_restart(); }
 
 static struct gl_event alloc_ev(uint64_t key, uint64_t size, enum gl_mem_kind kind, uint64_t ctx)
 {
@@ -53,13 +50,13 @@ static struct gl_event simple_ev(enum gl_event_type type, uint64_t key, uint64_t
 static void do_alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind, uint64_t ctx)
 {
     struct gl_event ev = alloc_ev(key, size, kind, ctx);
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static void do_event(enum gl_event_type type, uint64_t key, uint64_t size, uint64_t aux)
 {
     struct gl_event ev = simple_ev(type, key, size, aux);
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 }
 
 static size_t live_count(void)
@@ -135,7 +132,7 @@ START_TEST(test_alloc_records_block)
     ev.tid = 777;
     ev.stack = 42;
     ev.api = 13;
-    gl_tracker_alloc(&ev);
+    gl_dispatch(&ev);
     ck_assert_uint_eq(ev.seq, 1); /* assigned */
 
     struct gl_block_info b;
@@ -160,9 +157,9 @@ START_TEST(test_sequence_numbers)
     struct gl_event b = alloc_ev(0x2000, 1, GL_MEM_DEVICE, 1);
     struct gl_event c = alloc_ev(0x3000, 1, GL_MEM_DEVICE, 1);
     c.seq = 1000; /* a replayed event keeps its number */
-    gl_tracker_apply(&a);
-    gl_tracker_apply(&b);
-    gl_tracker_apply(&c);
+    gl_dispatch(&a);
+    gl_dispatch(&b);
+    gl_dispatch(&c);
     ck_assert_uint_eq(a.seq, 1);
     ck_assert_uint_eq(b.seq, 2);
     ck_assert_uint_eq(c.seq, 1000);
@@ -171,12 +168,11 @@ START_TEST(test_sequence_numbers)
     ck_assert(tu_live_block(0x3000, &blk));
     ck_assert_uint_eq(blk.seq, 1000);
 
-    /* A confirmed free reports what it freed. */
+    /* A confirmed free says which allocation it freed (the rest of the block
+     * reaches the observers beside it). */
     struct gl_event f = simple_ev(GL_EV_FREE, 0x2000, 0, 0);
-    gl_tracker_apply(&f);
+    gl_dispatch(&f);
     ck_assert_uint_eq(f.seq, 2);
-    ck_assert_uint_eq(f.size, 1);
-    ck_assert_uint_eq(f.kind, GL_MEM_DEVICE);
 }
 END_TEST
 
@@ -184,7 +180,7 @@ START_TEST(test_size_unknown_flag)
 {
     struct gl_event ev = alloc_ev(0x9000, 0, GL_MEM_IPC, 1);
     ev.flags = GL_EVF_SIZE_UNKNOWN;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     struct gl_block_info b;
     ck_assert(tu_live_block(0x9000, &b));
     ck_assert_uint_eq(b.flags, GL_BLK_SIZE_UNKNOWN);
@@ -196,7 +192,7 @@ START_TEST(test_unknown_free)
 {
     do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
     struct gl_event f = simple_ev(GL_EV_FREE, 0xdead000, 0, 0);
-    gl_tracker_apply(&f);
+    gl_dispatch(&f);
     struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.unknown_frees, 1);
     ck_assert_uint_eq(s.frees, 0);
@@ -217,11 +213,11 @@ START_TEST(test_failed_free_puts_block_back)
 {
     do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
     struct gl_event f = simple_ev(GL_EV_FREE, 0x1000, 0, 0);
-    uint64_t token = gl_tracker_release_begin(&f);
+    uint64_t token = tu_release_begin(&f);
     ck_assert_uint_ne(token, 0);
     /* Taken out while the driver frees. */
     ck_assert(!tu_live_block(0x1000, NULL));
-    gl_tracker_release_end(token, false, &f);
+    tu_release_end(token, false, &f);
 
     struct gl_block_info b;
     ck_assert(tu_live_block(0x1000, &b));
@@ -234,9 +230,9 @@ START_TEST(test_failed_free_puts_block_back)
     ck_assert_uint_eq(s.unknown_frees, 0);
 
     /* Then the free succeeds. */
-    token = gl_tracker_release_begin(&f);
+    token = tu_release_begin(&f);
     ck_assert_uint_ne(token, 0);
-    gl_tracker_release_end(token, true, &f);
+    tu_release_end(token, true, &f);
     s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 1);
     ck_assert_uint_eq(s.live_bytes, 0);
@@ -246,15 +242,15 @@ END_TEST
 
 START_TEST(test_release_begin_unknown)
 {
+    /* A token, never 0 (a producer keeps 0 for "nothing begun"), though
+     * nothing was taken out. */
     struct gl_event f = simple_ev(GL_EV_FREE, 0x5000, 0, 0);
-    ck_assert_uint_eq(gl_tracker_release_begin(&f), 0);
-    gl_tracker_release_end(0, false, &f);
+    uint64_t token = tu_release_begin(&f);
+    ck_assert_uint_ne(token, 0);
+    tu_release_end(token, false, &f);
     struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.unknown_frees, 1);
     ck_assert_uint_eq(s.frees, 0);
-    /* Other event types are not releases. */
-    struct gl_event m = simple_ev(GL_EV_VMM_MAP, 0x5000, 10, 0);
-    ck_assert_uint_eq(gl_tracker_release_begin(&m), 0);
 }
 END_TEST
 
@@ -262,10 +258,10 @@ START_TEST(test_failed_free_after_address_reused)
 {
     do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
     struct gl_event f = simple_ev(GL_EV_FREE, 0x1000, 0, 0);
-    uint64_t token = gl_tracker_release_begin(&f);
+    uint64_t token = tu_release_begin(&f);
     /* Another thread is handed the address before the failed free returns. */
     do_alloc(0x1000, 700, GL_MEM_DEVICE, 1);
-    gl_tracker_release_end(token, false, &f);
+    tu_release_end(token, false, &f);
     struct gl_block_info b;
     ck_assert(tu_live_block(0x1000, &b));
     ck_assert_uint_eq(b.size, 700);
@@ -329,7 +325,7 @@ START_TEST(test_ctx_destroy)
 
     struct gl_event ev = simple_ev(GL_EV_CTX_DESTROY, 0, 0, 0);
     ev.ctx = 0xc1;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
 
     ck_assert(!tu_live_block(0x1000, NULL));
     ck_assert(!tu_live_block(0x2000, NULL));
@@ -344,9 +340,9 @@ START_TEST(test_ctx_destroy)
     ck_assert_uint_eq(s.live_bytes, 16 + 32 + 64);
 
     /* Destroying it again, or an unknown context, frees nothing. */
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     ev.ctx = 0xc3;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     s = tu_tracker_stats();
     ck_assert_uint_eq(s.frees, 4);
     ck_assert_uint_eq(s.live_bytes, 112);
@@ -377,7 +373,7 @@ START_TEST(test_vmm_life_cycle)
     const uint64_t h = H(0x1234), va = 0x7f4000000000ULL;
     struct gl_event create = alloc_ev(h, 2 * MiB, GL_MEM_VMM, 0xc1);
     create.aux = 0x999; /* ignored for handles: aux counts mappings */
-    gl_tracker_apply(&create);
+    gl_dispatch(&create);
     struct gl_block_info b;
     ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
@@ -525,9 +521,9 @@ START_TEST(test_vmm_failed_release_is_undone)
     const uint64_t h = H(0x80);
     do_alloc(h, MiB, GL_MEM_VMM, 0xc1);
     struct gl_event r = simple_ev(GL_EV_VMM_RELEASE, h, 0, 0);
-    uint64_t token = gl_tracker_release_begin(&r);
+    uint64_t token = tu_release_begin(&r);
     ck_assert_uint_ne(token, 0);
-    gl_tracker_release_end(token, false, &r);
+    tu_release_end(token, false, &r);
     struct gl_block_info b;
     ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
@@ -540,8 +536,8 @@ START_TEST(test_vmm_failed_release_is_undone)
 
     /* Mapped: the failed release leaves it unreleased. */
     do_event(GL_EV_VMM_MAP, 0x7f9000000000ULL, MiB, h);
-    token = gl_tracker_release_begin(&r);
-    gl_tracker_release_end(token, false, &r);
+    token = tu_release_begin(&r);
+    tu_release_end(token, false, &r);
     ck_assert(tu_live_block(h, &b));
     ck_assert_uint_eq(b.refs, 1);
     ck_assert_uint_eq(b.flags & GL_BLK_RELEASED, 0);
@@ -559,8 +555,8 @@ START_TEST(test_vmm_failed_second_release_keeps_released)
     do_event(GL_EV_VMM_RELEASE, h, 0, 0);
 
     struct gl_event r = simple_ev(GL_EV_VMM_RELEASE, h, 0, 0);
-    uint64_t token = gl_tracker_release_begin(&r);
-    gl_tracker_release_end(token, false, &r); /* CUDA_ERROR_INVALID_VALUE */
+    uint64_t token = tu_release_begin(&r);
+    tu_release_end(token, false, &r); /* CUDA_ERROR_INVALID_VALUE */
 
     struct gl_block_info b;
     ck_assert(tu_live_block(h, &b));
@@ -642,39 +638,96 @@ START_TEST(test_snapshot_exact)
 }
 END_TEST
 
-/* ---- the event sink ---- */
+/* ---- what the observers get ---- */
 
-static struct gl_event sunk[16];
-static unsigned nsunk;
-
-static void sink(const struct gl_event *ev)
+/* The state stage completes each event and hands the observers the block it
+ * concerned: the one made, the one freed (with the free's allocation number),
+ * none for a free of an unknown key; a refused release reaches them too,
+ * flagged, with the block it named (the checks look at it). */
+START_TEST(test_observers_see_resolved_events)
 {
-    if (nsunk < 16)
-        sunk[nsunk] = *ev;
-    nsunk++;
-}
-
-START_TEST(test_event_sink)
-{
-    nsunk = 0;
-    gl_event_sink = sink;
+    tu_pipeline_with_recorder();
     do_alloc(0x1000, 64, GL_MEM_DEVICE, 1);
     do_event(GL_EV_FREE, 0x1000, 0, 0);
     struct gl_event f = simple_ev(GL_EV_FREE, 0x1000, 0, 0);
-    uint64_t token = gl_tracker_release_begin(&f); /* unknown now */
-    gl_tracker_release_end(token, false, &f);      /* failed: not published */
-    gl_event_sink = NULL;
-    do_alloc(0x2000, 1, GL_MEM_DEVICE, 1); /* not seen */
+    uint64_t token = tu_release_begin(&f); /* unknown now */
+    tu_release_end(token, false, &f);      /* and refused */
+    do_alloc(0x2000, 8, GL_MEM_DEVICE, 1);
+    f = simple_ev(GL_EV_FREE, 0x2000, 0, 0);
+    token = tu_release_begin(&f);
+    tu_release_end(token, false, &f); /* refused: the block stays */
 
-    ck_assert_uint_eq(nsunk, 2);
-    ck_assert_uint_eq(sunk[0].type, GL_EV_ALLOC);
-    ck_assert_uint_eq(sunk[0].key, 0x1000);
-    ck_assert_uint_eq(sunk[0].seq, 1);
-    ck_assert_uint_ne(sunk[0].time_ns, 0);
-    ck_assert_uint_eq(sunk[1].type, GL_EV_FREE);
-    ck_assert_uint_eq(sunk[1].seq, 1);
-    ck_assert_uint_eq(sunk[1].size, 64);
-    ck_assert_uint_ge(sunk[1].time_ns, sunk[0].time_ns);
+    ck_assert_uint_eq(tu_nrecorded, 5);
+    const struct tu_recorded *r = tu_recorded;
+    ck_assert_uint_eq(r[0].ev.type, GL_EV_ALLOC);
+    ck_assert_uint_eq(r[0].ev.seq, 1);
+    ck_assert(r[0].has_blk);
+    ck_assert_uint_eq(r[0].blk.key, 0x1000);
+    ck_assert_uint_eq(r[0].blk.size, 64);
+    ck_assert_uint_eq(r[0].blk.seq, 1);
+    ck_assert_uint_ne(r[0].ev.time_ns, 0); /* the recorder asks for times */
+
+    ck_assert_uint_eq(r[1].ev.type, GL_EV_FREE);
+    ck_assert_uint_eq(r[1].ev.seq, 1);
+    ck_assert(!(r[1].ev.flags & (GL_EVF_FAILED | GL_EVF_DERIVED)));
+    ck_assert(r[1].has_blk);
+    ck_assert_uint_eq(r[1].blk.size, 64);
+    ck_assert_uint_ge(r[1].ev.time_ns, r[0].ev.time_ns);
+
+    ck_assert_uint_eq(r[2].ev.type, GL_EV_FREE);
+    ck_assert(r[2].ev.flags & GL_EVF_FAILED);
+    ck_assert(!r[2].has_blk);
+
+    ck_assert(r[4].ev.flags & GL_EVF_FAILED);
+    ck_assert(r[4].has_blk);
+    ck_assert_uint_eq(r[4].blk.key, 0x2000);
+    ck_assert(tu_live_block(0x2000, NULL));
+}
+END_TEST
+
+/* What the block table changes in bulk reaches the observers as one derived
+ * free per block, before the event that caused it: a context's blocks, a
+ * block found replaced, a handle freed by its last unmap. */
+START_TEST(test_observers_see_derived_frees)
+{
+    tu_pipeline_with_recorder();
+    do_alloc(0x1000, 64, GL_MEM_DEVICE, 1);
+    do_alloc(0x2000, 32, GL_MEM_DEVICE, 2);
+    do_alloc(0x1000, 16, GL_MEM_DEVICE, 1); /* replaces the first */
+    ck_assert_uint_eq(tu_nrecorded, 4);
+    ck_assert_uint_eq(tu_recorded[2].ev.type, GL_EV_FREE);
+    ck_assert(tu_recorded[2].ev.flags & GL_EVF_DERIVED);
+    ck_assert_uint_eq(tu_recorded[2].ev.api, GL_API_NONE);
+    ck_assert_uint_eq(tu_recorded[2].blk.size, 64);
+    ck_assert_uint_eq(tu_recorded[3].ev.type, GL_EV_ALLOC);
+
+    tu_nrecorded = 0;
+    struct gl_event c = simple_ev(GL_EV_CTX_DESTROY, 0, 0, 0);
+    c.ctx = 2;
+    gl_dispatch(&c);
+    ck_assert_uint_eq(tu_nrecorded, 2);
+    ck_assert_uint_eq(tu_recorded[0].ev.type, GL_EV_FREE);
+    ck_assert(tu_recorded[0].ev.flags & GL_EVF_DERIVED);
+    ck_assert_uint_eq(tu_recorded[0].blk.key, 0x2000);
+    ck_assert_uint_eq(tu_recorded[1].ev.type, GL_EV_CTX_DESTROY);
+
+    /* A released handle's last unmap frees it, named after the unmap. */
+    tu_nrecorded = 0;
+    do_alloc(H(9), 2 * MiB, GL_MEM_VMM, 1);
+    do_event(GL_EV_VMM_MAP, 0x7f0000000000ULL, 2 * MiB, H(9));
+    do_event(GL_EV_VMM_RELEASE, H(9), 0, 0);
+    struct gl_event u = simple_ev(GL_EV_VMM_UNMAP, 0x7f0000000000ULL, 2 * MiB, 0);
+    u.api = 77;
+    u.stack = 9;
+    gl_dispatch(&u);
+    const struct tu_recorded *last = &tu_recorded[tu_nrecorded - 2];
+    ck_assert_uint_eq(last->ev.type, GL_EV_FREE);
+    ck_assert(last->ev.flags & GL_EVF_DERIVED);
+    ck_assert_uint_eq(last->ev.api, 77);
+    ck_assert_uint_eq(last->ev.stack, 9);
+    ck_assert_uint_eq(last->blk.key, H(9));
+    ck_assert_uint_eq(tu_recorded[tu_nrecorded - 1].ev.type, GL_EV_VMM_UNMAP);
+    ck_assert(!tu_live_block(H(9), NULL));
 }
 END_TEST
 
@@ -682,7 +735,7 @@ START_TEST(test_apply_none_and_memory)
 {
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs + s.frees + s.unknown_frees, 0);
     ck_assert_uint_gt(gl_tracker_memory_bytes(), 0);
@@ -693,7 +746,7 @@ START_TEST(test_reset_forgets_everything)
 {
     do_alloc(0x1000, 64, GL_MEM_DEVICE, 1);
     do_event(GL_EV_FREE, 0x9999, 0, 0);
-    gl_tracker_reset();
+    tu_pipeline_reset();
     struct gl_tracker_stats s = tu_tracker_stats();
     ck_assert_uint_eq(s.allocs, 0);
     ck_assert_uint_eq(s.live_blocks, 0);
@@ -721,10 +774,10 @@ static void *thread_main(void *arg)
     for (uint64_t i = 0; i < PER_THREAD; i++) {
         uint64_t key = ((id + 1) << 36) | (i << 9);
         struct gl_event a = alloc_ev(key, i + 1, GL_MEM_DEVICE, 1);
-        gl_tracker_apply(&a);
+        gl_dispatch(&a);
         if (i % 2 == 0) {
             struct gl_event f = simple_ev(GL_EV_FREE, key, 0, 0);
-            gl_tracker_apply(&f);
+            gl_dispatch(&f);
         }
     }
     return NULL; /* exits: its counters are folded into the totals */
@@ -780,7 +833,7 @@ static void *small_holder(void *arg)
 {
     uint64_t id = (uint64_t)(uintptr_t)arg;
     struct gl_event a = alloc_ev((id + 1) << 32, 100 * 1024, GL_MEM_DEVICE, 1);
-    gl_tracker_apply(&a);
+    gl_dispatch(&a);
     return NULL;
 }
 
@@ -817,14 +870,14 @@ START_TEST(test_mempool_blocks)
     struct gl_event ev = simple_ev(GL_EV_ALLOC, gl_key_make(GL_NS_MEMPOOL, 0x5000a0), 0, 0);
     ev.kind = GL_MEM_POOL_RESERVE;
     ev.ctx = 0xc1;
-    gl_tracker_apply(&ev);
+    gl_dispatch(&ev);
     struct gl_tracker_stats st;
     gl_tracker_stats(&st);
     ck_assert_uint_eq(st.allocs, 0);
     ck_assert_uint_eq(st.live_blocks, 1);
     struct gl_event cd = simple_ev(GL_EV_CTX_DESTROY, 0, 0, 0);
     cd.ctx = 0xc1;
-    gl_tracker_apply(&cd);
+    gl_dispatch(&cd);
     gl_tracker_stats(&st);
     ck_assert_uint_eq(st.live_blocks, 1);
     do_event(GL_EV_FREE, gl_key_make(GL_NS_MEMPOOL, 0x5000a0), 0, 0);
@@ -911,7 +964,8 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, test_vmm_failed_second_release_keeps_released);
     tcase_add_test(tc, test_vmm_mappings_query);
     tcase_add_test(tc, test_snapshot_exact);
-    tcase_add_test(tc, test_event_sink);
+    tcase_add_test(tc, test_observers_see_resolved_events);
+    tcase_add_test(tc, test_observers_see_derived_frees);
     tcase_add_test(tc, test_apply_none_and_memory);
     tcase_add_test(tc, test_reset_forgets_everything);
     tcase_add_test(tc, test_threads);

@@ -1,0 +1,149 @@
+#include "event/dispatch.h"
+
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/util.h"
+
+/* Built by gl_dispatch_start, read without locks by every event (the hot path
+ * is inline, in the header). */
+struct gl_dispatch_tables gl_dispatch_tables;
+
+static struct {
+    const struct gl_component *const *list;
+    const struct gl_consumer *routers[GL_DISPATCH_MAX + 1];
+    const char *attached[GL_DISPATCH_MAX + 1];
+} d;
+
+static struct gl_placement placement;
+
+/* Closed until the runtime names its state word. */
+static const _Atomic int closed = !GL_DISPATCH_OPEN;
+const _Atomic int *gl_dispatch_gate = &closed;
+
+void gl_dispatch_set_gate(const _Atomic int *word) { gl_dispatch_gate = word ? word : &closed; }
+
+static const struct gl_component *const *registry(void)
+{
+    return d.list ? d.list : gl_components;
+}
+
+static void attach(const struct gl_component *c, size_t nobs[GL_EV_NTYPES], size_t *nrouters)
+{
+    struct gl_dispatch_tables *t = &gl_dispatch_tables;
+    const struct gl_consumer *k = c->consumer;
+    size_t n = 0;
+    while (d.attached[n])
+        n++;
+    d.attached[n] = c->name;
+    if (k->begin || k->end) {
+        GL_ASSERT(!t->begin && k->begin && k->end, "one state consumer, with begin and end");
+        t->begin = k->begin;
+        t->end = k->end;
+        memcpy(t->resolve, k->resolve, sizeof t->resolve);
+    }
+    if (k->claim && k->take)
+        d.routers[(*nrouters)++] = k;
+    for (unsigned type = 0; type < GL_EV_NTYPES; type++)
+        if (k->on[type])
+            t->observe[type][nobs[type]++] = k->on[type];
+    t->timed |= (k->flags & GL_CONSUMER_TIMED) != 0;
+}
+
+void gl_dispatch_start(const struct gl_component *const *list)
+{
+    int armed = atomic_load(&gl_dispatch_tables.armed);
+    memset(&gl_dispatch_tables, 0, sizeof gl_dispatch_tables);
+    atomic_store(&gl_dispatch_tables.armed, armed);
+    memset(&d, 0, sizeof d);
+    d.list = list;
+    size_t nattached = 0, nrouters = 0, nobs[GL_EV_NTYPES] = {0};
+    for (const struct gl_component *const *c = registry(); *c; c++) {
+        const struct gl_consumer *k = (*c)->consumer;
+        if (!k || (k->wanted && !k->wanted()))
+            continue;
+        GL_ASSERT(nattached < GL_DISPATCH_MAX, "at most GL_DISPATCH_MAX consumers");
+        if (nattached++ >= GL_DISPATCH_MAX)
+            break;
+        attach(*c, nobs, &nrouters);
+    }
+}
+
+bool gl_dispatch_attached(const char *name)
+{
+    for (const char *const *a = d.attached; *a; a++)
+        if (strcmp(*a, name) == 0)
+            return true;
+    return false;
+}
+
+void gl_dispatch_reset(void)
+{
+    for (const struct gl_component *const *c = registry(); *c; c++)
+        if ((*c)->reset)
+            (*c)->reset();
+    atomic_store(&gl_dispatch_tables.armed, 0);
+}
+
+void gl_dispatch_after_fork(void)
+{
+    for (const struct gl_component *const *c = registry(); *c; c++)
+        if ((*c)->after_fork)
+            (*c)->after_fork();
+}
+
+void gl_dispatch_arm(int delta)
+{
+    atomic_fetch_add_explicit(&gl_dispatch_tables.armed, delta, memory_order_relaxed);
+}
+
+uint64_t gl_dispatch_clock_ns(void) { return gl_clock_ns(); }
+
+unsigned gl_dispatch_claimed_by(const struct gl_event *ev)
+{
+    for (unsigned i = 0; d.routers[i]; i++)
+        if (d.routers[i]->claim(ev))
+            return i + 1;
+    return 0;
+}
+
+void gl_dispatch_take(unsigned router, struct gl_event *ev) { d.routers[router]->take(ev); }
+
+bool gl_dispatch_derived(struct gl_event *ev)
+{
+    ev->flags |= GL_EVF_DERIVED;
+    return gl_dispatch_run(ev, false);
+}
+
+void gl_dispatch_effect(struct gl_event *ev, const struct gl_block_info *blk)
+{
+    ev->type = GL_EV_FREE;
+    ev->flags |= GL_EVF_DERIVED;
+    gl_dispatch_observe(ev, blk);
+}
+
+/* ---- placement ---- */
+
+void gl_dispatch_set_placement(const struct gl_placement *p)
+{
+    placement = p ? *p : (struct gl_placement){0};
+}
+
+int gl_dispatch_device_of(const struct gl_event *ev)
+{
+    if (ev->device != GL_DEVICE_FROM_CONTEXT)
+        return ev->device;
+    return placement.context_device ? placement.context_device(ev->ctx) : -1;
+}
+
+int gl_dispatch_stream_device(const struct gl_event *ev)
+{
+    if (placement.stream_device)
+        return placement.stream_device(ev->aux, ev->ctx);
+    return gl_dispatch_device_of(ev);
+}
+
+bool gl_dispatch_several_devices(void)
+{
+    return placement.several_devices && placement.several_devices();
+}

@@ -1,0 +1,269 @@
+/* The dispatcher: the one seam between what observes the program and what
+ * reacts to it.
+ *
+ *   producers                 dispatcher                consumers
+ *   observe/cupti.c  ---\                            /-- route    track/graphs.c
+ *   event/replay.c   ----+--> gl_dispatch*() -------+--- state    track/tracker.c
+ *   lib/client_api.c ---/                            \-- observe  track/stats.c, ...
+ *
+ * A producer only turns what it observes into struct gl_event (event/event.h)
+ * and hands it here; it never calls a consumer.  A consumer receives events
+ * and never learns which producer made them.  Who the consumers are, in what
+ * order, and what else keeps process state, is one list: the registry
+ * (lib/components.c), which also drives reset (tests, replays) and the fork
+ * child's clean-up.
+ *
+ * Each event passes three stages, in order:
+ *
+ *   route    a consumer may claim the event as its own: the graphs take the
+ *            stream-ordered allocations and frees of a stream being captured
+ *            (memory nodes, not blocks).  A claimed event goes to its
+ *            claimer's take() and nowhere else.  Routers are asked only while
+ *            one of them is armed (gl_dispatch_arm), so the common case pays
+ *            one relaxed load.
+ *   state    the block table (track/tracker.c) resolves the event to the block
+ *            it concerns: the block made, freed, released.  It completes the
+ *            event (allocation number; a free's size, kind and device) and
+ *            fills the block record the observers get.  Bulk changes (a
+ *            context destroyed, a block found replaced, a handle freed by its
+ *            last unmap) reach the observers as derived frees
+ *            (gl_dispatch_effect), one per block, before the event itself.
+ *   observe  every other consumer, in the registry's order, through its
+ *            handler for the event's type: statistics, indexes, the API
+ *            checks, outputs.  They get the event and the block (NULL: the
+ *            event concerned no known block).
+ *
+ * Releases are two-phase, because the driver may reuse an address as soon as
+ * it is released and may refuse the release: gl_dispatch_begin() at the
+ * call's entry takes the block out (another thread's allocation at that
+ * address then finds it gone), and gl_dispatch_end() at its exit confirms or,
+ * when the call failed (GL_EVF_FAILED), puts it back.  Everything else is
+ * complete at once (gl_dispatch).
+ *
+ * Rules for consumers: handlers run on the thread that made the call, inside
+ * the CUDA call when the producer is CUPTI: no CUDA call, no malloc, no lock
+ * but a leaf spinlock held briefly; derived frees may be delivered while the
+ * block table holds a shard's lock.  The first error of a kind is the
+ * exception (track/errors.h).  The tables are built by gl_dispatch_start()
+ * before events flow and read without locks. */
+#ifndef GPULEAK_DISPATCH_H
+#define GPULEAK_DISPATCH_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event/block.h"
+#include "event/event.h"
+
+/* ---- consumers ---- */
+
+typedef void (*gl_event_fn)(const struct gl_event *ev, const struct gl_block_info *blk);
+typedef bool (*gl_resolve_fn)(struct gl_event *ev, struct gl_block_info *blk);
+
+struct gl_consumer {
+    /* observe: one handler per event type it wants (NULL: not called). */
+    gl_event_fn on[GL_EV_NTYPES];
+    /* route: claim(ev) true takes ev out of the pipeline; take(ev) then gets
+     * it, complete (for a release, at its end, maybe GL_EVF_FAILED). */
+    bool (*claim)(const struct gl_event *ev);
+    void (*take)(const struct gl_event *ev);
+    /* state (one consumer): resolve an event of each type it keeps, filling
+     * *blk when a block is concerned (returns true); releases in two phases,
+     * begin returning a token (an aligned pointer, or 0: nothing taken out). */
+    gl_resolve_fn resolve[GL_EV_NTYPES];
+    uint64_t (*begin)(struct gl_event *ev);
+    bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
+    /* Whether to attach it now (its options asked for it); NULL: always. */
+    bool (*wanted)(void);
+    unsigned flags; /* GL_CONSUMER_* */
+};
+#define GL_CONSUMER_TIMED 0x1 /* wants ev->time_ns (read once per event for all) */
+
+/* What keeps process state inside the program: consumers, and services that
+ * only need resetting (tests, replays) or cleaning up in a fork child. */
+struct gl_component {
+    const char *name;
+    void (*reset)(void);      /* forget everything, keep the configuration */
+    void (*after_fork)(void); /* in a fork child: locks a vanished thread may have held */
+    const struct gl_consumer *consumer;
+};
+
+/* The registry, in order (lib/components.c): reset and after_fork run in this
+ * order, and observers see events in it.  NULL-terminated. */
+extern const struct gl_component *const gl_components[];
+
+/* Attach every wanted consumer of the registry (or of list, for tests of the
+ * dispatcher itself; NULL: the registry) and build the tables.  Call once the
+ * options are set, before events flow. */
+void gl_dispatch_start(const struct gl_component *const *list);
+/* Every component's reset, in order. */
+void gl_dispatch_reset(void);
+/* Every component's after_fork, in order (a pthread_atfork child handler). */
+void gl_dispatch_after_fork(void);
+/* Whether a consumer of that name is attached now (-v, tests). */
+bool gl_dispatch_attached(const char *name);
+
+/* A router has (+1) or no longer has (-1) something it may claim. */
+void gl_dispatch_arm(int delta);
+
+/* An event a consumer makes from another (a graph launch's blocks): state and
+ * observe stages, marked GL_EVF_DERIVED. */
+bool gl_dispatch_derived(struct gl_event *ev);
+/* What the state stage found changed besides the event's own block (each
+ * block a context took with it...): a derived FREE of blk, to the observers. */
+void gl_dispatch_effect(struct gl_event *ev, const struct gl_block_info *blk);
+
+/* ---- producers ---- */
+
+/* The gate: events flow only while the word the runtime named holds
+ * GL_DISPATCH_OPEN (not before CUDA starts, not after the exit report, not in
+ * a fork child).  Producers ask before they decode anything. */
+#define GL_DISPATCH_OPEN 1
+extern const _Atomic int *gl_dispatch_gate __attribute__((visibility("hidden")));
+void gl_dispatch_set_gate(const _Atomic int *word);
+static inline bool gl_dispatch_open(void)
+{
+    return atomic_load_explicit(gl_dispatch_gate, memory_order_acquire) == GL_DISPATCH_OPEN;
+}
+
+/* A complete event (releases included: begun and ended at once).  Returns
+ * whether it concerned a known block (a client API call reports a miss). */
+static inline bool gl_dispatch(struct gl_event *ev);
+/* A release (FREE, VMM_RELEASE) at the call's entry.  Returns a token for
+ * gl_dispatch_end, never 0. */
+static inline uint64_t gl_dispatch_begin(struct gl_event *ev);
+/* Its exit: ev decoded again, GL_EVF_FAILED set when the driver refused. */
+static inline void gl_dispatch_end(uint64_t token, struct gl_event *ev);
+
+/* ---- placement: the device of an event, from what the producer knows ----
+ * Producers leave device = GL_DEVICE_FROM_CONTEXT where the lookup would be
+ * wasted on the hot path (a release's exit: the block knows its device); a
+ * consumer that needs it (an error report) asks here.  The producer that
+ * knows contexts installs the lookups; without one, devices are unknown. */
+struct gl_placement {
+    int (*context_device)(uint64_t ctx);
+    /* The device of a stream's pool, a stream-ordered call's device. */
+    int (*stream_device)(uint64_t stream, uint64_t ctx);
+    /* Whether contexts were seen on more than one device: until then no call
+     * can name a device other than a block's, and checks skip the lookup. */
+    bool (*several_devices)(void);
+};
+void gl_dispatch_set_placement(const struct gl_placement *p);
+int gl_dispatch_device_of(const struct gl_event *ev);
+int gl_dispatch_stream_device(const struct gl_event *ev);
+bool gl_dispatch_several_devices(void);
+
+/* ---- the hot path, inlined into producers ----
+ * The dispatcher's inside, in the header only so that a producer pays no call
+ * of its own per event: a few loads and one indirect call per stage's
+ * consumer.  Nothing below is for consumers. */
+
+#define GL_DISPATCH_MAX 32 /* consumers (and routers) attached at once */
+
+struct gl_dispatch_tables {
+    /* Per event type, the observers' handlers in registry order, NULL-ended. */
+    gl_event_fn observe[GL_EV_NTYPES][GL_DISPATCH_MAX + 1];
+    gl_resolve_fn resolve[GL_EV_NTYPES]; /* the state stage's */
+    uint64_t (*begin)(struct gl_event *ev);
+    bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
+    bool timed;
+    _Atomic int armed; /* routers with something to claim: while 0, none is asked */
+};
+/* Hidden: the runtime reaches it directly, not through the GOT. */
+extern struct gl_dispatch_tables gl_dispatch_tables __attribute__((visibility("hidden")));
+/* Out of line: what the hot path rarely needs. */
+uint64_t gl_dispatch_clock_ns(void);
+/* The router that claims ev, as an index + 1 (0: none). */
+unsigned gl_dispatch_claimed_by(const struct gl_event *ev);
+void gl_dispatch_take(unsigned router, struct gl_event *ev);
+
+/* Tokens: a state token (an aligned pointer or 0) with bit 0 set, or a claim,
+ * (router index << 3) | 2; never 0, so a producer can tell "begun" apart. */
+#define GL_DISPATCH_TOKEN_STATE 1u
+#define GL_DISPATCH_TOKEN_CLAIM 2u
+
+#define GL_DISPATCH_HOT static inline __attribute__((always_inline))
+
+GL_DISPATCH_HOT void gl_dispatch_stamp(struct gl_event *ev)
+{
+    if (__builtin_expect(gl_dispatch_tables.timed, 0) && !ev->time_ns)
+        ev->time_ns = gl_dispatch_clock_ns();
+}
+
+GL_DISPATCH_HOT void gl_dispatch_observe(const struct gl_event *ev,
+                                         const struct gl_block_info *blk)
+{
+    for (gl_event_fn const *f = gl_dispatch_tables.observe[ev->type]; *f; f++)
+        (*f)(ev, blk);
+}
+
+GL_DISPATCH_HOT unsigned gl_dispatch_route(const struct gl_event *ev, bool route)
+{
+    if (__builtin_expect(
+            !route || !atomic_load_explicit(&gl_dispatch_tables.armed, memory_order_relaxed), 1))
+        return 0;
+    return gl_dispatch_claimed_by(ev);
+}
+
+GL_DISPATCH_HOT bool gl_dispatch_is_release(const struct gl_event *ev)
+{
+    return ev->type == GL_EV_FREE || ev->type == GL_EV_VMM_RELEASE;
+}
+
+GL_DISPATCH_HOT uint64_t gl_dispatch_begin_at(struct gl_event *ev, bool route)
+{
+    gl_dispatch_stamp(ev);
+    unsigned r = gl_dispatch_route(ev, route);
+    if (__builtin_expect(r != 0, 0))
+        return (uint64_t)(r - 1) << 3 | GL_DISPATCH_TOKEN_CLAIM;
+    uint64_t raw = gl_dispatch_tables.begin ? gl_dispatch_tables.begin(ev) : 0;
+    return raw | GL_DISPATCH_TOKEN_STATE;
+}
+
+GL_DISPATCH_HOT bool gl_dispatch_end_at(uint64_t token, struct gl_event *ev)
+{
+    if (__builtin_expect(!(token & GL_DISPATCH_TOKEN_STATE), 0)) {
+        gl_dispatch_take((unsigned)(token >> 3), ev);
+        return true;
+    }
+    struct gl_block_info blk;
+    bool found = gl_dispatch_tables.end &&
+                 gl_dispatch_tables.end(token & ~(uint64_t)GL_DISPATCH_TOKEN_STATE, ev, &blk);
+    gl_dispatch_observe(ev, found ? &blk : NULL);
+    return found;
+}
+
+GL_DISPATCH_HOT bool gl_dispatch_run(struct gl_event *ev, bool route)
+{
+    if (__builtin_expect(ev->type >= GL_EV_NTYPES, 0))
+        return false;
+    if (gl_dispatch_is_release(ev))
+        return gl_dispatch_end_at(gl_dispatch_begin_at(ev, route), ev);
+    gl_dispatch_stamp(ev);
+    unsigned r = gl_dispatch_route(ev, route);
+    if (__builtin_expect(r != 0, 0)) {
+        gl_dispatch_take(r - 1, ev);
+        return true;
+    }
+    struct gl_block_info blk;
+    gl_resolve_fn resolve = gl_dispatch_tables.resolve[ev->type];
+    bool found = resolve && resolve(ev, &blk);
+    gl_dispatch_observe(ev, found ? &blk : NULL);
+    return found;
+}
+
+static inline bool gl_dispatch(struct gl_event *ev) { return gl_dispatch_run(ev, true); }
+
+static inline uint64_t gl_dispatch_begin(struct gl_event *ev)
+{
+    return gl_dispatch_begin_at(ev, true);
+}
+
+static inline void gl_dispatch_end(uint64_t token, struct gl_event *ev)
+{
+    gl_dispatch_end_at(token, ev);
+}
+
+#endif
