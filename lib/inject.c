@@ -17,6 +17,7 @@
 #include "abnormal_end.h"
 #include "base/thread.h"
 #include "client_api.h"
+#include "components.h"
 #include "event/dispatch.h"
 #include "exit_report.h"
 #include "observe/cupti.h"
@@ -106,6 +107,7 @@ __attribute__((constructor)) static void gl_runtime_load(void)
         gl_runtime_status("untraced");
         return;
     }
+    gl_dispatch_set_registry(gl_components);
     gl_runtime.pid = getpid();
     gl_runtime_mark_start();
     gl_thread_init();

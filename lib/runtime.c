@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "components.h"
 #include "common/env.h"
 #include "common/file.h"
 #include "common/logfile.h"
@@ -207,6 +208,7 @@ void gl_runtime_configure_tracking(void)
     }
     /* Events flow while the runtime tracks; every consumer the options want
      * is attached now, before the first. */
+    gl_dispatch_set_registry(gl_components);
     gl_dispatch_set_gate(&gl_runtime.state);
     gl_dispatch_start(NULL);
 }

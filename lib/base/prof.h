@@ -23,10 +23,7 @@ enum gl_prof_phase {
 
 extern int gl_prof_on __attribute__((visibility("hidden")));
 
-static inline uint64_t gl_prof_now(void)
-{
-    return __builtin_expect(gl_prof_on, 0) ? __rdtsc() : 0;
-}
+static inline uint64_t gl_prof_now(void) { return __builtin_expect(gl_prof_on, 0) ? __rdtsc() : 0; }
 void gl_prof_add_ticks(enum gl_prof_phase p, uint64_t start, uint64_t end);
 /* Add the ticks from start to end to phase p (nothing, but one load, when off). */
 static inline void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t end)

@@ -9,6 +9,9 @@
  * is inline, in the header). */
 struct gl_dispatch_tables gl_dispatch_tables;
 
+static const struct gl_component *const none[] = {NULL};
+static const struct gl_component *const *the_registry = none;
+
 static struct {
     const struct gl_component *const *list;
     const struct gl_consumer *routers[GL_DISPATCH_MAX + 1];
@@ -23,10 +26,12 @@ const _Atomic int *gl_dispatch_gate = &closed;
 
 void gl_dispatch_set_gate(const _Atomic int *word) { gl_dispatch_gate = word ? word : &closed; }
 
-static const struct gl_component *const *registry(void)
+void gl_dispatch_set_registry(const struct gl_component *const *list)
 {
-    return d.list ? d.list : gl_components;
+    the_registry = list ? list : none;
 }
+
+static const struct gl_component *const *registry(void) { return d.list ? d.list : the_registry; }
 
 static void attach(const struct gl_component *c, size_t nobs[GL_EV_NTYPES], size_t *nrouters)
 {

@@ -90,9 +90,11 @@ struct gl_component {
     const struct gl_consumer *consumer;
 };
 
-/* The registry, in order (lib/components.c): reset and after_fork run in this
- * order, and observers see events in it.  NULL-terminated. */
-extern const struct gl_component *const gl_components[];
+/* The registry (lib/components.c), NULL-terminated and in order: reset and
+ * after_fork run in this order, and observers see events in it.  Named by the
+ * runtime first thing (its constructor), so that a fork child is cleaned up
+ * even before CUDA starts. */
+void gl_dispatch_set_registry(const struct gl_component *const *list);
 
 /* Attach every wanted consumer of the registry (or of list, for tests of the
  * dispatcher itself; NULL: the registry) and build the tables.  Call once the
@@ -192,8 +194,7 @@ GL_DISPATCH_HOT void gl_dispatch_stamp(struct gl_event *ev)
         ev->time_ns = gl_dispatch_clock_ns();
 }
 
-GL_DISPATCH_HOT void gl_dispatch_observe(const struct gl_event *ev,
-                                         const struct gl_block_info *blk)
+GL_DISPATCH_HOT void gl_dispatch_observe(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     for (gl_event_fn const *f = gl_dispatch_tables.observe[ev->type]; *f; f++)
         (*f)(ev, blk);

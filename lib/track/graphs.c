@@ -158,9 +158,8 @@ static bool stream_captured(uint64_t stream)
  * captured is a node of the graph being built, not a block. */
 static bool claim(const struct gl_event *ev)
 {
-    bool stream_ordered =
-        (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC) ||
-        (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api));
+    bool stream_ordered = (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC) ||
+                          (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api));
     return stream_ordered && gl_graphs_capturing() && stream_captured(ev->aux);
 }
 

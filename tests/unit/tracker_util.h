@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/tool.h"
+#include "components.h"
 #include "event/dispatch.h"
 #include "observe/contexts.h"
 #include "runtime.h"
@@ -23,6 +24,7 @@
 static inline void tu_pipeline_reset(void)
 {
     gl_tracker_init();
+    gl_dispatch_set_registry(gl_components);
     gl_dispatch_set_gate(&gl_runtime.state);
     gl_dispatch_set_placement(&gl_contexts_placement);
     gl_dispatch_start(NULL);
