@@ -1,5 +1,6 @@
 /* lib/common/util.h: GL_ARRAY_SIZE (and that it rejects a pointer), GL_ASSERT
- * checked (this file, GL_ASSERTIONS=1) and compiled out (util_off.c). */
+ * checked (this file, GL_ASSERTIONS=1), compiled out (util_off.c), and the
+ * unit tests' core library built with its assertions checked. */
 #include <check.h>
 #include <signal.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "check/reach.h"
 #include "common/util.h"
 
 int util_off_assert_evaluations(void);
@@ -145,6 +147,26 @@ START_TEST(test_assert_long_text_is_cut)
 }
 END_TEST
 
+/* The core the unit tests link is built with GL_ASSERTIONS: gl_reach_run
+ * checks that its objects are sorted and disjoint. */
+static void reach_overlapping(void)
+{
+    static const struct gl_reach_object objects[] = {{100, 300, true}, {200, 400, true}};
+    struct gl_reach r = {.objects = objects, .nobjects = 2};
+    gl_reach_run(&r, NULL, 0);
+}
+
+START_TEST(test_core_is_checked)
+{
+    char out[4096];
+    int status = run_child(reach_overlapping, out, sizeof out);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %#x, wrote '%s'",
+                  status, out);
+    ck_assert_ptr_nonnull(strstr(out, "reach.c:"));
+    ck_assert_ptr_nonnull(strstr(out, "(objects sorted by start, disjoint)\n"));
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
     Suite *s = suite_create("util");
@@ -156,6 +178,7 @@ static Suite *util_suite(void)
     tcase_add_test(tc, test_assert_compiled_out);
     tcase_add_test(tc, test_assert_fails);
     tcase_add_test(tc, test_assert_long_text_is_cut);
+    tcase_add_test(tc, test_core_is_checked);
     suite_add_tcase(s, tc);
     return s;
 }
