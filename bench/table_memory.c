@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "common/util.h"
 #include "track/block_table.h"
 
 static int by_value(const void *a, const void *b)
@@ -49,7 +50,7 @@ int main(int argc, char **argv)
     printf("%10s %8s %14s %12s %12s %12s", "spacing", "order", "bytes/block", "blocks/bin",
            "insert ns", "remove ns");
     printf(latency ? " %14s %14s\n" : "\n", "p99.99 ins us", "max ins us");
-    for (size_t r = 0; r < 2 * sizeof spacings / sizeof spacings[0]; r++) {
+    for (size_t r = 0; r < 2 * GL_ARRAY_SIZE(spacings); r++) {
         size_t k = r / 2;
         bool shuffled = r % 2;
         for (long i = 0; i < n; i++)
