@@ -17,6 +17,7 @@
 #include "common/leak_kind.h"
 #include "common/suppressions.h"
 #include "testutil.h"
+#include "common/util.h"
 
 #define KB(k) GL_LEAK_KIND_BIT(GL_LEAK_##k)
 
@@ -702,7 +703,7 @@ START_TEST(test_real_world_files)
         "/usr/share/gtk-4.0/valgrind/*.supp",
     };
     int files = 0;
-    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+    for (size_t p = 0; p < GL_ARRAY_SIZE(patterns); p++) {
         glob_t g;
         if (glob(patterns[p], 0, NULL, &g) != 0)
             continue;
@@ -1101,7 +1102,7 @@ START_TEST(test_glob_edges)
         {"a*a", "aaa", true},     {"a*a", "a", false},     {"*ab", "aab", true},
         {"*abc", "ababc", true},  {"*aab", "aaaab", true}, {"x*y*z", "xyyyzzzy", false},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(cases); i++)
         ck_assert_msg(gl_suppressions_glob_match(cases[i].p, cases[i].t) == cases[i].want,
                       "glob('%s', '%s') should be %s", cases[i].p, cases[i].t,
                       cases[i].want ? "true" : "false");
