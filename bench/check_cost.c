@@ -8,26 +8,19 @@
  *   bench/check_cost [BLOCKS...]        default 10000 100000 1000000 */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gpuleak.h"
 #include "check/checkpoints.h"
 #include "client_api.h"
 #include "check/leak_run.h"
+#include "common/clock.h"
 #include "runtime.h"
 #include "event/api.h"
 #include "stack/stack_depot.h"
 #include "track/tracker.h"
 
 #define STACKS 1000
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void populate(long n, const uint32_t *stacks)
 {
@@ -58,8 +51,8 @@ int main(int argc, char **argv)
         stacks[s] = gl_stack_depot_intern(f, 8);
     }
     static char report[1 << 20];
-    printf("%10s %12s %12s %12s %12s %12s\n", "blocks", "checkpoint", "count(all)",
-           "count(since)", "check(full)", "bytes/block");
+    printf("%10s %12s %12s %12s %12s %12s\n", "blocks", "checkpoint", "count(all)", "count(since)",
+           "check(full)", "bytes/block");
     long defaults[] = {10000, 100000, 1000000};
     int nsizes = argc > 1 ? argc - 1 : 3;
     for (int i = 0; i < nsizes; i++) {
@@ -67,15 +60,15 @@ int main(int argc, char **argv)
         gl_dispatch_reset();
         populate(n, stacks);
         struct gpuleak_counts c;
-        double t0 = now();
+        double t0 = gl_clock_s();
         gpuleak_checkpoint("bench");
-        double t1 = now();
+        double t1 = gl_clock_s();
         gpuleak_count_leaks(NULL, &c);
-        double t2 = now();
+        double t2 = gl_clock_s();
         gpuleak_count_leaks("bench", &c);
-        double t3 = now();
+        double t3 = gl_clock_s();
         gpuleak_leak_check_to(GPULEAK_CHECK_FULL, NULL, report, sizeof report);
-        double t4 = now();
+        double t4 = gl_clock_s();
         printf("%10ld %10.1f ms %10.1f ms %10.1f ms %10.1f ms %12.1f\n", n, (t1 - t0) * 1e3,
                (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3,
                (double)gl_tracker_memory_bytes() / (double)n);

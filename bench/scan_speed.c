@@ -9,16 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "check/reach.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "common/clock.h"
 
 int main(int argc, char **argv)
 {
@@ -74,14 +67,14 @@ int main(int argc, char **argv)
                          .targets = tg,
                          .ntargets = NBLOCKS,
                          .guard_faults = true};
-    double t0 = now();
+    double t0 = gl_clock_s();
     gl_reach_sort_objects(objs, NCHUNKS);
     gl_reach_sort_targets(tg, NBLOCKS);
     size_t sbytes = gl_reach_scratch_bytes(&r);
     void *scratch = mmap(NULL, sbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    double t1 = now();
+    double t1 = gl_clock_s();
     gl_reach_run(&r, scratch, sbytes);
-    double t2 = now();
+    double t2 = gl_clock_s();
     size_t reached = 0;
     for (size_t k = 0; k < NBLOCKS; k++)
         reached += tg[k].state == GL_REACH_START;

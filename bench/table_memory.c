@@ -17,16 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
+#include "common/util.h"
 #include "track/block_table.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int by_value(const void *a, const void *b)
 {
@@ -56,7 +50,7 @@ int main(int argc, char **argv)
     printf("%10s %8s %14s %12s %12s %12s", "spacing", "order", "bytes/block", "blocks/bin",
            "insert ns", "remove ns");
     printf(latency ? " %14s %14s\n" : "\n", "p99.99 ins us", "max ins us");
-    for (size_t r = 0; r < 2 * sizeof spacings / sizeof spacings[0]; r++) {
+    for (size_t r = 0; r < 2 * GL_ARRAY_SIZE(spacings); r++) {
         size_t k = r / 2;
         bool shuffled = r % 2;
         for (long i = 0; i < n; i++)
@@ -74,22 +68,22 @@ int main(int argc, char **argv)
             fprintf(stderr, "table_memory: out of memory\n");
             return 1;
         }
-        double t0 = now();
+        double t0 = gl_clock_s();
         for (long i = 0; i < n; i++) {
             struct gl_block_info b = {.key = 0x7f0000000000ULL + order[i] * spacings[k],
                                       .size = 256,
                                       .seq = (uint64_t)i + 1,
                                       .stack = 1};
-            double a = latency ? now() : 0;
+            double a = latency ? gl_clock_s() : 0;
             gl_block_table_insert(t, &b, NULL);
             if (latency)
-                lat[i] = now() - a;
+                lat[i] = gl_clock_s() - a;
         }
-        double t1 = now();
+        double t1 = gl_clock_s();
         size_t bytes = gl_block_table_memory_bytes(t), bins = gl_block_table_bin_count(t);
         for (long i = 0; i < n; i++)
             gl_block_table_remove(t, 0x7f0000000000ULL + order[i] * spacings[k], NULL);
-        double t2 = now();
+        double t2 = gl_clock_s();
         printf("%10lu %8s %14.1f %12.1f %12.1f %12.1f", spacings[k],
                shuffled ? "random" : "address", (double)bytes / (double)n, (double)n / (double)bins,
                (t1 - t0) * 1e9 / (double)n, (t2 - t1) * 1e9 / (double)n);

@@ -14,6 +14,7 @@
 #include "base/read_guard.h"
 #include "stack/stack_capture.h"
 #include "base/thread.h"
+#include "common/util.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
 
@@ -91,7 +92,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
 
 void gl_abnormal_end_install(void)
 {
-    for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(fatal); i++) {
         struct sigaction old;
         if (sigaction(fatal[i], NULL, &old) != 0)
             continue;

@@ -1,8 +1,8 @@
 #include "base/prof.h"
 
 #include <stdatomic.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "stack/unwind.h"
 
 int gl_prof_on;
@@ -26,12 +26,10 @@ static const char *const phase_names[GL_PROF_NPHASES] = {
 void gl_prof_init(void)
 {
     gl_prof_on = 1;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t start = gl_clock_ns();
     uint64_t t0 = __rdtsc();
-    do
-        clock_gettime(CLOCK_MONOTONIC, &b);
-    while ((b.tv_sec - a.tv_sec) * 1000000000L + (b.tv_nsec - a.tv_nsec) < 20000000L);
+    while (gl_clock_ns() - start < 20000000u)
+        ;
     uint64_t t1 = __rdtsc();
     ns_per_tick = 20e6 / (double)(t1 - t0);
 }

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "check/reachability.h"
+#include "common/search.h"
+#include "common/sort.h"
+#include "common/util.h"
 #include "event/event.h"
 #include "base/tool.h"
 
@@ -20,34 +23,8 @@ struct span {
     uint32_t index;
 };
 
-static void sort_spans(struct span *v, size_t n)
-{
-    /* shell sort: no allocation, n log^2 n is fine for the blocks of a check */
-    static const size_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
-    for (size_t g = 0; g < sizeof gaps / sizeof *gaps; g++)
-        for (size_t i = gaps[g]; i < n; i++) {
-            struct span t = v[i];
-            size_t j = i;
-            while (j >= gaps[g] && v[j - gaps[g]].start > t.start) {
-                v[j] = v[j - gaps[g]];
-                j -= gaps[g];
-            }
-            v[j] = t;
-        }
-}
-
-static const struct span *find(const struct span *v, size_t n, uint64_t w)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (v[mid].start <= w)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && w < v[lo - 1].end ? &v[lo - 1] : NULL;
-}
+#define BY_START(a, b) ((a)->start < (b)->start)
+GL_SORT_DEFINE(sort_spans, struct span, BY_START)
 
 struct scan_ctx {
     struct gl_block_info *blocks;
@@ -96,9 +73,10 @@ static void read_block(struct scan_ctx *c, size_t i)
         for (size_t k = 0; k < len / 8; k++) {
             if (w[k] - c->lo >= c->hi - c->lo)
                 continue;
-            const struct span *s = find(c->spans, c->nspans, w[k]);
-            if (!s || s->index == i)
+            size_t si = GL_SEARCH_CONTAINING(c->spans, c->nspans, start, end, w[k]);
+            if (si == c->nspans || c->spans[si].index == i)
                 continue;
+            const struct span *s = &c->spans[si];
             if (c->nedges == c->edges_cap)
                 return; /* out of room: what was found is kept */
             c->edge_to[c->nedges] = s->index;
@@ -148,6 +126,7 @@ int gl_device_scan(struct gl_block_info *blocks, size_t n, uint64_t *indirect,
             c.hi = s + b->size;
     }
     sort_spans(c.spans, c.nspans);
+    GL_ASSERT(GL_SEARCH_IS_SORTED(c.spans, c.nspans, start), "spans sorted by start");
     for (size_t i = 0; i < n; i++)
         if (!(blocks[i].flags & GL_BLK_IGNORED))
             read_block(&c, i);

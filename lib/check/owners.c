@@ -3,6 +3,9 @@
 #include <link.h>
 #include <string.h>
 
+#include "common/search.h"
+#include "common/sort.h"
+#include "common/util.h"
 #include "heap/callers.h"
 #include "base/tool.h"
 
@@ -31,13 +34,13 @@ enum gl_owner gl_owners_of_path(const char *path)
         "libcublas",   "libcudnn", "libnccl",      "libcufft",    "libcurand",     "libcusparse",
         "libcusolver", "libnvrtc", "libnvJitLink", "libcutensor", "libnvToolsExt", "libnvtx",
         "libnvjpeg",   "libnpp",   "libcufile",    "libnvshmem",  "libnvblas",     "libcudla"};
-    for (size_t i = 0; i < sizeof tool / sizeof *tool; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(tool); i++)
         if (starts(b, tool[i]))
             return GL_OWNER_TOOL;
-    for (size_t i = 0; i < sizeof cuda / sizeof *cuda; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(cuda); i++)
         if (starts(b, cuda[i]))
             return GL_OWNER_CUDA;
-    for (size_t i = 0; i < sizeof lib / sizeof *lib; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(lib); i++)
         if (starts(b, lib[i]))
             return GL_OWNER_LIB;
     return GL_OWNER_APP;
@@ -53,6 +56,9 @@ int gl_owners_cudart_function(const char *f)
         return 1;
     return starts(f, "cuda") && f[4] >= 'A' && f[4] <= 'Z';
 }
+
+#define BY_TEXT_START(a, b) ((a)->text_start < (b)->text_start)
+GL_SORT_DEFINE(sort_modules, struct gl_owner_module, BY_TEXT_START)
 
 struct collect {
     struct gl_owners *o;
@@ -117,17 +123,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 const struct gl_owner_module *gl_owners_module_of(const struct gl_owners *o, uintptr_t ip)
 {
-    size_t lo = 0, hi = o->nmodules;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (o->modules[mid].text_start <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo > 0 && ip < o->modules[lo - 1].text_end)
-        return &o->modules[lo - 1];
-    return NULL;
+    size_t i = GL_SEARCH_CONTAINING(o->modules, o->nmodules, text_start, text_end, ip);
+    return i < o->nmodules ? &o->modules[i] : NULL;
 }
 
 enum gl_owner gl_owners_of_ip(const struct gl_owners *o, uintptr_t ip)
@@ -141,16 +138,9 @@ int gl_owners_load(struct gl_owners *o)
     memset(o, 0, sizeof *o);
     struct collect c = {o, 0};
     dl_iterate_phdr(on_object, &c);
-    /* insertion sort: a few hundred modules at most */
-    for (size_t i = 1; i < o->nmodules; i++) {
-        struct gl_owner_module m = o->modules[i];
-        size_t j = i;
-        while (j > 0 && o->modules[j - 1].text_start > m.text_start) {
-            o->modules[j] = o->modules[j - 1];
-            j--;
-        }
-        o->modules[j] = m;
-    }
+    sort_modules(o->modules, o->nmodules);
+    GL_ASSERT(GL_SEARCH_IS_SORTED(o->modules, o->nmodules, text_start),
+              "modules sorted by text_start");
     if (c.failed) {
         gl_owners_free(o);
         return -1;

@@ -2,17 +2,21 @@
 
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "common/search.h"
+#include "common/sort.h"
+#include "common/util.h"
 #include "event/event.h"
 #include "base/tool.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
+/* A pool's key and its index among the blocks. */
+struct pool_at {
+    uint64_t key, index;
+};
+
+#define BY_KEY(a, b) ((a)->key < (b)->key)
+GL_SORT_DEFINE(sort_pools, struct pool_at, BY_KEY)
 
 int gl_pools_settle(struct gl_block_info *blocks, size_t n)
 {
@@ -22,27 +26,24 @@ int gl_pools_settle(struct gl_block_info *blocks, size_t n)
             npools++;
     if (npools == 0)
         return 0;
-    /* (pool key, index) pairs sorted by key: each sub-allocation finds its pool
-     * by binary search. */
-    size_t bytes = npools * 2 * sizeof(uint64_t);
-    uint64_t *idx = gl_tool_map(bytes);
+    /* Pools sorted by key: each sub-allocation finds its pool by binary search. */
+    size_t bytes = npools * sizeof(struct pool_at);
+    struct pool_at *idx = gl_tool_map(bytes);
     if (!idx)
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (blocks[i].flags & GL_BLK_POOL) {
-            idx[2 * k] = blocks[i].key;
-            idx[2 * k + 1] = i;
-            k++;
-        }
-    qsort(idx, npools, 2 * sizeof(uint64_t), cmp_u64);
+        if (blocks[i].flags & GL_BLK_POOL)
+            idx[k++] = (struct pool_at){blocks[i].key, i};
+    sort_pools(idx, npools);
+    GL_ASSERT(GL_SEARCH_IS_SORTED(idx, npools, key), "pools sorted by key");
     for (size_t i = 0; i < n; i++) {
         if (blocks[i].kind != GL_MEM_POOL_SUB)
             continue;
-        const uint64_t *p = bsearch(&blocks[i].aux, idx, npools, 2 * sizeof(uint64_t), cmp_u64);
-        if (!p)
+        size_t p = GL_SEARCH_LOWER_BOUND(idx, npools, key, blocks[i].aux);
+        if (p == npools || idx[p].key != blocks[i].aux)
             continue; /* the pool went away while the snapshot was taken */
-        struct gl_block_info *pool = &blocks[p[1]];
+        struct gl_block_info *pool = &blocks[idx[p].index];
         pool->size = pool->size > blocks[i].size ? pool->size - blocks[i].size : 0;
     }
     gl_tool_unmap(idx, bytes);

@@ -6,102 +6,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* ---- sorting without allocation: introsort (quicksort, heapsort when deep) ---- */
+#include "common/search.h"
+#include "common/sort.h"
+#include "common/util.h"
 
-#define DEFINE_SORT(name, type, key)                                                               \
-    static void name##_sift(type *v, size_t root, size_t n)                                        \
-    {                                                                                              \
-        for (;;) {                                                                                 \
-            size_t child = 2 * root + 1;                                                           \
-            if (child >= n)                                                                        \
-                return;                                                                            \
-            if (child + 1 < n && key(v[child]) < key(v[child + 1]))                                \
-                child++;                                                                           \
-            if (key(v[root]) >= key(v[child]))                                                     \
-                return;                                                                            \
-            type t = v[root];                                                                      \
-            v[root] = v[child];                                                                    \
-            v[child] = t;                                                                          \
-            root = child;                                                                          \
-        }                                                                                          \
-    }                                                                                              \
-    static void name##_heapsort(type *v, size_t n)                                                 \
-    {                                                                                              \
-        for (size_t i = n / 2; i-- > 0;)                                                           \
-            name##_sift(v, i, n);                                                                  \
-        for (size_t end = n; end-- > 1;) {                                                         \
-            type t = v[0];                                                                         \
-            v[0] = v[end];                                                                         \
-            v[end] = t;                                                                            \
-            name##_sift(v, 0, end);                                                                \
-        }                                                                                          \
-    }                                                                                              \
-    static void name##_rec(type *v, size_t n, int depth)                                           \
-    {                                                                                              \
-        while (n > 16) {                                                                           \
-            if (depth-- == 0) {                                                                    \
-                name##_heapsort(v, n);                                                             \
-                return;                                                                            \
-            }                                                                                      \
-            /* median of three as the pivot */                                                     \
-            size_t m = n / 2;                                                                      \
-            if (key(v[m]) < key(v[0])) {                                                           \
-                type t = v[m];                                                                     \
-                v[m] = v[0];                                                                       \
-                v[0] = t;                                                                          \
-            }                                                                                      \
-            if (key(v[n - 1]) < key(v[0])) {                                                       \
-                type t = v[n - 1];                                                                 \
-                v[n - 1] = v[0];                                                                   \
-                v[0] = t;                                                                          \
-            }                                                                                      \
-            if (key(v[n - 1]) < key(v[m])) {                                                       \
-                type t = v[n - 1];                                                                 \
-                v[n - 1] = v[m];                                                                   \
-                v[m] = t;                                                                          \
-            }                                                                                      \
-            uint64_t pivot = key(v[m]);                                                            \
-            size_t i = 0, j = n - 1;                                                               \
-            for (;;) {                                                                             \
-                while (key(v[i]) < pivot)                                                          \
-                    i++;                                                                           \
-                while (pivot < key(v[j]))                                                          \
-                    j--;                                                                           \
-                if (i >= j)                                                                        \
-                    break;                                                                         \
-                type t = v[i];                                                                     \
-                v[i] = v[j];                                                                       \
-                v[j] = t;                                                                          \
-                i++;                                                                               \
-                j--;                                                                               \
-            }                                                                                      \
-            /* recurse into the smaller part, loop on the larger */                                \
-            if (j + 1 < n - j - 1) {                                                               \
-                name##_rec(v, j + 1, depth);                                                       \
-                v += j + 1;                                                                        \
-                n -= j + 1;                                                                        \
-            } else {                                                                               \
-                name##_rec(v + j + 1, n - j - 1, depth);                                           \
-                n = j + 1;                                                                         \
-            }                                                                                      \
-        }                                                                                          \
-        for (size_t i = 1; i < n; i++) { /* insertion sort for short runs */                       \
-            type t = v[i];                                                                         \
-            size_t j = i;                                                                          \
-            while (j > 0 && key(t) < key(v[j - 1])) {                                              \
-                v[j] = v[j - 1];                                                                   \
-                j--;                                                                               \
-            }                                                                                      \
-            v[j] = t;                                                                              \
-        }                                                                                          \
-    }
+/* ---- sorting without allocation ---- */
 
-#define START_KEY(x) ((x).start)
-DEFINE_SORT(objects, struct gl_reach_object, START_KEY)
-DEFINE_SORT(targets, struct gl_reach_target, START_KEY)
+#define BY_START(a, b) ((a)->start < (b)->start)
+GL_SORT_DEFINE(sort_objects, struct gl_reach_object, BY_START)
+GL_SORT_DEFINE(sort_targets, struct gl_reach_target, BY_START)
 
-void gl_reach_sort_objects(struct gl_reach_object *v, size_t n) { objects_rec(v, n, 128); }
-void gl_reach_sort_targets(struct gl_reach_target *v, size_t n) { targets_rec(v, n, 128); }
+void gl_reach_sort_objects(struct gl_reach_object *v, size_t n) { sort_objects(v, n); }
+void gl_reach_sort_targets(struct gl_reach_target *v, size_t n) { sort_targets(v, n); }
 
 /* ---- granule indexes ---- */
 
@@ -243,20 +159,6 @@ size_t gl_reach_scratch_bytes(const struct gl_reach *r) { return plan(r).total; 
 
 /* ---- lookups ---- */
 
-/* The last item of [lo, hi) whose start is <= w, or hi if none. */
-#define LAST_AT_OR_BELOW(arr, lo, hi, w, result)                                                   \
-    do {                                                                                           \
-        size_t a_ = (lo), b_ = (hi);                                                               \
-        while (a_ < b_) {                                                                          \
-            size_t m_ = a_ + (b_ - a_) / 2;                                                        \
-            if ((arr)[m_].start <= (w))                                                            \
-                a_ = m_ + 1;                                                                       \
-            else                                                                                   \
-                b_ = m_;                                                                           \
-        }                                                                                          \
-        (result) = a_ > (lo) ? a_ - 1 : (hi);                                                      \
-    } while (0)
-
 static inline void mark(struct gl_reach_target *t, uint64_t w)
 {
     uint8_t s = w == t->start ? GL_REACH_START : GL_REACH_INTERIOR;
@@ -269,10 +171,9 @@ static void hit_target(struct ctx *c, uint64_t w)
     struct gl_reach_target *t = c->r->targets;
     const struct granule *g = gfind(&c->tidx, w >> TGT_SHIFT);
     if (g) {
-        size_t i;
-        LAST_AT_OR_BELOW(t, g->lo, g->hi, w, i);
-        if (i < g->hi && w < t[i].end) {
-            mark(&t[i], w);
+        size_t i = GL_SEARCH_CONTAINING(t + g->lo, g->hi - g->lo, start, end, w);
+        if (i < g->hi - g->lo) {
+            mark(&t[g->lo + i], w);
             return;
         }
     }
@@ -303,6 +204,7 @@ static void enter(struct ctx *c, size_t i)
     if (!o->traversable || (c->visited[i / 64] >> (i % 64) & 1))
         return;
     c->visited[i / 64] |= 1ULL << (i % 64);
+    GL_ASSERT(c->sp < c->r->nobjects, "an object enters the stack once: it holds them all");
     c->stack[c->sp++] = (uint32_t)i;
 }
 
@@ -311,10 +213,9 @@ static void hit_object(struct ctx *c, uint64_t w)
     const struct gl_reach_object *o = c->r->objects;
     const struct granule *g = gfind(&c->oidx, w >> OBJ_SHIFT);
     if (g) {
-        size_t i;
-        LAST_AT_OR_BELOW(o, g->lo, g->hi, w, i);
-        if (i < g->hi && w < o[i].end) {
-            enter(c, i);
+        size_t i = GL_SEARCH_CONTAINING(o + g->lo, g->hi - g->lo, start, end, w);
+        if (i < g->hi - g->lo) {
+            enter(c, g->lo + i);
             return;
         }
     }
@@ -452,6 +353,12 @@ static void bounds_of_targets(struct ctx *c)
 
 int gl_reach_run(struct gl_reach *r, void *scratch, size_t scratch_bytes)
 {
+    /* The lookups (GL_SEARCH_CONTAINING) find the last range starting at or
+     * below a word: the only one that can hold it, if they do not overlap. */
+    GL_ASSERT(GL_SEARCH_ARE_DISJOINT(r->objects, r->nobjects, start, end),
+              "objects sorted by start, disjoint");
+    GL_ASSERT(GL_SEARCH_ARE_DISJOINT(r->targets, r->ntargets, start, end),
+              "targets sorted by start, disjoint");
     struct layout l = plan(r);
     if (scratch_bytes < l.total)
         return -1;

@@ -8,11 +8,11 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include "base/tool.h"
+#include "common/clock.h"
 
 #define STOP_SIGNAL SIGURG /* default action: ignore; so a late one does no harm */
 
@@ -220,13 +220,6 @@ static void add_tid(pid_t tid, void *arg)
         t->tid = -1; /* it exited meanwhile */
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
 size_t gl_world_stop(struct gl_world *w, unsigned timeout_ms)
 {
     struct sigaction sa;
@@ -237,7 +230,7 @@ size_t gl_world_stop(struct gl_world *w, unsigned timeout_ms)
     atomic_store(&released, 0);
     atomic_store(&active, w);
     sigaction(STOP_SIGNAL, &sa, &old_action);
-    double deadline = now_ms() + timeout_ms;
+    uint64_t deadline = gl_clock_ns() + (uint64_t)timeout_ms * 1000000;
     /* Threads may start while others are being stopped: look again until
      * nothing new shows up. */
     for (int round = 0; round < 4; round++) {
@@ -255,7 +248,7 @@ size_t gl_world_stop(struct gl_world *w, unsigned timeout_ms)
                     else
                         all = false;
                 }
-            if (all || now_ms() > deadline)
+            if (all || gl_clock_ns() > deadline)
                 break;
             sched_yield();
         }
@@ -280,8 +273,8 @@ void gl_world_resume(struct gl_world *w)
     syscall(SYS_futex, &released, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
     /* Every thread that entered the handler leaves it before the program's own
      * action for the signal comes back. */
-    double deadline = now_ms() + 5000;
-    while (atomic_load(&inside) > 0 && now_ms() < deadline)
+    uint64_t deadline = gl_clock_ns() + (uint64_t)5000 * 1000000; /* 5 s */
+    while (atomic_load(&inside) > 0 && gl_clock_ns() < deadline)
         sched_yield();
     atomic_store(&active, NULL);
     sigaction(STOP_SIGNAL, &old_action, NULL);

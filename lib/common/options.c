@@ -7,6 +7,7 @@
 
 #include "common/logfile.h"
 #include "common/out.h"
+#include "common/util.h"
 
 enum gl_opt_type {
     GL_OPT_ENUM,
@@ -34,7 +35,7 @@ static const struct opt_desc table[] = {
 #include "common/options.def"
 #undef GL_OPTION
 };
-#define NOPTS (sizeof table / sizeof table[0])
+#define NOPTS GL_ARRAY_SIZE(table)
 
 /* Values accepted beside those the table lists (Valgrind compatibility). */
 static const struct {
@@ -132,7 +133,7 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
     switch (d->type) {
     case GL_OPT_ENUM: {
         const char *v = value;
-        for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        for (size_t i = 0; i < GL_ARRAY_SIZE(aliases); i++)
             if (strcmp(aliases[i].option, d->long_name) == 0 &&
                 strcmp(aliases[i].alias, value) == 0)
                 v = aliases[i].canonical;
@@ -222,7 +223,7 @@ enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, c
 {
     if (arg[0] != '-' || arg[1] == '\0')
         return GL_ARG_NOT_OPTION;
-    for (size_t i = 0; i < sizeof arg_aliases / sizeof arg_aliases[0]; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(arg_aliases); i++)
         if (strcmp(arg, arg_aliases[i].arg) == 0)
             arg = arg_aliases[i].canonical;
 

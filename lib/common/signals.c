@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "common/util.h"
+
 const char *gl_signals_name(int sig, char *buf, size_t len)
 {
     static const char *const names[] = {
@@ -14,7 +16,7 @@ const char *gl_signals_name(int sig, char *buf, size_t len)
         [SIGXCPU] = "SIGXCPU", [SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM",
         [SIGPROF] = "SIGPROF", [SIGSYS] = "SIGSYS",
     };
-    if (sig > 0 && (size_t)sig < sizeof names / sizeof *names && names[sig])
+    if (sig > 0 && (size_t)sig < GL_ARRAY_SIZE(names) && names[sig])
         return names[sig];
     snprintf(buf, len, "signal %d", sig);
     return buf;

@@ -1,21 +1,80 @@
-/* The smallest helpers.  (A fuller version comes with the small-helpers work.) */
+/* Small helpers every part of gpuleak uses, written once.
+ *
+ * GL_ARRAY_SIZE(a): the number of elements of the array a.  Given a pointer
+ * (an array parameter, a pointer that once was an array) it does not compile,
+ * where sizeof p / sizeof *p would quietly divide the pointer's size.
+ *
+ * GL_ASSERT(cond, what): a stated invariant, checked where the code relies on
+ * it: GL_ASSERT(sorted(v, n), "intervals sorted by start, disjoint").  Checked
+ * only where GL_ASSERTIONS is defined (the unit tests link a core library built
+ * so, lib/libgpuleak_core_checked.la); elsewhere cond is not evaluated, so it
+ * may cost what it likes.  A failure writes one line (file:line, the condition,
+ * what it states) to fd 2 and aborts.  This code runs inside other people's
+ * processes, in signal handlers, CUDA callbacks and with the world stopped: no
+ * stdio, no malloc, no lock, one write(2). */
 #ifndef GPULEAK_UTIL_H
 #define GPULEAK_UTIL_H
 
-#include <stdlib.h>
+/* 0, or a compile error (an array of negative size) if a is a pointer: only an
+ * array decays to a pointer of a type other than its own. */
+#define GL_UTIL_MUST_BE_ARRAY_(a)                                                                  \
+    (sizeof(char[1 - 2 * __builtin_types_compatible_p(__typeof__(a), __typeof__(&(a)[0]))]) - 1)
 
-#define GL_ARRAY_SIZE(a)                                                                           \
-    (sizeof(a) / sizeof((a)[0]) +                                                                  \
-     0 * sizeof(char[1 - 2 * __builtin_types_compatible_p(__typeof__(a), __typeof__(&(a)[0]))]))
+#define GL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]) + GL_UTIL_MUST_BE_ARRAY_(a))
 
 #ifdef GL_ASSERTIONS
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* Appends s to buf[*len, cap), cut short where it does not fit. */
+static inline void gl_util_put_(char *buf, size_t cap, size_t *len, const char *s)
+{
+    while (*s && *len < cap)
+        buf[(*len)++] = *s++;
+}
+
+static __attribute__((unused, noreturn, cold, noinline)) void
+gl_util_assert_fail(const char *file, unsigned line, const char *cond, const char *what)
+{
+    char buf[1024], num[12];
+    size_t len = 0, cap = sizeof buf - 1; /* room kept for the newline */
+    size_t k = sizeof num;
+    num[--k] = 0;
+    do
+        num[--k] = (char)('0' + line % 10);
+    while ((line /= 10) && k > 0);
+    gl_util_put_(buf, cap, &len, "gpuleak: ");
+    gl_util_put_(buf, cap, &len, file);
+    gl_util_put_(buf, cap, &len, ":");
+    gl_util_put_(buf, cap, &len, num + k);
+    gl_util_put_(buf, cap, &len, ": assertion failed: ");
+    gl_util_put_(buf, cap, &len, cond);
+    gl_util_put_(buf, cap, &len, " (");
+    gl_util_put_(buf, cap, &len, what);
+    gl_util_put_(buf, cap, &len, ")");
+    buf[len++] = '\n';
+    for (size_t off = 0; off < len;) {
+        ssize_t w = write(2, buf + off, len - off);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno != EINTR)
+            break;
+    }
+    abort();
+}
+
 #define GL_ASSERT(cond, what)                                                                      \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            abort();                                                                               \
-    } while (0)
+    ((cond) ? (void)0 : gl_util_assert_fail(__FILE__, __LINE__, #cond, what))
+
 #else
-#define GL_ASSERT(cond, what) ((void)0)
+
+/* Not evaluated (sizeof), but still compiled: what it names stays used and
+ * must still make sense. */
+#define GL_ASSERT(cond, what) ((void)sizeof(!(cond)), (void)sizeof(what))
+
 #endif
 
 #endif

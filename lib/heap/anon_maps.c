@@ -5,6 +5,8 @@
 
 #include "base/spin.h"
 #include "base/tool.h"
+#include "common/search.h"
+#include "common/util.h"
 
 struct interval {
     uint64_t start, end;
@@ -36,18 +38,12 @@ static bool reserve(size_t more)
     return true;
 }
 
-/* First interval whose end is above addr. */
+/* First interval whose end is above addr (disjoint intervals sorted by start
+ * are sorted by end too). */
 static size_t first_ending_after(const struct interval *a, uint64_t addr)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a[mid].end <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    GL_ASSERT(GL_SEARCH_ARE_DISJOINT(a, n, start, end), "intervals sorted by start, disjoint");
+    return GL_SEARCH_UPPER_BOUND(a, n, end, addr);
 }
 
 /* Cut [start, end) out of the intervals; the lock is held. */

@@ -28,6 +28,7 @@
 #include "heap/callers.h"
 #include "heap/chunk_table.h"
 #include "heap/heap_state.h"
+#include "common/util.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -342,7 +343,7 @@ static void *next_new(const char *name)
     if (f)
         return f;
     static const char *const libs[] = {"libstdc++.so.6", "libc++.so.1"};
-    for (size_t i = 0; i < sizeof libs / sizeof *libs; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(libs); i++) {
         void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             f = dlsym(h, name);

@@ -11,6 +11,7 @@
 #include "base/read_guard.h"
 #include "python/py_lines.h"
 #include "base/thread.h"
+#include "common/util.h"
 
 /* Byte offsets into CPython's structs on x86-64, per minor version: checked
  * with offsetof against each version's headers and by a walker compared with
@@ -95,7 +96,7 @@ static bool check_debug_offsets(const struct py_layout *L, char *note, size_t le
         {288, L->co_name},        {296, L->co_qualname}, {304, L->co_linetable},
         {312, L->co_firstlineno}, {344, L->co_adaptive},
     };
-    for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(checks); i++)
         if (LD(rt, checks[i].at, uint64_t) != (uint64_t)checks[i].want) {
             snprintf(note, len,
                      "CPython 3.%d's debug offsets disagree with gpuleak's (field at %d: %llu, "
@@ -163,7 +164,7 @@ int gl_py_frames_init(char *note, size_t notelen)
         return -1; /* no Python here */
     int minor = version_minor();
     const struct py_layout *L = NULL;
-    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(layouts); i++)
         if (layouts[i].minor == minor)
             L = &layouts[i];
     if (!L) {

@@ -4,7 +4,8 @@
 #include <dlfcn.h>
 #include <libunwind.h>
 #include <stdio.h>
-#include <time.h>
+
+#include "common/clock.h"
 
 /* The names behind libunwind's macros (unw_step is _ULx86_64_step, ...). */
 #define SYM_STR2(x) #x
@@ -64,13 +65,6 @@ int gl_unwind_backtrace(uintptr_t *frames, int max)
     return lu.backtrace ? lu.backtrace((void **)frames, max) : 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Walk the calling stack with unw_step: each caller's ip, and where asked its
  * stack pointer and frame pointer (f), or the time the step took (ns).
  * Inlined, so that the context taken is its caller's and no frame of its own
@@ -87,10 +81,10 @@ static inline __attribute__((always_inline)) int walk(uintptr_t *ips, struct gl_
         return 0;
     int n = 0;
     while (n < max) {
-        uint64_t t0 = ns ? now_ns() : 0;
+        uint64_t t0 = ns ? gl_clock_ns() : 0;
         int r = lu.step(&c);
         if (ns)
-            ns[n] = now_ns() - t0;
+            ns[n] = gl_clock_ns() - t0;
         if (r <= 0)
             break;
         unw_word_t ip, sp, fp;

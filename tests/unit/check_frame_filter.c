@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "common/util.h"
 #include "symbol/frame_filter.h"
 #include "stack/stack_capture.h"
 
@@ -54,7 +55,7 @@ static void fake_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
     memset(out, 0, sizeof *out);
     out->ip = ip;
     *role = GL_MOD_OTHER;
-    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(known); i++)
         if (known[i].ip == ip) {
             out->function = known[i].function;
             out->file = "x.c";
@@ -100,7 +101,7 @@ static void expect_frames(const uintptr_t *ips, unsigned n, bool below_main, uns
 
 static const uintptr_t static_cudart[] = {0xd000, 0xa100, 0xa200, 0xa500, 0xb100,
                                           0xb300, 0xc100, 0xc200, 0xc300};
-#define N_STATIC (sizeof static_cudart / sizeof *static_cudart)
+#define N_STATIC (GL_ARRAY_SIZE(static_cudart))
 
 START_TEST(test_static_cudart_starts_at_api)
 {

@@ -17,6 +17,7 @@
 #include "python/py_symbols.h"
 #include "testutil.h"
 #include "tracker_util.h"
+#include "common/util.h"
 #include "track/errors.h"
 #include "python/py_frames.h"
 #include "stack/stack_depot.h"
@@ -45,8 +46,8 @@ static struct gl_error_context ctx[16];
 
 static size_t contexts(void)
 {
-    size_t n = gl_errors_contexts(ctx, sizeof ctx / sizeof *ctx);
-    ck_assert_uint_le(n, sizeof ctx / sizeof *ctx);
+    size_t n = gl_errors_contexts(ctx, GL_ARRAY_SIZE(ctx));
+    ck_assert_uint_le(n, GL_ARRAY_SIZE(ctx));
     return n;
 }
 

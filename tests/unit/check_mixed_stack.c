@@ -12,6 +12,7 @@
 
 #include "symbol/frame_filter.h"
 #include "testutil.h"
+#include "common/util.h"
 #include "stack/stack_capture.h"
 #include "stack/mixed_stack.h"
 #include "python/py_frames.h"
@@ -56,7 +57,7 @@ static const struct gl_interpreter_where no_loop = {fake_in_interpreter, never};
 
 /* Merge and compare with want (count given); out past the count stays untouched. */
 #define EXPECT(native, py, wh, keep_native, keep_python, max, ...)                                 \
-    expect_at(native, sizeof native / sizeof *native, py, wh, keep_native, keep_python, max,       \
+    expect_at(native, GL_ARRAY_SIZE(native), py, wh, keep_native, keep_python, max,                \
               (const uintptr_t[]){__VA_ARGS__},                                                    \
               sizeof((const uintptr_t[]){__VA_ARGS__}) / sizeof(uintptr_t), __LINE__)
 #define EXPECT_NONE(native, nnative, py, wh, keep_native, keep_python, max)                        \

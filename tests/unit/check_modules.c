@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "common/util.h"
 #include "stack/modules.h"
 
 static void setup(void) { gl_modules_clear(); }
@@ -118,7 +119,7 @@ START_TEST(test_refresh_finds_loaded_objects)
     static const char *const candidates[] = {"/lib/x86_64-linux-gnu/libz.so.1",
                                              "/usr/lib/libz.so.1", "/lib64/libz.so.1",
                                              "/usr/lib64/libz.so.1"};
-    for (size_t i = 0; i < sizeof candidates / sizeof *candidates; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(candidates); i++)
         if (access(candidates[i], R_OK) == 0)
             src = candidates[i];
     if (!src) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "common/util.h"
 #include "common/options.h"
 
 #ifndef GL_TOP_SRCDIR
@@ -357,7 +358,7 @@ START_TEST(test_serialize_round_trip_awkward_paths)
         " leading space", "trailing backslash\\", "\\\\double",     "tab\there",
         "new\nline",      "%q{HOME}/a b/%p.log",  "a  two  spaces",
     };
-    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(paths); i++) {
         gl_options_defaults(&opt);
         strcpy(opt.log_file, paths[i]);
         char buf[8192];
@@ -373,7 +374,7 @@ END_TEST
 START_TEST(test_serialize_round_trip_kind_sets)
 {
     static const char *const sets[] = {"all", "none", "definite", "cached", "indirect,reachable"};
-    for (size_t i = 0; i < sizeof sets / sizeof *sets; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(sets); i++) {
         char arg[128], buf[512];
         gl_options_defaults(&opt);
         snprintf(arg, sizeof arg, "--show-leak-kinds=%s", sets[i]);
@@ -486,7 +487,7 @@ static const char *const expected_names[] = {
     "quiet",
     "verbose",
 };
-#define NEXPECTED (sizeof expected_names / sizeof *expected_names)
+#define NEXPECTED (GL_ARRAY_SIZE(expected_names))
 
 START_TEST(test_long_names)
 {

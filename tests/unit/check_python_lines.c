@@ -8,9 +8,8 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "common/util.h"
 #include "python/py_lines.h"
-
-#define LEN(a) (sizeof(a) / sizeof *(a))
 
 static int lnotab(const uint8_t *t, size_t len, int first, int off)
 {
@@ -49,7 +48,7 @@ static const uint8_t notes_lnotab[] = {0, 1, 6, 1, 44, 5, 255, 0, 45, 127, 0, 73
 START_TEST(test_lnotab_rows)
 {
     const uint8_t *t = notes_lnotab;
-    size_t n = LEN(notes_lnotab);
+    size_t n = GL_ARRAY_SIZE(notes_lnotab);
     ck_assert_int_eq(lnotab(t, n, 0, 0), 1);
     ck_assert_int_eq(lnotab(t, n, 0, 5), 1);
     ck_assert_int_eq(lnotab(t, n, 0, 6), 2);
@@ -71,14 +70,14 @@ START_TEST(test_lnotab_negative_delta_and_first_row)
 {
     /* The first row starts at 4, so 0..3 are on co_firstlineno; then -2, +130. */
     static const uint8_t t[] = {4, 1, 2, 0xfe, 8, 127, 0, 3};
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, 0), 10);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, 3), 10);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, 4), 11);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, 6), 9);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, 13), 9);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, 14), 139);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, -1), 10);
-    ck_assert_int_eq(lnotab(t, LEN(t), 10, -2), 10);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, 0), 10);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, 3), 10);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, 4), 11);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, 6), 9);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, 13), 9);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, 14), 139);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, -1), 10);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 10, -2), 10);
 }
 END_TEST
 
@@ -87,8 +86,8 @@ START_TEST(test_lnotab_empty_and_truncated)
     static const uint8_t t[] = {2, 1, 2, 1, 2};
     ck_assert_int_eq(lnotab(NULL, 0, 7, 0), 7);
     ck_assert_int_eq(lnotab(t, 0, 7, 100), 7);
-    ck_assert_int_eq(lnotab(t, LEN(t), 7, 3), 8);
-    ck_assert_int_eq(lnotab(t, LEN(t), 7, 100), 9); /* the odd last byte is no pair */
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 7, 3), 8);
+    ck_assert_int_eq(lnotab(t, GL_ARRAY_SIZE(t), 7, 100), 9); /* the odd last byte is no pair */
     ck_assert_int_eq(lnotab(t, 1, 7, 100), 7);
 }
 END_TEST
@@ -103,7 +102,7 @@ static const uint8_t notes_linetable[] = {6,  1,    44, 1, 254, 5,   46, 0,
 START_TEST(test_linetable_ranges)
 {
     const uint8_t *t = notes_linetable;
-    size_t n = LEN(notes_linetable);
+    size_t n = GL_ARRAY_SIZE(notes_linetable);
     ck_assert_int_eq(linetable(t, n, 0, 0), 1);
     ck_assert_int_eq(linetable(t, n, 0, 5), 1);
     ck_assert_int_eq(linetable(t, n, 0, 6), 2);
@@ -127,12 +126,12 @@ END_TEST
 START_TEST(test_linetable_negative_and_truncated)
 {
     static const uint8_t t[] = {2, 1, 4, 0xfd, 2, 0x81, 2, 5, 2};
-    ck_assert_int_eq(linetable(t, LEN(t), 50, 0), 51);
-    ck_assert_int_eq(linetable(t, LEN(t), 50, 2), 48);
-    ck_assert_int_eq(linetable(t, LEN(t), 50, 5), 48);
-    ck_assert_int_eq(linetable(t, LEN(t), 50, 6), -79); /* -127, as the table says */
-    ck_assert_int_eq(linetable(t, LEN(t), 50, 8), -74);
-    ck_assert_int_eq(linetable(t, LEN(t), 50, 10), -1); /* the odd last byte is no pair */
+    ck_assert_int_eq(linetable(t, GL_ARRAY_SIZE(t), 50, 0), 51);
+    ck_assert_int_eq(linetable(t, GL_ARRAY_SIZE(t), 50, 2), 48);
+    ck_assert_int_eq(linetable(t, GL_ARRAY_SIZE(t), 50, 5), 48);
+    ck_assert_int_eq(linetable(t, GL_ARRAY_SIZE(t), 50, 6), -79); /* -127, as the table says */
+    ck_assert_int_eq(linetable(t, GL_ARRAY_SIZE(t), 50, 8), -74);
+    ck_assert_int_eq(linetable(t, GL_ARRAY_SIZE(t), 50, 10), -1); /* the odd last byte is no pair */
     ck_assert_int_eq(linetable(t, 4, 50, 5), 48);
     ck_assert_int_eq(linetable(t, 4, 50, 6), -1); /* cut after two entries */
     ck_assert_int_eq(linetable(t, 3, 50, 2), -1);
@@ -163,7 +162,7 @@ static const uint8_t loc[] = {
 START_TEST(test_locations_forms)
 {
     const uint8_t *t = loc;
-    size_t n = LEN(loc);
+    size_t n = GL_ARRAY_SIZE(loc);
     static const struct {
         int off, line;
     } want[] = {
@@ -172,7 +171,7 @@ START_TEST(test_locations_forms)
         {32, 5200}, {34, 5200}, {37, 5200}, {38, 200},  {39, 200},  {40, 200},
         {55, 200},  {56, -1},   {1000, -1}, {-1, 100},  {-2, 100},
     };
-    for (size_t i = 0; i < LEN(want); i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(want); i++)
         ck_assert_msg(locations(t, n, 100, want[i].off) == want[i].line,
                       "offset %d: line %d, want %d", want[i].off, locations(t, n, 100, want[i].off),
                       want[i].line);
@@ -183,11 +182,11 @@ START_TEST(test_locations_no_location_keeps_line)
 {
     /* No location, then a short form: back on the line before. */
     static const uint8_t t[] = {HDR(11, 1), 0, 1, HDR(15, 2), HDR(15, 1), HDR(1, 1), 0x01};
-    ck_assert_int_eq(locations(t, LEN(t), 1, 0), 2);
-    ck_assert_int_eq(locations(t, LEN(t), 1, 2), -1);
-    ck_assert_int_eq(locations(t, LEN(t), 1, 7), -1);
-    ck_assert_int_eq(locations(t, LEN(t), 1, 8), 2);
-    ck_assert_int_eq(locations(t, LEN(t), 1, 10), -1);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 1, 0), 2);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 1, 2), -1);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 1, 7), -1);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 1, 8), 2);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 1, 10), -1);
 }
 END_TEST
 
@@ -196,10 +195,10 @@ START_TEST(test_locations_varints)
     /* The doc's examples: 63 is 0x3f, 200 is 0x48 0x03; as svarints +31 and +100. */
     static const uint8_t t[] = {HDR(13, 1), 0x3f, HDR(13, 1), 0x48, 0x03,
                                 HDR(13, 1), 0x01, HDR(13, 1), 0x00};
-    ck_assert_int_eq(locations(t, LEN(t), 0, 0), -31);
-    ck_assert_int_eq(locations(t, LEN(t), 0, 2), 69);
-    ck_assert_int_eq(locations(t, LEN(t), 0, 4), 69); /* 1 is -0 */
-    ck_assert_int_eq(locations(t, LEN(t), 0, 6), 69);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 0, 0), -31);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 0, 2), 69);
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 0, 4), 69); /* 1 is -0 */
+    ck_assert_int_eq(locations(t, GL_ARRAY_SIZE(t), 0, 6), 69);
     /* An overlong varint: chunks past 32 bits dropped, no undefined shifts. */
     uint8_t big[40];
     big[0] = HDR(14, 1);
@@ -237,11 +236,11 @@ START_TEST(test_locations_garbage)
 {
     /* Bytes without the top bit where a first byte belongs are skipped. */
     static const uint8_t zeros[16] = {0};
-    ck_assert_int_eq(locations(zeros, LEN(zeros), 3, 0), 3);
-    ck_assert_int_eq(locations(zeros, LEN(zeros), 3, 2), -1);
+    ck_assert_int_eq(locations(zeros, GL_ARRAY_SIZE(zeros), 3, 0), 3);
+    ck_assert_int_eq(locations(zeros, GL_ARRAY_SIZE(zeros), 3, 2), -1);
     static const uint8_t ff[4] = {0xff, 0xff, 0xff, 0xff};
-    ck_assert_int_eq(locations(ff, LEN(ff), 3, 0), -1);
-    ck_assert_int_eq(locations(ff, LEN(ff), 3, 63), -1);
+    ck_assert_int_eq(locations(ff, GL_ARRAY_SIZE(ff), 3, 0), -1);
+    ck_assert_int_eq(locations(ff, GL_ARRAY_SIZE(ff), 3, 63), -1);
 }
 END_TEST
 
@@ -269,7 +268,8 @@ END_TEST
 
 START_TEST(test_unknown_format)
 {
-    ck_assert_int_eq(gl_py_lines_line((enum gl_py_line_format)7, notes_lnotab, LEN(notes_lnotab), 1, 0),
+    ck_assert_int_eq(gl_py_lines_line((enum gl_py_line_format)7, notes_lnotab,
+                                      GL_ARRAY_SIZE(notes_lnotab), 1, 0),
                      -1);
 }
 END_TEST

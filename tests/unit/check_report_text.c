@@ -13,6 +13,7 @@
 #include "check/suppress.h"
 #include "common/suppressions.h"
 #include "testutil.h"
+#include "common/util.h"
 #include "track/stats.h"
 #include "report/report_text.h"
 #include "event/api.h"
@@ -78,7 +79,7 @@ static unsigned fake_stack_frames(uint32_t stack, struct gl_frame *out, unsigned
 #define CASE(id, arr)                                                                              \
     case id:                                                                                       \
         f = arr;                                                                                   \
-        n = sizeof arr / sizeof *arr;                                                              \
+        n = GL_ARRAY_SIZE(arr);                                                                    \
         break;
         CASE(STACK_MALLOC, malloc_frames)
         CASE(STACK_HOST, host_frames)
@@ -742,7 +743,7 @@ START_TEST(test_summary_colons_aligned)
     };
     long want = -1;
     char bad[1024] = "";
-    for (size_t i = 0; i < sizeof labels / sizeof *labels; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(labels); i++) {
         char *at = strstr(text, labels[i]);
         ck_assert_msg(at != NULL, "no '%s' line", labels[i]);
         char *line = at;

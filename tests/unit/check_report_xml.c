@@ -17,6 +17,7 @@
 #include "common/suppressions.h"
 #include "report/report_xml.h"
 #include "testutil.h"
+#include "common/util.h"
 #include "event/api.h"
 #include "track/errors.h"
 #include "event/event.h"
@@ -276,7 +277,7 @@ START_TEST(test_fatal_signal)
         "errorcounts",
         "suppcounts",
     };
-    assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
+    assert_children("/valgrindoutput", top, GL_ARRAY_SIZE(top));
     XPATH_EQ("string(/valgrindoutput/fatal_signal/signo)", "6");
     XPATH_EQ("string(/valgrindoutput/fatal_signal/signame)", "SIGABRT");
     XPATH_EQ("string(/valgrindoutput/fatal_signal/tid)", "9");
@@ -302,7 +303,7 @@ START_TEST(test_well_formed_and_top_level_order)
         "protocolversion", "protocoltool", "preamble", "pid",   "ppid",        "tool",       "args",
         "status",          "status",       "error",    "error", "errorcounts", "suppcounts",
     };
-    assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
+    assert_children("/valgrindoutput", top, GL_ARRAY_SIZE(top));
     XPATH_EQ("string(/valgrindoutput/protocolversion)", "4");
     XPATH_EQ("string(/valgrindoutput/protocoltool)", "gpuleak");
     XPATH_EQ("string(/valgrindoutput/tool)", "gpuleak");
@@ -397,7 +398,7 @@ START_TEST(test_error_element_order)
     assert_well_formed();
     static const char *const order[] = {"unique", "tid",     "kind",       "xwhat",
                                         "stack",  "auxwhat", "suppression"};
-    assert_children("/valgrindoutput/error[1]", order, sizeof order / sizeof *order);
+    assert_children("/valgrindoutput/error[1]", order, GL_ARRAY_SIZE(order));
     free(text);
 }
 END_TEST
@@ -624,7 +625,7 @@ START_TEST(test_api_errors)
         "errorcounts",
         "suppcounts",
     };
-    assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
+    assert_children("/valgrindoutput", top, GL_ARRAY_SIZE(top));
     XPATH_EQ("string(/valgrindoutput/error[1]/kind)", "DoubleFree");
     XPATH_EQ("string(/valgrindoutput/error[1]/unique)", "0x0");
     XPATH_EQ("string(/valgrindoutput/error[1]/tid)", "4243");
@@ -632,7 +633,7 @@ START_TEST(test_api_errors)
              "Double free: cuMemFree_v2(0x7F0000100000): the block was already freed");
     static const char *const parts[] = {"unique",  "tid",   "kind",    "what",  "stack",
                                         "auxwhat", "stack", "auxwhat", "stack", "suppression"};
-    assert_children("/valgrindoutput/error[1]", parts, sizeof parts / sizeof *parts);
+    assert_children("/valgrindoutput/error[1]", parts, GL_ARRAY_SIZE(parts));
     XPATH_EQ("string(/valgrindoutput/error[1]/auxwhat[1])",
              "Address 0x7F0000100000 is 0 bytes inside a block of 4,096 bytes free'd");
     XPATH_EQ("string(/valgrindoutput/error[1]/auxwhat[2])", "Block was alloc'd at");
@@ -664,7 +665,7 @@ START_TEST(test_no_records)
         "protocolversion", "protocoltool", "preamble",    "pid",        "ppid", "tool", "args",
         "status",          "status",       "errorcounts", "suppcounts",
     };
-    assert_children("/valgrindoutput", top, sizeof top / sizeof *top);
+    assert_children("/valgrindoutput", top, GL_ARRAY_SIZE(top));
     static const char *const vargv[] = {"exe"};
     assert_children("/valgrindoutput/args/vargv", vargv, 1);
     free(text);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
+#include "common/util.h"
 #include "stack/modules.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_depot.h"
@@ -47,7 +48,7 @@ static void expect_trim(const uintptr_t *in, unsigned n, const uintptr_t *want, 
 #define TRIM(in, ...)                                                                              \
     do {                                                                                           \
         const uintptr_t want_[] = {__VA_ARGS__};                                                   \
-        expect_trim(in, sizeof in / sizeof *in, want_, sizeof want_ / sizeof *want_);              \
+        expect_trim(in, GL_ARRAY_SIZE(in), want_, GL_ARRAY_SIZE(want_));                           \
     } while (0)
 
 START_TEST(test_driver_called_directly)

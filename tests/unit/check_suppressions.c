@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/error_kind.h"
 #include "common/leak_kind.h"
 #include "common/suppressions.h"
 #include "testutil.h"
+#include "common/util.h"
 
 #define KB(k) GL_LEAK_KIND_BIT(GL_LEAK_##k)
 
@@ -702,7 +703,7 @@ START_TEST(test_real_world_files)
         "/usr/share/gtk-4.0/valgrind/*.supp",
     };
     int files = 0;
-    for (size_t p = 0; p < sizeof patterns / sizeof *patterns; p++) {
+    for (size_t p = 0; p < GL_ARRAY_SIZE(patterns); p++) {
         glob_t g;
         if (glob(patterns[p], 0, NULL, &g) != 0)
             continue;
@@ -1101,19 +1102,12 @@ START_TEST(test_glob_edges)
         {"a*a", "aaa", true},     {"a*a", "a", false},     {"*ab", "aab", true},
         {"*abc", "ababc", true},  {"*aab", "aaaab", true}, {"x*y*z", "xyyyzzzy", false},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    for (size_t i = 0; i < GL_ARRAY_SIZE(cases); i++)
         ck_assert_msg(gl_suppressions_glob_match(cases[i].p, cases[i].t) == cases[i].want,
                       "glob('%s', '%s') should be %s", cases[i].p, cases[i].t,
                       cases[i].want ? "true" : "false");
 }
 END_TEST
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 START_TEST(test_glob_pathological)
 {
@@ -1126,7 +1120,7 @@ START_TEST(test_glob_pathological)
     for (int i = 0; i < 60; i++)
         strcat(stars, "*a");
     strcat(stars, "*b");
-    double t0 = now();
+    double t0 = gl_clock_s();
     ck_assert(!gl_suppressions_glob_match("*a*a*a*a*a*b", text));
     ck_assert(!gl_suppressions_glob_match(stars, text));
     ck_assert(!gl_suppressions_glob_match("*?*?*?*?*?*?*?*?*b", text));
@@ -1135,7 +1129,7 @@ START_TEST(test_glob_pathological)
     text[n + 1] = '\0';
     ck_assert(gl_suppressions_glob_match("*a*a*a*a*a*b", text));
     ck_assert(gl_suppressions_glob_match(stars, text));
-    double t = now() - t0;
+    double t = gl_clock_s() - t0;
     ck_assert_msg(t < 2.0, "pathological globs took %.2f s", t);
     free(text);
 }

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "common/options.h"
 #include "check/leak_run.h"
 #include "symbol/symbolize.h"
@@ -79,12 +79,10 @@ PROBE int probe_frames(uint32_t id, char *buf, int len)
 /* Nanoseconds per gl_stack_capture, the Python walk included. */
 PROBE double probe_bench(int iterations)
 {
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t start = gl_clock_ns();
     for (int i = 0; i < iterations; i++)
         probe_capture();
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / iterations;
+    return (double)(gl_clock_ns() - start) / iterations;
 }
 
 /* Nanoseconds per walk of the Python frames alone (interning included). */
@@ -94,12 +92,10 @@ PROBE double probe_bench_walk(int iterations)
     uint16_t ends[64];
     unsigned ngroups;
     volatile unsigned sink = 0;
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t start = gl_clock_ns();
     for (int i = 0; i < iterations; i++)
         sink += gl_py_frames_capture(frames, 64, ends, &ngroups);
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / iterations;
+    return (double)(gl_clock_ns() - start) / iterations;
 }
 
 /* The same without the Python frames (--python-frames=no). */
