@@ -21,6 +21,7 @@
 
 #include <cupti.h>
 
+#include "common/clock.h"
 #include "runtime.h"
 #include "observe/cupti.h"
 #include "stack/stack_capture.h"
@@ -31,13 +32,6 @@
 static long pairs = 1000000;
 static long n_addresses = 1024;
 static uint64_t stride = 4096;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* Noinline layers give the walk a few frames of "program" to cross. */
 __attribute__((noinline)) static void one_pair(uint64_t addr)
@@ -73,10 +67,10 @@ static void *worker(void *arg)
 {
     uint64_t base = 0x7f0000000000ULL + (uint64_t)(uintptr_t)arg * 0x100000000ULL;
     loop(1000, base); /* warm: stacks, caches */
-    double t0 = now();
+    double t0 = gl_clock_s();
     loop(pairs, base);
     double *ns = malloc(sizeof *ns);
-    *ns = (now() - t0) * 1e9 / (double)pairs;
+    *ns = (gl_clock_s() - t0) * 1e9 / (double)pairs;
     return ns;
 }
 

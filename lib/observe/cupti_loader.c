@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/util.h"
+
 #ifndef GL_CUDA_DIR
 #define GL_CUDA_DIR "/usr/local/cuda"
 #endif
@@ -66,8 +68,8 @@ static bool open_cupti(struct gl_cupti *c)
         "lib",
     };
     static const char *const roots[] = {GL_CUDA_DIR, "/usr/local/cuda"};
-    for (size_t r = 0; r < sizeof roots / sizeof *roots; r++)
-        for (size_t s = 0; s < sizeof subdirs / sizeof *subdirs; s++) {
+    for (size_t r = 0; r < GL_ARRAY_SIZE(roots); r++)
+        for (size_t s = 0; s < GL_ARRAY_SIZE(subdirs); s++) {
             snprintf(path, sizeof path, "%s/%s/%s", roots[r], subdirs[s], GL_CUPTI_SONAME);
             if (try_open(c, path, RTLD_NOW | RTLD_LOCAL))
                 return true;
@@ -79,7 +81,7 @@ static bool open_cupti(struct gl_cupti *c)
         bool found = false;
         while (!found && (e = readdir(d)))
             if (strncmp(e->d_name, "cuda-", 5) == 0)
-                for (size_t s = 0; s < sizeof subdirs / sizeof *subdirs && !found; s++) {
+                for (size_t s = 0; s < GL_ARRAY_SIZE(subdirs) && !found; s++) {
                     snprintf(path, sizeof path, "/usr/local/%s/%s/%s", e->d_name, subdirs[s],
                              GL_CUPTI_SONAME);
                     found = try_open(c, path, RTLD_NOW | RTLD_LOCAL);

@@ -5,6 +5,7 @@
 #include "event/event.h"
 #include "base/spin.h"
 #include "base/tool.h"
+#include "common/util.h"
 
 /* ---- bins ---- */
 
@@ -42,7 +43,7 @@ struct bin {
 static const uint32_t class_cap[] = {1,   2,   3,   4,    6,    8,    12,   16,
                                      24,  32,  48,  64,   96,   128,  192,  256,
                                      384, 512, 768, 1024, 1536, 2048, 3072, 4096};
-#define NCLASSES ((unsigned)(sizeof class_cap / sizeof class_cap[0]))
+#define NCLASSES ((unsigned)GL_ARRAY_SIZE(class_cap))
 /* Bins up to this class come from the shard's arena; larger ones (thousands of
  * handles or of byte-sized pool sub-allocations in one span) are mapped alone. */
 #define ARENA_CLASSES 12 /* capacity 64: 3,648 bytes */

@@ -5,6 +5,7 @@
 
 #include "event/api.h"
 #include "event/codec.h"
+#include "common/util.h"
 #include "testutil.h"
 
 static struct gl_event full_event(void)
@@ -118,7 +119,7 @@ START_TEST(test_text_errors)
         {"alloc flags=", "bad value in 'flags='"},
         {"alloc color=red", "unknown field 'color'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(bad); i++) {
         err[0] = '\0';
         ck_assert_msg(gl_codec_parse(bad[i].line, &ev, err, sizeof err) == -1, "'%s' parsed",
                       bad[i].line);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "common/util.h"
 #include "testutil.h"
 #include "tracker_util.h"
 #include "event/api.h"
@@ -2070,7 +2071,7 @@ static const struct {
 #include "event/driver_api.def"
 #undef GL_DRIVER_API
 };
-#define NDEF (sizeof def / sizeof *def)
+#define NDEF GL_ARRAY_SIZE(def)
 
 START_TEST(test_tables)
 {

@@ -19,6 +19,7 @@
 #include "report/error_sink.h"
 #include "runtime.h"
 #include "stack/modules.h"
+#include "common/util.h"
 #include "testutil.h"
 #include "track/errors.h"
 #include "tracker_util.h"
@@ -154,7 +155,7 @@ START_TEST(test_bad_recordings)
         {"alloc key\n", "rec:1: 'key' is not name=value"},
     };
     tu_pipeline_reset();
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(cases); i++) {
         err[0] = '\0';
         long n = gl_replay_text("rec", cases[i].text, strlen(cases[i].text), err, sizeof err);
         ck_assert_msg(n == -1, "case %zu: %ld events", i, n);
