@@ -23,8 +23,8 @@
  * few of its values.  Python's allocator hands a freed block of the same size
  * class to the next object, so a new code object and its new line table often
  * land at the addresses of old ones, with the same file name object: the sizes
- * and the table's first bytes tell them apart (the review of issue 8 saw wrong
- * lines in 1 to 3 of 2,000 captures when the key held pointers only). */
+ * and the table's first bytes tell them apart (with pointers alone, the review
+ * of issue 8 saw captures given another function's lines). */
 struct gl_py_code_key {
     uintptr_t code, filename, name, qualname, linetable;
     int64_t table_len;   /* the line table's length in bytes */

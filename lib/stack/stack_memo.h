@@ -1,16 +1,17 @@
 /* A thread's recent allocation stacks, recognised without unwinding them.
  *
  * Why: a program allocates in loops, from the same few stacks again and again,
- * and the libunwind walk is most of what a stack costs gpuleak (on an H200,
- * `GPULEAK_BENCH=profile`, cudaMallocAsync: 287 ns of the allocation
- * callback's 554).  Eleven of that stack's 17 frames are gpuleak's, CUPTI's and
- * the driver's; each step looks its frame up in libunwind's cache, cold again
+ * and the libunwind walk was most of what a stack cost gpuleak (the allocation
+ * callback's largest phase under `GPULEAK_BENCH=profile`: bench/RESULTS.md,
+ * "Stack memo").  Most of such a stack's frames are gpuleak's, CUPTI's and the
+ * driver's; each step looks its frame up in libunwind's cache, cold again
  * after the driver ran.
  *
  * How: on x86-64 a frame's return address lies in a stack slot, 8 bytes below
  * the stack pointer its caller had at the call.  Once a stack has been walked
- * frame by frame (unw_step, which gives each frame's stack pointer: about 7 us,
- * so it is done only where the thread's budget allows, below), the memo keeps
+ * frame by frame (unw_step, which gives each frame's stack pointer, and costs
+ * many times a cached unw_backtrace: so it is done only where the thread's
+ * budget allows, below), the memo keeps
  * where each return address lies, relative to the capture's stack pointer, and
  * its value; and, for each frame whose frame pointer (rbp) points into the
  * stack, where that value was saved and what it was.  A later capture at the

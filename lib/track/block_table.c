@@ -72,8 +72,8 @@ static uint32_t class_for(uint32_t n)
  * reach that class.  Where spans fill in turn that is soon; where they fill
  * together (addresses handed out in no order: streams, threads) every bin
  * passes each class at about the same time and the lists keep what nobody will
- * ask for again: 10^6 blocks 512 bytes apart, inserted in random order, took
- * 128.8 bytes a block against 68.1 in order.  So a shard whose lists hold more
+ * ask for again (random-order inserts took nearly twice the memory of ordered
+ * ones: bench/table_memory, bench/RESULTS.md).  So a shard whose lists hold more
  * than a quarter of what its bins use moves its bins into fresh chunks
  * (compact()), each at the smallest class that holds it. */
 #define ARENA_CHUNK_MIN 4096
@@ -406,8 +406,9 @@ static void unlink_bin(struct shard *s, struct bin *b)
  * table (walking): a bin linked anew would be visited twice.
  *
  * (Keeping emptied bins linked a while, for the driver to hand the address
- * back, saved 6 ns a pair on one address and cost 15 on a thousand addresses
- * 4 KiB apart, whose evictions touch cold bins: bench/hotpath.) */
+ * back, was tried: it saved a little where one address comes back and cost
+ * more where many addresses take turns, whose evictions touch cold bins;
+ * bench/hotpath, bench/RESULTS.md.) */
 static void remove_at(struct shard *s, struct bin *b, uint32_t i, uint64_t h, bool walking)
 {
     b->blocks[i] = b->blocks[--b->n];
