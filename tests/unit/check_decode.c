@@ -2155,7 +2155,7 @@ static void handler_setup(void)
 
 static Suite *decode_suite(void)
 {
-    Suite *s = suite_create("cupti_decode");
+    Suite *s = suite_create("decode");
     TCase *tc = tcase_create("decode");
     tcase_add_checked_fixture(tc, handler_setup, NULL);
     tcase_add_loop_test(tc, test_every_entry_point, 1, GL_API_COUNT);

@@ -653,7 +653,7 @@ START_TEST(test_graph_block_has_node_stack)
 {
     char err[256];
     if (!gl_unwind_load(err, sizeof err)) {
-        fprintf(stderr, "check_callback: %s: graph stack test skipped\n", err);
+        fprintf(stderr, "check_cupti: %s: graph stack test skipped\n", err);
         return;
     }
     gl_modules_clear();
@@ -760,8 +760,8 @@ END_TEST
 
 static Suite *callback_suite(void)
 {
-    Suite *s = suite_create("callback");
-    TCase *tc = tcase_create("callback");
+    Suite *s = suite_create("cupti");
+    TCase *tc = tcase_create("cupti");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_alloc_then_free);
     tcase_add_test(tc, test_failed_free_keeps_block);
