@@ -81,33 +81,9 @@ static void load_driver(struct driver *d)
     dlclose(h); /* still loaded by the program */
 }
 
-/* glibc counts objects loaded (dlpi_adds) and unloaded (dlpi_subs): together
- * they change whenever the set of loaded objects does. */
-static int objects_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    *(unsigned long long *)arg = info->dlpi_adds * 1000003ULL + info->dlpi_subs;
-    return 1;
-}
-
-struct gl_symbolizer *gl_symbolizer_fresh(struct gl_symbolizer **sym, unsigned long long *objects)
-{
-    unsigned long long sig = 0;
-    dl_iterate_phdr(objects_cb, &sig);
-    if (*sym && sig != *objects) {
-        gl_symbolize_close(*sym);
-        *sym = NULL;
-    }
-    if (!*sym) {
-        *sym = gl_symbolize_open();
-        *objects = sig;
-    }
-    return *sym;
-}
-
 static struct gl_symbolizer *symbolizer(void)
 {
-    return gl_symbolizer_fresh(&env.sym, &env.sym_objects);
+    return gl_symbolize_fresh(&env.sym, &env.sym_objects);
 }
 
 static const char *device_name(int device, void *arg)
@@ -128,41 +104,10 @@ static const char *device_name(int device, void *arg)
     return env.names[device][0] ? env.names[device] : NULL;
 }
 
-static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
-                         enum gl_modules_role *role, void *arg)
-{
-    (void)index;
-    struct gl_symbolizer *sym = arg;
-    if (gl_py_frames_is_frame(ip)) {
-        *role = GL_MOD_OTHER;
-        gl_py_symbols_symbolize(ip, out);
-        return;
-    }
-    *role = gl_modules_role(ip);
-    if (sym) {
-        gl_symbolize(sym, ip, true, out);
-    } else {
-        memset(out, 0, sizeof *out);
-        out->ip = ip;
-    }
-}
-
-/* The frames kept for a stack, symbolized and filtered; for suppression
- * matching (every kept frame) and for printing (--num-callers). */
-unsigned gl_stack_frames_with(struct gl_symbolizer *sym, uint32_t stack, struct gl_frame *out,
-                              unsigned max)
-{
-    unsigned n;
-    const uintptr_t *ips = gl_stack_depot_frames(stack, &n);
-    return ips ? gl_frame_filter(ips, n, frame_lookup, sym, gl_runtime.opt.show_below_main, out,
-                                 max)
-               : 0;
-}
-
 static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
 {
     (void)arg;
-    return gl_stack_frames_with(symbolizer(), stack, out, max);
+    return gl_frame_filter_stack(symbolizer(), stack, gl_runtime.opt.show_below_main, out, max);
 }
 
 static size_t vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)

@@ -61,15 +61,6 @@ void gl_leak_run_free(struct gl_leak_run *run);
  * is particular to its report. */
 void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in);
 
-/* Services shared with the API error reports (error_sink.h), which keep their
- * own instances: they run inside CUDA calls and must not wait for a check.
- * The symbolizer in *sym, reopened when objects were loaded or unloaded since
- * *objects was taken: */
-struct gl_symbolizer *gl_symbolizer_fresh(struct gl_symbolizer **sym, unsigned long long *objects);
-/* A stored stack's frames to show, symbolized with sym and filtered. */
-unsigned gl_stack_frames_with(struct gl_symbolizer *sym, uint32_t stack, struct gl_frame *out,
-                              unsigned max);
-
 /* Close the services (after the exit report).  The suppression set stays:
  * errors may still come from threads running on. */
 void gl_leak_run_close(void);

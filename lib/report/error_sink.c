@@ -5,13 +5,14 @@
 
 #include "common/suppressions.h"
 #include "exit_report.h"
-#include "check/leak_run.h"
 #include "report/report_errors.h"
 #include "check/run_suppressions.h"
 #include "runtime.h"
 #include "track/errors.h"
 #include "check/device_memory.h"
 #include "stack/stack_capture.h"
+#include "symbol/frame_filter.h"
+#include "symbol/symbolize.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gl_symbolizer *sym;
@@ -20,7 +21,8 @@ static unsigned long long sym_objects;
 unsigned gl_error_sink_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
 {
     (void)arg;
-    return gl_stack_frames_with(gl_symbolizer_fresh(&sym, &sym_objects), stack, out, max);
+    return gl_frame_filter_stack(gl_symbolize_fresh(&sym, &sym_objects), stack,
+                                 gl_runtime.opt.show_below_main, out, max);
 }
 
 static const void *sink(const struct gl_api_error *e)
