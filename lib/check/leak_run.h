@@ -1,15 +1,19 @@
 /* One leak check, from the live tracker to loss records ready to report: the
  * path shared by the exit report and the checks a program asks for (gpuleak.h),
- * so that both classify and suppress alike.
+ * so that both classify and suppress alike.  Its phases, in order:
  *
- *   snapshot -> resolve sizes the callbacks could not know -> settle custom
- *   pools -> keep the blocks allocated after a checkpoint -> reachability scan
- *   of the program's memory -> classify, group, sort -> Cached rules and
+ *   snapshot -> sizes the callbacks could not know (IPC memory, imported
+ *   handles, pools) -> the devices' stream-ordered pools and graph memory ->
+ *   custom pools settled -> the blocks allocated since a checkpoint ->
+ *   reachability scan of the program's memory -> --scan-device -> classify,
+ *   group, sort -> the counters the report prints beside -> Cached rules and
  *   suppressions.
  *
- * The report-time services (driver entry points, the symbolizer, suppression
- * files, device names) are opened by the first check and kept for the next;
- * the symbolizer is reopened when objects were loaded or unloaded since.
+ * The driver is asked through driver_query.h only: a run without one (a test
+ * replaying events) is the run of a process whose driver cannot tell.  The
+ * report-time services (the driver, the symbolizer, suppression files, device
+ * names) are opened by the first check and kept for the next; the symbolizer
+ * is reopened when objects were loaded or unloaded since.
  *
  * Checks run one at a time under gl_leak_run_lock(), from the program's own
  * threads or its exit, never from a CUDA callback: they may call the driver and
@@ -23,6 +27,7 @@
 
 #include "check/framework.h"
 #include "check/device_scan.h"
+#include "check/driver_query.h"
 #include "check/leak_check.h"
 #include "check/reachability.h"
 #include "report/report_text.h"
@@ -55,6 +60,10 @@ void gl_leak_run_unlock(void);
  * one line to the log saying why. */
 int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_caller_context *cc);
 void gl_leak_run_free(struct gl_leak_run *run);
+
+/* The driver checks ask (default: gl_driver_query_cuda()); NULL: none, every
+ * question unanswered.  Under the lock; device names are asked again. */
+void gl_leak_run_set_driver(const struct gl_driver_query *q);
 
 /* A report input for the run: options, results, counters and services
  * (symbolized stacks, device and pool names) filled in; the caller adds what
