@@ -174,7 +174,7 @@ static void make_input(struct exit_report *r)
 
 /* -v: what gpuleak itself cost, in memory and time, and what it saw that it
  * could not place. */
-static void verbose_statistics(struct gl_out *o, const struct gl_tracker_stats *stats,
+static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals *stats,
                                double check_s)
 {
     char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],

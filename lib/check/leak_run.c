@@ -12,12 +12,10 @@
 #include "check/run_suppressions.h"
 #include "check/suppress.h"
 #include "event/event.h"
-#include "report/report_errors.h"
 #include "runtime.h"
 #include "symbol/frame_filter.h"
 #include "symbol/symbolize.h"
 #include "track/errors.h"
-#include "track/stats.h"
 #include "track/tracker.h"
 
 #define MAX_DEVICES 64
@@ -240,9 +238,9 @@ static int classify(struct gl_leak_run *run, uint64_t *indirect, size_t indirect
 }
 
 /* The --top-sites sites with the highest peaks. */
-static struct gl_site_stats *top_sites(size_t *n)
+static struct gl_counters_site *top_sites(size_t *n)
 {
-    struct gl_site_stats *s = gl_report_errors_sites_by_peak(n);
+    struct gl_counters_site *s = gl_counters_sites_by_peak(n);
     if (*n > (size_t)gl_runtime.opt.top_sites)
         *n = (size_t)gl_runtime.opt.top_sites;
     return s;
@@ -253,7 +251,7 @@ static struct gl_site_stats *top_sites(size_t *n)
  * what frameworks said of themselves. */
 static void read_counters(struct gl_leak_run *run)
 {
-    gl_tracker_stats(&run->stats);
+    gl_counters_read_totals(&run->stats);
     gl_api_error_counts(&run->api_errors);
     size_t nctx = gl_api_error_contexts(NULL, 0);
     run->api_contexts = nctx ? malloc(nctx * sizeof *run->api_contexts) : NULL;
@@ -263,8 +261,10 @@ static void read_counters(struct gl_leak_run *run)
             run->napi_contexts = nctx;
     }
     run->usage = malloc(sizeof *run->usage);
-    if (run->usage)
-        gl_stats_snapshot(run->usage);
+    if (run->usage && gl_counters_read(run->usage) < 0) {
+        free(run->usage);
+        run->usage = NULL;
+    }
     if (gl_runtime.opt.stats)
         run->top = top_sites(&run->ntop);
     size_t maxfw = sizeof run->framework / sizeof *run->framework;

@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "check/framework.h"
+#include "check/counters.h"
 #include "check/device_scan.h"
 #include "check/driver_query.h"
 #include "check/leak_check.h"
@@ -36,15 +37,15 @@ struct gl_leak_run {
     struct gl_block_info *blocks; /* the snapshot, in record order */
     size_t n, snap_bytes;
     struct gl_leak_result leaks;
-    struct gl_tracker_stats stats;
+    struct gl_counters_totals stats;
     struct gl_reachability reach; /* how the blocks' reachability was found */
     bool device_scanned;          /* --scan-device ran */
     struct gl_device_scan device;
     struct gl_api_error_counts api_errors;
     struct gl_error_context *api_contexts; /* malloc'ed */
     size_t napi_contexts;
-    struct gl_usage *usage;    /* malloc'ed */
-    struct gl_site_stats *top; /* --stats: sites by peak bytes, malloc'ed */
+    struct gl_counters *usage;    /* malloc'ed */
+    struct gl_counters_site *top; /* --stats: sites by peak bytes, malloc'ed */
     size_t ntop;
     /* Frameworks' own accounts, as read at the last checkpoint that had one. */
     struct gl_framework_usage framework[GL_FW_N * GL_FW_MAX_DEVICES];

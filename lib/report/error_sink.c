@@ -9,6 +9,7 @@
 #include "check/run_suppressions.h"
 #include "runtime.h"
 #include "track/errors.h"
+#include "check/counters.h"
 #include "check/device_memory.h"
 #include "stack/stack_capture.h"
 #include "symbol/frame_filter.h"
@@ -71,7 +72,15 @@ static const void *sink(const struct gl_api_error *e)
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());
     gl_exit_report_preamble(&o);
-    gl_report_errors_api_error(&o, e, &svc);
+    /* Who holds the memory, for an out-of-memory error: read here, in the
+     * failing call, before anything is printed. */
+    struct gl_counters_holders holders;
+    bool oom = e->kind == GL_ERR_OUT_OF_MEMORY;
+    if (oom)
+        gl_counters_holders(e->device, &holders);
+    gl_report_errors_api_error(&o, e, &svc, oom ? &holders : NULL);
+    if (oom)
+        gl_counters_holders_free(&holders);
     if (len)
         gl_out_text(&o, text, len);
     gl_out_flush(&o);
