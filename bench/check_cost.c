@@ -15,6 +15,7 @@
 #include "client_api.h"
 #include "check/leak_run.h"
 #include "common/clock.h"
+#include "components.h"
 #include "runtime.h"
 #include "event/api.h"
 #include "stack/stack_depot.h"
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
     gl_runtime.pid = getpid();
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     gl_client_api_publish();
-    gl_runtime_configure_tracking();
+    gl_runtime_configure_tracking(gl_components);
     uint32_t stacks[STACKS];
     for (int s = 0; s < STACKS; s++) {
         uintptr_t f[8];

@@ -22,6 +22,7 @@
 #include <cupti.h>
 
 #include "common/clock.h"
+#include "components.h"
 #include "runtime.h"
 #include "observe/cupti.h"
 #include "stack/stack_capture.h"
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hotpath: GPULEAK_OPTIONS: %s\n", err);
         return 2;
     }
-    gl_runtime_configure_tracking();
+    gl_runtime_configure_tracking(gl_components);
     gl_cupti_bench_mode(getenv("GPULEAK_BENCH"));
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     pthread_t t[64];

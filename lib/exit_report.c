@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "check/owners.h"
+#include "common/clock.h"
 #include "common/env.h"
 #include "report/report_json.h"
 #include "track/trace_file.h"
@@ -126,114 +126,160 @@ void gl_exit_report_after_fork_child(void) { atomic_store(&preamble_written, fal
 static struct gl_termination ending;
 static bool ending_set;
 
-/* Inlined into both entry points: their frame is where the stack scan
- * starts, and its layout stays what the exit report alone had. */
-static inline __attribute__((always_inline)) void report(struct gl_caller_context *cc)
+/* Whether this process writes the report, and now: only the process that
+ * started tracking, once. */
+static bool claim_report(void)
 {
     /* First: a vfork child shares this memory, and must not claim the report. */
     if (getpid() != gl_runtime.pid)
-        return;
+        return false;
     int expected = GL_RT_TRACKING;
     if (!atomic_compare_exchange_strong(&gl_runtime.state, &expected, GL_RT_REPORTED))
-        return;
+        return false;
     if (gl_runtime.forked_child && gl_runtime.opt.child_silent_after_fork) {
         gl_runtime_status("silent"); /* by choice: the launcher need not say it wrote none */
-        return;
+        return false;
     }
-    exit_scan_start(cc);
-    gl_trace_file_finish();
+    return true;
+}
 
-    /* A check the program asked for on another thread finishes first. */
-    gl_leak_run_lock();
-    struct timespec check_start, check_end;
-    clock_gettime(CLOCK_MONOTONIC, &check_start);
+/* What the report holds while it is written; exit_report_release() gives it
+ * back, whatever happened. */
+struct exit_report {
+    double check_start; /* gl_clock_s() when the check began */
     struct gl_leak_run run;
-    if (gl_leak_run(&run, 0, cc) < 0) {
-        gl_leak_run_unlock();
-        return;
-    }
-    bool documents = gl_runtime.opt.xml || gl_runtime.opt.json_file[0];
-    char *argv_buf = NULL, **argv = NULL, *opt_buf = NULL, **opt_argv = NULL;
-    int argc = documents ? gl_runtime_program_argv(&argv_buf, &argv) : 0;
-    const char *env_opts = getenv(GL_OPTIONS_ENV);
-    int opt_argc = documents && env_opts ? gl_options_split_env(env_opts, &opt_buf, &opt_argv) : 0;
-
     struct gl_report_input in;
-    gl_leak_run_input(&run, &in);
-    in.termination = ending_set ? &ending : NULL;
-    in.argc = argc > 0 ? argc : 0;
-    in.argv = (const char *const *)argv;
-    in.tool_argc = opt_argc > 0 ? opt_argc : 0;
-    in.tool_argv = (const char *const *)opt_argv;
+    /* The program's command line and gpuleak's options, split for the
+     * documents (malloc'ed). */
+    char *argv_buf, **argv, *opt_buf, **opt_argv;
+};
 
+/* The report's input: the run's, how the program ended, and for the XML and
+ * JSON documents the command lines. */
+static void make_input(struct exit_report *r)
+{
+    bool documents = gl_runtime.opt.xml || gl_runtime.opt.json_file[0];
+    int argc = documents ? gl_runtime_program_argv(&r->argv_buf, &r->argv) : 0;
+    const char *env_opts = getenv(GL_OPTIONS_ENV);
+    int opt_argc =
+        documents && env_opts ? gl_options_split_env(env_opts, &r->opt_buf, &r->opt_argv) : 0;
+
+    gl_leak_run_input(&r->run, &r->in);
+    r->in.termination = ending_set ? &ending : NULL;
+    r->in.argc = argc > 0 ? argc : 0;
+    r->in.argv = (const char *const *)r->argv;
+    r->in.tool_argc = opt_argc > 0 ? opt_argc : 0;
+    r->in.tool_argv = (const char *const *)r->opt_argv;
+}
+
+/* -v: what gpuleak itself cost, in memory and time, and what it saw that it
+ * could not place. */
+static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals *stats,
+                               double check_s)
+{
+    char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],
+        b5[GL_U64_COMMAS_LEN];
+    size_t table = gl_tracker_memory_bytes(), records = gl_tracker_live_records();
+    gl_out_line(o, "%s", "");
+    gl_out_line(o, "gpuleak: %u distinct allocation stacks; tracking memory %s bytes",
+                gl_stack_depot_count(),
+                gl_out_u64_commas(b1, table + gl_stack_depot_memory_bytes()));
+    /* The per-block figure includes the tables' fixed cost (shards, first
+     * chunks), which dominates below about 10,000 blocks; the bins say how
+     * many blocks shared each uthash item. */
+    gl_out_line(o,
+                "gpuleak: block table %s bytes for %s live blocks in %s bins (%.1f bytes per "
+                "block); stack depot %s bytes",
+                gl_out_u64_commas(b1, table), gl_out_u64_commas(b2, records),
+                gl_out_u64_commas(b4, gl_tracker_table_bins()),
+                records ? (double)table / (double)records : 0.0,
+                gl_out_u64_commas(b3, gl_stack_depot_memory_bytes()));
+    if (gl_py_code_count() || gl_py_code_dropped() || gl_py_frames_faults())
+        gl_out_line(o,
+                    "gpuleak: %u Python code objects copied (%s bytes); %s Python frames "
+                    "left out of stacks (their code could not be copied); %lu walks of "
+                    "Python frames faulted",
+                    gl_py_code_count(), gl_out_u64_commas(b1, gl_py_code_memory_bytes()),
+                    gl_out_u64_commas(b2, gl_py_code_dropped()), gl_py_frames_faults());
+    struct gl_stack_memo_counts memo;
+    gl_stack_capture_memo_totals(&memo);
+    if (memo.hits + memo.walks + memo.skipped)
+        gl_out_line(o,
+                    "gpuleak: stack memo: %s captures found without unwinding, %s walked "
+                    "to be remembered (%s refused), %s unwinds not walked (budget); %s bytes",
+                    gl_out_u64_commas(b1, memo.hits), gl_out_u64_commas(b2, memo.walks),
+                    gl_out_u64_commas(b3, memo.refused), gl_out_u64_commas(b4, memo.skipped),
+                    gl_out_u64_commas(b5, memo.bytes));
+    gl_out_line(o, "gpuleak: leak check took %.3f s", check_s);
+    if (stats->unknown_frees || stats->replaced)
+        gl_out_line(o, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",
+                    gl_out_u64_commas(b1, stats->unknown_frees),
+                    gl_out_u64_commas(b2, stats->replaced));
+}
+
+/* The text report, to the log: preamble (unless an error printed it),
+ * how the program ended, the leaks and summaries, -v's statistics and
+ * GPULEAK_BENCH=profile's figures. */
+static void write_text(const struct exit_report *r)
+{
     bool must_close;
     int fd = gl_runtime_open_log(&must_close);
     struct gl_out out;
     gl_out_init(&out, fd, (int)gl_runtime.pid);
     gl_exit_report_preamble(&out);
-    gl_report_text_termination(&out, &in);
-    gl_report_text_leaks(&out, &in);
-    clock_gettime(CLOCK_MONOTONIC, &check_end);
-    if (gl_runtime.opt.verbose > 0 && !gl_runtime.opt.quiet) {
-        char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN],
-            b4[GL_U64_COMMAS_LEN], b5[GL_U64_COMMAS_LEN];
-        size_t table = gl_tracker_memory_bytes(), records = gl_tracker_live_records();
-        gl_out_line(&out, "%s", "");
-        gl_out_line(&out, "gpuleak: %u distinct allocation stacks; tracking memory %s bytes",
-                    gl_stack_depot_count(),
-                    gl_out_u64_commas(b1, table + gl_stack_depot_memory_bytes()));
-        /* The per-block figure includes the tables' fixed cost (shards, first
-         * chunks), which dominates below about 10,000 blocks; the bins say how
-         * many blocks shared each uthash item. */
-        gl_out_line(&out,
-                    "gpuleak: block table %s bytes for %s live blocks in %s bins (%.1f bytes per "
-                    "block); stack depot %s bytes",
-                    gl_out_u64_commas(b1, table), gl_out_u64_commas(b2, records),
-                    gl_out_u64_commas(b4, gl_tracker_table_bins()),
-                    records ? (double)table / (double)records : 0.0,
-                    gl_out_u64_commas(b3, gl_stack_depot_memory_bytes()));
-        if (gl_py_code_count() || gl_py_code_dropped() || gl_py_frames_faults())
-            gl_out_line(&out,
-                        "gpuleak: %u Python code objects copied (%s bytes); %s Python frames "
-                        "left out of stacks (their code could not be copied); %lu walks of "
-                        "Python frames faulted",
-                        gl_py_code_count(), gl_out_u64_commas(b1, gl_py_code_memory_bytes()),
-                        gl_out_u64_commas(b2, gl_py_code_dropped()), gl_py_frames_faults());
-        struct gl_stack_memo_counts memo;
-        gl_stack_capture_memo_totals(&memo);
-        if (memo.hits + memo.walks + memo.skipped)
-            gl_out_line(&out,
-                        "gpuleak: stack memo: %s captures found without unwinding, %s walked "
-                        "to be remembered (%s refused), %s unwinds not walked (budget); %s bytes",
-                        gl_out_u64_commas(b1, memo.hits), gl_out_u64_commas(b2, memo.walks),
-                        gl_out_u64_commas(b3, memo.refused), gl_out_u64_commas(b4, memo.skipped),
-                        gl_out_u64_commas(b5, memo.bytes));
-        gl_out_line(&out, "gpuleak: leak check took %.3f s",
-                    (double)(check_end.tv_sec - check_start.tv_sec) +
-                        (double)(check_end.tv_nsec - check_start.tv_nsec) * 1e-9);
-        if (run.stats.unknown_frees || run.stats.replaced)
-            gl_out_line(
-                &out, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",
-                gl_out_u64_commas(b1, run.stats.unknown_frees),
-                gl_out_u64_commas(b2, run.stats.replaced));
-    }
+    gl_report_text_termination(&out, &r->in);
+    gl_report_text_leaks(&out, &r->in);
+    double check_s = gl_clock_s() - r->check_start; /* the check and its text */
+    if (gl_runtime.opt.verbose > 0 && !gl_runtime.opt.quiet)
+        verbose_statistics(&out, &r->run.stats, check_s);
     if (gl_prof_on)
         profile_report(&out);
     gl_out_flush(&out);
     if (must_close)
         close(fd);
-    if (gl_runtime.opt.xml)
-        write_document("--xml-file", gl_runtime.opt.xml_file, gl_report_xml, &in);
-    if (gl_runtime.opt.json_file[0])
-        write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, &in);
-    gl_runtime_status("report errors=%llu", (unsigned long long)gl_report_text_error_count(&in));
+}
 
-    free(argv);
-    free(argv_buf);
-    free(opt_argv);
-    free(opt_buf);
-    gl_leak_run_free(&run);
-    gl_leak_run_close();
+/* --xml-file and --json-file. */
+static void write_documents(const struct gl_report_input *in)
+{
+    if (gl_runtime.opt.xml)
+        write_document("--xml-file", gl_runtime.opt.xml_file, gl_report_xml, in);
+    if (gl_runtime.opt.json_file[0])
+        write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, in);
+}
+
+static void exit_report_release(struct exit_report *r)
+{
+    free(r->argv);
+    free(r->argv_buf);
+    free(r->opt_argv);
+    free(r->opt_buf);
+    gl_leak_run_free(&r->run);
+    gl_leak_run_close(); /* the exit report is the last check */
+}
+
+/* Inlined into both entry points: their frame is where the stack scan
+ * starts, and its layout stays what the exit report alone had. */
+static inline __attribute__((always_inline)) void report(struct gl_caller_context *cc)
+{
+    if (!claim_report())
+        return;
+    exit_scan_start(cc);
+    gl_trace_file_finish();
+
+    /* A check the program asked for on another thread finishes first. */
+    gl_leak_run_lock();
+    struct exit_report r;
+    memset(&r, 0, sizeof r);
+    r.check_start = gl_clock_s();
+    if (gl_leak_run(&r.run, 0, cc) == 0) {
+        make_input(&r);
+        write_text(&r);
+        write_documents(&r.in);
+        gl_runtime_status("report errors=%llu",
+                          (unsigned long long)gl_report_text_error_count(&r.in));
+    }
+    exit_report_release(&r);
     gl_leak_run_unlock();
 }
 

@@ -198,7 +198,7 @@ GL_EXPORT int InitializeInjection(void)
     gl_error_sink_install();
     gl_modules_refresh();
     start_python_frames();
-    gl_runtime_configure_tracking();
+    gl_runtime_configure_tracking(gl_components);
     gl_cupti_bench_mode(getenv("GPULEAK_BENCH"));
     gl_runtime.pid = getpid();
 

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "components.h"
 #include "common/env.h"
 #include "common/file.h"
 #include "common/logfile.h"
@@ -190,7 +189,7 @@ void gl_runtime_read_command(void)
     gl_runtime.command[n] = '\0';
 }
 
-void gl_runtime_configure_tracking(void)
+void gl_runtime_configure_tracking(const struct gl_component *const *registry)
 {
     const struct gl_options *o = &gl_runtime.opt;
     gl_tracker_init();
@@ -208,7 +207,7 @@ void gl_runtime_configure_tracking(void)
     }
     /* Events flow while the runtime tracks; every consumer the options want
      * is attached now, before the first. */
-    gl_dispatch_set_registry(gl_components);
+    gl_dispatch_set_registry(registry);
     gl_dispatch_set_gate(&gl_runtime.state);
     gl_dispatch_start(NULL);
 }

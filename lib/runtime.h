@@ -59,9 +59,13 @@ void gl_runtime_message(const char *fmt, ...) __attribute__((format(printf, 1, 2
  * descriptor and whether the caller must close it. */
 int gl_runtime_open_log(bool *must_close);
 
-/* Set up the tracker, its checks and stack capture as gl_runtime.opt asks: the one
- * place the runtime and the hot-path benchmark configure them. */
-void gl_runtime_configure_tracking(void);
+/* Set up the tracker, its checks and stack capture as gl_runtime.opt asks, and
+ * attach the consumers of registry (lib/components.h's gl_components) that the
+ * options want: the one place the runtime and the hot-path benchmark configure
+ * them.  The registry is passed in, not named here: it lists modules of every
+ * folder, which themselves read the runtime's options. */
+struct gl_component;
+void gl_runtime_configure_tracking(const struct gl_component *const *registry);
 
 /* Note the load time (gl_runtime_elapsed). */
 void gl_runtime_mark_start(void);

@@ -1,15 +1,19 @@
 /* One leak check, from the live tracker to loss records ready to report: the
  * path shared by the exit report and the checks a program asks for (gpuleak.h),
- * so that both classify and suppress alike.
+ * so that both classify and suppress alike.  Its phases, in order:
  *
- *   snapshot -> resolve sizes the callbacks could not know -> settle custom
- *   pools -> keep the blocks allocated after a checkpoint -> reachability scan
- *   of the program's memory -> classify, group, sort -> Cached rules and
+ *   snapshot -> sizes the callbacks could not know (IPC memory, imported
+ *   handles, pools) -> the devices' stream-ordered pools and graph memory ->
+ *   custom pools settled -> the blocks allocated since a checkpoint ->
+ *   reachability scan of the program's memory -> --scan-device -> classify,
+ *   group, sort -> the counters the report prints beside -> Cached rules and
  *   suppressions.
  *
- * The report-time services (driver entry points, the symbolizer, suppression
- * files, device names) are opened by the first check and kept for the next;
- * the symbolizer is reopened when objects were loaded or unloaded since.
+ * The driver is asked through driver_query.h only: a run without one (a test
+ * replaying events) is the run of a process whose driver cannot tell.  The
+ * report-time services (the driver, the symbolizer, suppression files, device
+ * names) are opened by the first check and kept for the next; the symbolizer
+ * is reopened when objects were loaded or unloaded since.
  *
  * Checks run one at a time under gl_leak_run_lock(), from the program's own
  * threads or its exit, never from a CUDA callback: they may call the driver and
@@ -22,7 +26,9 @@
 #include <stdint.h>
 
 #include "check/framework.h"
+#include "check/counters.h"
 #include "check/device_scan.h"
+#include "check/driver_query.h"
 #include "check/leak_check.h"
 #include "check/reachability.h"
 #include "report/report_text.h"
@@ -31,15 +37,15 @@ struct gl_leak_run {
     struct gl_block_info *blocks; /* the snapshot, in record order */
     size_t n, snap_bytes;
     struct gl_leak_result leaks;
-    struct gl_tracker_stats stats;
+    struct gl_counters_totals stats;
     struct gl_reachability reach; /* how the blocks' reachability was found */
     bool device_scanned;          /* --scan-device ran */
     struct gl_device_scan device;
     struct gl_api_error_counts api_errors;
     struct gl_error_context *api_contexts; /* malloc'ed */
     size_t napi_contexts;
-    struct gl_usage *usage;    /* malloc'ed */
-    struct gl_site_stats *top; /* --stats: sites by peak bytes, malloc'ed */
+    struct gl_counters *usage;    /* malloc'ed */
+    struct gl_counters_site *top; /* --stats: sites by peak bytes, malloc'ed */
     size_t ntop;
     /* Frameworks' own accounts, as read at the last checkpoint that had one. */
     struct gl_framework_usage framework[GL_FW_N * GL_FW_MAX_DEVICES];
@@ -56,19 +62,14 @@ void gl_leak_run_unlock(void);
 int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_caller_context *cc);
 void gl_leak_run_free(struct gl_leak_run *run);
 
+/* The driver checks ask (default: gl_driver_query_cuda()); NULL: none, every
+ * question unanswered.  Under the lock; device names are asked again. */
+void gl_leak_run_set_driver(const struct gl_driver_query *q);
+
 /* A report input for the run: options, results, counters and services
  * (symbolized stacks, device and pool names) filled in; the caller adds what
  * is particular to its report. */
 void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in);
-
-/* Services shared with the API error reports (error_sink.h), which keep their
- * own instances: they run inside CUDA calls and must not wait for a check.
- * The symbolizer in *sym, reopened when objects were loaded or unloaded since
- * *objects was taken: */
-struct gl_symbolizer *gl_symbolizer_fresh(struct gl_symbolizer **sym, unsigned long long *objects);
-/* A stored stack's frames to show, symbolized with sym and filtered. */
-unsigned gl_stack_frames_with(struct gl_symbolizer *sym, uint32_t stack, struct gl_frame *out,
-                              unsigned max);
 
 /* Close the services (after the exit report).  The suppression set stays:
  * errors may still come from threads running on. */

@@ -6,30 +6,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "heap/heap.h"
-#include "check/reach.h"
-#include "event/event.h"
-#include "stack/stack_depot.h"
 #include "base/tool.h"
-#include "track/tracker.h"
+#include "check/reach.h"
 #include "check/world.h"
+#include "common/clock.h"
+#include "event/event.h"
+#include "heap/heap.h"
+#include "stack/stack_depot.h"
+#include "track/tracker.h"
 
+/* x86-64 ABI: a leaf function may keep data below its stack pointer. */
 #define RED_ZONE 128
-#define MIN_HANDLE                                                                                 \
-    (1ULL                                                                                          \
-     << 20) /* smaller values are taken for anything but handles */ /* x86-64 ABI: a leaf function \
-                                                                       may keep data below its     \
-                                                                       stack pointer */
+/* Smaller values are taken for anything but handles. */
+#define MIN_HANDLE (1ULL << 20)
+/* Sizings before giving up, each with twice the room to grow of the last. */
+#define ATTEMPTS 3
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+void (*gl_reachability_after_sizing)(unsigned attempt);
 
 /* ---- /proc/self/maps, read and parsed with the world stopped ---- */
 
@@ -101,47 +96,62 @@ static const struct mapping *containing(const struct mapping *m, size_t n, uint6
     return lo > 0 && addr < m[lo - 1].end ? &m[lo - 1] : NULL;
 }
 
+/* How far a check got.  The phrases are the report's (why_not). */
+enum step {
+    STEP_OK,
+    STEP_NOTHING,            /* no block can be referenced: nothing to scan for */
+    STEP_RETRY,              /* the heap outgrew the buffers: size them again */
+    STEP_NO_MEMORY,          /* "out of memory" */
+    STEP_NO_MEMORY_SCANNING, /* "out of memory while scanning" */
+};
+
+/* Everything one attempt needs, sized and mapped while the world runs: once it
+ * is stopped nothing can be allocated.  scan_release() gives it all back, on
+ * every path: success, retry (the next attempt sizes again), failure. */
+struct scan {
+    struct gl_reach_target *targets; /* what each block can be reached by */
+    size_t ntargets, targets_cap;
+    struct gl_vmm_mapping *maps; /* every VMM mapping, sorted by handle */
+    size_t nmaps, maps_cap;
+    struct gl_heap_object *heap; /* the live chunks and mappings */
+    size_t heap_cap, heap_needed;
+    struct gl_reach_object *objects; /* those, and pinned host blocks */
+    size_t nobjects, objects_cap;
+    struct gl_reach_range *roots;
+    size_t nroots, roots_cap;
+    uint64_t *regs; /* the stopped threads' registers */
+    size_t nregs, regs_cap;
+    char *maps_text; /* /proc/self/maps, read with the world stopped */
+    size_t maps_text_cap;
+    struct mapping *mappings; /* ... and parsed */
+    size_t nmappings, mappings_cap;
+    void *scratch; /* the scan's own (reach.h) */
+    size_t scratch_cap;
+    struct gl_world world; /* a slot for each thread to stop */
+    size_t tls_below, tcb; /* static TLS below a thread pointer, the descriptor above */
+};
+
+static void scan_release(struct scan *s)
+{
+    gl_tool_unmap(s->targets, s->targets_cap * sizeof *s->targets);
+    gl_tool_unmap(s->maps, s->maps_cap * sizeof *s->maps);
+    gl_tool_unmap(s->heap, s->heap_cap * sizeof *s->heap);
+    gl_tool_unmap(s->objects, s->objects_cap * sizeof *s->objects);
+    gl_tool_unmap(s->roots, s->roots_cap * sizeof *s->roots);
+    gl_tool_unmap(s->regs, s->regs_cap * sizeof *s->regs);
+    gl_tool_unmap(s->maps_text, s->maps_text_cap);
+    gl_tool_unmap(s->mappings, s->mappings_cap * sizeof *s->mappings);
+    gl_tool_unmap(s->scratch, s->scratch_cap);
+    gl_world_free(&s->world);
+    memset(s, 0, sizeof *s);
+}
+
 /* ---- targets: what each block can be reached by ---- */
 
 static bool addressed(uint8_t kind)
 {
     return kind != GL_MEM_VMM && kind != GL_MEM_ARRAY && kind != GL_MEM_MIPMAPPED_ARRAY &&
            kind != GL_MEM_NONE && kind != GL_MEM_POOL_RESERVE && kind != GL_MEM_GRAPH_RESERVE;
-}
-
-struct plan {
-    struct gl_reach_target *targets;
-    size_t ntargets, targets_cap;
-    struct gl_vmm_mapping *maps;
-    size_t nmaps, maps_cap;
-    struct gl_reach_object *objects;
-    size_t objects_cap;
-    struct gl_heap_object *heap;
-    size_t heap_cap;
-    struct gl_reach_range *roots;
-    size_t roots_cap;
-    uint64_t *regs;
-    size_t regs_cap;
-    char *maps_text;
-    size_t maps_text_cap;
-    struct mapping *mappings;
-    size_t mappings_cap;
-    void *scratch;
-    size_t scratch_cap;
-};
-
-static void plan_free(struct plan *p)
-{
-    gl_tool_unmap(p->targets, p->targets_cap * sizeof *p->targets);
-    gl_tool_unmap(p->maps, p->maps_cap * sizeof *p->maps);
-    gl_tool_unmap(p->objects, p->objects_cap * sizeof *p->objects);
-    gl_tool_unmap(p->heap, p->heap_cap * sizeof *p->heap);
-    gl_tool_unmap(p->roots, p->roots_cap * sizeof *p->roots);
-    gl_tool_unmap(p->regs, p->regs_cap * sizeof *p->regs);
-    gl_tool_unmap(p->maps_text, p->maps_text_cap);
-    gl_tool_unmap(p->mappings, p->mappings_cap * sizeof *p->mappings);
-    gl_tool_unmap(p->scratch, p->scratch_cap);
-    memset(p, 0, sizeof *p);
 }
 
 static int cmp_handle(const void *a, const void *b)
@@ -152,19 +162,19 @@ static int cmp_handle(const void *a, const void *b)
 }
 
 /* Targets for every block that can be referenced; false if out of memory. */
-static bool build_targets(struct plan *p, const struct gl_block_info *blocks, size_t n)
+static bool build_targets(struct scan *s, const struct gl_block_info *blocks, size_t n)
 {
     size_t nmaps = gl_tracker_vmm_map_list(NULL, 0);
-    p->maps_cap = nmaps + 64;
-    p->maps = gl_tool_map(p->maps_cap * sizeof *p->maps);
-    p->targets_cap = n + p->maps_cap;
-    p->targets = gl_tool_map(p->targets_cap * sizeof *p->targets);
-    if (!p->maps || !p->targets)
+    s->maps_cap = nmaps + 64;
+    s->maps = gl_tool_map(s->maps_cap * sizeof *s->maps);
+    s->targets_cap = n + s->maps_cap;
+    s->targets = gl_tool_map(s->targets_cap * sizeof *s->targets);
+    if (!s->maps || !s->targets)
         return false;
-    p->nmaps = gl_tracker_vmm_map_list(p->maps, p->maps_cap);
-    if (p->nmaps > p->maps_cap)
-        p->nmaps = p->maps_cap;
-    qsort(p->maps, p->nmaps, sizeof *p->maps, cmp_handle);
+    s->nmaps = gl_tracker_vmm_map_list(s->maps, s->maps_cap);
+    if (s->nmaps > s->maps_cap)
+        s->nmaps = s->maps_cap;
+    qsort(s->maps, s->nmaps, sizeof *s->maps, cmp_handle);
     for (size_t i = 0; i < n; i++) {
         const struct gl_block_info *b = &blocks[i];
         if ((b->flags & (GL_BLK_IGNORED | GL_BLK_POOL)) || b->kind == GL_MEM_POOL_RESERVE ||
@@ -173,26 +183,26 @@ static bool build_targets(struct plan *p, const struct gl_block_info *blocks, si
         uint64_t v = gl_key_value(b->key);
         if (addressed(b->kind)) {
             uint64_t size = b->size ? b->size : 1;
-            p->targets[p->ntargets++] = (struct gl_reach_target){v, v + size, 0, (uint32_t)i, 0};
+            s->targets[s->ntargets++] = (struct gl_reach_target){v, v + size, 0, (uint32_t)i, 0};
             continue;
         }
         /* A handle, and for VMM each address it is mapped at.  Handles that are
          * small numbers (VMM handles may be) would match any counter: only
          * the mappings then tell. */
         if (v >= MIN_HANDLE)
-            p->targets[p->ntargets++] = (struct gl_reach_target){0, 0, v, (uint32_t)i, 0};
+            s->targets[s->ntargets++] = (struct gl_reach_target){0, 0, v, (uint32_t)i, 0};
         if (b->kind != GL_MEM_VMM)
             continue;
         struct gl_vmm_mapping key = {0, 0, b->key};
-        const struct gl_vmm_mapping *m = bsearch(&key, p->maps, p->nmaps, sizeof key, cmp_handle);
-        while (m && m > p->maps && m[-1].handle == b->key)
+        const struct gl_vmm_mapping *m = bsearch(&key, s->maps, s->nmaps, sizeof key, cmp_handle);
+        while (m && m > s->maps && m[-1].handle == b->key)
             m--;
-        for (; m && m < p->maps + p->nmaps && m->handle == b->key; m++)
-            if (p->ntargets < p->targets_cap)
-                p->targets[p->ntargets++] =
+        for (; m && m < s->maps + s->nmaps && m->handle == b->key; m++)
+            if (s->ntargets < s->targets_cap)
+                s->targets[s->ntargets++] =
                     (struct gl_reach_target){m->addr, m->addr + m->size, 0, (uint32_t)i, 0};
     }
-    gl_reach_sort_targets(p->targets, p->ntargets);
+    gl_reach_sort_targets(s->targets, s->ntargets);
     return true;
 }
 
@@ -246,29 +256,29 @@ static size_t tcb_size(void)
     return size && *size >= 64 && *size <= 65536 ? *size : 4096;
 }
 
-/* Objects from the heap snapshot (with the world stopped), and pinned host
- * blocks; returns their count. */
-static size_t build_objects(struct plan *p, const struct gl_owners *own,
-                            const struct gl_block_info *blocks, size_t n, bool stopped,
-                            size_t *needed)
+/* Objects from the heap snapshot (with the world stopped, or not yet to size
+ * the scratch), and pinned host blocks.  heap_needed: the snapshot's true
+ * count, which may exceed what the buffer holds. */
+static void build_objects(struct scan *s, const struct gl_owners *own,
+                          const struct gl_block_info *blocks, size_t n, bool stopped)
 {
-    size_t k = gl_heap_snapshot(p->heap, p->heap_cap, stopped);
-    *needed = k;
-    if (k > p->heap_cap)
-        k = p->heap_cap;
+    size_t k = gl_heap_snapshot(s->heap, s->heap_cap, stopped);
+    s->heap_needed = k;
+    if (k > s->heap_cap)
+        k = s->heap_cap;
     size_t m = 0;
-    for (size_t i = 0; i < k && m < p->objects_cap; i++) {
-        uint8_t owner = own->callers[p->heap[i].caller];
-        p->objects[m++] =
-            (struct gl_reach_object){p->heap[i].start, p->heap[i].start + p->heap[i].size,
+    for (size_t i = 0; i < k && m < s->objects_cap; i++) {
+        uint8_t owner = own->callers[s->heap[i].caller];
+        s->objects[m++] =
+            (struct gl_reach_object){s->heap[i].start, s->heap[i].start + s->heap[i].size,
                                      owner == GL_OWNER_APP || owner == GL_OWNER_LIB};
     }
-    for (size_t i = 0; i < n && m < p->objects_cap; i++)
+    for (size_t i = 0; i < n && m < s->objects_cap; i++)
         if (blocks[i].kind == GL_MEM_HOST_PINNED && blocks[i].size)
-            p->objects[m++] = (struct gl_reach_object){
+            s->objects[m++] = (struct gl_reach_object){
                 gl_key_value(blocks[i].key), gl_key_value(blocks[i].key) + blocks[i].size, true};
-    gl_reach_sort_objects(p->objects, m);
-    return m;
+    gl_reach_sort_objects(s->objects, m);
+    s->nobjects = m;
 }
 
 /* Where a stopped thread's stack ends.  /proc/self/maps shows a pthread's stack
@@ -286,199 +296,281 @@ static uint64_t stack_end(const struct mapping *sm, uint64_t sp, uint64_t tp)
     return sm->end; /* not a pthread stack laid out so: the whole mapping */
 }
 
-static void add_root(struct plan *p, size_t *nroots, uint64_t start, uint64_t end)
+/* ---- phase 1: who owns what, while the world runs ---- */
+
+/* The owners of modules and heap chunks (owners.h).  They call the loader and
+ * libdw, so they are built before anything else. */
+static enum step learn_owners(struct gl_owners *own, const struct gl_block_info *blocks, size_t n,
+                              gl_function_name_fn name, void *arg)
 {
-    if (end > start && *nroots < p->roots_cap)
-        p->roots[(*nroots)++] = (struct gl_reach_range){start, end};
+    /* The name function may load libraries (libdw, to symbolize): let it do so
+     * before the loaded objects are read, so that they are known as gpuleak's. */
+    if (name)
+        name(0, arg);
+    if (gl_owners_load(own) < 0)
+        return STEP_NO_MEMORY;
+    probe_cudart(own, blocks, n, name, arg);
+    return gl_owners_classify_callers(own, name, arg) < 0 ? STEP_NO_MEMORY : STEP_OK;
+}
+
+/* ---- phase 2: size the buffers, while the world runs ---- */
+
+/* /proc/self/maps' length now, to size the buffer it is read into later. */
+static void map_maps_text(struct scan *s)
+{
+    long maps_len = 0;
+    s->maps_text_cap = 1 << 20;
+    s->maps_text = gl_tool_map(s->maps_text_cap);
+    if (s->maps_text)
+        maps_len = read_maps(s->maps_text, s->maps_text_cap);
+    if (maps_len > (long)s->maps_text_cap / 2) {
+        gl_tool_unmap(s->maps_text, s->maps_text_cap);
+        s->maps_text_cap = (size_t)maps_len * 2 + 65536;
+        s->maps_text = gl_tool_map(s->maps_text_cap);
+    }
+}
+
+/* Every buffer of an attempt, from counts taken now with room to grow; the
+ * room doubles at each retry. */
+static enum step size_buffers(struct scan *s, const struct gl_owners *own,
+                              const struct gl_block_info *blocks, size_t n, int attempt)
+{
+    if (!build_targets(s, blocks, n))
+        return STEP_NO_MEMORY;
+    if (s->ntargets == 0)
+        return STEP_NOTHING;
+    /* A thread's static TLS block: glibc's static size counts the descriptor,
+     * which lies above the thread pointer, the variables below it.  Reading
+     * the full size below reads the descriptor's size of whatever precedes
+     * the block (gpuleak's own tables, where the kernel merged the mappings:
+     * leaked blocks counted as still reachable on a two-GPU machine). */
+    size_t tls = static_tls_size();
+    s->tcb = tcb_size();
+    s->tls_below = tls > s->tcb ? tls - s->tcb : tls;
+
+    size_t heap_now = gl_heap_chunk_count() + gl_heap_mapping_count();
+    size_t grow = (heap_now / 4 + 4096) << attempt;
+    s->heap_cap = heap_now + grow;
+    s->objects_cap = s->heap_cap + n;
+    if (gl_world_init(&s->world) < 0)
+        return STEP_NO_MEMORY_SCANNING;
+    s->roots_cap = own->nroots + 2 * s->world.cap + 8;
+    s->regs_cap = s->world.cap * GL_WORLD_NREGS + 8;
+    map_maps_text(s);
+    s->mappings_cap = s->maps_text_cap / 24 + 16; /* a line is at least 24 bytes */
+    s->heap = gl_tool_map(s->heap_cap * sizeof *s->heap);
+    s->objects = gl_tool_map(s->objects_cap * sizeof *s->objects);
+    s->roots = gl_tool_map(s->roots_cap * sizeof *s->roots);
+    s->regs = gl_tool_map(s->regs_cap * sizeof *s->regs);
+    s->mappings = gl_tool_map(s->mappings_cap * sizeof *s->mappings);
+    if (!s->heap || !s->objects || !s->roots || !s->regs || !s->maps_text || !s->mappings)
+        return STEP_NO_MEMORY_SCANNING;
+
+    /* The scratch the scan needs, from a snapshot taken now, with room. */
+    build_objects(s, own, blocks, n, false);
+    struct gl_reach probe = {.objects = s->objects,
+                             .nobjects = s->nobjects,
+                             .targets = s->targets,
+                             .ntargets = s->ntargets};
+    s->scratch_cap = gl_reach_scratch_bytes(&probe) * 5 / 4 + (1 << 20) + grow * 64;
+    s->scratch = gl_tool_map(s->scratch_cap);
+    return s->scratch ? STEP_OK : STEP_NO_MEMORY_SCANNING;
+}
+
+/* ---- phase 3: the roots, with the world stopped (no allocation, no lock) ---- */
+
+static void add_root(struct scan *s, uint64_t start, uint64_t end)
+{
+    if (end > start && s->nroots < s->roots_cap)
+        s->roots[s->nroots++] = (struct gl_reach_range){start, end};
+}
+
+/* A thread's static TLS, which sits below its thread pointer: a root of its
+ * own unless it lies in the thread's stack mapping (scanned already), as a
+ * pthread's does; the main thread's lies elsewhere. */
+static void add_tls_root(struct scan *s, uint64_t tp, const struct mapping *stack)
+{
+    const struct mapping *tm = containing(s->mappings, s->nmappings, tp);
+    if (!tm || tm == stack)
+        return;
+    uint64_t a = tp > s->tls_below ? tp - s->tls_below : 0, b = tp + s->tcb;
+    add_root(s, a < tm->start ? tm->start : a, b > tm->end ? tm->end : b);
+}
+
+/* A stopped thread's stack (from its stack pointer, less the red zone),
+ * registers and static TLS. */
+static void add_stopped_thread(struct scan *s, const struct gl_stopped_thread *t)
+{
+    if (t->tid <= 0 || atomic_load(&t->state) != 1)
+        return;
+    const struct mapping *sm = containing(s->mappings, s->nmappings, t->sp);
+    uint64_t lo = t->sp > RED_ZONE ? t->sp - RED_ZONE : t->sp;
+    if (sm) {
+        if (lo < sm->start)
+            lo = sm->start;
+        add_root(s, lo, stack_end(sm, t->sp, t->tp));
+    }
+    for (int r = 0; r < GL_WORLD_NREGS && s->nregs < s->regs_cap; r++)
+        s->regs[s->nregs++] = t->regs[r];
+    add_tls_root(s, t->tp, sm);
+}
+
+/* This thread's thread pointer (0 where it is not read). */
+static uint64_t thread_pointer(void)
+{
+    uint64_t tp = 0;
+#if defined(__x86_64__)
+    __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
+#endif
+    return tp;
+}
+
+/* The writable segments of the program's modules; this thread's stack from
+ * the program's frame up, and the registers the program had there; every
+ * stopped thread's stack, registers and TLS; this thread's TLS. */
+static void take_roots(struct scan *s, const struct gl_owners *own,
+                       const struct gl_caller_context *cc)
+{
+    s->nroots = s->nregs = 0;
+    for (size_t i = 0; i < own->nroots; i++)
+        add_root(s, own->roots[i].start, own->roots[i].end);
+    const struct mapping *me = containing(s->mappings, s->nmappings, cc->frame);
+    if (me)
+        add_root(s, cc->frame, me->end);
+    add_root(s, (uint64_t)(uintptr_t)&cc->regs, (uint64_t)(uintptr_t)&cc->regs + sizeof cc->regs);
+    for (size_t i = 0; i < s->world.n; i++)
+        add_stopped_thread(s, &s->world.threads[i]);
+    add_tls_root(s, thread_pointer(), me);
+}
+
+/* ---- phase 4: stop, read the roots and the heap as they are, scan, resume ---- */
+
+/* The scan proper (reach.h): no allocation, a fault guard. */
+static int scan(struct scan *s, struct gl_reach_stats *stats)
+{
+    struct gl_reach r = {
+        .roots = s->roots,
+        .nroots = s->nroots,
+        .root_words = s->regs,
+        .nroot_words = s->nregs,
+        .objects = s->objects,
+        .nobjects = s->nobjects,
+        .targets = s->targets,
+        .ntargets = s->ntargets,
+        .guard_faults = true,
+    };
+    int rc = gl_reach_run(&r, s->scratch, s->scratch_cap);
+    *stats = r.stats;
+    return rc;
+}
+
+/* What -v reports of the scan (report_text.c's "checked N bytes"). */
+static void record_statistics(struct gl_reachability *out, const struct gl_reach_stats *st)
+{
+    out->root_bytes = st->root_bytes;
+    out->object_bytes = st->object_bytes;
+    out->objects_reached = st->objects_reached;
+    out->faults = st->faults;
+}
+
+static enum step scan_stopped(struct scan *s, const struct gl_owners *own,
+                              const struct gl_block_info *blocks, size_t n,
+                              const struct gl_caller_context *cc, struct gl_reachability *out)
+{
+    /* ---- the world stops: no allocation, no lock, no loader from here ---- */
+    out->threads_stopped = gl_world_stop(&s->world, 200);
+    long len = read_maps(s->maps_text, s->maps_text_cap);
+    s->nmappings = len > 0 ? parse_maps(s->maps_text, s->mappings, s->mappings_cap) : 0;
+    build_objects(s, own, blocks, n, true);
+    take_roots(s, own, cc);
+    struct gl_reach_stats stats;
+    int rc = scan(s, &stats);
+    gl_world_resume(&s->world);
+    /* ---- the world runs again ---- */
+
+    out->threads_skipped = s->world.skipped;
+    if (rc != 0 || s->heap_needed > s->heap_cap)
+        return STEP_RETRY; /* too small for what the heap became */
+    record_statistics(out, &stats);
+    return STEP_OK;
+}
+
+/* Size, stop and scan; size everything again, with twice the room, when the
+ * heap outgrew the buffers meanwhile. */
+static enum step scan_with_retries(struct scan *s, const struct gl_owners *own,
+                                   const struct gl_block_info *blocks, size_t n,
+                                   const struct gl_caller_context *cc, struct gl_reachability *out)
+{
+    for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+        enum step st = size_buffers(s, own, blocks, n, attempt);
+        if (st == STEP_OK && gl_reachability_after_sizing)
+            gl_reachability_after_sizing((unsigned)attempt);
+        if (st == STEP_OK)
+            st = scan_stopped(s, own, blocks, n, cc, out);
+        if (st != STEP_RETRY)
+            return st;
+        scan_release(s);
+    }
+    return STEP_NO_MEMORY_SCANNING;
+}
+
+/* ---- phase 5: the marks, into the snapshot's copies of the blocks ---- */
+
+/* A pointer to a block's start, through any of its targets, outranks one
+ * into it. */
+static void apply_marks(const struct scan *s, struct gl_block_info *blocks)
+{
+    for (size_t i = 0; i < s->ntargets; i++) {
+        struct gl_block_info *b = &blocks[s->targets[i].owner];
+        if (s->targets[i].state == GL_REACH_START)
+            b->flags = (uint8_t)((b->flags & ~GL_BLK_REACH_INTERIOR) | GL_BLK_REACH_START);
+        else if (s->targets[i].state == GL_REACH_INTERIOR && !(b->flags & GL_BLK_REACH_START))
+            b->flags |= GL_BLK_REACH_INTERIOR;
+    }
+}
+
+/* The verdict.  A scan is timed; a check with nothing to find scanned
+ * nothing. */
+static void conclude(struct gl_reachability *out, enum step st, double t0)
+{
+    switch (st) {
+    case STEP_OK:
+        out->available = true;
+        out->seconds = gl_clock_s() - t0;
+        break;
+    case STEP_NOTHING:
+        out->available = true;
+        break;
+    case STEP_NO_MEMORY:
+        out->why_not = "out of memory";
+        break;
+    default:
+        out->why_not = "out of memory while scanning";
+        out->seconds = gl_clock_s() - t0;
+    }
 }
 
 void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_caller_context *cc,
                      gl_function_name_fn name, void *arg, struct gl_reachability *out)
 {
-    uint64_t entry_sp = cc->frame;
     memset(out, 0, sizeof *out);
     if (!gl_heap_active()) {
         out->why_not = "gpuleak's allocator hooks are not in this process (it was not "
                        "preloaded, or the program has an allocator of its own)";
         return;
     }
-    double t0 = now_s();
-    struct plan p;
-    memset(&p, 0, sizeof p);
+    double t0 = gl_clock_s();
     struct gl_owners own;
-    struct gl_world w;
-    memset(&w, 0, sizeof w);
-    /* The name function may load libraries (libdw, to symbolize): let it do so
-     * before the loaded objects are read, so that they are known as gpuleak's. */
-    if (name)
-        name(0, arg);
-    if (!build_targets(&p, blocks, n) || gl_owners_load(&own) < 0) {
-        out->why_not = "out of memory";
-        plan_free(&p);
-        return;
-    }
-    probe_cudart(&own, blocks, n, name, arg);
-    if (gl_owners_classify_callers(&own, name, arg) < 0) {
-        out->why_not = "out of memory";
-        gl_owners_free(&own);
-        plan_free(&p);
-        return;
-    }
-    if (p.ntargets == 0) { /* nothing to find: no scan */
-        out->available = true;
-        gl_owners_free(&own);
-        plan_free(&p);
-        return;
-    }
-    /* A thread's static TLS block: glibc's static size counts the descriptor,
-     * which lies above the thread pointer, the variables below it.  Reading
-     * the full size below reads the descriptor's size of whatever precedes
-     * the block (gpuleak's own tables, where the kernel merged the mappings:
-     * 30 leaked blocks "still reachable" on a two-GPU H200 machine). */
-    size_t tls = static_tls_size(), tcb = tcb_size();
-    size_t below = tls > tcb ? tls - tcb : tls;
-    bool done = false;
-    for (int attempt = 0; attempt < 3 && !done; attempt++) {
-        /* Size everything while the world runs: nothing can be allocated once
-         * it is stopped.  A retry (the heap grew meanwhile) sizes again. */
-        size_t heap_now = gl_heap_chunk_count() + gl_heap_mapping_count();
-        size_t grow = (heap_now / 4 + 4096) << attempt;
-        p.heap_cap = heap_now + grow;
-        p.objects_cap = p.heap_cap + n;
-        if (gl_world_init(&w) < 0)
-            break;
-        p.roots_cap = own.nroots + 2 * w.cap + 8;
-        p.regs_cap = w.cap * GL_WORLD_NREGS + 8;
-        long maps_len = 0;
-        {
-            /* /proc/self/maps' length now, to size the buffer read later */
-            p.maps_text_cap = 1 << 20;
-            p.maps_text = gl_tool_map(p.maps_text_cap);
-            if (p.maps_text)
-                maps_len = read_maps(p.maps_text, p.maps_text_cap);
-            if (maps_len > (long)p.maps_text_cap / 2) {
-                gl_tool_unmap(p.maps_text, p.maps_text_cap);
-                p.maps_text_cap = (size_t)maps_len * 2 + 65536;
-                p.maps_text = gl_tool_map(p.maps_text_cap);
-            }
-        }
-        p.mappings_cap = p.maps_text_cap / 24 + 16; /* a line is at least 24 bytes */
-        p.heap = gl_tool_map(p.heap_cap * sizeof *p.heap);
-        p.objects = gl_tool_map(p.objects_cap * sizeof *p.objects);
-        p.roots = gl_tool_map(p.roots_cap * sizeof *p.roots);
-        p.regs = gl_tool_map(p.regs_cap * sizeof *p.regs);
-        p.mappings = gl_tool_map(p.mappings_cap * sizeof *p.mappings);
-        if (!p.heap || !p.objects || !p.roots || !p.regs || !p.maps_text || !p.mappings) {
-            gl_world_free(&w);
-            break;
-        }
-        /* The scratch the scan needs, from a snapshot taken now, with room. */
-        size_t needed;
-        size_t nobj = build_objects(&p, &own, blocks, n, false, &needed);
-        struct gl_reach probe_r = {
-            .objects = p.objects, .nobjects = nobj, .targets = p.targets, .ntargets = p.ntargets};
-        p.scratch_cap = gl_reach_scratch_bytes(&probe_r) * 5 / 4 + (1 << 20) + grow * 64;
-        p.scratch = gl_tool_map(p.scratch_cap);
-        if (!p.scratch) {
-            gl_world_free(&w);
-            break;
-        }
+    struct scan s;
+    memset(&s, 0, sizeof s);
 
-        /* ---- the world stops: no allocation, no lock, no loader from here ---- */
-        out->threads_stopped = gl_world_stop(&w, 200);
-        long len = read_maps(p.maps_text, p.maps_text_cap);
-        size_t nmappings = len > 0 ? parse_maps(p.maps_text, p.mappings, p.mappings_cap) : 0;
-        nobj = build_objects(&p, &own, blocks, n, true, &needed);
-        size_t nroots = 0, nregs = 0;
-        for (size_t i = 0; i < own.nroots; i++)
-            add_root(&p, &nroots, own.roots[i].start, own.roots[i].end);
-        const struct mapping *me = containing(p.mappings, nmappings, entry_sp);
-        if (me)
-            add_root(&p, &nroots, entry_sp, me->end);
-        add_root(&p, &nroots, (uint64_t)(uintptr_t)&cc->regs,
-                 (uint64_t)(uintptr_t)&cc->regs + sizeof cc->regs);
-        for (size_t i = 0; i < w.n; i++) {
-            const struct gl_stopped_thread *t = &w.threads[i];
-            if (t->tid <= 0 || atomic_load(&t->state) != 1)
-                continue;
-            const struct mapping *sm = containing(p.mappings, nmappings, t->sp);
-            uint64_t lo = t->sp > RED_ZONE ? t->sp - RED_ZONE : t->sp;
-            if (sm) {
-                if (lo < sm->start)
-                    lo = sm->start;
-                add_root(&p, &nroots, lo, stack_end(sm, t->sp, t->tp));
-            }
-            for (int r = 0; r < GL_WORLD_NREGS && nregs < p.regs_cap; r++)
-                p.regs[nregs++] = t->regs[r];
-            /* Static TLS sits below the thread pointer: inside a pthread's stack
-             * mapping (scanned above), elsewhere for the main thread. */
-            const struct mapping *tm = containing(p.mappings, nmappings, t->tp);
-            if (tm && tm != sm) {
-                uint64_t a = t->tp > below ? t->tp - below : 0, b = t->tp + tcb;
-                add_root(&p, &nroots, a < tm->start ? tm->start : a, b > tm->end ? tm->end : b);
-            }
-        }
-        {
-            /* This thread's static TLS, when its stack is not where it lives. */
-            uint64_t tp = 0;
-#if defined(__x86_64__)
-            __asm__ volatile("mov %%fs:0, %0" : "=r"(tp));
-#endif
-            const struct mapping *tm = containing(p.mappings, nmappings, tp);
-            if (tm && tm != me) {
-                uint64_t a = tp > below ? tp - below : 0, b = tp + tcb;
-                add_root(&p, &nroots, a < tm->start ? tm->start : a, b > tm->end ? tm->end : b);
-            }
-        }
-        struct gl_reach r = {
-            .roots = p.roots,
-            .nroots = nroots,
-            .root_words = p.regs,
-            .nroot_words = nregs,
-            .objects = p.objects,
-            .nobjects = nobj,
-            .targets = p.targets,
-            .ntargets = p.ntargets,
-            .guard_faults = true,
-        };
-        int rc = gl_reach_run(&r, p.scratch, p.scratch_cap);
-        gl_world_resume(&w);
-        /* ---- the world runs again ---- */
+    enum step st = learn_owners(&own, blocks, n, name, arg);
+    if (st == STEP_OK)
+        st = scan_with_retries(&s, &own, blocks, n, cc, out);
+    if (st == STEP_OK)
+        apply_marks(&s, blocks);
 
-        out->threads_skipped = w.skipped;
-        gl_world_free(&w);
-        if (rc == 0 && needed <= p.heap_cap) {
-            done = true;
-            out->root_bytes = r.stats.root_bytes;
-            out->object_bytes = r.stats.object_bytes;
-            out->objects_reached = r.stats.objects_reached;
-            out->faults = r.stats.faults;
-            break;
-        }
-        /* Too small for what the heap became: size again. */
-        gl_tool_unmap(p.heap, p.heap_cap * sizeof *p.heap);
-        gl_tool_unmap(p.objects, p.objects_cap * sizeof *p.objects);
-        gl_tool_unmap(p.roots, p.roots_cap * sizeof *p.roots);
-        gl_tool_unmap(p.regs, p.regs_cap * sizeof *p.regs);
-        gl_tool_unmap(p.maps_text, p.maps_text_cap);
-        gl_tool_unmap(p.mappings, p.mappings_cap * sizeof *p.mappings);
-        gl_tool_unmap(p.scratch, p.scratch_cap);
-        p.heap = NULL, p.objects = NULL, p.roots = NULL, p.regs = NULL, p.maps_text = NULL;
-        p.mappings = NULL, p.scratch = NULL;
-    }
-    if (done) {
-        out->available = true;
-        for (size_t i = 0; i < p.ntargets; i++) {
-            struct gl_block_info *b = &blocks[p.targets[i].owner];
-            if (p.targets[i].state == GL_REACH_START)
-                b->flags = (uint8_t)((b->flags & ~GL_BLK_REACH_INTERIOR) | GL_BLK_REACH_START);
-            else if (p.targets[i].state == GL_REACH_INTERIOR && !(b->flags & GL_BLK_REACH_START))
-                b->flags |= GL_BLK_REACH_INTERIOR;
-        }
-    } else {
-        out->why_not = "out of memory while scanning";
-    }
-    out->seconds = now_s() - t0;
+    conclude(out, st, t0);
+    scan_release(&s);
     gl_owners_free(&own);
-    plan_free(&p);
 }

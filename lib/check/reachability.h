@@ -68,8 +68,18 @@ struct gl_reachability {
 };
 
 /* Mark the blocks the program still references.  Blocks flagged ignored, and
- * custom pools' own blocks, are left alone. */
+ * custom pools' own blocks, are left alone.
+ *
+ *   learn the owners (loader, libdw) -> size every buffer from counts taken
+ *   now, with room -> stop the world: /proc/self/maps, the heap, the roots ->
+ *   scan -> resume -> (the heap outgrew the buffers: size again, at most three
+ *   times) -> the marks into the blocks, the figures -v prints. */
 void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_caller_context *cc,
                      gl_function_name_fn name, void *arg, struct gl_reachability *out);
+
+/* Tests: called when an attempt's buffers are sized, just before the world
+ * stops (attempt 0, 1, ...), so that a test can grow the heap past them and
+ * see the retry.  NULL in the runtime. */
+extern void (*gl_reachability_after_sizing)(unsigned attempt);
 
 #endif

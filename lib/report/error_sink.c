@@ -5,13 +5,15 @@
 
 #include "common/suppressions.h"
 #include "exit_report.h"
-#include "check/leak_run.h"
 #include "report/report_errors.h"
 #include "check/run_suppressions.h"
 #include "runtime.h"
 #include "track/errors.h"
+#include "check/counters.h"
 #include "check/device_memory.h"
 #include "stack/stack_capture.h"
+#include "symbol/frame_filter.h"
+#include "symbol/symbolize.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gl_symbolizer *sym;
@@ -20,7 +22,8 @@ static unsigned long long sym_objects;
 unsigned gl_error_sink_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
 {
     (void)arg;
-    return gl_stack_frames_with(gl_symbolizer_fresh(&sym, &sym_objects), stack, out, max);
+    return gl_frame_filter_stack(gl_symbolize_fresh(&sym, &sym_objects), stack,
+                                 gl_runtime.opt.show_below_main, out, max);
 }
 
 static const void *sink(const struct gl_api_error *e)
@@ -69,7 +72,15 @@ static const void *sink(const struct gl_api_error *e)
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());
     gl_exit_report_preamble(&o);
-    gl_report_errors_api_error(&o, e, &svc);
+    /* Who holds the memory, for an out-of-memory error: read here, in the
+     * failing call, before anything is printed. */
+    struct gl_counters_holders holders;
+    bool oom = e->kind == GL_ERR_OUT_OF_MEMORY;
+    if (oom)
+        gl_counters_holders(e->device, &holders);
+    gl_report_errors_api_error(&o, e, &svc, oom ? &holders : NULL);
+    if (oom)
+        gl_counters_holders_free(&holders);
     if (len)
         gl_out_text(&o, text, len);
     gl_out_flush(&o);

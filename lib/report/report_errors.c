@@ -6,12 +6,10 @@
 #include <string.h>
 
 #include "check/framework.h"
-#include "report/report_text.h"
+#include "common/options.h"
 #include "event/api.h"
-#include "track/stats.h"
-#include "stack/stack_depot.h"
-#include "base/tool.h"
-#include "track/tracker.h"
+#include "event/event.h"
+#include "report/report_frames.h"
 
 #define C(buf, v) gl_out_u64_commas(buf, v)
 
@@ -27,7 +25,7 @@ static const char *called(const struct gl_error_services *svc, uint32_t stack, u
     struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = frames_of(svc, stack, f, 1);
     /* The name points into the symbolizer's strings, which outlive the report. */
-    return gl_report_text_api_called(&f[0], n, api);
+    return gl_report_frames_api_called(&f[0], n, api);
 }
 
 /* What a block's kind is released with. */
@@ -186,100 +184,15 @@ static void print_stack(struct gl_out *o, const struct gl_error_services *svc, u
 {
     struct gl_frame f[GL_FRAMES_SHOWN_MAX];
     unsigned n = frames_of(svc, stack, f, svc->num_callers);
-    gl_report_text_print_frames(o, f, n, "   ",
-                                missing
-                                    ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
-                                    : "(no stack recorded)");
+    gl_report_frames_print(o, f, n, "   ",
+                           missing ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
+                                   : "(no stack recorded)");
 }
 
-static int by_live_desc(const void *a, const void *b)
-{
-    const struct gl_site_stats *x = a, *y = b;
-    if (x->live_bytes != y->live_bytes)
-        return x->live_bytes < y->live_bytes ? 1 : -1;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-static int by_peak_desc(const void *a, const void *b)
-{
-    const struct gl_site_stats *x = a, *y = b;
-    if (x->peak_bytes != y->peak_bytes)
-        return x->peak_bytes < y->peak_bytes ? 1 : -1;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-struct gl_site_stats *gl_report_errors_sites_by_peak(size_t *n)
-{
-    *n = 0;
-    size_t all = gl_stack_depot_sites(NULL, 0);
-    struct gl_site_stats *s = all ? malloc(all * sizeof *s) : NULL;
-    if (!s)
-        return NULL;
-    *n = gl_stack_depot_sites(s, all);
-    if (*n > all) /* sites added since the count: the first `all` are copied */
-        *n = all;
-    qsort(s, *n, sizeof *s, by_peak_desc);
-    return s;
-}
-
-static int site_by_stack(const void *a, const void *b)
-{
-    const struct gl_site_stats *x = a, *y = b;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-static int block_by_stack(const void *a, const void *b)
-{
-    const struct gl_block_info *x = a, *y = b;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
-}
-
-/* The live blocks on a device (-1: host memory) summed by allocation stack,
- * most bytes first; with per-site counting on, each site's peak too.  A table
- * walk: out of memory is rare, and sites are counted on every allocation only
- * when --stats asks. */
-static struct gl_site_stats *live_sites(int device, size_t *n)
-{
-    *n = 0;
-    struct gl_block_info *b;
-    size_t nb, bytes;
-    if (gl_tracker_snapshot(&b, &nb, &bytes) != 0 || !nb)
-        return NULL;
-    size_t keep = 0;
-    for (size_t i = 0; i < nb; i++)
-        if (b[i].device == device && gl_mem_kind_counted(b[i].kind))
-            b[keep++] = b[i];
-    qsort(b, keep, sizeof *b, block_by_stack);
-    struct gl_site_stats *s = keep ? calloc(keep, sizeof *s) : NULL;
-    for (size_t i = 0; s && i < keep; i++) {
-        if (!*n || s[*n - 1].stack != b[i].stack)
-            s[(*n)++].stack = b[i].stack;
-        s[*n - 1].live_bytes += b[i].size;
-        s[*n - 1].live_blocks++;
-    }
-    gl_tool_unmap(b, bytes);
-    if (s && gl_stats_sites_on()) {
-        size_t all = gl_stack_depot_sites(NULL, 0);
-        struct gl_site_stats *d = all ? malloc(all * sizeof *d) : NULL;
-        size_t nd = d ? gl_stack_depot_sites(d, all) : 0;
-        if (nd > all)
-            nd = all;
-        for (size_t i = 0; i < *n; i++) { /* d is in id order */
-            const struct gl_site_stats *hit = bsearch(&s[i], d, nd, sizeof *d, site_by_stack);
-            if (hit)
-                s[i].peak_bytes = hit->peak_bytes;
-        }
-        free(d);
-    }
-    if (s)
-        qsort(s, *n, sizeof *s, by_live_desc);
-    return s;
-}
-
-/* Who holds the memory: gpuleak's live bytes per kind on the device, and the
- * allocation sites holding the most. */
+/* Who holds the memory: NVML's free and total, gpuleak's live bytes per kind
+ * on the device, and the allocation sites holding the most. */
 static void oom_details(struct gl_out *o, const struct gl_api_error *e,
-                        const struct gl_error_services *svc)
+                        const struct gl_error_services *svc, const struct gl_counters_holders *h)
 {
     char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN];
     if (e->flags & GL_ERRF_DEVMEM)
@@ -288,49 +201,39 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
     else if (e->device >= 0)
         gl_out_line(o, " Device %d: free and total memory unknown (NVML could not tell)",
                     e->device);
-    unsigned slot = gl_stats_slot(e->device);
+    if (!h)
+        return;
     uint64_t total = 0;
-    struct gl_usage *u = malloc(sizeof *u); /* one consistent read of every counter */
-    if (u) {
-        gl_stats_snapshot(u);
+    if (h->counted) {
         for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
-            total += u->grp[slot][k].split[GL_SPLIT_ALL].cur_bytes;
+            total += h->live[k].bytes;
         if (e->device >= 0)
             gl_out_line(o, " Live on device %d, as gpuleak tracked it: %s bytes", e->device,
                         C(b1, total));
         else
             gl_out_line(o, " Live in host memory, as gpuleak tracked it: %s bytes", C(b1, total));
-        for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
-            const struct gl_stat_counts *a = &u->grp[slot][k].split[GL_SPLIT_ALL];
-            if (a->cur_blocks)
-                gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, a->cur_bytes),
-                            C(b2, a->cur_blocks), gl_mem_kind_name(k));
-        }
-        free(u);
+        for (unsigned k = 1; k < GL_MEM_NKINDS; k++)
+            if (h->live[k].blocks)
+                gl_out_line(o, "   %s bytes in %s blocks of %s", C(b1, h->live[k].bytes),
+                            C(b2, h->live[k].blocks), gl_mem_kind_name(k));
     }
-    /* Sites: the live blocks on this device (or in host memory), by stack. */
-    size_t n;
-    struct gl_site_stats *s = live_sites(e->device, &n);
-    if (!s)
-        return;
-    bool peaks = gl_stats_sites_on(); /* a site's peak is known with --stats=yes */
-    size_t shown = 0;
-    for (size_t i = 0; i < n && shown < (size_t)svc->top_sites; i++, shown++) {
-        if (shown == 0)
+    for (size_t i = 0; i < h->nsites && i < (size_t)svc->top_sites; i++) {
+        const struct gl_counters_site *s = &h->sites[i];
+        if (i == 0)
             gl_out_line(o, " Top allocation sites by live bytes:");
-        double pct = total ? 100.0 * (double)s[i].live_bytes / (double)total : 0.0;
+        double pct = total ? 100.0 * (double)s->live_bytes / (double)total : 0.0;
         char peak[64] = "";
-        if (peaks && s[i].peak_bytes)
-            snprintf(peak, sizeof peak, ", peak %s bytes", C(b3, s[i].peak_bytes));
-        gl_out_line(o, "  %s bytes in %s blocks (%.1f%%)%s, allocated at", C(b1, s[i].live_bytes),
-                    C(b2, s[i].live_blocks), pct > 100 ? 100.0 : pct, peak);
-        print_stack(o, svc, s[i].stack, false);
+        if (h->peaks && s->peak_bytes)
+            snprintf(peak, sizeof peak, ", peak %s bytes", C(b3, s->peak_bytes));
+        gl_out_line(o, "  %s bytes in %s blocks (%.1f%%)%s, allocated at", C(b1, s->live_bytes),
+                    C(b2, s->live_blocks), pct > 100 ? 100.0 : pct, peak);
+        print_stack(o, svc, s->stack, false);
     }
-    free(s);
 }
 
 void gl_report_errors_api_error(struct gl_out *o, const struct gl_api_error *e,
-                                const struct gl_error_services *svc)
+                                const struct gl_error_services *svc,
+                                const struct gl_counters_holders *holders)
 {
     struct gl_error_text t;
     gl_report_errors_describe(e, svc, &t);
@@ -343,7 +246,7 @@ void gl_report_errors_api_error(struct gl_out *o, const struct gl_api_error *e,
         print_stack(o, svc, t.aux_stack[i], t.aux_stack_missing[i]);
     }
     if (e->kind == GL_ERR_OUT_OF_MEMORY)
-        oom_details(o, e, svc);
+        oom_details(o, e, svc, holders);
     gl_out_line(o, "%s", "");
 }
 

@@ -13,16 +13,19 @@
  *    Block was alloc'd at
  *      at 0x...: cudaMalloc (...)
  *
- * Formatting is pure: stacks come through the stack_frames service; the OOM
- * report also reads the usage counters (track/stats.h, the depot's sites),
- * which are plain memory. */
+ * Formatting is pure: stacks come through the stack_frames service, and the
+ * out-of-memory report is given who holds the memory (check/counters.h), so
+ * that check_report_errors.c pins every text. */
 #ifndef GPULEAK_REPORT_ERRORS_H
 #define GPULEAK_REPORT_ERRORS_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "check/counters.h"
+#include "common/frame.h"
 #include "common/out.h"
-#include "symbol/symbolize.h"
 #include "track/errors.h"
-#include "stack/stack_depot.h"
 
 struct gl_error_services {
     unsigned num_callers;
@@ -41,13 +44,12 @@ struct gl_error_text {
 void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
                                struct gl_error_text *out);
 
-/* The whole error, then a bare separator line. */
+/* The whole error, then a bare separator line.  An out-of-memory error says
+ * who holds the memory when holders is given (gl_counters_holders for its
+ * device); other errors ignore it. */
 void gl_report_errors_api_error(struct gl_out *o, const struct gl_api_error *e,
-                                const struct gl_error_services *svc);
-
-/* Every allocation site that ever held memory (stack_depot.h, --stats=yes),
- * highest peak first; malloc'ed (free it), NULL and *n = 0 when there are none. */
-struct gl_site_stats *gl_report_errors_sites_by_peak(size_t *n);
+                                const struct gl_error_services *svc,
+                                const struct gl_counters_holders *holders);
 
 /* Valgrind's note when the context table is full. */
 void gl_report_errors_overflow(struct gl_out *o);

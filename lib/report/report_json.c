@@ -1,14 +1,14 @@
 #include "report/report_json.h"
 
-#include "common/signals.h"
-
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "common/signals.h"
 #include "event/api.h"
 #include "event/event.h"
+#include "report/report_frames.h"
 
 /* A JSON string, or null. */
 static void str(struct gl_out *o, const char *s)
@@ -110,7 +110,7 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
     unsigned n = in->stack_frames
                      ? in->stack_frames(r->stack, frames, (unsigned)opt->num_callers, in->arg)
                      : 0;
-    const char *api = gl_report_text_api_called(&frames[0], n, r->first.api);
+    const char *api = gl_report_frames_api_called(&frames[0], n, r->first.api);
     char text[1024];
     gl_report_text_block_text(in, r, api, text, sizeof text);
     bool shown = opt->leak_check == GL_LEAK_CHECK_FULL && !r->suppressed_by &&

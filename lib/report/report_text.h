@@ -2,25 +2,27 @@
  *
  * Pure formatting: everything it prints comes in through struct gl_report_input
  * (results, counters, device names, symbolized frames), so unit tests check the
- * text byte for byte without a GPU or a live tracker. */
+ * text byte for byte without a GPU or a live tracker.  It knows the check's
+ * result types (check/), the error records' (track/errors.h) and frames
+ * (common/frame.h), nothing of the tracker itself. */
 #ifndef GPULEAK_REPORT_TEXT_H
 #define GPULEAK_REPORT_TEXT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "check/framework.h"
 #include "check/checkpoints.h"
+#include "check/counters.h"
+#include "check/framework.h"
 #include "check/leak_check.h"
 #include "check/reachability.h"
+#include "common/frame.h"
 #include "common/options.h"
-#include "common/suppressions.h"
 #include "common/out.h"
-#include "symbol/symbolize.h"
+#include "common/suppressions.h"
 #include "report/report_errors.h"
 #include "track/errors.h"
-#include "track/stats.h"
-#include "stack/stack_depot.h"
-#include "track/tracker.h"
 
 /* Which records a leak check prints (gpuleak.h's check modes). */
 enum gl_report_select {
@@ -46,7 +48,7 @@ struct gl_report_input {
     const char *tool_version; /* "0.1.0" */
     const char *command;      /* program command line */
     const struct gl_leak_result *leaks;
-    const struct gl_tracker_stats *stats;
+    const struct gl_counters_totals *stats;
     const struct gl_supp_set *supps; /* for -v: which entries were used (may be NULL) */
     int main_tid;                    /* pid: blocks from other threads name their thread */
 
@@ -75,8 +77,8 @@ struct gl_report_input {
     size_t napi_contexts;
     /* Usage per device and kind (GPU MEMORY SUMMARY's per-device part; NULL:
      * totals only), and for --stats the sites with the highest peaks. */
-    const struct gl_usage *usage;
-    const struct gl_site_stats *top_sites;
+    const struct gl_counters *usage;
+    const struct gl_counters_site *top_sites;
     size_t ntop_sites;
     /* What frameworks' caching allocators said of themselves (framework.h). */
     const struct gl_framework_usage *framework;
@@ -97,9 +99,6 @@ struct gl_report_input {
 /* Parts shared with the XML and JSON reports. */
 /* How an API error is described with this input's stacks and options. */
 void gl_report_text_error_services(const struct gl_report_input *in, struct gl_error_services *svc);
-/* The API the program called: the first frame shown, when it names a CUDA
- * function; else the driver entry point gpuleak saw. */
-const char *gl_report_text_api_called(const struct gl_frame *first, unsigned nframes, unsigned api);
 /* "Block 0x... on device 0 (NVIDIA H200): device memory from cudaMalloc, allocation #17" */
 void gl_report_text_block_text(const struct gl_report_input *in, const struct gl_loss_record *r,
                                const char *api, char *buf, size_t len);
@@ -110,10 +109,6 @@ void gl_report_text_block_text(const struct gl_report_input *in, const struct gl
 void gl_report_text_termination(struct gl_out *o, const struct gl_report_input *in);
 
 void gl_report_text_preamble(struct gl_out *o, const struct gl_report_input *in);
-/* A stack, a line per frame: INDENT"at 0x...: fn (file:line)", then "by ..."
- * lines; when there are no frames, INDENT followed by none (if not NULL). */
-void gl_report_text_print_frames(struct gl_out *o, const struct gl_frame *frames, unsigned n,
-                                 const char *indent, const char *none);
 /* The exit report's leak part: records, GPU MEMORY SUMMARY, LEAK SUMMARY, ERROR
  * SUMMARY. */
 void gl_report_text_leaks(struct gl_out *o, const struct gl_report_input *in);

@@ -1,7 +1,5 @@
 #include "report/report_xml.h"
 
-#include "common/signals.h"
-
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,9 +7,11 @@
 #include <string.h>
 
 #include "common/error_kind.h"
+#include "common/signals.h"
 #include "common/suppressions.h"
-#include "report/report_text.h"
 #include "event/api.h"
+#include "report/report_frames.h"
+#include "report/report_text.h"
 
 const char *gl_report_xml_leak_kind(enum gl_leak_kind k)
 {
@@ -164,8 +164,8 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
              gl_out_u64_commas(bytes, r->bytes + r->indirect_bytes), split,
              gl_out_u64_commas(blocks, r->blocks), gl_leak_kind_phrase(r->kind),
              gl_out_u64_commas(num, index), gl_out_u64_commas(of, in->leaks->nrecords));
-    gl_report_text_block_text(in, r, gl_report_text_api_called(&frames[0], n, r->first.api), block,
-                              sizeof block);
+    gl_report_text_block_text(in, r, gl_report_frames_api_called(&frames[0], n, r->first.api),
+                              block, sizeof block);
 
     gl_out_str(o, "<error>\n");
     gl_out_printf(o, "  <unique>0x%x</unique>\n", unique);

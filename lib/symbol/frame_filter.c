@@ -2,7 +2,10 @@
 
 #include <string.h>
 
+#include "python/py_frames.h"
+#include "python/py_symbols.h"
 #include "stack/stack_capture.h"
+#include "stack/stack_depot.h"
 
 static bool starts(const char *s, const char *prefix)
 {
@@ -87,4 +90,34 @@ unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lo
             break;
     }
     return k;
+}
+
+/* The runtime's lookup: a Python frame from the copies of its code objects,
+ * a native one from libdw (sym NULL: the address alone), its object's role
+ * from the loaded-module table. */
+static void frame_lookup(uintptr_t ip, unsigned index, struct gl_frame *out,
+                         enum gl_modules_role *role, void *arg)
+{
+    (void)index;
+    struct gl_symbolizer *sym = arg;
+    if (gl_py_frames_is_frame(ip)) {
+        *role = GL_MOD_OTHER;
+        gl_py_symbols_symbolize(ip, out);
+        return;
+    }
+    *role = gl_modules_role(ip);
+    if (sym) {
+        gl_symbolize(sym, ip, true, out);
+    } else {
+        memset(out, 0, sizeof *out);
+        out->ip = ip;
+    }
+}
+
+unsigned gl_frame_filter_stack(struct gl_symbolizer *sym, uint32_t stack, bool show_below_main,
+                               struct gl_frame *out, unsigned max)
+{
+    unsigned n;
+    const uintptr_t *ips = gl_stack_depot_frames(stack, &n);
+    return ips ? gl_frame_filter(ips, n, frame_lookup, sym, show_below_main, out, max) : 0;
 }

@@ -28,4 +28,11 @@ typedef void (*gl_frame_lookup_fn)(uintptr_t ip, unsigned index, struct gl_frame
 unsigned gl_frame_filter(const uintptr_t *ips, unsigned n, gl_frame_lookup_fn lookup, void *arg,
                          bool show_below_main, struct gl_frame *out, unsigned max);
 
+/* A stored stack (stack_depot.h) as a report shows it: symbolized with sym
+ * (NULL: addresses only), Python frames named from their code objects, then
+ * filtered as above.  For suppression matching (every kept frame) and for
+ * printing (--num-callers). */
+unsigned gl_frame_filter_stack(struct gl_symbolizer *sym, uint32_t stack, bool show_below_main,
+                               struct gl_frame *out, unsigned max);
+
 #endif

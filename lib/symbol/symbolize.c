@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -270,4 +271,28 @@ void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
     lookup(s, ip, is_return_address, &s->cache[j].frame);
     s->count++;
     *out = s->cache[j].frame;
+}
+
+/* glibc counts objects loaded (dlpi_adds) and unloaded (dlpi_subs): together
+ * they change whenever the set of loaded objects does. */
+static int objects_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    *(unsigned long long *)arg = info->dlpi_adds * 1000003ULL + info->dlpi_subs;
+    return 1;
+}
+
+struct gl_symbolizer *gl_symbolize_fresh(struct gl_symbolizer **sym, unsigned long long *objects)
+{
+    unsigned long long sig = 0;
+    dl_iterate_phdr(objects_cb, &sig);
+    if (*sym && sig != *objects) {
+        gl_symbolize_close(*sym);
+        *sym = NULL;
+    }
+    if (!*sym) {
+        *sym = gl_symbolize_open();
+        *objects = sig;
+    }
+    return *sym;
 }

@@ -18,6 +18,12 @@ struct gl_symbolizer;
 struct gl_symbolizer *gl_symbolize_open(void);
 void gl_symbolize_close(struct gl_symbolizer *s);
 
+/* The symbolizer kept in *sym, opened if there is none, reopened when objects
+ * were loaded or unloaded since *objects was taken: it knows only the objects
+ * loaded when it was opened.  Each user keeps its own (the leak run, and the
+ * error sink, which runs inside CUDA calls and must not wait for a check). */
+struct gl_symbolizer *gl_symbolize_fresh(struct gl_symbolizer **sym, unsigned long long *objects);
+
 /* is_return_address: ip is a return address (every frame but a signal frame's),
  * so the call instruction is looked up at ip - 1. */
 void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,

@@ -17,6 +17,7 @@
 #include "heap/heap.h"
 #include "observe/replay.h"
 #include "report/error_sink.h"
+#include "components.h"
 #include "runtime.h"
 #include "stack/modules.h"
 #include "common/util.h"
@@ -82,7 +83,7 @@ static char *replay(const char *name)
     snprintf(gl_runtime.command, sizeof gl_runtime.command, "./%s", name);
     gl_modules_clear();
     gl_heap_set_active(false); /* a recording has no memory image: reachability unknown */
-    gl_runtime_configure_tracking();
+    gl_runtime_configure_tracking(gl_components);
     tu_pipeline_reset();
     gl_error_sink_install();
     gl_errors_capture_stack = NULL;

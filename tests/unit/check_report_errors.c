@@ -251,6 +251,61 @@ START_TEST(test_out_of_memory)
 }
 END_TEST
 
+/* The details of an out-of-memory error, from the holders it is given:
+ * NVML's figures, live bytes per kind, the top sites (at most top_sites). */
+START_TEST(test_out_of_memory_printed)
+{
+    struct gl_api_error e =
+        error(GL_ERR_OUT_OF_MEMORY, GL_ERD_NONE, GL_API_cuMemAlloc_v2, STACK_CUDA_FREE, 0, 8 * MiB);
+    e.mem_kind = GL_MEM_DEVICE;
+    e.flags |= GL_ERRF_DEVMEM;
+    e.device_free = MiB;
+    e.device_total = 80 * 1024 * MiB;
+    struct gl_counters_site sites[] = {
+        {.stack = STACK_PROGRAM, .live_bytes = 3 * MiB, .live_blocks = 3, .peak_bytes = 5 * MiB},
+        {.stack = NO_STACK, .live_bytes = MiB, .live_blocks = 1},
+        {.stack = STACK_PROGRAM, .live_bytes = 1, .live_blocks = 1}, /* beyond top_sites */
+    };
+    struct gl_counters_holders h = {.counted = true, .sites = sites, .nsites = 3, .peaks = true};
+    h.live[GL_MEM_DEVICE].bytes = 3 * MiB;
+    h.live[GL_MEM_DEVICE].blocks = 3;
+    h.live[GL_MEM_MANAGED].bytes = MiB + 1;
+    h.live[GL_MEM_MANAGED].blocks = 2;
+    struct gl_error_services two = svc;
+    two.top_sites = 2;
+    char buf[4096];
+    struct gl_out o;
+    gl_out_init_mem(&o, buf, sizeof buf);
+    gl_report_errors_api_error(&o, &e, &two, &h);
+    gl_out_flush(&o);
+    ck_assert_str_eq(buf, "Out of memory: cudaFree of 8,388,608 bytes (device memory) on device 0 "
+                          "failed\n"
+                          "   at 0x1001: cudaFree\n"
+                          " Device 0: 1,048,576 bytes free of 85,899,345,920 (NVML)\n"
+                          " Live on device 0, as gpuleak tracked it: 4,194,305 bytes\n"
+                          "   3,145,728 bytes in 3 blocks of device memory\n"
+                          "   1,048,577 bytes in 2 blocks of managed memory\n"
+                          " Top allocation sites by live bytes:\n"
+                          "  3,145,728 bytes in 3 blocks (75.0%), peak 5,242,880 bytes, "
+                          "allocated at\n"
+                          "   at 0x1002: main\n"
+                          "  1,048,576 bytes in 1 blocks (25.0%), allocated at\n"
+                          "   (no stack recorded)\n"
+                          "\n");
+
+    /* Nothing given: NVML's line alone. */
+    gl_out_init_mem(&o, buf, sizeof buf);
+    e.flags &= ~GL_ERRF_DEVMEM;
+    gl_report_errors_api_error(&o, &e, &two, NULL);
+    gl_out_flush(&o);
+    ck_assert_str_eq(buf, "Out of memory: cudaFree of 8,388,608 bytes (device memory) on device 0 "
+                          "failed\n"
+                          "   at 0x1001: cudaFree\n"
+                          " Device 0: free and total memory unknown (NVML could not tell)\n"
+                          "\n");
+}
+END_TEST
+
 static struct gl_api_error growth(uint64_t bytes, uint64_t blocks, uint64_t from, uint32_t k,
                                   uint32_t ordinal, const char *name, enum gl_framework fw)
 {
@@ -328,7 +383,7 @@ START_TEST(test_growth_printed)
     char buf[2048];
     struct gl_out o;
     gl_out_init_mem(&o, buf, sizeof buf);
-    gl_report_errors_api_error(&o, &e, &py);
+    gl_report_errors_api_error(&o, &e, &py, NULL);
     gl_out_flush(&o);
     ck_assert_str_eq(buf, "Growth: 2,048 bytes in 2 tensors allocated here (PyTorch's record), up "
                           "at each of the last 3 checkpoints (from 0 bytes, checkpoint \"step\" "
@@ -365,6 +420,7 @@ int main(void)
     tcase_add_test(tc, test_mismatched_wrong_device);
     tcase_add_test(tc, test_ranges);
     tcase_add_test(tc, test_out_of_memory);
+    tcase_add_test(tc, test_out_of_memory_printed);
     tcase_add_test(tc, test_growth_blocks);
     tcase_add_test(tc, test_growth_framework_records);
     tcase_add_test(tc, test_growth_printed);

@@ -100,7 +100,7 @@ static struct gl_leak_result lr;
 static struct gl_loss_record recs[16];
 static struct gl_block_info blocks[64];
 static size_t nblocks;
-static struct gl_tracker_stats st;
+static struct gl_counters_totals st;
 static struct gl_report_input in;
 static struct gl_supp_set supps;
 static char path[4096];

@@ -14,7 +14,6 @@
 #include "common/suppressions.h"
 #include "testutil.h"
 #include "common/util.h"
-#include "track/stats.h"
 #include "report/report_text.h"
 #include "event/api.h"
 #include "event/event.h"
@@ -125,7 +124,7 @@ static size_t fake_vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max
 static struct gl_options opt;
 static struct gl_leak_result lr;
 static struct gl_loss_record recs[16];
-static struct gl_tracker_stats st;
+static struct gl_counters_totals st;
 static struct gl_report_input in;
 static struct gl_supp_set supps;
 
@@ -923,7 +922,8 @@ START_TEST(test_gen_suppressions_round_trip)
     free(text);
     char err[512];
     ck_assert_int_eq(
-        gl_suppressions_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err), 0);
+        gl_suppressions_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err),
+        0);
     ck_assert_uint_eq(supps.n, 3);
     gl_suppress_records(&lr, &supps, fake_stack_frames, NULL);
     for (size_t i = 0; i < 3; i++)
@@ -945,7 +945,8 @@ START_TEST(test_gen_suppressions_without_stack)
             snprintf(entries + strlen(entries), sizeof entries - strlen(entries), "%s\n", line);
     free(text);
     char err[512] = "";
-    int rc = gl_suppressions_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err);
+    int rc =
+        gl_suppressions_load_text(&supps, entries, strlen(entries), "gen.supp", err, sizeof err);
     ck_assert_msg(rc == 0,
                   "the suppression printed for a record without a stack cannot be "
                   "read back: %s\n%s",
@@ -1118,14 +1119,14 @@ END_TEST
 /* --stats=yes: each column title ends where its numbers end. */
 START_TEST(test_usage_stats_columns)
 {
-    static struct gl_usage u;
+    static struct gl_counters u;
     memset(&u, 0, sizeof u);
     u.used[0] = true;
-    struct gl_stat_counts *c = &u.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_ALL];
+    struct gl_counters_counts *c = &u.grp[0][GL_MEM_DEVICE].split[GL_COUNTERS_ALL];
     c->alloc_blocks = 103;
     c->cur_blocks = c->peak_blocks = 103;
     c->alloc_bytes = c->cur_bytes = c->peak_bytes = 3555328;
-    u.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_SMALL] = *c;
+    u.grp[0][GL_MEM_DEVICE].split[GL_COUNTERS_SMALL] = *c;
     in.usage = &u;
     set_option("--stats=yes");
     char *text = render();

@@ -89,7 +89,7 @@ static unsigned fake_stack_frames(uint32_t stack, struct gl_frame *out, unsigned
 static struct gl_options opt;
 static struct gl_leak_result lr;
 static struct gl_loss_record recs[16];
-static struct gl_tracker_stats st;
+static struct gl_counters_totals st;
 static struct gl_report_input in;
 static struct gl_supp_set supps;
 static char path[4096]; /* the document, once rendered */
@@ -460,7 +460,8 @@ START_TEST(test_generated_suppression)
     ck_assert_msg(strstr(text, want) != NULL, "no rawtext:\n%s", want);
     const char *raw = xpath("string(/valgrindoutput/error[1]/suppression/rawtext)");
     char err[512];
-    ck_assert_int_eq(gl_suppressions_load_text(&supps, raw, strlen(raw), "raw.supp", err, sizeof err), 0);
+    ck_assert_int_eq(
+        gl_suppressions_load_text(&supps, raw, strlen(raw), "raw.supp", err, sizeof err), 0);
     ck_assert_uint_eq(supps.n, 1);
     ck_assert(gl_suppressions_matches(&supps.v[0], f, 4, GL_LEAK_DEFINITE));
     free(text);

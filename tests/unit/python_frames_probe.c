@@ -9,7 +9,7 @@
 
 #include "common/clock.h"
 #include "common/options.h"
-#include "check/leak_run.h"
+#include "symbol/frame_filter.h"
 #include "symbol/symbolize.h"
 #include "stack/modules.h"
 #include "python/py_frames.h"
@@ -62,7 +62,7 @@ PROBE int probe_frames(uint32_t id, char *buf, int len)
     if (!sym)
         sym = gl_symbolize_open();
     struct gl_frame f[GL_FRAMES_SHOWN_MAX];
-    unsigned n = gl_stack_frames_with(sym, id, f, GL_MAX_CALLERS);
+    unsigned n = gl_frame_filter_stack(sym, id, false, f, GL_MAX_CALLERS);
     int k = 0;
     buf[0] = '\0';
     for (unsigned i = 0; i < n && k < len; i++) {
