@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "base/tool.h"
 #include "check/device_scan.h"
 #include "check/pools.h"
@@ -267,7 +268,7 @@ static void read_counters(struct gl_leak_run *run)
     }
     if (gl_runtime.opt.stats)
         run->top = top_sites(&run->ntop);
-    size_t maxfw = sizeof run->framework / sizeof *run->framework;
+    size_t maxfw = GL_ARRAY_SIZE(run->framework);
     run->nframework = gl_framework_usages(run->framework, maxfw);
     if (run->nframework > maxfw)
         run->nframework = maxfw;

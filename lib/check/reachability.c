@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/search.h"
+#include "common/sort.h"
 #include "base/tool.h"
 #include "check/reach.h"
 #include "check/world.h"
@@ -83,17 +85,11 @@ static size_t parse_maps(const char *text, struct mapping *out, size_t max)
     return n;
 }
 
+/* The mapping holding addr (maps are sorted by start, disjoint). */
 static const struct mapping *containing(const struct mapping *m, size_t n, uint64_t addr)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && addr < m[lo - 1].end ? &m[lo - 1] : NULL;
+    size_t i = GL_SEARCH_CONTAINING(m, n, start, end, addr);
+    return i < n ? &m[i] : NULL;
 }
 
 /* How far a check got.  The phrases are the report's (why_not). */
@@ -154,12 +150,8 @@ static bool addressed(uint8_t kind)
            kind != GL_MEM_NONE && kind != GL_MEM_POOL_RESERVE && kind != GL_MEM_GRAPH_RESERVE;
 }
 
-static int cmp_handle(const void *a, const void *b)
-{
-    uint64_t x = ((const struct gl_vmm_mapping *)a)->handle,
-             y = ((const struct gl_vmm_mapping *)b)->handle;
-    return x < y ? -1 : x > y;
-}
+#define BY_HANDLE(a, b) ((a)->handle < (b)->handle)
+GL_SORT_DEFINE(sort_by_handle, struct gl_vmm_mapping, BY_HANDLE)
 
 /* Targets for every block that can be referenced; false if out of memory. */
 static bool build_targets(struct scan *s, const struct gl_block_info *blocks, size_t n)
@@ -174,7 +166,7 @@ static bool build_targets(struct scan *s, const struct gl_block_info *blocks, si
     s->nmaps = gl_tracker_vmm_map_list(s->maps, s->maps_cap);
     if (s->nmaps > s->maps_cap)
         s->nmaps = s->maps_cap;
-    qsort(s->maps, s->nmaps, sizeof *s->maps, cmp_handle);
+    sort_by_handle(s->maps, s->nmaps);
     for (size_t i = 0; i < n; i++) {
         const struct gl_block_info *b = &blocks[i];
         if ((b->flags & (GL_BLK_IGNORED | GL_BLK_POOL)) || b->kind == GL_MEM_POOL_RESERVE ||
@@ -193,11 +185,9 @@ static bool build_targets(struct scan *s, const struct gl_block_info *blocks, si
             s->targets[s->ntargets++] = (struct gl_reach_target){0, 0, v, (uint32_t)i, 0};
         if (b->kind != GL_MEM_VMM)
             continue;
-        struct gl_vmm_mapping key = {0, 0, b->key};
-        const struct gl_vmm_mapping *m = bsearch(&key, s->maps, s->nmaps, sizeof key, cmp_handle);
-        while (m && m > s->maps && m[-1].handle == b->key)
-            m--;
-        for (; m && m < s->maps + s->nmaps && m->handle == b->key; m++)
+        size_t first = GL_SEARCH_LOWER_BOUND(s->maps, s->nmaps, handle, b->key);
+        for (const struct gl_vmm_mapping *m = s->maps + first;
+             m < s->maps + s->nmaps && m->handle == b->key; m++)
             if (s->ntargets < s->targets_cap)
                 s->targets[s->ntargets++] =
                     (struct gl_reach_target){m->addr, m->addr + m->size, 0, (uint32_t)i, 0};
