@@ -5,7 +5,7 @@
  * program runs; the CUDA driver calls InitializeInjection() from cuInit(), which
  * is when tracking starts.  The exit report runs from an atexit handler registered
  * there: handlers run in reverse order of registration, so it runs before the
- * CUDA runtime's own teardown (measured, DESIGN.md section 2) and sees the
+ * CUDA runtime's own teardown (measured: doc/design.md, "The report from an atexit handler") and sees the
  * program's leaks still allocated. */
 #include <dlfcn.h>
 #include <pthread.h>
