@@ -112,7 +112,7 @@ unsigned gl_dispatch_claimed_by(const struct gl_event *ev)
     return 0;
 }
 
-void gl_dispatch_take(unsigned router, struct gl_event *ev) { d.routers[router]->take(ev); }
+bool gl_dispatch_take(unsigned router, struct gl_event *ev) { return d.routers[router]->take(ev); }
 
 bool gl_dispatch_derived(struct gl_event *ev)
 {

@@ -18,12 +18,13 @@
  *   route    a consumer may claim the event as its own: the graphs take the
  *            stream-ordered allocations and frees of a stream being captured
  *            (memory nodes, not blocks).  A claimed event goes to its
- *            claimer's take() and nowhere else.  Routers are asked only while
- *            one of them is armed (gl_dispatch_arm), so the common case pays
- *            one relaxed load.
+ *            claimer's take() and nowhere else, unless take() lets it go (the
+ *            capture ended meanwhile, on another thread): then on to the state
+ *            stage.  Routers are asked only while one of them is armed
+ *            (gl_dispatch_arm), so the common case pays one relaxed load.
  *   state    the block table (track/tracker.c) resolves the event to the block
  *            it concerns: the block made, freed, released.  It completes the
- *            event (allocation number; a free's size, kind and device) and
+ *            event (allocation numbers; a free's is the freed block's) and
  *            fills the block record the observers get.  Bulk changes (a
  *            context destroyed, a block found replaced, a handle freed by its
  *            last unmap) reach the observers as derived frees
@@ -66,9 +67,11 @@ struct gl_consumer {
     /* observe: one handler per event type it wants (NULL: not called). */
     gl_event_fn on[GL_EV_NTYPES];
     /* route: claim(ev) true takes ev out of the pipeline; take(ev) then gets
-     * it, complete (for a release, at its end, maybe GL_EVF_FAILED). */
+     * it, complete (for a release, at its end, maybe GL_EVF_FAILED), and says
+     * whether it kept it: a complete event it let go (what it claimed for
+     * ended meanwhile, on another thread) goes on to the state stage. */
     bool (*claim)(const struct gl_event *ev);
-    void (*take)(const struct gl_event *ev);
+    bool (*take)(const struct gl_event *ev);
     /* state (one consumer): resolve an event of each type it keeps, filling
      * *blk when a block is concerned (returns true); releases in two phases,
      * begin returning a token (an aligned pointer, or 0: nothing taken out). */
@@ -179,7 +182,7 @@ extern struct gl_dispatch_tables gl_dispatch_tables __attribute__((visibility("h
 uint64_t gl_dispatch_clock_ns(void);
 /* The router that claims ev, as an index + 1 (0: none). */
 unsigned gl_dispatch_claimed_by(const struct gl_event *ev);
-void gl_dispatch_take(unsigned router, struct gl_event *ev);
+bool gl_dispatch_take(unsigned router, struct gl_event *ev);
 
 /* Tokens: a state token (an aligned pointer or 0) with bit 0 set, or a claim,
  * (router index << 3) | 2; never 0, so a producer can tell "begun" apart. */
@@ -226,6 +229,8 @@ GL_DISPATCH_HOT uint64_t gl_dispatch_begin_at(struct gl_event *ev, bool route)
 GL_DISPATCH_HOT bool gl_dispatch_end_at(uint64_t token, struct gl_event *ev)
 {
     if (__builtin_expect(!(token & GL_DISPATCH_TOKEN_STATE), 0)) {
+        /* Claimed at the entry: the block (if any) was never taken out, so
+         * a release let go now is lost, as a capture ending mid-call makes. */
         gl_dispatch_take((unsigned)(token >> 3), ev);
         return true;
     }
@@ -244,10 +249,8 @@ GL_DISPATCH_HOT bool gl_dispatch_run(struct gl_event *ev, bool route)
         return gl_dispatch_end_at(gl_dispatch_begin_at(ev, route), ev);
     gl_dispatch_stamp(ev);
     unsigned r = gl_dispatch_route(ev, route);
-    if (__builtin_expect(r != 0, 0)) {
-        gl_dispatch_take(r - 1, ev);
+    if (__builtin_expect(r != 0, 0) && gl_dispatch_take(r - 1, ev))
         return true;
-    }
     struct gl_block_info blk;
     gl_resolve_fn resolve = gl_dispatch_tables.resolve[ev->type];
     bool found = resolve && resolve(ev, &blk);

@@ -98,7 +98,8 @@ static inline bool is_release(const struct gl_event *ev)
 
 /* What a call that succeeded made: complete at its exit.  Inlined, so that
  * the stack memo sees the same frames as the capture that learnt it. */
-static inline __attribute__((always_inline)) void on_success(struct gl_event *ev, const CUpti_CallbackData *cb)
+static inline __attribute__((always_inline)) void on_success(struct gl_event *ev,
+                                                             const CUpti_CallbackData *cb)
 {
     fill_common(ev, cb);
     place(ev);
@@ -156,7 +157,10 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
             if (is_release(&ev)) {
                 token = gl_dispatch_begin(&ev);
             } else {
-                /* A copy or set, checked before it runs; a graph destroyed. */
+                /* A copy or set, checked before it runs, on the device of the
+                 * current context; a graph destroyed. */
+                if (ev.type == GL_EV_ACCESS)
+                    ev.device = GL_DEVICE_FROM_CONTEXT;
                 place(&ev);
                 gl_dispatch(&ev);
             }
@@ -176,6 +180,7 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
+            ev.device = GL_DEVICE_FROM_CONTEXT; /* found only if an error needs it */
             if (rc != CUDA_SUCCESS)
                 ev.flags |= GL_EVF_FAILED;
             /* The free's stack, for the quarantine (and any error found). */

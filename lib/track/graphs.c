@@ -164,17 +164,19 @@ static bool claim(const struct gl_event *ev)
 }
 
 /* A claimed call, complete: recorded as a node if it succeeded (a free is
- * claimed at its entry and taken at its exit). */
-static void take(const struct gl_event *ev)
+ * claimed at its entry and taken at its exit).  False when the capture ended
+ * since the claim, on another thread: the call is then no node. */
+static bool take(const struct gl_event *ev)
 {
     if (ev->flags & GL_EVF_FAILED)
-        return;
+        return true;
     struct node n = node_of(ev, ev->type == GL_EV_FREE);
     gl_spin_lock(&lock);
     struct node_set *s = find(captures, ev->aux);
     if (s)
         append(s, &n);
     gl_spin_unlock(&lock);
+    return s != NULL;
 }
 
 static void node_added(const struct gl_event *ev, bool is_free)

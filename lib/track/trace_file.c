@@ -125,7 +125,10 @@ static void moved(const struct gl_event *ev, const struct gl_block_info *blk, bo
                 s->cur = s->cur > blk->size ? s->cur - blk->size : 0;
             sample(sl, blk->kind, t, false);
         }
-        if (t - tr.synced_ns >= tr.interval_ns)
+        /* Not for a derived free: those may come while the block table holds a
+         * shard's lock, where only leaf locks may be taken (the statistics'
+         * reader takes the thread registry's); the next event resyncs. */
+        if (!(ev->flags & GL_EVF_DERIVED) && t - tr.synced_ns >= tr.interval_ns)
             resync(t, false);
     }
     gl_spin_unlock(&tr.lock);

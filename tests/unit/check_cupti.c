@@ -21,6 +21,9 @@
 #include "stack/stack_capture.h"
 #include "base/thread.h"
 #include "base/tool.h"
+#include "track/errors.h"
+#include "track/live_ranges.h"
+#include "track/quarantine.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -758,12 +761,51 @@ START_TEST(test_bench_null_mode)
 }
 END_TEST
 
+/* The errors of a release and of a copy name the device of the call's
+ * context (device 1 here), found from the context only when an error needs
+ * it: the producer leaves the device to the placement. */
+START_TEST(test_release_error_names_the_context_device)
+{
+    gl_quarantine_configure(8, false);
+    tu_pipeline_restart();
+    mem_alloc(0x7f0000f00000ULL, 64, CUDA_SUCCESS, CTX_B);
+    mem_free(0x7f0000f00000ULL, CUDA_SUCCESS, CTX_B);
+    mem_free(0x7f0000f00000ULL, CUDA_ERROR_INVALID_VALUE, CTX_B); /* a double free */
+    struct gl_error_context c[4];
+    ck_assert_uint_eq(gl_errors_contexts(c, 4), 1);
+    ck_assert_int_eq(c[0].first.kind, GL_ERR_DOUBLE_FREE);
+    ck_assert_int_eq(c[0].first.device, 1);
+    gl_quarantine_configure(0, false);
+    tu_pipeline_restart();
+}
+END_TEST
+
+START_TEST(test_access_error_names_the_context_device)
+{
+    gl_live_ranges_configure(true);
+    tu_pipeline_restart();
+    mem_alloc(0x7f0000f40000ULL, 16, CUDA_SUCCESS, CTX_B);
+    static char host[64];
+    cuMemcpyHtoD_v2_params p = {0x7f0000f40000ULL, host, 32};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, &p, CUDA_SUCCESS, CTX_B);
+    struct gl_error_context c[4];
+    size_t n = gl_errors_contexts(c, 4);
+    gl_live_ranges_configure(false);
+    tu_pipeline_restart();
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(c[0].first.kind, GL_ERR_INVALID_RANGE);
+    ck_assert_int_eq(c[0].first.device, 1);
+}
+END_TEST
+
 static Suite *callback_suite(void)
 {
     Suite *s = suite_create("cupti");
     TCase *tc = tcase_create("cupti");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_alloc_then_free);
+    tcase_add_test(tc, test_release_error_names_the_context_device);
+    tcase_add_test(tc, test_access_error_names_the_context_device);
     tcase_add_test(tc, test_failed_free_keeps_block);
     tcase_add_test(tc, test_disabled_thread_allocations_ignored);
     tcase_add_test(tc, test_failed_alloc_records_nothing);

@@ -93,8 +93,11 @@ static char *read_log(void)
     return copy;
 }
 
-static void alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind, unsigned api, int device,
-                  uint32_t stack)
+/* Not inlined: the event, with the block's address, must lie in a frame of its
+ * own that scrub_stack() can overwrite, not in the test's live frame, where
+ * the conservative scan would find it and call the block still reachable. */
+static __attribute__((noinline)) void alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind,
+                                            unsigned api, int device, uint32_t stack)
 {
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
@@ -110,7 +113,8 @@ static void alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind, unsigned a
     gl_dispatch(&ev);
 }
 
-static void event(enum gl_event_type type, uint64_t key, uint64_t size, uint64_t aux)
+static __attribute__((noinline)) void event(enum gl_event_type type, uint64_t key,
+                                            uint64_t size, uint64_t aux)
 {
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
@@ -137,6 +141,14 @@ static void line(char *buf, size_t len, const char *fmt, ...)
         snprintf(buf + l, len - l, "%.*s\n", (int)strlen(pfx) - 1, pfx);
 }
 
+/* Overwrite the dead frames below the caller's, where a block's address may
+ * linger for the conservative scan to find. */
+static __attribute__((noinline)) void scrub_stack(void)
+{
+    volatile char area[16384];
+    memset((char *)area, 0, sizeof area);
+}
+
 START_TEST(test_full_report)
 {
     uintptr_t f[2];
@@ -147,6 +159,7 @@ START_TEST(test_full_report)
     alloc(0x7fff00001000, 100, GL_MEM_HOST_PINNED, GL_API_cuMemAllocHost_v2, -1, 0);
     alloc(0x7f0000400000, 4096, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0, stack);
     event(GL_EV_FREE, 0x7f0000400000, 0, 0);
+    scrub_stack(); /* the pinned block's address, left in the events' frames */
 
     gl_exit_report();
     ck_assert_int_eq(atomic_load(&gl_runtime.state), GL_RT_REPORTED);
@@ -329,14 +342,6 @@ static __attribute__((noinline)) void open_ipc_block(void)
     ev.tid = (uint32_t)getpid();
     ev.flags = GL_EVF_SIZE_UNKNOWN;
     gl_dispatch(&ev);
-}
-
-/* Overwrite the dead frames below the caller's, where a block's address may
- * linger for the conservative scan to find. */
-static __attribute__((noinline)) void scrub_stack(void)
-{
-    volatile char area[16384];
-    memset((char *)area, 0, sizeof area);
 }
 
 START_TEST(test_unknown_size_stays_unknown)

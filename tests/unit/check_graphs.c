@@ -143,6 +143,27 @@ START_TEST(test_capture_counting)
 }
 END_TEST
 
+/* A call claimed while its stream was captured, whose capture another thread
+ * ended before the claim was taken: let go, so that it is a block after all. */
+START_TEST(test_claim_let_go_when_the_capture_ended)
+{
+    const struct gl_consumer *g = gl_graphs_component.consumer;
+    capture_begin(S1);
+    struct gl_event ev = node_ev(GL_EV_ALLOC, VA, 100, S1);
+    ev.kind = GL_MEM_ASYNC;
+    ev.api = GL_API_cuMemAllocAsync;
+    ck_assert(g->claim(&ev));
+    capture_end(S1, G1); /* on another thread, in between */
+    ck_assert(!g->take(&ev));
+    ck_assert_uint_eq(gl_graphs_node_count(), 0);
+    /* Taken in time, it is a node. */
+    capture_begin(S1);
+    ck_assert(g->claim(&ev));
+    ck_assert(g->take(&ev));
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+}
+END_TEST
+
 START_TEST(test_captured_alloc_and_free)
 {
     ck_assert(!captured_alloc(S1, VA, 100));
@@ -541,6 +562,7 @@ static Suite *graphs_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, test_capture_counting);
     tcase_add_test(tc, test_captured_alloc_and_free);
+    tcase_add_test(tc, test_claim_let_go_when_the_capture_ended);
     tcase_add_test(tc, test_failed_capture_drops_nodes);
     tcase_add_test(tc, test_captured_nodes_launch);
     tcase_add_test(tc, test_node_counts);

@@ -1,0 +1,269 @@
+/* event/dispatch.h on its own: a registry of fake components (a router, a
+ * state stage, observers) stands for the runtime's, so that the dispatcher's
+ * rules are checked apart from what the real consumers do. */
+#include <check.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "event/dispatch.h"
+#include "testutil.h"
+
+/* What happened, in order: one letter per call. */
+static char trace[256];
+static void note(const char *s) { strncat(trace, s, sizeof trace - strlen(trace) - 1); }
+
+static bool router_armed_claims = true;
+static bool router_keeps = true;
+static struct gl_event taken;
+
+static bool claim(const struct gl_event *ev)
+{
+    note("C");
+    return router_armed_claims && ev->type == GL_EV_ALLOC;
+}
+
+static bool take(const struct gl_event *ev)
+{
+    note(router_keeps ? "T" : "t");
+    taken = *ev;
+    return router_keeps;
+}
+
+static bool resolve_alloc(struct gl_event *ev, struct gl_block_info *blk)
+{
+    note("S");
+    ev->seq = 7;
+    *blk = (struct gl_block_info){.key = ev->key, .size = ev->size, .seq = 7};
+    return true;
+}
+
+static _Alignas(8) struct gl_block_info detached;
+
+static uint64_t begin(struct gl_event *ev)
+{
+    note("B");
+    detached = (struct gl_block_info){.key = ev->key, .size = 64, .seq = 3};
+    return ev->key == 0x1000 ? (uint64_t)(uintptr_t)&detached : 0; /* 0: unknown */
+}
+
+static bool end(uint64_t token, struct gl_event *ev, struct gl_block_info *blk)
+{
+    note(ev->flags & GL_EVF_FAILED ? "e" : "E");
+    if (!token)
+        return false;
+    ck_assert_ptr_eq((void *)(uintptr_t)token, &detached);
+    *blk = detached;
+    ev->seq = detached.seq;
+    if (!(ev->flags & GL_EVF_FAILED)) { /* a bulk change, told before the event */
+        struct gl_event gone = {.key = 0x2000, .api = ev->api};
+        struct gl_block_info b = {.key = 0x2000, .size = 8};
+        gl_dispatch_effect(&gone, &b);
+    }
+    return true;
+}
+
+static struct gl_event seen[16];
+static struct gl_block_info seen_blk[16];
+static bool seen_has_blk[16];
+static unsigned nseen;
+
+static void observe_first(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    note("1");
+    if (nseen < GL_ARRAY_SIZE(seen)) {
+        seen[nseen] = *ev;
+        seen_has_blk[nseen] = blk != NULL;
+        if (blk)
+            seen_blk[nseen] = *blk;
+    }
+    nseen++;
+}
+
+static void observe_second(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)ev;
+    (void)blk;
+    note("2");
+}
+
+static int resets, forks;
+static void reset_a(void) { note("r"), resets++; }
+static void fork_a(void) { note("f"), forks++; }
+static void reset_b(void) { note("R"), resets++; }
+static bool never(void) { return false; }
+
+static const struct gl_consumer router = {.claim = claim, .take = take};
+static const struct gl_consumer state = {
+    .resolve = {[GL_EV_ALLOC] = resolve_alloc}, .begin = begin, .end = end};
+static const struct gl_consumer first = {
+    .on = {[GL_EV_ALLOC] = observe_first, [GL_EV_FREE] = observe_first,
+           [GL_EV_GRAPH_LAUNCH] = observe_first},
+    .flags = GL_CONSUMER_TIMED};
+static const struct gl_consumer second = {.on = {[GL_EV_FREE] = observe_second}};
+static const struct gl_consumer unwanted = {.on = {[GL_EV_ALLOC] = observe_second},
+                                            .wanted = never};
+
+static const struct gl_component c_router = {"router", reset_a, fork_a, &router};
+static const struct gl_component c_state = {"state", NULL, NULL, &state};
+static const struct gl_component c_first = {"first", reset_b, NULL, &first};
+static const struct gl_component c_second = {"second", NULL, fork_a, &second};
+static const struct gl_component c_unwanted = {"unwanted", NULL, NULL, &unwanted};
+static const struct gl_component *const fakes[] = {&c_router, &c_state, &c_first, &c_second,
+                                                   &c_unwanted, NULL};
+
+static void setup(void)
+{
+    gl_dispatch_set_registry(fakes);
+    gl_dispatch_start(NULL);
+    gl_dispatch_reset();
+    trace[0] = '\0';
+    nseen = 0;
+    resets = forks = 0;
+    router_armed_claims = router_keeps = true;
+}
+
+static void teardown(void)
+{
+    gl_dispatch_set_registry(NULL);
+    gl_dispatch_start(NULL);
+}
+
+START_TEST(test_stages_in_order)
+{
+    ck_assert(gl_dispatch_attached("state") && gl_dispatch_attached("second"));
+    ck_assert(!gl_dispatch_attached("unwanted")); /* its options did not ask for it */
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000, .size = 64};
+    ck_assert(gl_dispatch(&a));
+    /* Not armed: the router is not asked; state, then the observers of ALLOC. */
+    ck_assert_str_eq(trace, "S1");
+    ck_assert_uint_eq(a.seq, 7);
+    ck_assert(seen_has_blk[0]);
+    ck_assert_uint_eq(seen_blk[0].seq, 7);
+    ck_assert_uint_ne(seen[0].time_ns, 0); /* an observer asked for times */
+    /* A type nobody resolves reaches the observers without a block. */
+    trace[0] = '\0';
+    struct gl_event l = {.type = GL_EV_GRAPH_LAUNCH};
+    ck_assert(!gl_dispatch(&l));
+    ck_assert_str_eq(trace, "1");
+    ck_assert(!seen_has_blk[1]);
+    /* Nor anything of a type out of range. */
+    struct gl_event bad = {.type = GL_EV_NTYPES};
+    ck_assert(!gl_dispatch(&bad));
+    ck_assert_str_eq(trace, "1");
+}
+END_TEST
+
+START_TEST(test_releases_two_phase)
+{
+    struct gl_event f = {.type = GL_EV_FREE, .key = 0x1000, .api = 9};
+    uint64_t token = gl_dispatch_begin(&f);
+    ck_assert_uint_ne(token, 0);
+    ck_assert_str_eq(trace, "B");
+    gl_dispatch_end(token, &f);
+    /* The bulk change first (derived), then the free itself, each to every
+     * observer of FREE in order. */
+    ck_assert_str_eq(trace, "BE1212");
+    ck_assert_uint_eq(nseen, 2);
+    ck_assert(seen[0].flags & GL_EVF_DERIVED);
+    ck_assert_uint_eq(seen[0].type, GL_EV_FREE);
+    ck_assert_uint_eq(seen_blk[0].key, 0x2000);
+    ck_assert(!(seen[1].flags & GL_EVF_DERIVED));
+    ck_assert_uint_eq(seen[1].seq, 3);
+    ck_assert_uint_eq(seen_blk[1].key, 0x1000);
+    /* Unknown and refused: a token all the same, the end without a block. */
+    trace[0] = '\0';
+    nseen = 0;
+    struct gl_event u = {.type = GL_EV_FREE, .key = 0x5000, .flags = GL_EVF_FAILED};
+    token = gl_dispatch_begin(&u);
+    ck_assert_uint_ne(token, 0);
+    gl_dispatch_end(token, &u);
+    ck_assert_str_eq(trace, "Be12");
+    ck_assert(!seen_has_blk[0]);
+    /* A complete release is begun and ended at once. */
+    trace[0] = '\0';
+    struct gl_event c = {.type = GL_EV_FREE, .key = 0x1000};
+    ck_assert(gl_dispatch(&c));
+    ck_assert_str_eq(trace, "BE1212");
+}
+END_TEST
+
+START_TEST(test_routing)
+{
+    gl_dispatch_arm(1);
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000};
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "CT"); /* claimed: nowhere else */
+    ck_assert_uint_eq(taken.key, 0x1000);
+    /* Let go (the capture ended meanwhile): on to the state stage. */
+    trace[0] = '\0';
+    router_keeps = false;
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "CtS1");
+    /* A release claimed at its entry is taken at its exit. */
+    trace[0] = '\0';
+    router_keeps = true;
+    router_armed_claims = false;
+    struct gl_event f = {.type = GL_EV_FREE, .key = 0x1000};
+    gl_dispatch_end(gl_dispatch_begin(&f), &f);
+    ck_assert_str_eq(trace, "CBE1212"); /* asked, not claimed */
+    /* Derived events skip the route stage. */
+    trace[0] = '\0';
+    router_armed_claims = true;
+    struct gl_event d = {.type = GL_EV_ALLOC, .key = 0x1000};
+    ck_assert(gl_dispatch_derived(&d));
+    ck_assert_str_eq(trace, "S1");
+    ck_assert(d.flags & GL_EVF_DERIVED);
+    gl_dispatch_arm(-1);
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1"); /* disarmed: not asked */
+}
+END_TEST
+
+START_TEST(test_registry_order)
+{
+    trace[0] = '\0';
+    gl_dispatch_reset();
+    ck_assert_str_eq(trace, "rR");
+    gl_dispatch_after_fork();
+    ck_assert_str_eq(trace, "rRff");
+    ck_assert_int_eq(resets, 2);
+    ck_assert_int_eq(forks, 2);
+    /* No registry: nothing attached, nothing reset, events go nowhere. */
+    gl_dispatch_set_registry(NULL);
+    gl_dispatch_start(NULL);
+    trace[0] = '\0';
+    gl_dispatch_reset();
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 1};
+    ck_assert(!gl_dispatch(&a));
+    ck_assert_str_eq(trace, "");
+}
+END_TEST
+
+START_TEST(test_gate)
+{
+    _Atomic int word = 0;
+    gl_dispatch_set_gate(&word);
+    ck_assert(!gl_dispatch_open());
+    atomic_store(&word, GL_DISPATCH_OPEN);
+    ck_assert(gl_dispatch_open());
+    gl_dispatch_set_gate(NULL); /* closed again, whatever the word says */
+    ck_assert(!gl_dispatch_open());
+}
+END_TEST
+
+static Suite *dispatch_suite(void)
+{
+    Suite *s = suite_create("dispatch");
+    TCase *tc = tcase_create("dispatch");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_stages_in_order);
+    tcase_add_test(tc, test_releases_two_phase);
+    tcase_add_test(tc, test_routing);
+    tcase_add_test(tc, test_registry_order);
+    tcase_add_test(tc, test_gate);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(dispatch_suite)
