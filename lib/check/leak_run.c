@@ -239,9 +239,9 @@ static int classify(struct gl_leak_run *run, uint64_t *indirect, size_t indirect
 }
 
 /* The --top-sites sites with the highest peaks. */
-static struct gl_counters_site *top_sites(size_t *n)
+static struct gl_site_stats *top_sites(size_t *n)
 {
-    struct gl_counters_site *s = gl_counters_sites_by_peak(n);
+    struct gl_site_stats *s = gl_counters_sites_by_peak(n);
     if (*n > (size_t)gl_runtime.opt.top_sites)
         *n = (size_t)gl_runtime.opt.top_sites;
     return s;
@@ -262,10 +262,8 @@ static void read_counters(struct gl_leak_run *run)
             run->napi_contexts = nctx;
     }
     run->usage = malloc(sizeof *run->usage);
-    if (run->usage && gl_counters_read(run->usage) < 0) {
-        free(run->usage);
-        run->usage = NULL;
-    }
+    if (run->usage)
+        gl_stats_snapshot(run->usage);
     if (gl_runtime.opt.stats)
         run->top = top_sites(&run->ntop);
     size_t maxfw = GL_ARRAY_SIZE(run->framework);

@@ -44,8 +44,8 @@ struct gl_leak_run {
     struct gl_api_error_counts api_errors;
     struct gl_error_context *api_contexts; /* malloc'ed */
     size_t napi_contexts;
-    struct gl_counters *usage;    /* malloc'ed */
-    struct gl_counters_site *top; /* --stats: sites by peak bytes, malloc'ed */
+    struct gl_usage *usage;    /* malloc'ed */
+    struct gl_site_stats *top; /* --stats: sites by peak bytes, malloc'ed */
     size_t ntop;
     /* Frameworks' own accounts, as read at the last checkpoint that had one. */
     struct gl_framework_usage framework[GL_FW_N * GL_FW_MAX_DEVICES];

@@ -218,7 +218,7 @@ static void oom_details(struct gl_out *o, const struct gl_api_error *e,
                             C(b2, h->live[k].blocks), gl_mem_kind_name(k));
     }
     for (size_t i = 0; i < h->nsites && i < (size_t)svc->top_sites; i++) {
-        const struct gl_counters_site *s = &h->sites[i];
+        const struct gl_site_stats *s = &h->sites[i];
         if (i == 0)
             gl_out_line(o, " Top allocation sites by live bytes:");
         double pct = total ? 100.0 * (double)s->live_bytes / (double)total : 0.0;

@@ -523,10 +523,10 @@ static void print_stack_of(struct gl_out *o, const struct gl_report_input *in, u
 
 static void slot_title(const struct gl_report_input *in, unsigned slot, char *buf, size_t len)
 {
-    if (slot == GL_COUNTERS_SLOT_HOST) {
+    if (slot == GL_STATS_SLOT_HOST) {
         snprintf(buf, len, "host memory");
-    } else if (slot == GL_COUNTERS_SLOT_OTHER) {
-        snprintf(buf, len, "devices beyond %d", GL_COUNTERS_DEVICES - 1);
+    } else if (slot == GL_STATS_SLOT_OTHER) {
+        snprintf(buf, len, "devices beyond %d", GL_STATS_DEVICES - 1);
     } else {
         const char *name = in->device_name ? in->device_name((int)slot, in->arg) : NULL;
         if (name)
@@ -540,13 +540,13 @@ static void slot_title(const struct gl_report_input *in, unsigned slot, char *bu
  * per kind what was allocated, freed and failed. */
 static void usage_by_device(struct gl_out *o, const struct gl_report_input *in)
 {
-    const struct gl_counters *u = in->usage;
+    const struct gl_usage *u = in->usage;
     char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],
         b5[GL_U64_COMMAS_LEN], b6[GL_U64_COMMAS_LEN], title[160];
-    for (unsigned sl = 0; sl < GL_COUNTERS_SLOTS; sl++) {
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
         if (!u->used[sl])
             continue;
-        const struct gl_counters_device *d = &u->dev[sl];
+        const struct gl_stat_device *d = &u->dev[sl];
         slot_title(in, sl, title, sizeof title);
         gl_out_line(o, "  %s: in use %s bytes, peak %s bytes%s", title,
                     gl_out_u64_commas(b1, d->cur_bytes), gl_out_u64_commas(b2, d->peak_bytes),
@@ -556,8 +556,8 @@ static void usage_by_device(struct gl_out *o, const struct gl_report_input *in)
             print_stack_of(o, in, d->peak_stack, "       ");
         }
         for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
-            const struct gl_counters_group *g = &u->grp[sl][k];
-            const struct gl_counters_counts *a = &g->split[GL_COUNTERS_ALL];
+            const struct gl_stat_group *g = &u->grp[sl][k];
+            const struct gl_stat_counts *a = &g->split[GL_SPLIT_ALL];
             if (!a->alloc_blocks && !g->failed)
                 continue;
             gl_out_line(o,
@@ -580,26 +580,26 @@ static void usage_by_device(struct gl_out *o, const struct gl_report_input *in)
  * the sites that held the most at their peak. */
 static void usage_stats(struct gl_out *o, const struct gl_report_input *in)
 {
-    static const char *const split_name[GL_COUNTERS_NSPLITS] = {"small", "large", "all"};
-    const struct gl_counters *u = in->usage;
+    static const char *const split_name[GL_NSPLITS] = {"small", "large", "all"};
+    const struct gl_usage *u = in->usage;
     char b1[GL_U64_COMMAS_LEN], b2[GL_U64_COMMAS_LEN], b3[GL_U64_COMMAS_LEN], b4[GL_U64_COMMAS_LEN],
         title[160];
     gl_out_line(o, "GPU MEMORY STATISTICS (--stats=yes; small: blocks under 1 MiB):");
-    for (unsigned sl = 0; sl < GL_COUNTERS_SLOTS; sl++) {
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
         if (!u->used[sl])
             continue;
         slot_title(in, sl, title, sizeof title);
         for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
-            const struct gl_counters_group *g = &u->grp[sl][k];
-            if (!g->split[GL_COUNTERS_ALL].alloc_blocks)
+            const struct gl_stat_group *g = &u->grp[sl][k];
+            if (!g->split[GL_SPLIT_ALL].alloc_blocks)
                 continue;
             /* The column titles on a line of their own, over their columns. */
             gl_out_line(o, "  %s, %s:", title, gl_mem_kind_name(k));
             gl_out_line(o, "    %-13s %16s %16s %16s %16s", "", "current", "peak", "allocated",
                         "freed");
             for (int w = 0; w < 2; w++)
-                for (int sp = GL_COUNTERS_ALL; sp >= 0; sp--) {
-                    const struct gl_counters_counts *c = &g->split[sp];
+                for (int sp = GL_SPLIT_ALL; sp >= 0; sp--) {
+                    const struct gl_stat_counts *c = &g->split[sp];
                     gl_out_line(o, "    %-6s %-6s %16s %16s %16s %16s", w ? "bytes" : "blocks",
                                 split_name[sp],
                                 gl_out_u64_commas(b1, w ? c->cur_bytes : c->cur_blocks),
@@ -612,7 +612,7 @@ static void usage_stats(struct gl_out *o, const struct gl_report_input *in)
     if (in->ntop_sites)
         gl_out_line(o, "  top %zu allocation sites by peak bytes:", in->ntop_sites);
     for (size_t i = 0; i < in->ntop_sites; i++) {
-        const struct gl_counters_site *s = &in->top_sites[i];
+        const struct gl_site_stats *s = &in->top_sites[i];
         gl_out_line(o, "    peak %s bytes; %s bytes in %s blocks at exit; allocated at",
                     gl_out_u64_commas(b1, s->peak_bytes), gl_out_u64_commas(b2, s->live_bytes),
                     gl_out_u64_commas(b3, s->live_blocks));

@@ -77,8 +77,8 @@ struct gl_report_input {
     size_t napi_contexts;
     /* Usage per device and kind (GPU MEMORY SUMMARY's per-device part; NULL:
      * totals only), and for --stats the sites with the highest peaks. */
-    const struct gl_counters *usage;
-    const struct gl_counters_site *top_sites;
+    const struct gl_usage *usage;
+    const struct gl_site_stats *top_sites;
     size_t ntop_sites;
     /* What frameworks' caching allocators said of themselves (framework.h). */
     const struct gl_framework_usage *framework;

@@ -67,7 +67,7 @@ static void setup(void)
 
 static void teardown(void) { gl_stats_configure(false); }
 
-static void assert_counts_eq(const struct gl_counters_counts *c, const struct gl_stat_counts *s)
+static void assert_counts_eq(const struct gl_stat_counts *c, const struct gl_stat_counts *s)
 {
     ck_assert_uint_eq(c->cur_blocks, s->cur_blocks);
     ck_assert_uint_eq(c->peak_blocks, s->peak_blocks);
@@ -79,11 +79,13 @@ static void assert_counts_eq(const struct gl_counters_counts *c, const struct gl
     ck_assert_uint_eq(c->freed_bytes, s->freed_bytes);
 }
 
-START_TEST(test_read_is_the_stats_snapshot)
+/* The report's usage is the statistics' snapshot: every group and device as
+ * read one at a time. */
+START_TEST(test_snapshot_is_the_stats)
 {
-    static struct gl_counters c;
-    ck_assert_int_eq(gl_counters_read(&c), 0);
-    for (unsigned sl = 0; sl < GL_COUNTERS_SLOTS; sl++) {
+    static struct gl_usage c;
+    gl_stats_snapshot(&c);
+    for (unsigned sl = 0; sl < GL_STATS_SLOTS; sl++) {
         ck_assert(c.used[sl] == gl_stats_slot_used(sl));
         struct gl_stat_device d;
         gl_stats_device(sl, &d);
@@ -94,15 +96,15 @@ START_TEST(test_read_is_the_stats_snapshot)
         for (unsigned k = 0; k < GL_MEM_NKINDS; k++) {
             struct gl_stat_group g;
             gl_stats_group(sl, k, &g);
-            for (unsigned sp = 0; sp < GL_COUNTERS_NSPLITS; sp++)
+            for (unsigned sp = 0; sp < GL_NSPLITS; sp++)
                 assert_counts_eq(&c.grp[sl][k].split[sp], &g.split[sp]);
             ck_assert_uint_eq(c.grp[sl][k].failed, g.failed);
             ck_assert_uint_eq(c.grp[sl][k].failed_bytes, g.failed_bytes);
         }
     }
-    ck_assert(c.used[0] && c.used[1] && c.used[GL_COUNTERS_SLOT_HOST] && !c.used[2]);
-    ck_assert_uint_eq(c.grp[0][GL_MEM_DEVICE].split[GL_COUNTERS_ALL].cur_bytes, 4 * MiB);
-    ck_assert_uint_eq(c.grp[0][GL_MEM_DEVICE].split[GL_COUNTERS_ALL].freed_blocks, 1);
+    ck_assert(c.used[0] && c.used[1] && c.used[GL_STATS_SLOT_HOST] && !c.used[2]);
+    ck_assert_uint_eq(c.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_ALL].cur_bytes, 4 * MiB);
+    ck_assert_uint_eq(c.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_ALL].freed_blocks, 1);
 }
 END_TEST
 
@@ -128,7 +130,7 @@ END_TEST
 START_TEST(test_sites_by_peak)
 {
     size_t n;
-    struct gl_counters_site *s = gl_counters_sites_by_peak(&n);
+    struct gl_site_stats *s = gl_counters_sites_by_peak(&n);
     ck_assert_ptr_nonnull(s);
     ck_assert_uint_eq(n, 2);
     ck_assert_uint_eq(s[0].stack, s1);
@@ -155,7 +157,7 @@ START_TEST(test_holders_of_a_device)
     ck_assert_uint_eq(h.sites[0].stack, lo);
     ck_assert_uint_eq(h.sites[0].live_bytes, 2 * MiB);
     for (size_t i = 0; i < h.nsites; i++) {
-        const struct gl_counters_site *x = &h.sites[i];
+        const struct gl_site_stats *x = &h.sites[i];
         ck_assert_uint_eq(x->live_blocks, x->stack == s1 ? 2 : 1);
         ck_assert_uint_eq(x->peak_bytes, x->stack == s1 ? 3 * MiB + 4096 : 2 * MiB);
     }
@@ -182,7 +184,7 @@ static Suite *counters_suite(void)
     Suite *s = suite_create("counters");
     TCase *tc = tcase_create("counters");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_add_test(tc, test_read_is_the_stats_snapshot);
+    tcase_add_test(tc, test_snapshot_is_the_stats);
     tcase_add_test(tc, test_totals_are_the_trackers);
     tcase_add_test(tc, test_sites_by_peak);
     tcase_add_test(tc, test_holders_of_a_device);

@@ -261,7 +261,7 @@ START_TEST(test_out_of_memory_printed)
     e.flags |= GL_ERRF_DEVMEM;
     e.device_free = MiB;
     e.device_total = 80 * 1024 * MiB;
-    struct gl_counters_site sites[] = {
+    struct gl_site_stats sites[] = {
         {.stack = STACK_PROGRAM, .live_bytes = 3 * MiB, .live_blocks = 3, .peak_bytes = 5 * MiB},
         {.stack = NO_STACK, .live_bytes = MiB, .live_blocks = 1},
         {.stack = STACK_PROGRAM, .live_bytes = 1, .live_blocks = 1}, /* beyond top_sites */

@@ -1119,14 +1119,14 @@ END_TEST
 /* --stats=yes: each column title ends where its numbers end. */
 START_TEST(test_usage_stats_columns)
 {
-    static struct gl_counters u;
+    static struct gl_usage u;
     memset(&u, 0, sizeof u);
     u.used[0] = true;
-    struct gl_counters_counts *c = &u.grp[0][GL_MEM_DEVICE].split[GL_COUNTERS_ALL];
+    struct gl_stat_counts *c = &u.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_ALL];
     c->alloc_blocks = 103;
     c->cur_blocks = c->peak_blocks = 103;
     c->alloc_bytes = c->cur_bytes = c->peak_bytes = 3555328;
-    u.grp[0][GL_MEM_DEVICE].split[GL_COUNTERS_SMALL] = *c;
+    u.grp[0][GL_MEM_DEVICE].split[GL_SPLIT_SMALL] = *c;
     in.usage = &u;
     set_option("--stats=yes");
     char *text = render();
