@@ -5,7 +5,10 @@
 #ifndef GPULEAK_BLOCK_H
 #define GPULEAK_BLOCK_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "event/key.h"
 
 struct gl_block_info {
     uint64_t key;   /* address, or namespaced handle */
@@ -28,6 +31,13 @@ struct gl_block_info {
 #define GL_BLK_IMPORTED 0x4     /* opened from another process (IPC, shareable handle) */
 #define GL_BLK_IGNORED 0x8      /* never reported (gpuleak_ignore, gpuleak_disable) */
 #define GL_BLK_POOL 0x10        /* a custom pool: its sub-allocations are blocks of their own */
+
+/* Whether a block is a range of addresses (a handle is none): what the
+ * indexes by address range keep. */
+static inline bool gl_block_has_range(const struct gl_block_info *b)
+{
+    return gl_key_ns(b->key) == GL_NS_ADDR && b->size > 0;
+}
 
 /* A block as it was when freed, and who freed it (the quarantine, and the API
  * errors that name a freed block). */

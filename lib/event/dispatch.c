@@ -33,14 +33,12 @@ void gl_dispatch_set_registry(const struct gl_component *const *list)
 
 static const struct gl_component *const *registry(void) { return d.list ? d.list : the_registry; }
 
-static void attach(const struct gl_component *c, size_t nobs[GL_EV_NTYPES], size_t *nrouters)
+static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV_NTYPES],
+                   size_t *nrouters)
 {
     struct gl_dispatch_tables *t = &gl_dispatch_tables;
     const struct gl_consumer *k = c->consumer;
-    size_t n = 0;
-    while (d.attached[n])
-        n++;
-    d.attached[n] = c->name;
+    d.attached[index] = c->name;
     if (k->begin || k->end) {
         GL_ASSERT(!t->begin && k->begin && k->end, "one state consumer, with begin and end");
         t->begin = k->begin;
@@ -68,9 +66,9 @@ void gl_dispatch_start(const struct gl_component *const *list)
         if (!k || (k->wanted && !k->wanted()))
             continue;
         GL_ASSERT(nattached < GL_DISPATCH_MAX, "at most GL_DISPATCH_MAX consumers");
-        if (nattached++ >= GL_DISPATCH_MAX)
+        if (nattached >= GL_DISPATCH_MAX)
             break;
-        attach(*c, nobs, &nrouters);
+        attach(*c, nattached++, nobs, &nrouters);
     }
 }
 

@@ -91,11 +91,6 @@ static inline void place(struct gl_event *ev)
         ev->device = (int16_t)gl_contexts_device(ev->ctx);
 }
 
-static inline bool is_release(const struct gl_event *ev)
-{
-    return ev->type == GL_EV_FREE || ev->type == GL_EV_VMM_RELEASE;
-}
-
 /* What a call that succeeded made: complete at its exit.  Inlined, so that
  * the stack memo sees the same frames as the capture that learnt it. */
 static inline __attribute__((always_inline)) void on_success(struct gl_event *ev,
@@ -154,7 +149,7 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
         if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
             uint64_t t0 = gl_prof_now();
             fill_common(&ev, cb);
-            if (is_release(&ev)) {
+            if (gl_dispatch_is_release(&ev)) {
                 token = gl_dispatch_begin(&ev);
             } else {
                 /* A copy or set, checked before it runs, on the device of the

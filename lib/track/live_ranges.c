@@ -27,23 +27,17 @@ bool gl_live_ranges_find(uint64_t addr, uint64_t *start, uint64_t *seq)
     return true;
 }
 
-/* Only blocks with addresses: handles (VMM, arrays) are no ranges. */
-static bool indexed(const struct gl_block_info *b)
-{
-    return gl_key_ns(b->key) == GL_NS_ADDR && b->size > 0;
-}
-
 static void on_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)ev;
-    if (blk && indexed(blk))
+    if (blk && gl_block_has_range(blk))
         gl_ranges_insert(lr.live, blk->key, blk->key + blk->size, blk->seq);
 }
 
 /* Every block gone (with its context too). */
 static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 {
-    if (blk && !(ev->flags & GL_EVF_FAILED) && indexed(blk))
+    if (blk && !(ev->flags & GL_EVF_FAILED) && gl_block_has_range(blk))
         gl_ranges_remove(lr.live, blk->key, blk->seq, false);
 }
 

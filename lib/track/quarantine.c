@@ -23,11 +23,6 @@ static struct {
     struct gl_ranges *ranges; /* freed address ranges, when range checks are on */
 } q;
 
-static bool has_range(const struct gl_block_info *b)
-{
-    return gl_key_ns(b->key) == GL_NS_ADDR && b->size > 0;
-}
-
 void gl_quarantine_configure(size_t capacity, bool ranges)
 {
     gl_spin_lock(&q.lock);
@@ -98,7 +93,7 @@ static void index_new_records(void)
     for (; p < q.puts; p++) {
         struct slot *s = &q.ring[p % q.cap];
         const struct gl_block_info *b = &s->f.block;
-        if (has_range(b))
+        if (gl_block_has_range(b))
             s->indexed = gl_ranges_insert_newest(q.ranges, b->key, b->key + b->size, s->pos);
     }
     q.indexed_upto = q.puts;
