@@ -24,6 +24,7 @@
 #include "common/clock.h"
 #include "components.h"
 #include "runtime.h"
+#include "observe/call.h"
 #include "observe/cupti.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_memo.h"
@@ -101,7 +102,7 @@ int main(int argc, char **argv)
         return 2;
     }
     gl_runtime_configure_tracking(gl_components);
-    gl_cupti_bench_mode(getenv("GPULEAK_BENCH"));
+    gl_call_bench_mode(getenv("GPULEAK_BENCH"));
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++)

@@ -20,7 +20,10 @@
 #include "components.h"
 #include "event/dispatch.h"
 #include "exit_report.h"
+#include "observe/call.h"
+#include "observe/crosscheck.h"
 #include "observe/cupti.h"
+#include "observe/driver.h"
 #include "observe/cupti_loader.h"
 #include "python/py_frames.h"
 #include "report/error_sink.h"
@@ -160,7 +163,24 @@ __attribute__((destructor)) static void gl_runtime_unload(void)
                            "installed): no GPU memory was tracked");
 }
 
-static void at_exit(void) { gl_exit_report(); }
+/* -v: entry points of tracked families that no hook stands for. */
+static void note_unknown_entries(void)
+{
+    if (gl_runtime.opt.verbose <= 0 || !gl_driver_started())
+        return;
+    const char *s;
+    for (unsigned i = 0; (s = gl_driver_unknown(i)); i++)
+        gl_runtime_message("gpuleak: entry point not hooked (passed through untouched): %s", s);
+    if (gl_runtime.opt.intercept == GL_INTERCEPT_BOTH)
+        gl_runtime_message("gpuleak: cross-check: %llu call(s) seen by one observer only",
+                           (unsigned long long)gl_crosscheck_differences());
+}
+
+static void at_exit(void)
+{
+    note_unknown_entries();
+    gl_exit_report();
+}
 
 /* Python frames in stacks: found now, when CUDA starts, which in a Python
  * program happens from Python. */
@@ -178,6 +198,39 @@ static void start_python_frames(void)
         gl_runtime_message("gpuleak: Python frames from CPython 3.%d", minor);
 }
 
+/* Start the observers --intercept asks for (inside cuInit: no CUDA call).
+ * CUPTI taken by another client is no reason to track nothing: the driver
+ * observer tracks alone then, and the other client keeps CUPTI. */
+static void start_observers(const char *cupti_err)
+{
+    const struct gl_options *o = &gl_runtime.opt;
+    bool ranges = o->check_api_ranges;
+    if (o->intercept == GL_INTERCEPT_DRIVER) {
+        gl_driver_start(ranges, false);
+        return;
+    }
+    bool both = o->intercept == GL_INTERCEPT_BOTH;
+    if (both)
+        gl_driver_start(ranges, true);
+    char why[512];
+    if (cupti.path[0] && gl_cupti_start(&cupti, ranges, both, why, sizeof why))
+        return;
+    if (!cupti.path[0])
+        snprintf(why, sizeof why, "%s", cupti_err);
+    gl_driver_start(ranges, false);
+    gl_runtime_message("gpuleak: %s; tracking at the driver's entry points instead%s", why,
+                       both ? " (no cross-check)" : "");
+}
+
+static const char *observers_name(void)
+{
+    if (!gl_driver_started())
+        return "CUPTI";
+    return gl_runtime.opt.intercept == GL_INTERCEPT_BOTH && cupti.path[0]
+               ? "hooks at the driver's entry points, cross-checked by CUPTI"
+               : "hooks at the driver's entry points";
+}
+
 GL_EXPORT int InitializeInjection(void)
 {
     static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
@@ -186,35 +239,29 @@ GL_EXPORT int InitializeInjection(void)
         pthread_mutex_unlock(&once);
         return 1;
     }
-    char err[512];
-    if (!gl_cupti_loader_load(&cupti, err, sizeof err)) {
-        gl_runtime_message("gpuleak: %s; GPU memory is not tracked", err);
-        atomic_store(&gl_runtime.state, GL_RT_FAILED);
-        pthread_mutex_unlock(&once);
-        return 1;
-    }
+    char cupti_err[512] = "", err[512];
+    /* CUPTI is needed unless the driver observer tracks alone. */
+    if (gl_runtime.opt.intercept != GL_INTERCEPT_DRIVER &&
+        !gl_cupti_loader_load(&cupti, cupti_err, sizeof cupti_err))
+        cupti.path[0] = 0;
     if (!gl_unwind_load(err, sizeof err))
         gl_runtime_message("gpuleak: %s; allocations are tracked without their stacks", err);
     gl_error_sink_install();
     gl_modules_refresh();
     start_python_frames();
     gl_runtime_configure_tracking(gl_components);
-    gl_cupti_bench_mode(getenv("GPULEAK_BENCH"));
+    gl_call_bench_mode(getenv("GPULEAK_BENCH"));
     gl_runtime.pid = getpid();
 
-    /* Tracking is on before the first callback can fire: no context exists yet. */
+    /* Tracking is on before the first event can come: no context exists yet. */
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
-    if (!gl_cupti_start(&cupti, gl_runtime.opt.check_api_ranges, err, sizeof err)) {
-        atomic_store(&gl_runtime.state, GL_RT_FAILED);
-        gl_runtime_message("gpuleak: %s", err);
-        pthread_mutex_unlock(&once);
-        return 1;
-    }
+    start_observers(cupti_err);
     atexit(at_exit);
     gl_abnormal_end_install();
     gl_runtime_status("tracking");
     if (gl_runtime.opt.verbose > 0)
-        gl_runtime_message("gpuleak: tracking GPU memory with CUPTI from %s", cupti.path);
+        gl_runtime_message("gpuleak: tracking GPU memory with %s%s%s", observers_name(),
+                           cupti.path[0] ? ", CUPTI from " : "", cupti.path);
     pthread_mutex_unlock(&once);
     return 1;
 }

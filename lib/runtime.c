@@ -16,7 +16,7 @@
 #include "common/logfile.h"
 #include "common/out.h"
 #include "event/dispatch.h"
-#include "observe/cupti.h"
+#include "observe/call.h"
 #include "stack/stack_capture.h"
 #include "track/live_ranges.h"
 #include "track/quarantine.h"
@@ -195,7 +195,7 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
     gl_tracker_init();
     gl_quarantine_configure((size_t)o->quarantine_blocks, o->check_api_ranges);
     gl_live_ranges_configure(o->check_api_ranges);
-    gl_cupti_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
+    gl_call_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
     /* Growth detection compares sites' live bytes: counted per allocation. */
     gl_stats_configure(o->stats || o->growth_checkpoints > 0);
     gl_growth_configure((unsigned)o->growth_checkpoints);

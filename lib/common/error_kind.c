@@ -7,6 +7,7 @@ static const char *const names[GL_ERR_NKINDS] = {
     [GL_ERR_MISMATCHED_FREE] = "MismatchedFree", [GL_ERR_INVALID_RANGE] = "InvalidRange",
     [GL_ERR_FREED_RANGE] = "FreedRange",         [GL_ERR_OUT_OF_MEMORY] = "OutOfMemory",
     [GL_ERR_GROWTH] = "Growth",
+    [GL_ERR_OBSERVER_MISMATCH] = "ObserverMismatch",
 };
 
 const char *gl_error_kind_name(unsigned kind) { return kind < GL_ERR_NKINDS ? names[kind] : NULL; }

@@ -14,11 +14,12 @@ enum gl_error_kind {
     GL_ERR_FREED_RANGE,     /* a copy or set touching a freed block */
     GL_ERR_OUT_OF_MEMORY,   /* an allocation failed with CUDA_ERROR_OUT_OF_MEMORY */
     GL_ERR_GROWTH,          /* a site's live bytes grew at --growth-checkpoints checkpoints */
+    GL_ERR_OBSERVER_MISMATCH, /* --intercept=both: one observer saw a call the other did not */
     GL_ERR_NKINDS
 };
 
 /* "InvalidFree", "DoubleFree", "MismatchedFree", "InvalidRange", "FreedRange",
- * "OutOfMemory", "Growth"; NULL for GL_ERR_NONE or out of range. */
+ * "OutOfMemory", "Growth", "ObserverMismatch"; NULL for GL_ERR_NONE or out of range. */
 const char *gl_error_kind_name(unsigned kind);
 /* The kind named so; GL_ERR_NONE if none is. */
 enum gl_error_kind gl_error_kind_parse(const char *name);

@@ -30,6 +30,7 @@ struct gl_options {
     char log_file[GL_PATH_MAX];
     bool scan_device;
     bool check_api_ranges;
+    int intercept; /* enum gl_intercept */
     int quarantine_blocks;
     int keep_stacktraces; /* enum gl_keep_stacks */
     bool stats;
@@ -58,6 +59,7 @@ struct gl_options {
 enum gl_gen_supp { GL_GEN_SUPP_NO, GL_GEN_SUPP_ALL };
 enum gl_framework_caching { GL_FRAMEWORK_CACHING_ON, GL_FRAMEWORK_CACHING_OFF };
 enum gl_keep_stacks { GL_KEEP_ALLOC, GL_KEEP_ALLOC_AND_FREE };
+enum gl_intercept { GL_INTERCEPT_DRIVER, GL_INTERCEPT_CUPTI, GL_INTERCEPT_BOTH };
 
 /* The i-th --suppressions file, or NULL past the end. */
 const char *gl_options_suppression(const struct gl_options *o, int i);

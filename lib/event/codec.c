@@ -89,6 +89,7 @@ static const char *const type_names[GL_EV_NTYPES] = {
     [GL_EV_GRAPH_NODE_ALLOC] = "graph_node_alloc",
     [GL_EV_GRAPH_NODE_FREE] = "graph_node_free",
     [GL_EV_ALLOC_FAILED] = "alloc_failed",
+    [GL_EV_OBSERVER_MISMATCH] = "observer_mismatch",
 };
 
 static const char *const kind_names[GL_MEM_NKINDS] = {

@@ -48,6 +48,10 @@ enum gl_event_type {
     /* An allocation (or a graph's memory node) the driver refused for lack of
      * memory: the request (kind, size, device, api, stack); key 0. */
     GL_EV_ALLOC_FAILED,
+    /* The two observers disagree about a call (--intercept=both,
+     * observe/crosscheck.h): api, key and size of what the call made, aux =
+     * enum gl_mismatch (who saw it), seq = the event type it made, stack. */
+    GL_EV_OBSERVER_MISMATCH,
     GL_EV_NTYPES
 };
 /* A stream-ordered allocation or free made while its stream is captured is an
@@ -68,6 +72,13 @@ enum gl_event_type {
  * launch, a block gone with its context or found replaced.  A replay makes
  * them again, so an event log does not keep them. */
 #define GL_EVF_DERIVED 0x10
+
+/* Who saw a call the other observer did not (GL_EV_OBSERVER_MISMATCH). */
+enum gl_mismatch {
+    GL_MISMATCH_DRIVER_ONLY = 1, /* the hook at the driver's entry point, not CUPTI */
+    GL_MISMATCH_CUPTI_ONLY,      /* CUPTI, not the hooks: a path to the driver not hooked */
+    GL_MISMATCH_DIFFERENT,       /* both, reading its parameters differently */
+};
 
 /* device: the producer left it to be found from the event's context (when no
  * consumer needs it, the lookup is saved: event/dispatch.h, placement). */

@@ -5,162 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/prof.h"
 #include "base/thread.h"
-#include "common/clock.h"
 #include "common/util.h"
 #include "event/api.h"
 #include "event/dispatch.h"
+#include "observe/call.h"
 #include "observe/contexts.h"
+#include "observe/crosscheck.h"
 #include "observe/decode.h"
-#include "stack/stack_capture.h"
-
-static _Atomic int stacks_enabled = 1;
-static bool free_stacks = true;
-static bool null_callback;
-static uint64_t spin_ns; /* GPULEAK_BENCH=spin:NS */
 
 static const struct gl_cupti *cupti;
 static CUpti_SubscriberHandle subscriber;
-
-void gl_cupti_set_stacks(bool enabled) { atomic_store(&stacks_enabled, enabled); }
-void gl_cupti_set_free_stacks(bool enabled) { free_stacks = enabled; }
-
-static inline uint32_t capture(void)
-{
-    return atomic_load_explicit(&stacks_enabled, memory_order_relaxed) ? gl_stack_capture() : 0;
-}
-
-/* One word of GPULEAK_BENCH (the words are separated by commas). */
-static void bench_word(const char *w, size_t len)
-{
-#define IS(word) (len == sizeof word - 1 && strncmp(w, word, len) == 0)
-    if (IS("null"))
-        null_callback = true;
-    else if (IS("nostack"))
-        gl_cupti_set_stacks(false);
-    else if (IS("nomemo"))
-        gl_stack_capture_memo_enable(false);
-    else if (IS("profile"))
-        gl_prof_init();
-    else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
-        null_callback = true;
-        spin_ns = strtoull(w + 5, NULL, 10);
-    }
-#undef IS
-}
-
-void gl_cupti_bench_mode(const char *mode)
-{
-    while (mode && *mode) {
-        size_t len = strcspn(mode, ",");
-        bench_word(mode, len);
-        mode += len + (mode[len] == ',');
-    }
-}
-
-/* Busy for ns: what a callback of that length costs the program, without
- * gpuleak's own work (does the driver or CUPTI serialize callbacks?). */
-static void spin(uint64_t ns)
-{
-    uint64_t end = gl_clock_ns() + ns;
-    while (gl_clock_ns() < end)
-        __builtin_ia32_pause();
-}
-
-/* ---- events from the driver API ---- */
-
-static inline void fill_common(struct gl_event *ev, const CUpti_CallbackData *cb)
-{
-    struct gl_thread *self = gl_thread_self();
-    ev->tid = self ? self->tid : 0;
-    if (self && __builtin_expect(self->disabled > 0, 0))
-        ev->flags |= GL_EVF_IGNORED;
-    ev->ctx = (uintptr_t)cb->context;
-}
-
-/* Stream-ordered memory comes from the pool of the stream's device, which need
- * not be the current one. */
-static inline void place(struct gl_event *ev)
-{
-    if (ev->device != GL_DEVICE_FROM_CONTEXT)
-        return;
-    if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
-        ev->device = (int16_t)gl_contexts_stream_device(ev->aux, ev->ctx);
-    else
-        ev->device = (int16_t)gl_contexts_device(ev->ctx);
-}
-
-/* What a call that succeeded made: complete at its exit.  Inlined, so that
- * the stack memo sees the same frames as the capture that learnt it. */
-static inline __attribute__((always_inline)) void on_success(struct gl_event *ev,
-                                                             const CUpti_CallbackData *cb)
-{
-    fill_common(ev, cb);
-    place(ev);
-    if (ev->type == GL_EV_ALLOC || ev->type == GL_EV_GRAPH_NODE_ALLOC) {
-        uint64_t t0 = gl_prof_now();
-        ev->stack = capture();
-        uint64_t t1 = gl_prof_now();
-        gl_dispatch(ev);
-        if (gl_prof_on) {
-            uint64_t t2 = gl_prof_now();
-            gl_prof_add(GL_PROF_STACK, t0, t1);
-            gl_prof_add(GL_PROF_INSERT, t1, t2);
-            gl_prof_add(GL_PROF_ALLOC, t0, t2);
-        }
-        return;
-    }
-    /* An unmap may free a released handle: its stack is that free's, kept
-     * when free stacks are. */
-    if (ev->type == GL_EV_VMM_UNMAP && free_stacks)
-        ev->stack = capture();
-    gl_dispatch(ev);
-}
-
-/* A call that failed: only what still matters. */
-static void on_failure(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, CUresult rc)
-{
-    struct gl_event ev = {.flags = GL_EVF_FAILED};
-    if (!gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
-        return;
-    if (ev.type == GL_EV_CAPTURE_END) {
-        ev.key = 0; /* a failed end still ends the capture, with no graph */
-    } else if ((ev.type == GL_EV_ALLOC || ev.type == GL_EV_GRAPH_NODE_ALLOC) &&
-               rc == CUDA_ERROR_OUT_OF_MEMORY) {
-        ev.type = GL_EV_ALLOC_FAILED;
-        ev.flags &= (uint16_t)~GL_EVF_FAILED;
-        ev.stack = capture(); /* the OOM report's */
-    } else {
-        return;
-    }
-    fill_common(&ev, cb);
-    place(&ev);
-    gl_dispatch(&ev);
-}
+static bool cross_checking;
 
 static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
-    struct gl_event ev = {0};
+    struct gl_call_site site = {(uintptr_t)cb->context, 0};
+    if (cross_checking && gl_crosscheck_cupti(cbid, cb->callbackSite == CUPTI_API_EXIT,
+                                              cb->functionParams, cb->functionReturnValue,
+                                              site.ctx))
+        return; /* the driver observer's call: it dispatches, this only compared */
     if (cb->callbackSite == CUPTI_API_ENTER) {
         /* The token of a release begun here travels to the exit in CUPTI's
          * correlation slot; 0 (never a token) says nothing was begun. */
-        uint64_t token = 0;
-        if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
-            uint64_t t0 = gl_prof_now();
-            fill_common(&ev, cb);
-            if (gl_dispatch_is_release(&ev)) {
-                token = gl_dispatch_begin(&ev);
-            } else {
-                /* A copy or set, checked before it runs, on the device of the
-                 * current context; a graph destroyed. */
-                if (ev.type == GL_EV_ACCESS)
-                    ev.device = GL_DEVICE_FROM_CONTEXT;
-                place(&ev);
-                gl_dispatch(&ev);
-            }
-            gl_prof_add(GL_PROF_FREE_ENTER, t0, gl_prof_now());
-        }
+        uint64_t token = gl_call_enter(cbid, cb->functionParams, &site);
         if (cb->correlationData)
             *cb->correlationData = token;
         return;
@@ -168,30 +36,7 @@ static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
     CUresult rc =
         cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : CUDA_ERROR_UNKNOWN;
     uint64_t token = cb->correlationData ? *cb->correlationData : 0;
-    if (token) {
-        /* A release: its entry took the block out; the end confirms or puts it
-         * back.  The block gives the device; an error finds it from the
-         * context (event/dispatch.h, placement). */
-        if (gl_decode(cbid, GL_SITE_ENTER, cb->functionParams, &ev)) {
-            uint64_t t0 = gl_prof_now();
-            fill_common(&ev, cb);
-            ev.device = GL_DEVICE_FROM_CONTEXT; /* found only if an error needs it */
-            if (rc != CUDA_SUCCESS)
-                ev.flags |= GL_EVF_FAILED;
-            /* The free's stack, for the quarantine (and any error found). */
-            if (free_stacks)
-                ev.stack = capture();
-            gl_dispatch_end(token, &ev);
-            gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
-        }
-        return;
-    }
-    if (rc == CUDA_SUCCESS) {
-        if (gl_decode(cbid, GL_SITE_EXIT, cb->functionParams, &ev))
-            on_success(&ev, cb);
-    } else {
-        on_failure(cbid, cb, rc);
-    }
+    gl_call_exit(cbid, cb->functionParams, &site, rc, token);
 }
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
@@ -216,9 +61,9 @@ void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUp
     (void)userdata;
     if (!gl_dispatch_open() || !cbdata)
         return;
-    if (null_callback) {
-        if (spin_ns && domain == CUPTI_CB_DOMAIN_DRIVER_API)
-            spin(spin_ns);
+    if (gl_call_bench_null()) {
+        if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+            gl_call_bench_spin();
         return;
     }
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
@@ -303,9 +148,11 @@ static bool enable_callbacks(bool check_ranges, char *err, size_t errlen)
     return true;
 }
 
-bool gl_cupti_start(const struct gl_cupti *api, bool check_ranges, char *err, size_t errlen)
+bool gl_cupti_start(const struct gl_cupti *api, bool check_ranges, bool witness, char *err,
+                    size_t errlen)
 {
     cupti = api;
+    cross_checking = witness;
     gl_contexts_set_query(cupti_device_of);
     gl_dispatch_set_placement(&gl_contexts_placement);
     if (!subscribe(err, errlen))

@@ -174,6 +174,22 @@ void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_err
                  e->growth.ordinal);
         break;
     }
+    case GL_ERR_OBSERVER_MISMATCH: {
+        const char *who = e->detail == GL_MISMATCH_DRIVER_ONLY
+                              ? "seen at the driver's entry point but not by CUPTI"
+                          : e->detail == GL_MISMATCH_CUPTI_ONLY
+                              ? "seen by CUPTI but not at the driver's entry points (a path "
+                                "to the driver gpuleak does not hook)"
+                              : "read differently by CUPTI and at the driver's entry point";
+        if (e->flags & GL_ERRF_OTHER_CALL)
+            snprintf(t->what, sizeof t->what, "Observer mismatch: %s(0x%" PRIX64 ") %s", api,
+                     e->addr, who);
+        else
+            snprintf(t->what, sizeof t->what,
+                     "Observer mismatch: %s of %s bytes (%s) at 0x%" PRIX64 " %s", api,
+                     C(n1, e->size), gl_mem_kind_name(e->mem_kind), e->addr, who);
+        break;
+    }
     default:
         snprintf(t->what, sizeof t->what, "Error of unknown kind %u by %s", e->kind, api);
     }

@@ -174,7 +174,29 @@ static __attribute__((noinline)) void learn(struct gl_thread *self, const struct
         gl_prof_add(GL_PROF_LEARN, t0, gl_prof_now());
 }
 
-uint32_t gl_stack_capture(void)
+/* The driver entry point a hook stands for goes first, as CUPTI's captures
+ * have it (the driver's outermost frame), unless a shared CUDA runtime's frame
+ * was kept: then it is what the program called.  entry + 1: a return address
+ * inside the function, wherever a symbolizer looks (pc or pc - 1). */
+static inline unsigned with_entry(uintptr_t entry, const uintptr_t *frames, unsigned n,
+                                  uintptr_t *out)
+{
+    out[0] = entry + 1;
+    memcpy(out + 1, frames, n * sizeof *frames);
+    return n + 1;
+}
+
+static inline bool wants_entry(uintptr_t entry, uintptr_t first)
+{
+    if (!entry)
+        return false;
+    enum gl_modules_role r = gl_modules_role(first);
+    return r != GL_MOD_CUDART && r != GL_MOD_DRIVER;
+}
+
+uint32_t gl_stack_capture(void) { return gl_stack_capture_entry(0); }
+
+uint32_t gl_stack_capture_entry(uintptr_t entry)
 {
     uintptr_t raw[MAX_RAW];
     uintptr_t py_frames[GL_DEPOT_MAX_FRAMES / 2];
@@ -234,13 +256,19 @@ uint32_t gl_stack_capture(void)
             continue;
         }
         uint32_t id;
+        const uintptr_t *top = raw + start;
+        uintptr_t entered[MAX_RAW + 1];
+        if (kept > 0 && wants_entry(entry, top[0])) {
+            kept = with_entry(entry, top, kept, entered);
+            top = entered;
+        }
         if (py.n) {
             uintptr_t mixed[GL_DEPOT_MAX_FRAMES];
-            unsigned m = gl_mixed_stack(raw + start, kept, &py, &interpreter, keep_frames,
-                                        keep_python, mixed, GL_DEPOT_MAX_FRAMES);
+            unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, keep_frames, keep_python,
+                                        mixed, GL_DEPOT_MAX_FRAMES);
             id = gl_stack_depot_intern(mixed, m);
         } else
-            id = gl_stack_depot_intern(raw + start, kept < keep_frames ? kept : keep_frames);
+            id = gl_stack_depot_intern(top, kept < keep_frames ? kept : keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside
          * (it depends on the Python frames too). */
         if (self && !hit && kept > 0)

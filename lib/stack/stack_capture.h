@@ -1,4 +1,5 @@
-/* Capturing the allocating call stack inside a CUPTI callback.
+/* Capturing the allocating call stack inside a CUPTI callback, or in a hook at
+ * the driver's entry point.
  *
  * libunwind walks the stack with a per-thread cache (frame pointers stop early:
  * the CUDA libraries are built without them).  The walk starts inside gpuleak's
@@ -25,6 +26,11 @@ extern int gl_stack_capture_raw_mode;
  * A stack the thread captured before is recognised without unwinding it
  * (stack_memo.h). */
 uint32_t gl_stack_capture(void);
+/* The same, from outside the driver: a hook at the driver's entry point entry
+ * (observe/driver.h).  The stack starts with that entry point, as one captured
+ * inside the driver does, unless the caller is a shared CUDA runtime (whose
+ * outermost frame, the call the program made, starts it then). */
+uint32_t gl_stack_capture_entry(uintptr_t entry);
 
 /* Benchmarks and tests: whether captures use the thread's stack memo (on by
  * default; GPULEAK_BENCH=nomemo turns it off). */

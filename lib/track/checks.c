@@ -189,6 +189,20 @@ static void on_alloc_failed(const struct gl_event *ev, const struct gl_block_inf
     gl_errors_report(&e);
 }
 
+/* ---- the observers' cross-check ---- */
+
+static void on_mismatch(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    struct gl_api_error e = error_of(ev, GL_ERR_OBSERVER_MISMATCH, GL_ERD_NONE);
+    e.detail = (uint8_t)ev->aux; /* enum gl_mismatch */
+    e.size = ev->size;
+    e.mem_kind = ev->kind;
+    if (ev->seq != GL_EV_ALLOC && ev->seq != GL_EV_GRAPH_NODE_ALLOC && ev->seq != GL_EV_VMM_MAP)
+        e.flags |= GL_ERRF_OTHER_CALL;
+    gl_errors_report(&e);
+}
+
 static const struct gl_consumer consumer = {
     .on =
         {
@@ -196,6 +210,7 @@ static const struct gl_consumer consumer = {
             [GL_EV_VMM_RELEASE] = on_release,
             [GL_EV_ACCESS] = on_access,
             [GL_EV_ALLOC_FAILED] = on_alloc_failed,
+            [GL_EV_OBSERVER_MISMATCH] = on_mismatch,
         },
 };
 

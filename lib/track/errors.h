@@ -31,12 +31,16 @@ enum gl_error_detail {
     GL_ERD_WRONG_DEVICE,    /* MISMATCHED_FREE: stream-ordered free on another device */
     GL_ERD_HANDLE_RELEASED, /* DOUBLE_FREE: cuMemRelease of a VMM handle released already,
                                kept only by its mappings (the block is that handle) */
+    /* OBSERVER_MISMATCH: enum gl_mismatch's values (event/event.h) */
 };
 
 #define GL_ERRF_WRITE 0x1  /* a range error's access writes (else reads) */
 #define GL_ERRF_BLOCK 0x2  /* block is set (live, or freed when GL_ERRF_FREED) */
 #define GL_ERRF_FREED 0x4  /* block was freed: free_stack/free_tid/free_api are set */
 #define GL_ERRF_DEVMEM 0x8 /* OOM: device_free/device_total are set */
+/* OBSERVER_MISMATCH: the call did not make memory (a free, a release, a
+ * copy...); else it did, of kind mem_kind. */
+#define GL_ERRF_OTHER_CALL 0x10
 
 struct gl_api_error {
     uint8_t kind;   /* enum gl_error_kind */
@@ -46,7 +50,7 @@ struct gl_api_error {
     uint32_t stack; /* where it happened (depot id, 0 = not captured) */
     uint32_t tid;
     int16_t device;                     /* of the call (OOM: the device asked for; -1 host) */
-    uint8_t mem_kind;                   /* OOM: the kind asked for */
+    uint8_t mem_kind;                   /* OOM: the kind asked for; MISMATCH: made */
     uint64_t addr;                      /* the address released, or the range's start */
     uint64_t size;                      /* the range's length, or the bytes asked for */
     struct gl_freed_block block;        /* GL_ERRF_BLOCK */

@@ -173,7 +173,8 @@ class Run:
 
 
 class Suite:
-    def __init__(self, gpuleak, fixtures, logdir):
+    def __init__(self, gpuleak, fixtures, logdir, intercept=None):
+        self.intercept = intercept
         self.gpuleak = gpuleak
         self.fixtures = fixtures
         self.logdir = logdir
@@ -196,6 +197,10 @@ class Suite:
         with open(os.path.join(self.logdir, name + ".log"), "a") as f:
             f.write(f"$ {' '.join(cmd)}\n--- rc {p.returncode}\n--- stdout\n{p.stdout}"
                     f"--- stderr\n{p.stderr}\n")
+        # --intercept=both: the two observers must agree on every call of every test.
+        if "Observer mismatch" in p.stderr or "ObserverMismatch" in p.stderr:
+            raise Failure(f"{name}: the observers disagree: " + "; ".join(
+                l for l in p.stderr.splitlines() if "Observer mismatch" in l)[:300])
         return Run(p.returncode, p.stdout, p.stderr)
 
     def fixture(self, name):
@@ -278,7 +283,16 @@ FAMILIES = [  # (bytes or None, memory kind, API the program called, function, s
 
 
 def t_families(s):
-    run = s.run("families", [s.fixture("families")])
+    expect_families(s.run("families", [s.fixture("families")]))
+
+
+def t_families_ptds(s):
+    """The same program built with --default-stream per-thread: the runtime
+    calls the driver's _ptsz/_ptds variants."""
+    expect_families(s.run("families_ptds", [s.fixture("families_ptds")]))
+
+
+def expect_families(run):
     check(run.rc == 0, f"exit status {run.rc}")
     r = run.only_report()
     check(len(r.records) == len(FAMILIES), f"{len(r.records)} records, expected {len(FAMILIES)}")
@@ -413,10 +427,65 @@ def t_abnormal_python_os_exit(s):
 
 
 def t_cupti_taken(s):
-    run = s.run("cupti_taken", [s.fixture("cupti_self")])
-    check(run.rc == 0 and "cupti_self: done" in run.out, f"program disturbed: rc {run.rc}")
-    msgs = [l for r in run.reports for l in r.lines]
-    check(len(msgs) == 1 and "CUPTI is already in use" in msgs[0], f"messages {msgs}")
+    """A program with its own CUPTI subscriber: its callbacks keep firing, and
+    gpuleak still tracks it (with CUPTI taken, at the driver's entry points)."""
+    for mode in ("driver", "cupti", "both"):
+        run = s.run("cupti_taken_" + mode, [s.fixture("cupti_self")],
+                    options=[f"--intercept={mode}"])
+        check(run.rc == 0 and "cupti_self: done" in run.out, f"{mode}: program disturbed: rc {run.rc}")
+        calls = re.search(r"cupti_self: (\d+) callbacks", run.out)
+        check(calls and int(calls.group(1)) > 0, f"{mode}: the program's own CUPTI callbacks: {run.out}")
+        r = run.only_report()
+        notes = [l for l in r.lines if "CUPTI is already in use" in l]
+        if mode == "driver":
+            check(not notes, f"driver: notes {notes}")
+        else:
+            check(len(notes) == 1 and "tracking at the driver's entry points instead" in notes[0],
+                  f"{mode}: notes {notes}")
+        check(len(r.records) == 1 and (r.records[0]["bytes"], r.records[0]["kind"]) ==
+              (8192, "definitely lost"), f"{mode}: records {r.records}")
+
+
+def t_driver_entry(s):
+    """Every path to the driver's allocation functions (linked -lcuda,
+    cudaGetDriverEntryPoint(ByVersion), cuGetProcAddress with the per-thread
+    stream flag, dlsym on libcuda's handle and the default scope): each block
+    seen, its stack starting with the entry point called."""
+    run = s.run("driver_entry", [s.fixture("driver_entry")])
+    check(run.rc == 0 and "driver_entry: done" in run.out, f"rc {run.rc}: {run.err[-300:]}")
+    r = run.only_report()
+    want = {1100000: ("cuMemAlloc_v2", "linked", "linked()"),
+            1200000: ("cuMemAlloc_v2", "runtime_entry", "by_runtime_entry_point()"),
+            1300000: ("cuMemAllocAsync_ptsz", "proc_address", "by_proc_address()"),
+            1400000: ("cuMemAlloc_v2", "dlsym", "by_dlsym()"),
+            1500000: ("cuMemAlloc_v2", "dlsym_default", "by_dlsym()")}
+    got = {rec["bytes"]: rec for rec in r.records}
+    check(sorted(got) == sorted(want), f"records of {sorted(got)} bytes, expected {sorted(want)}")
+    for size, (api, site, func) in want.items():
+        rec = got[size]
+        loc = f"driver_entry.cu:{site_line('driver_entry.cu', site)}"
+        check(rec["kind"] == "definitely lost" and rec["frames"][0][0] == api
+              and rec["frames"][1] == (func, loc),
+              f"{size}: {rec['kind']}, frames {rec['frames'][:2]}, expected {api}, {func} at {loc}")
+    check(r.usage[:2] == (6, 1), f"usage {r.usage}: 6 allocations, 1 freed")
+
+
+def t_torch_profiler(s):
+    """torch.profiler under gpuleak --intercept=driver records as many CUDA
+    events as without gpuleak."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    script = os.path.join(HERE, "torch_profiler.py")
+    bare = subprocess.run(["python3", script], capture_output=True, text=True, timeout=300)
+    n = re.search(r"torch_profiler: (\d+) CUDA events", bare.stdout)
+    check(bare.returncode == 0 and n and int(n.group(1)) > 0, f"bare run: {bare.stdout[-300:]}")
+    run = s.run("torch_profiler", ["python3", script], options=["--intercept=driver"], timeout=300)
+    m = re.search(r"torch_profiler: (\d+) CUDA events", run.out)
+    check(run.rc == 0 and m, f"rc {run.rc}: {run.err[-300:]}")
+    check(m.group(1) == n.group(1), f"{m.group(1)} CUDA events under gpuleak, {n.group(1)} without")
+    r = run.only_report()
+    check(any(rec["bytes"] >= 1 << 20 for rec in r.records) or r.summary, "no report of the run")
+    return f"{n.group(1)} CUDA events both"
 
 
 def t_ipc(s):
@@ -1984,7 +2053,7 @@ TESTS = [
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
-    t_cupti_taken, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
+    t_cupti_taken, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
@@ -2014,6 +2083,8 @@ def main():
                     help="tree made by make gpu-bundle (default: bundle/)")
     ap.add_argument("--tree", help="a build tree instead of a bundle")
     ap.add_argument("-k", dest="only", help="run only tests whose name contains this")
+    ap.add_argument("--intercept", choices=["driver", "cupti", "both"],
+                    help="run every test with this --intercept (through GPULEAK_OPTIONS)")
     ap.add_argument("--logs", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpuleak-gpu-"))
     a = ap.parse_args()
     unlisted = [n for n, f in globals().items() if n.startswith("t_") and f not in TESTS]
@@ -2029,7 +2100,9 @@ def main():
         print(f"gpu suite: {gpuleak} not found; run `make gpu-bundle` first")
         return 1
     os.makedirs(a.logs, exist_ok=True)
-    suite = Suite(gpuleak, root, a.logs)
+    if a.intercept:  # the launcher reads GPULEAK_OPTIONS first; a test's own options win
+        os.environ["GPULEAK_OPTIONS"] = f"--intercept={a.intercept}"
+    suite = Suite(gpuleak, root, a.logs, a.intercept)
     rows = []
     for t in TESTS:
         name = t.__name__[2:]
@@ -2047,7 +2120,7 @@ def main():
             res, detail = "ERROR", f"{type(e).__name__}: {e}"
         rows.append((name, res, detail, time.monotonic() - t0))
     width = max(len(r[0]) for r in rows)
-    print(f"\nGPU suite ({gpuleak}), logs in {a.logs}")
+    print(f"\nGPU suite ({gpuleak}, --intercept={a.intercept or 'default'}), logs in {a.logs}")
     for name, res, detail, secs in rows:
         print(f"  {name:<{width}}  {res:<5} {secs:5.1f}s  {detail[:160]}")
     passed = sum(1 for r in rows if r[1] == "PASS")

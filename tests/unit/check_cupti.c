@@ -14,6 +14,7 @@
 #include "tracker_util.h"
 #include "runtime.h"
 #include "event/api.h"
+#include "observe/call.h"
 #include "observe/cupti.h"
 #include "observe/contexts.h"
 #include "track/graphs.h"
@@ -49,7 +50,7 @@ static void setup(void)
     gl_contexts_component.reset();
     gl_contexts_set_query(fake_device_of);
     query_calls = 0;
-    gl_cupti_set_stacks(0);
+    gl_call_set_stacks(0);
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 
@@ -661,7 +662,7 @@ START_TEST(test_graph_block_has_node_stack)
     }
     gl_modules_clear();
     gl_stack_capture_init(16);
-    gl_cupti_set_stacks(1);
+    gl_call_set_stacks(1);
     node_and_plain_alloc_at_one_site();
     node_at_another_site();
     instantiate(EXEC_A, GRAPH_A, 0);
@@ -741,7 +742,7 @@ START_TEST(test_stacks_enabled_without_unwinder)
 {
     /* libunwind is not loaded in this test: captures give no stack, the block is
      * still recorded. */
-    gl_cupti_set_stacks(1);
+    gl_call_set_stacks(1);
     mem_alloc(0x7f0006000000ULL, 10, CUDA_SUCCESS, CTX_A);
     struct gl_block_info b;
     ck_assert(tu_live_block(0x7f0006000000ULL, &b));
@@ -751,11 +752,11 @@ END_TEST
 
 START_TEST(test_bench_null_mode)
 {
-    gl_cupti_bench_mode(NULL);
-    gl_cupti_bench_mode("bogus");
+    gl_call_bench_mode(NULL);
+    gl_call_bench_mode("bogus");
     mem_alloc(0x7f0007000000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
-    gl_cupti_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
+    gl_call_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
     mem_alloc(0x7f0007200000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 }

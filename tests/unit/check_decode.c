@@ -14,6 +14,7 @@
 #include "tracker_util.h"
 #include "event/api.h"
 #include "track/errors.h"
+#include "observe/call.h"
 #include "observe/cupti.h"
 #include "observe/decode.h"
 #include "track/graphs.h"
@@ -2149,7 +2150,7 @@ static void handler_setup(void)
 {
     gl_tracker_init();
     tu_pipeline_reset();
-    gl_cupti_set_stacks(0);
+    gl_call_set_stacks(0);
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
 }
 

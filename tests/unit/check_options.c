@@ -461,6 +461,7 @@ static const char *const expected_names[] = {
     "python-frames",
     "show-below-main",
     "scan-device",
+    "intercept",
     "check-api-ranges",
     "quarantine-blocks",
     "keep-stacktraces",

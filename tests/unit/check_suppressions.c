@@ -417,13 +417,13 @@ START_TEST(test_error_unknown_kind)
 {
     LOAD_BAD("{\n name\n gpuleak:Bogus\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'Bogus' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory, Growth or ObserverMismatch)");
     LOAD_BAD("{\n name\n Memcheck,gpuleak:Cond\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'Cond' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory, Growth or ObserverMismatch)");
     LOAD_BAD("{\n name\n gpuleak:leak\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'leak' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory, Growth or ObserverMismatch)");
 }
 END_TEST
 
@@ -514,7 +514,7 @@ START_TEST(test_error_entry_match_leak_kinds)
     /* Kind names are case-sensitive. */
     LOAD_BAD("{\n name\n gpuleak:doublefree\n fun:a\n}\n",
              "t.supp:3: error: unknown kind 'doublefree' for gpuleak (expected Leak, Cached, "
-             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)");
+             "InvalidFree, DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory, Growth or ObserverMismatch)");
     LOAD_BAD("{\n n\n gpuleak:DoubleFree\n}\n",
              "t.supp:4: error: the entry opened at line 1 has no frame lines (fun:, obj:, src: or "
              "...)");
@@ -668,7 +668,7 @@ START_TEST(test_load_file)
     char want[4400];
     snprintf(want, sizeof want,
              "%s:8: error: unknown kind 'Nope' for gpuleak (expected Leak, Cached, InvalidFree, "
-             "DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory or Growth)",
+             "DoubleFree, MismatchedFree, InvalidRange, FreedRange, OutOfMemory, Growth or ObserverMismatch)",
              path);
     ck_assert_str_eq(err, want);
     ck_assert_uint_eq(set.n, 1);

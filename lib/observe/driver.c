@@ -1,0 +1,265 @@
+#include "observe/driver.h"
+
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/spin.h"
+#include "base/thread.h"
+#include "common/util.h"
+#include "event/api.h"
+#include "event/dispatch.h"
+#include "observe/contexts.h"
+#include "observe/decode.h"
+
+static const char *const names[GL_DRIVER_NENTRIES] = {
+#define GL_DRIVER_ENTRY(name, params, args) [GL_DRIVER_##name] = #name,
+#define GL_DRIVER_CONTROL(name, params, args) [GL_DRIVER_##name] = #name,
+#include "observe/driver_entries.def"
+#undef GL_DRIVER_ENTRY
+#undef GL_DRIVER_CONTROL
+};
+
+/* The CUPTI id of a tracked entry point (0 for the control ones): what
+ * observe/decode.h reads its parameters by. */
+static const uint32_t cbids[GL_DRIVER_NENTRIES] = {
+#define GL_DRIVER_ENTRY(name, params, args) [GL_DRIVER_##name] = CUPTI_DRIVER_TRACE_CBID_##name,
+#define GL_DRIVER_CONTROL(name, params, args)
+#include "observe/driver_entries.def"
+#undef GL_DRIVER_ENTRY
+#undef GL_DRIVER_CONTROL
+};
+
+void *_Atomic gl_driver_functions[GL_DRIVER_NENTRIES];
+_Atomic bool gl_driver_watched[GL_DRIVER_NENTRIES];
+static atomic_bool started, cross_checking;
+
+const char *gl_driver_name(unsigned id) { return id < GL_DRIVER_NENTRIES ? names[id] : "?"; }
+
+/* ---- the driver's functions ---- */
+
+void *gl_driver_dlsym(void *handle, const char *name)
+{
+    static void *(*_Atomic real)(void *, const char *);
+    void *(*fn)(void *, const char *) = atomic_load_explicit(&real, memory_order_acquire);
+    if (!fn) {
+        /* The next dlsym after this library's: libc's, or another
+         * interposer's, which chains to libc's. */
+        fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!fn)
+            fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        if (!fn)
+            return NULL;
+        atomic_store_explicit(&real, fn, memory_order_release);
+    }
+    return fn(handle, name);
+}
+
+/* libcuda, once the program has loaded it (never loaded from here). */
+static void *libcuda(void)
+{
+    static _Atomic(void *) handle;
+    void *h = atomic_load_explicit(&handle, memory_order_acquire);
+    if (!h) {
+        h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+        if (h)
+            atomic_store_explicit(&handle, h, memory_order_release);
+    }
+    return h;
+}
+
+void *gl_driver_resolve(unsigned id)
+{
+    if (id >= GL_DRIVER_NENTRIES)
+        return NULL;
+    void *h = libcuda();
+    if (!h)
+        return NULL;
+    void *fn = gl_driver_dlsym(h, names[id]);
+    if (fn)
+        atomic_store_explicit(&gl_driver_functions[id], fn, memory_order_release);
+    return fn;
+}
+
+int gl_driver_entry_of(const void *fn)
+{
+    if (!fn)
+        return -1;
+    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++)
+        if (gl_driver_function(id) == fn)
+            return (int)id;
+    return -1;
+}
+
+/* ---- starting ---- */
+
+static CUresult (*ctx_get_current)(CUcontext *);
+
+/* A context's device, asked of the driver: never from inside a driver call,
+ * as hooks run around them. */
+static int device_of(uint64_t ctx)
+{
+    CUresult (*get)(CUdevice *, CUcontext) =
+        (CUresult(*)(CUdevice *, CUcontext))gl_driver_dlsym(libcuda(), "cuCtxGetDevice_v2");
+    CUdevice dev;
+    if (get && get(&dev, (CUcontext)(uintptr_t)ctx) == CUDA_SUCCESS)
+        return dev;
+    return -1;
+}
+
+void gl_driver_start(bool check_ranges, bool cross_check)
+{
+    ctx_get_current = (CUresult(*)(CUcontext *))gl_driver_dlsym(libcuda(), "cuCtxGetCurrent");
+    if (!cross_check) {
+        gl_contexts_set_query(device_of);
+        gl_dispatch_set_placement(&gl_contexts_placement);
+    } /* else CUPTI's query (observe/cupti.h) serves both */
+    atomic_store(&cross_checking, cross_check);
+    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++) {
+        unsigned api = gl_decode_api_of_cbid(cbids[id]);
+        bool tracked = api != GL_API_NONE && (check_ranges || !gl_api_is_access(api));
+        atomic_store(&gl_driver_watched[id], tracked);
+    }
+    atomic_store(&started, true);
+}
+
+void gl_driver_stop(void)
+{
+    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++)
+        atomic_store(&gl_driver_watched[id], false);
+    atomic_store(&started, false);
+}
+
+bool gl_driver_started(void) { return atomic_load(&started); }
+
+/* ---- calls ---- */
+
+void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
+{
+    CUcontext ctx = NULL;
+    if (ctx_get_current)
+        ctx_get_current(&ctx);
+    c->cbid = cbids[id];
+    c->site = (struct gl_call_site){(uintptr_t)ctx, (uintptr_t)gl_driver_function(id)};
+    c->token = gl_dispatch_open() ? gl_call_enter(c->cbid, params, &c->site) : 0;
+    if (atomic_load_explicit(&cross_checking, memory_order_relaxed))
+        gl_crosscheck_begin(&c->check, c->cbid, params, c->site.entry, c->site.ctx);
+    else
+        c->check.cbid = 0;
+}
+
+void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
+{
+    if (c->check.cbid)
+        gl_crosscheck_end(&c->check, rc);
+    if (c->token || gl_dispatch_open())
+        gl_call_exit(c->cbid, params, &c->site, rc, c->token);
+}
+
+/* ---- contexts and streams ---- */
+
+void gl_driver_context_destroyed(uint64_t ctx)
+{
+    if (!ctx || !atomic_load(&started) || atomic_load(&cross_checking))
+        return; /* with the cross-check, CUPTI's resource callbacks say it */
+    if (gl_dispatch_open()) {
+        struct gl_event ev = {.type = GL_EV_CTX_DESTROY, .ctx = ctx, .tid = gl_thread_id()};
+        gl_dispatch(&ev);
+    }
+    gl_contexts_destroyed(ctx);
+}
+
+void gl_driver_stream_created(uint64_t stream)
+{
+    if (!atomic_load(&started) || atomic_load(&cross_checking) || !ctx_get_current)
+        return;
+    CUcontext ctx = NULL;
+    if (ctx_get_current(&ctx) == CUDA_SUCCESS && ctx)
+        gl_contexts_stream_created(stream, (uintptr_t)ctx);
+}
+
+void gl_driver_stream_destroyed(uint64_t stream)
+{
+    if (atomic_load(&started) && !atomic_load(&cross_checking))
+        gl_contexts_stream_destroyed(stream);
+}
+
+uint64_t gl_driver_primary_context(int dev)
+{
+    void *h = libcuda();
+    CUresult (*state)(CUdevice, unsigned *, int *) =
+        (CUresult(*)(CUdevice, unsigned *, int *))gl_driver_dlsym(h, "cuDevicePrimaryCtxGetState");
+    CUresult (*retain)(CUcontext *, CUdevice) =
+        (CUresult(*)(CUcontext *, CUdevice))gl_driver_dlsym(h, "cuDevicePrimaryCtxRetain");
+    CUresult (*release)(CUdevice) =
+        (CUresult(*)(CUdevice))gl_driver_dlsym(h, "cuDevicePrimaryCtxRelease_v2");
+    unsigned flags;
+    int active = 0;
+    if (!state || !retain || !release || state(dev, &flags, &active) != CUDA_SUCCESS || !active)
+        return 0;
+    /* Retaining an active primary context only counts a reference: its handle,
+     * with the count as it was after the release. */
+    CUcontext ctx = NULL;
+    if (retain(&ctx, dev) != CUDA_SUCCESS)
+        return 0;
+    release(dev);
+    return (uintptr_t)ctx;
+}
+
+/* ---- entry points no hook stands for ---- */
+
+#define MAX_UNKNOWN 32
+static char unknown[MAX_UNKNOWN][96];
+static unsigned nunknown;
+static gl_spinlock unknown_lock;
+
+/* The family of an entry point: its name without version and stream suffixes. */
+static size_t family_len(const char *s)
+{
+    size_t n = strlen(s);
+    for (bool cut = true; cut;) {
+        cut = false;
+        static const char *const suffixes[] = {"_ptsz", "_ptds", "_v2", "_v3", "_v4"};
+        for (size_t i = 0; i < GL_ARRAY_SIZE(suffixes); i++) {
+            size_t k = strlen(suffixes[i]);
+            if (n > k && strncmp(s + n - k, suffixes[i], k) == 0) {
+                n -= k;
+                cut = true;
+            }
+        }
+    }
+    return n;
+}
+
+bool gl_driver_tracked_family(const char *symbol)
+{
+    size_t n = family_len(symbol);
+    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++)
+        if (family_len(names[id]) == n && strncmp(names[id], symbol, n) == 0)
+            return true;
+    return false;
+}
+
+void gl_driver_note_unknown(const char *symbol, int version, uint64_t flags)
+{
+    char line[96];
+    snprintf(line, sizeof line, "%s (version %d, flags %#llx)", symbol, version,
+             (unsigned long long)flags);
+    gl_spin_lock(&unknown_lock);
+    bool seen = false;
+    for (unsigned i = 0; i < nunknown && !seen; i++)
+        seen = strcmp(unknown[i], line) == 0;
+    if (!seen && nunknown < MAX_UNKNOWN)
+        memcpy(unknown[nunknown++], line, sizeof line);
+    gl_spin_unlock(&unknown_lock);
+}
+
+const char *gl_driver_unknown(unsigned i)
+{
+    gl_spin_lock(&unknown_lock);
+    const char *s = i < nunknown ? unknown[i] : NULL;
+    gl_spin_unlock(&unknown_lock);
+    return s;
+}

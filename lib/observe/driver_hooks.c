@@ -1,0 +1,260 @@
+/* The hooks at the driver's entry points (observe/driver.h), and the lookups
+ * that hand them out: dlsym and cuGetProcAddress.  Part of the injected
+ * library, not of the core: its symbols are exported (libgpuleak.map), so
+ * that a program linked with -lcuda binds to them.
+ *
+ * A hook of a tracked entry point fills the parameter struct CUPTI would give
+ * (driver_entries.def has the signatures) and runs the driver's function
+ * between gl_driver_enter and gl_driver_exit.  When nothing is watched it only
+ * jumps to the driver's function (a tail call: no frame of its own). */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "observe/driver.h"
+
+#define GL_EXPORT __attribute__((visibility("default")))
+#define GL_ARGS(...) __VA_ARGS__
+
+/* The driver lacks the function (an exported hook bound by a program built
+ * against a newer driver): what a missing entry point returns. */
+#define NO_FUNCTION CUDA_ERROR_NOT_FOUND
+
+/* ---- hooks of the tracked entry points ---- */
+
+#define GL_DRIVER_ENTRY(name, params, args)                                                         \
+    static __attribute__((used, noinline)) CUresult hook_##name params                            \
+    {                                                                                              \
+        typedef CUresult(*gl_fn_t) params;                                                         \
+        gl_fn_t fn = (gl_fn_t)gl_driver_function(GL_DRIVER_##name);                               \
+        if (__builtin_expect(!fn, 0))                                                              \
+            return NO_FUNCTION;                                                                    \
+        if (!gl_driver_watching(GL_DRIVER_##name))                                                 \
+            return fn args;                                                                        \
+        name##_params gl_params_ = {GL_ARGS args};                                                 \
+        struct gl_driver_call gl_call_;                                                            \
+        gl_driver_enter(&gl_call_, GL_DRIVER_##name, &gl_params_);                                 \
+        CUresult gl_rc_ = fn args;                                                                 \
+        gl_driver_exit(&gl_call_, &gl_params_, gl_rc_);                                            \
+        return gl_rc_;                                                                             \
+    }
+#define GL_DRIVER_CONTROL(name, params, args)
+#include "observe/driver_entries.def"
+#undef GL_DRIVER_ENTRY
+#undef GL_DRIVER_CONTROL
+
+/* ---- hooks of the control entry points ---- */
+
+#define REAL(name, params)                                                                         \
+    typedef CUresult(*fn_t) params;                                                                \
+    fn_t fn = (fn_t)gl_driver_function(GL_DRIVER_##name);                                          \
+    if (!fn)                                                                                       \
+    return NO_FUNCTION
+
+/* Defined by inject.c: what cuInit starts when the driver did not load the
+ * runtime through CUDA_INJECTION64_PATH (another tool's injection holds it). */
+int InitializeInjection(void);
+
+static CUresult __attribute__((used)) hook_cuInit(unsigned int Flags)
+{
+    REAL(cuInit, (unsigned int));
+    CUresult rc = fn(Flags);
+    if (rc == CUDA_SUCCESS)
+        InitializeInjection(); /* returns at once when already started */
+    return rc;
+}
+
+static void *substitute(void *fn);
+
+static void substitute_proc(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    if (!pfn || !*pfn)
+        return;
+    void *hook = substitute(*pfn);
+    if (hook != *pfn)
+        *pfn = hook;
+    else if (symbol && gl_driver_tracked_family(symbol))
+        gl_driver_note_unknown(symbol, version, flags);
+}
+
+static CUresult __attribute__((used))
+hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
+{
+    REAL(cuGetProcAddress, (const char *, void **, int, cuuint64_t));
+    CUresult rc = fn(symbol, pfn, cudaVersion, flags);
+    if (rc == CUDA_SUCCESS)
+        substitute_proc(symbol, pfn, cudaVersion, flags);
+    return rc;
+}
+
+static CUresult __attribute__((used))
+hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                         CUdriverProcAddressQueryResult *symbolStatus)
+{
+    REAL(cuGetProcAddress_v2,
+         (const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *));
+    CUresult rc = fn(symbol, pfn, cudaVersion, flags, symbolStatus);
+    if (rc == CUDA_SUCCESS)
+        substitute_proc(symbol, pfn, cudaVersion, flags);
+    return rc;
+}
+
+/* A context destroyed: its blocks go with it (after the driver agreed). */
+#define CTX_DESTROY_HOOK(name)                                                                     \
+    static CUresult __attribute__((used)) hook_##name(CUcontext ctx)                               \
+    {                                                                                              \
+        REAL(name, (CUcontext));                                                                   \
+        CUresult rc = fn(ctx);                                                                     \
+        if (rc == CUDA_SUCCESS)                                                                    \
+            gl_driver_context_destroyed((uintptr_t)ctx);                                           \
+        return rc;                                                                                 \
+    }
+CTX_DESTROY_HOOK(cuCtxDestroy)
+CTX_DESTROY_HOOK(cuCtxDestroy_v2)
+
+/* A primary context reset (cudaDeviceReset), or released for the last time:
+ * destroyed if it was active and no longer is. */
+#define PRIMARY_HOOK(name)                                                                         \
+    static CUresult __attribute__((used)) hook_##name(CUdevice dev)                                \
+    {                                                                                              \
+        REAL(name, (CUdevice));                                                                    \
+        if (!gl_driver_started())                                                                  \
+            return fn(dev);                                                                        \
+        uint64_t ctx = gl_driver_primary_context(dev);                                             \
+        CUresult rc = fn(dev);                                                                     \
+        if (rc == CUDA_SUCCESS && ctx && gl_driver_primary_context(dev) != ctx)                    \
+            gl_driver_context_destroyed(ctx);                                                      \
+        return rc;                                                                                 \
+    }
+PRIMARY_HOOK(cuDevicePrimaryCtxRelease)
+PRIMARY_HOOK(cuDevicePrimaryCtxRelease_v2)
+PRIMARY_HOOK(cuDevicePrimaryCtxReset)
+PRIMARY_HOOK(cuDevicePrimaryCtxReset_v2)
+
+static CUresult __attribute__((used)) hook_cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
+    REAL(cuStreamCreate, (CUstream *, unsigned int));
+    CUresult rc = fn(phStream, Flags);
+    if (rc == CUDA_SUCCESS && phStream)
+        gl_driver_stream_created((uintptr_t)*phStream);
+    return rc;
+}
+
+static CUresult __attribute__((used))
+hook_cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
+    REAL(cuStreamCreateWithPriority, (CUstream *, unsigned int, int));
+    CUresult rc = fn(phStream, flags, priority);
+    if (rc == CUDA_SUCCESS && phStream)
+        gl_driver_stream_created((uintptr_t)*phStream);
+    return rc;
+}
+
+#define STREAM_DESTROY_HOOK(name)                                                                  \
+    static CUresult __attribute__((used)) hook_##name(CUstream hStream)                            \
+    {                                                                                              \
+        REAL(name, (CUstream));                                                                    \
+        gl_driver_stream_destroyed((uintptr_t)hStream);                                            \
+        return fn(hStream);                                                                        \
+    }
+STREAM_DESTROY_HOOK(cuStreamDestroy)
+STREAM_DESTROY_HOOK(cuStreamDestroy_v2)
+
+/* ---- exported under the driver's names ---- */
+
+static void *const hooks[GL_DRIVER_NENTRIES] = {
+#define GL_DRIVER_ENTRY(name, params, args) [GL_DRIVER_##name] = (void *)hook_##name,
+#define GL_DRIVER_CONTROL(name, params, args) [GL_DRIVER_##name] = (void *)hook_##name,
+#include "observe/driver_entries.def"
+#undef GL_DRIVER_ENTRY
+#undef GL_DRIVER_CONTROL
+};
+
+/* cuMemAlloc_v2 and the others: the hooks, under the names a program linked
+ * with -lcuda binds to. */
+#define EXPORT_AS(name)                                                                            \
+    __asm__(".globl " #name "\n.type " #name ", @function\n.set " #name ", hook_" #name "\n");
+#define GL_DRIVER_ENTRY(name, params, args) EXPORT_AS(name)
+#define GL_DRIVER_CONTROL(name, params, args) EXPORT_AS(name)
+#include "observe/driver_entries.def"
+#undef GL_DRIVER_ENTRY
+#undef GL_DRIVER_CONTROL
+
+/* ---- lookups ---- */
+
+/* The hook standing for a function of the driver's, or fn itself. */
+static void *substitute(void *fn)
+{
+    int id = gl_driver_entry_of(fn);
+    return id >= 0 ? hooks[id] : fn;
+}
+
+/* Whether p is one of the hooks (a lookup in the default scope finds the
+ * exported ones first); its entry point in *id. */
+static bool is_hook(const void *p, unsigned *id)
+{
+    for (unsigned i = 0; i < GL_DRIVER_NENTRIES; i++)
+        if (hooks[i] == p) {
+            *id = i;
+            return true;
+        }
+    return false;
+}
+
+/* dlsym, for every handle but RTLD_NEXT (which the entry below passes on
+ * without a frame, so that "next" stays relative to its caller). */
+__attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, const char *name)
+{
+    void *p = gl_driver_dlsym(handle, name);
+    if (!p || !name || name[0] != 'c' || name[1] != 'u')
+        return p;
+    unsigned id;
+    if (is_hook(p, &id))
+        /* Found here, not in the driver: the driver's function if libcuda is
+         * loaded and has it (then this hook stands for it), else nothing, as
+         * without gpuleak. */
+        return gl_driver_function(id) ? p : NULL;
+    return substitute(p);
+}
+
+/* RTLD_NEXT's path, before gl_driver_dlsym resolved libc's: resolve it. */
+__attribute__((visibility("hidden"))) void *gl_driver_hooks_next_dlsym(void)
+{
+    static _Atomic(void *) next;
+    void *fn = atomic_load_explicit(&next, memory_order_acquire);
+    if (!fn) {
+        fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (!fn)
+            fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        atomic_store_explicit(&next, fn, memory_order_release);
+    }
+    return fn;
+}
+
+#if defined(__x86_64__)
+/* dlsym(RTLD_NEXT, name) must find the symbol after its caller's object, and
+ * glibc's dlsym finds the caller by its return address: this entry jumps to
+ * it with the caller's return address still in place. */
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    cmpq $-1, %rdi\n"
+        "    jne gl_driver_hooks_dlsym\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    call gl_driver_hooks_next_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testq %rax, %rax\n"
+        "    jz 1f\n"
+        "    jmp *%rax\n"
+        "1:  ret\n"
+        ".size dlsym, .-dlsym\n");
+#else
+#error "the dlsym hook is written for x86-64"
+#endif
