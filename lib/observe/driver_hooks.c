@@ -24,21 +24,29 @@
 
 /* ---- hooks of the tracked entry points ---- */
 
+/* The watched path, apart so that the unwatched one stays a tail call.  It
+ * runs GL_DRIVER_STACK_GAP below the hook (observe/driver.h says why). */
 #define GL_DRIVER_ENTRY(name, params, args)                                                         \
-    static __attribute__((used, noinline)) CUresult hook_##name params                            \
+    typedef CUresult(*fn_##name##_t) params;                                                       \
+    static __attribute__((noinline)) CUresult watched_##name(fn_##name##_t fn, GL_ARGS params)    \
     {                                                                                              \
-        typedef CUresult(*gl_fn_t) params;                                                         \
-        gl_fn_t fn = (gl_fn_t)gl_driver_function(GL_DRIVER_##name);                               \
-        if (__builtin_expect(!fn, 0))                                                              \
-            return NO_FUNCTION;                                                                    \
-        if (!gl_driver_watching(GL_DRIVER_##name))                                                 \
-            return fn args;                                                                        \
+        char *gl_gap_ = __builtin_alloca(GL_DRIVER_STACK_GAP);                                     \
+        __asm__ volatile("" : : "r"(gl_gap_) : "memory");                                          \
         name##_params gl_params_ = {GL_ARGS args};                                                 \
         struct gl_driver_call gl_call_;                                                            \
         gl_driver_enter(&gl_call_, GL_DRIVER_##name, &gl_params_);                                 \
         CUresult gl_rc_ = fn args;                                                                 \
         gl_driver_exit(&gl_call_, &gl_params_, gl_rc_);                                            \
         return gl_rc_;                                                                             \
+    }                                                                                              \
+    static __attribute__((used, noinline)) CUresult hook_##name params                            \
+    {                                                                                              \
+        fn_##name##_t fn = (fn_##name##_t)gl_driver_function(GL_DRIVER_##name);                    \
+        if (__builtin_expect(!fn, 0))                                                              \
+            return NO_FUNCTION;                                                                    \
+        if (!gl_driver_watching(GL_DRIVER_##name))                                                 \
+            return fn args;                                                                        \
+        return watched_##name(fn, GL_ARGS args);                                                   \
     }
 #define GL_DRIVER_CONTROL(name, params, args)
 #include "observe/driver_entries.def"

@@ -289,14 +289,16 @@ def t_families(s):
 def t_families_ptds(s):
     """The same program built with --default-stream per-thread: the runtime
     calls the driver's _ptsz/_ptds variants."""
-    expect_families(s.run("families_ptds", [s.fixture("families_ptds")]))
+    expect_families(s.run("families_ptds", [s.fixture("families_ptds")]), ptsz=True)
 
 
-def expect_families(run):
+def expect_families(run, ptsz=False):
     check(run.rc == 0, f"exit status {run.rc}")
     r = run.only_report()
     check(len(r.records) == len(FAMILIES), f"{len(r.records)} records, expected {len(FAMILIES)}")
     for size, kind, api, func, site in FAMILIES:
+        if ptsz and api in ("cudaMallocAsync", "cudaMallocFromPoolAsync"):
+            api += "_ptsz"  # the runtime's per-thread-stream names (cuda_runtime_api.h)
         loc = f"families.cu:{site_line('families.cu', site)}"
         match = [rec for rec in r.records
                  if rec["frames"] and rec["frames"][0][0] == api
