@@ -63,6 +63,9 @@ struct gl_thread {
     /* Recent whole stacks and where their return addresses lie (stack_memo.h);
      * made on the thread's first walk to learn one. */
     struct gl_stack_memo *stack_memo;
+    /* The driver entry point whose hook this thread is in (observe/driver.h),
+     * 0 when none: stacks captured meanwhile start with it. */
+    uintptr_t call_entry;
     struct gl_py_cache *py_cache; /* recent Python code objects (python_code.c) */
     /* Set while this thread reads memory gpuleak does not own: where a fault
      * returns to (read_guard.h; a sigjmp_buf *). */

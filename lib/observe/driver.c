@@ -117,9 +117,11 @@ void gl_driver_start(bool check_ranges, bool cross_check)
         gl_dispatch_set_placement(&gl_contexts_placement);
     } /* else CUPTI's query (observe/cupti.h) serves both */
     atomic_store(&cross_checking, cross_check);
+    /* GPULEAK_BENCH=null: the hooks only pass calls on (their own cost). */
+    bool on = !gl_call_bench_null();
     for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++) {
         unsigned api = gl_decode_api_of_cbid(cbids[id]);
-        bool tracked = api != GL_API_NONE && (check_ranges || !gl_api_is_access(api));
+        bool tracked = on && api != GL_API_NONE && (check_ranges || !gl_api_is_access(api));
         atomic_store(&gl_driver_watched[id], tracked);
     }
     atomic_store(&started, true);
@@ -143,6 +145,9 @@ void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
         ctx_get_current(&ctx);
     c->cbid = cbids[id];
     c->site = (struct gl_call_site){(uintptr_t)ctx, (uintptr_t)gl_driver_function(id)};
+    struct gl_thread *self = gl_thread_self();
+    if (self)
+        self->call_entry = c->site.entry;
     c->token = gl_dispatch_open() ? gl_call_enter(c->cbid, params, &c->site) : 0;
     if (atomic_load_explicit(&cross_checking, memory_order_relaxed))
         gl_crosscheck_begin(&c->check, c->cbid, params, c->site.entry, c->site.ctx);
@@ -156,6 +161,9 @@ void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
         gl_crosscheck_end(&c->check, rc);
     if (c->token || gl_dispatch_open())
         gl_call_exit(c->cbid, params, &c->site, rc, c->token);
+    struct gl_thread *self = gl_thread_self();
+    if (self)
+        self->call_entry = 0;
 }
 
 /* ---- contexts and streams ---- */

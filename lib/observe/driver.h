@@ -84,7 +84,8 @@ bool gl_driver_started(void);
  * stale address there reads as a pointer to a block (possibly lost instead
  * of definitely lost).  Inside CUPTI these frames sat below the driver's own;
  * here the gap puts them as deep, out of the reach of the frames the program
- * runs later at the hook's depth (exit's, when the exit report runs). */
+ * runs later at the hook's depth (exit's, when the exit report runs).  The
+ * hook's copy of the parameters (a freed address) lies at the gap's bottom. */
 #define GL_DRIVER_STACK_GAP 4096
 
 /* A tracked call in progress in its hook. */

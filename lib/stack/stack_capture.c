@@ -194,7 +194,11 @@ static inline bool wants_entry(uintptr_t entry, uintptr_t first)
     return r != GL_MOD_CUDART && r != GL_MOD_DRIVER;
 }
 
-uint32_t gl_stack_capture(void) { return gl_stack_capture_entry(0); }
+uint32_t gl_stack_capture(void)
+{
+    struct gl_thread *self = gl_thread_self();
+    return gl_stack_capture_entry(self ? self->call_entry : 0);
+}
 
 uint32_t gl_stack_capture_entry(uintptr_t entry)
 {

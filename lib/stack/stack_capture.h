@@ -29,7 +29,9 @@ uint32_t gl_stack_capture(void);
 /* The same, from outside the driver: a hook at the driver's entry point entry
  * (observe/driver.h).  The stack starts with that entry point, as one captured
  * inside the driver does, unless the caller is a shared CUDA runtime (whose
- * outermost frame, the call the program made, starts it then). */
+ * outermost frame, the call the program made, starts it then).
+ * gl_stack_capture does this with the thread's call_entry (base/thread.h), so
+ * that an error found inside a hooked call has the same stack. */
 uint32_t gl_stack_capture_entry(uintptr_t entry);
 
 /* Benchmarks and tests: whether captures use the thread's stack memo (on by

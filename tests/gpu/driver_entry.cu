@@ -22,6 +22,7 @@ static void linked(void)
 {
     CUdeviceptr d;
     DRV(cuMemAlloc(&d, 1100000)); // SITE:linked
+    d = 0; // lost: no copy left in this frame
 }
 
 static void by_runtime_entry_point(void)
@@ -31,10 +32,12 @@ static void by_runtime_entry_point(void)
     CHECK(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 12000, cudaEnableDefault, &q));
     CUdeviceptr d;
     DRV(((alloc_fn)fn)(&d, 1200000)); // SITE:runtime_entry
+    d = 0; // lost: no copy left in this frame
     CUdeviceptr gone;
     DRV(((alloc_fn)fn)(&gone, 4096));
     CHECK(cudaGetDriverEntryPoint("cuMemFree", &fn, cudaEnableDefault, &q));
     DRV(((free_fn)fn)(gone));
+    gone = 0;
 }
 
 static void by_proc_address(void)
@@ -45,6 +48,7 @@ static void by_proc_address(void)
                          &st));
     CUdeviceptr d;
     DRV(((alloc_async_fn)fn)(&d, 1300000, CU_STREAM_PER_THREAD)); // SITE:proc_address
+    d = 0; // lost: no copy left in this frame
     CHECK(cudaDeviceSynchronize());
 }
 
@@ -60,6 +64,7 @@ static void by_dlsym(void)
     DRV(fn(&d, 1400000)); // SITE:dlsym
     alloc_fn dflt = (alloc_fn)dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
     DRV(dflt(&d, 1500000)); // SITE:dlsym_default
+    d = 0; // lost: no copy left in this frame
 }
 
 int main()

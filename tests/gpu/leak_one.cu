@@ -15,6 +15,7 @@ int main()
         void *q;
         CHECK(cudaMalloc(&q, 4096));
         CHECK(cudaFree(q));
+        q = nullptr; // no stale pointer into a later block that reuses the address
     }
     void *leak = make_buffer(1 << 20); // SITE:main_calls_make_buffer
     (void)leak;
