@@ -1,6 +1,7 @@
 #include "check/reach.h"
 
 #include <setjmp.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -228,6 +229,26 @@ static void hit_object(struct ctx *c, uint64_t w)
     }
 }
 
+/* GPULEAK_DEBUG_REACH=1: every word found pointing into a block, with where
+ * it lies (0: a register), to stderr - which root keeps a block alive.  Written
+ * with write(2) and no formatting library: the world is stopped. */
+static int debug_reach = -1;
+
+static void debug_hit(uint64_t where, uint64_t w)
+{
+    char line[64] = "gpuleak reach: 0x";
+    size_t n = 17;
+    for (int k = 60; k >= 0; k -= 4)
+        line[n++] = "0123456789abcdef"[(where >> k) & 15];
+    memcpy(line + n, " -> 0x", 6);
+    n += 6;
+    for (int k = 60; k >= 0; k -= 4)
+        line[n++] = "0123456789abcdef"[(w >> k) & 15];
+    line[n++] = '\n';
+    ssize_t rc = write(2, line, n);
+    (void)rc;
+}
+
 static void scan_words(struct ctx *c, uint64_t start, uint64_t end)
 {
     const uint64_t *p = (const uint64_t *)(uintptr_t)((start + 7) & ~7ULL);
@@ -236,8 +257,11 @@ static void scan_words(struct ctx *c, uint64_t start, uint64_t end)
     uint64_t h_lo = c->h_lo, h_span = c->h_span;
     for (; p < e; p++) {
         uint64_t w = *(const volatile uint64_t *)p;
-        if (w - t_lo < t_span)
+        if (w - t_lo < t_span) {
             hit_target(c, w);
+            if (__builtin_expect(debug_reach > 0, 0))
+                debug_hit((uint64_t)(uintptr_t)p, w);
+        }
         if (w - h_lo < h_span)
             hit_handle(c, w);
         if (w - o_lo < o_span)
@@ -353,6 +377,10 @@ static void bounds_of_targets(struct ctx *c)
 
 int gl_reach_run(struct gl_reach *r, void *scratch, size_t scratch_bytes)
 {
+    if (debug_reach < 0) {
+        const char *d = getenv("GPULEAK_DEBUG_REACH");
+        debug_reach = d && *d == '1';
+    }
     /* The lookups (GL_SEARCH_CONTAINING) find the last range starting at or
      * below a word: the only one that can hold it, if they do not overlap. */
     GL_ASSERT(GL_SEARCH_ARE_DISJOINT(r->objects, r->nobjects, start, end),
@@ -418,8 +446,11 @@ int gl_reach_run(struct gl_reach *r, void *scratch, size_t scratch_bytes)
         guard_install();
     for (size_t i = 0; i < r->nroot_words; i++) {
         uint64_t w = r->root_words[i];
-        if (w - c.t_lo < c.t_span)
+        if (w - c.t_lo < c.t_span) {
             hit_target(&c, w);
+            if (__builtin_expect(debug_reach > 0, 0))
+                debug_hit(0, w);
+        }
         if (w - c.h_lo < c.h_span)
             hit_handle(&c, w);
         if (w - c.o_lo < c.o_span)

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "check/owners.h"
 #include "track/block_table.h"
@@ -53,8 +54,11 @@ struct gl_caller_context {
 #else
 #define GL_SAVE_CALLEE_REGS(r) ((void)(r))
 #endif
+/* regs is scanned whole: the words a platform has no register for are zeroed,
+ * never left holding the stack's stale contents (a freed block's address, say). */
 #define GL_CALLER_CONTEXT(cc)                                                                      \
     do {                                                                                           \
+        memset((cc)->regs, 0, sizeof (cc)->regs);                                                  \
         GL_SAVE_CALLEE_REGS((cc)->regs);                                                           \
         (cc)->frame = (uint64_t)(uintptr_t)__builtin_frame_address(0);                             \
     } while (0)

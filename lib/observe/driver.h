@@ -78,16 +78,6 @@ void gl_driver_stop(void);
 /* Whether gl_driver_start ran. */
 bool gl_driver_started(void);
 
-/* How far below its hook a watched call runs (stack it skips, unwritten).
- * gpuleak's frames leave block addresses behind in stack memory; the leak
- * check reads the program's stack from the frame that called it up, and a
- * stale address there reads as a pointer to a block (possibly lost instead
- * of definitely lost).  Inside CUPTI these frames sat below the driver's own;
- * here the gap puts them as deep, out of the reach of the frames the program
- * runs later at the hook's depth (exit's, when the exit report runs).  The
- * hook's copy of the parameters (a freed address) lies at the gap's bottom. */
-#define GL_DRIVER_STACK_GAP 4096
-
 /* A tracked call in progress in its hook. */
 struct gl_driver_call {
     uint32_t cbid;

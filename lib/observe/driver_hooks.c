@@ -24,22 +24,16 @@
 
 /* ---- hooks of the tracked entry points ---- */
 
-/* The watched path, apart so that the unwatched one stays a tail call.  It
- * runs GL_DRIVER_STACK_GAP below the hook (observe/driver.h says why). */
+/* The watched path, apart so that the unwatched one stays a tail call. */
 #define GL_DRIVER_ENTRY(name, params, args)                                                         \
     typedef CUresult(*fn_##name##_t) params;                                                       \
     static __attribute__((noinline)) CUresult watched_##name(fn_##name##_t fn, GL_ARGS params)    \
     {                                                                                              \
-        struct {                                                                                   \
-            name##_params gl_p;                                                                    \
-            struct gl_driver_call gl_c;                                                            \
-        } *gl_deep_ = __builtin_alloca(GL_DRIVER_STACK_GAP);                                       \
-        _Static_assert(sizeof *gl_deep_ <= GL_DRIVER_STACK_GAP, "the call fits in the gap");       \
-        __asm__ volatile("" : : "r"(gl_deep_) : "memory");                                         \
-        gl_deep_->gl_p = (name##_params){GL_ARGS args};                                            \
-        gl_driver_enter(&gl_deep_->gl_c, GL_DRIVER_##name, &gl_deep_->gl_p);                       \
+        name##_params gl_p = {GL_ARGS args};                                                       \
+        struct gl_driver_call gl_c;                                                                \
+        gl_driver_enter(&gl_c, GL_DRIVER_##name, &gl_p);                                           \
         CUresult gl_rc_ = fn args;                                                                 \
-        gl_driver_exit(&gl_deep_->gl_c, &gl_deep_->gl_p, gl_rc_);                                  \
+        gl_driver_exit(&gl_c, &gl_p, gl_rc_);                                                      \
         return gl_rc_;                                                                             \
     }                                                                                              \
     static __attribute__((used, noinline)) CUresult hook_##name params                            \

@@ -18,6 +18,8 @@
 #include "testutil.h"
 #include "tracker_util.h"
 #include "check/checkpoints.h"
+#include "check/reachability.h"
+#include "common/util.h"
 #include "heap/heap.h"
 #include "check/leak_run.h"
 #include "check/run_suppressions.h"
@@ -214,11 +216,41 @@ START_TEST(test_classification_in_a_live_process)
 }
 END_TEST
 
+/* The words of a caller context with no register behind them (half of regs on
+ * x86-64) are scanned too: they must not hold what the stack held before -
+ * a stale block address there kept a lost block reachable. */
+static volatile uint64_t stale = 0x7e00deadbee00000ULL; /* read where used: in no register */
+
+static __attribute__((noinline)) void dirty_stack(void)
+{
+    volatile uint64_t junk[512];
+    for (size_t i = 0; i < GL_ARRAY_SIZE(junk); i++)
+        junk[i] = stale;
+}
+
+static __attribute__((noinline)) void take_context(struct gl_caller_context *out)
+{
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
+    memcpy(out, &cc, sizeof cc);
+}
+
+START_TEST(test_caller_context_holds_no_stale_words)
+{
+    struct gl_caller_context cc;
+    dirty_stack();
+    take_context(&cc);
+    for (size_t i = 0; i < GL_ARRAY_SIZE(cc.regs); i++)
+        ck_assert_msg(cc.regs[i] != stale, "regs[%zu] holds the stack's stale contents", i);
+}
+END_TEST
+
 static Suite *reachability_suite(void)
 {
     Suite *s = suite_create("reachability");
     TCase *tc = tcase_create("live");
     tcase_add_test(tc, test_classification_in_a_live_process);
+    tcase_add_test(tc, test_caller_context_holds_no_stale_words);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
