@@ -3,6 +3,8 @@
 #include <cuda.h>
 #include <dlfcn.h>
 
+#include "observe/driver.h"
+
 /* Entry points looked up in the driver the program loaded. */
 static struct {
     bool looked_up;
@@ -26,16 +28,18 @@ static void look_up(void)
     if (!h)
         return; /* not loaded yet (a check before CUDA starts): look again next time */
     drv.looked_up = true;
-    *(void **)&drv.device_get = dlsym(h, "cuDeviceGet");
-    *(void **)&drv.device_get_count = dlsym(h, "cuDeviceGetCount");
-    *(void **)&drv.default_mem_pool = dlsym(h, "cuDeviceGetDefaultMemPool");
-    *(void **)&drv.mem_pool_get_attribute = dlsym(h, "cuMemPoolGetAttribute");
-    *(void **)&drv.graph_mem_attribute = dlsym(h, "cuDeviceGetGraphMemAttribute");
-    *(void **)&drv.memcpy_dtoh = dlsym(h, "cuMemcpyDtoH_v2");
-    *(void **)&drv.ctx_push = dlsym(h, "cuCtxPushCurrent_v2");
-    *(void **)&drv.ctx_pop = dlsym(h, "cuCtxPopCurrent_v2");
-    *(void **)&drv.device_get_name = dlsym(h, "cuDeviceGetName");
-    *(void **)&drv.mem_get_address_range = dlsym(h, "cuMemGetAddressRange_v2");
+    /* The driver's own functions, never the hooks that stand for them
+     * (observe/driver.h): the report's copies are not the program's. */
+    *(void **)&drv.device_get = gl_driver_dlsym(h, "cuDeviceGet");
+    *(void **)&drv.device_get_count = gl_driver_dlsym(h, "cuDeviceGetCount");
+    *(void **)&drv.default_mem_pool = gl_driver_dlsym(h, "cuDeviceGetDefaultMemPool");
+    *(void **)&drv.mem_pool_get_attribute = gl_driver_dlsym(h, "cuMemPoolGetAttribute");
+    *(void **)&drv.graph_mem_attribute = gl_driver_dlsym(h, "cuDeviceGetGraphMemAttribute");
+    *(void **)&drv.memcpy_dtoh = gl_driver_dlsym(h, "cuMemcpyDtoH_v2");
+    *(void **)&drv.ctx_push = gl_driver_dlsym(h, "cuCtxPushCurrent_v2");
+    *(void **)&drv.ctx_pop = gl_driver_dlsym(h, "cuCtxPopCurrent_v2");
+    *(void **)&drv.device_get_name = gl_driver_dlsym(h, "cuDeviceGetName");
+    *(void **)&drv.mem_get_address_range = gl_driver_dlsym(h, "cuMemGetAddressRange_v2");
     dlclose(h); /* still loaded by the program */
 }
 

@@ -1,0 +1,140 @@
+/* A CUDA driver that is not one: libcuda.so.1 for tests/driver.test, so that
+ * the driver observer's hooks (lib/observe/driver_hooks.c) are tested on a
+ * machine with no GPU.  It hands out addresses from a counter, knows which
+ * it handed out (a free of another one fails, as the real driver's does), and
+ * resolves entry points by name as cuGetProcAddress does: the base name, its
+ * _v2 where the version asks for it, its _ptsz with the per-thread flag.  It
+ * also has a cuMemAlloc_v3 for versions past 90000: a variant no hook knows. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <cuda.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+/* cuda.h renames cuGetProcAddress to its _v2: both are defined here. */
+#undef cuGetProcAddress
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_BLOCKS 64
+
+static CUdeviceptr next_addr = 0x7e0000000000ULL;
+static CUdeviceptr live[MAX_BLOCKS];
+static int initialized;
+static const CUcontext fake_ctx = (CUcontext)0x1000;
+
+static CUresult alloc(CUdeviceptr *p, size_t n)
+{
+    if (!initialized)
+        return CUDA_ERROR_NOT_INITIALIZED;
+    if (!p || n == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (int i = 0; i < MAX_BLOCKS; i++)
+        if (!live[i]) {
+            live[i] = *p = next_addr;
+            next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult release(CUdeviceptr p)
+{
+    if (p == 0)
+        return CUDA_SUCCESS;
+    for (int i = 0; i < MAX_BLOCKS; i++)
+        if (live[i] == p) {
+            live[i] = 0;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+EXPORT CUresult cuInit(unsigned flags)
+{
+    (void)flags;
+    initialized = 1;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
+{
+    *c = initialized ? fake_ctx : NULL;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
+{
+    (void)c;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) { return alloc(p, n); }
+EXPORT CUresult cuMemAlloc_v3(CUdeviceptr *p, size_t n) { return alloc(p, n); }
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p) { return release(p); }
+EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+    (void)s;
+    return alloc(p, n);
+}
+EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *p, size_t n, CUstream s)
+{
+    (void)s;
+    return alloc(p, n);
+}
+EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    (void)s;
+    return release(p);
+}
+EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
+{
+    (void)s;
+    return release(p);
+}
+
+/* Entry points by name, as the real driver resolves them. */
+static CUresult proc_address(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status)
+{
+    static void *self;
+    if (!self)
+        self = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    char name[128];
+    const char *suffix = "";
+    if (strcmp(symbol, "cuMemAlloc") == 0 || strcmp(symbol, "cuMemFree") == 0)
+        suffix = version >= 90000 && strcmp(symbol, "cuMemAlloc") == 0 ? "_v3" : "_v2";
+    else if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) &&
+             (strcmp(symbol, "cuMemAllocAsync") == 0 || strcmp(symbol, "cuMemFreeAsync") == 0))
+        suffix = "_ptsz";
+    else if (strcmp(symbol, "cuGetProcAddress") == 0)
+        suffix = "_v2";
+    snprintf(name, sizeof name, "%s%s", symbol, suffix);
+    /* The driver's own table: never an interposer's symbol. */
+    void *(*real_dlsym)(void *, const char *) = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!real_dlsym)
+        real_dlsym = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    *pfn = real_dlsym ? real_dlsym(self, name) : NULL;
+    if (status)
+        *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult *status)
+{
+    return proc_address(symbol, pfn, version, flags, status);
+}
+
+EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags)
+{
+    return proc_address(symbol, pfn, version, flags, NULL);
+}
