@@ -133,17 +133,24 @@ int gl_run_program(const char *path, char **argv, const char *runtime, const str
         fprintf(stderr, "gpuleak: options too long to pass to the runtime\n");
         return -1;
     }
+    /* Another tool's CUDA injection (Nsight Systems', say): with the driver's
+     * hooks the runtime starts from the program's cuInit through its hook and
+     * needs no injection, so the other tool keeps its own; CUPTI's way needs
+     * it, and one injection is all CUDA loads. */
     const char *inj = getenv("CUDA_INJECTION64_PATH");
-    if (inj && *inj && strcmp(inj, runtime) != 0)
+    bool other_injection = inj && *inj && strcmp(inj, runtime) != 0;
+    bool keep_other = other_injection && opt->intercept == GL_INTERCEPT_DRIVER;
+    if (other_injection && !keep_other)
         fprintf(stderr,
                 "gpuleak: replacing CUDA_INJECTION64_PATH=%s (another CUDA tool's) with "
-                "gpuleak's runtime\n",
+                "gpuleak's runtime (--intercept=driver keeps it)\n",
                 inj);
     prepend_preload(runtime);
     append_python_path();
     if (opt->framework_caching == GL_FRAMEWORK_CACHING_OFF)
         framework_caching_off();
-    setenv("CUDA_INJECTION64_PATH", runtime, 1);
+    if (!keep_other)
+        setenv("CUDA_INJECTION64_PATH", runtime, 1);
     setenv(GL_OPTIONS_ENV, serialized, 1);
     unsetenv(GL_UNTRACED_ENV); /* gpuleak run from a program an outer gpuleak left untraced */
     if (status_file)

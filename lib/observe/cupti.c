@@ -105,13 +105,12 @@ static bool subscribe(char *err, size_t errlen)
         /* CUPTI names the other client "CUPTI for <name>", or "<not provided>". */
         bool named = other[0] && !strstr(other, "<not provided>");
         snprintf(err, errlen,
-                 "CUPTI is already in use by %s; a process can have only one CUPTI client, so "
-                 "GPU memory is not tracked (the program runs normally)",
+                 "CUPTI is already in use by %s; a process can have only one CUPTI client",
                  named ? other
                        : "another client (nsys, ncu, compute-sanitizer, a profiler, or the "
                          "program itself)");
     } else {
-        snprintf(err, errlen, "cannot subscribe to CUPTI: %s; GPU memory is not tracked",
+        snprintf(err, errlen, "cannot subscribe to CUPTI: %s",
                  gl_cupti_loader_result_string(cupti, rc));
     }
     return false;

@@ -19,8 +19,8 @@
 
 /* Subscribe to CUPTI and enable the callbacks of every tracked entry point
  * (copies and sets only with check_ranges) and of contexts and streams.
- * Returns true, or false with one line in err (CUPTI already taken by another
- * client, named when CUPTI says who).  Events flow while the dispatcher's
+ * Returns true, or false with one phrase in err (CUPTI already taken by
+ * another client, named when CUPTI says who).  Events flow while the dispatcher's
  * gate is open.  witness: cross-check the driver observer (--intercept=both). */
 bool gl_cupti_start(const struct gl_cupti *api, bool check_ranges, bool witness, char *err,
                     size_t errlen);
