@@ -21,10 +21,17 @@
 #define GPULEAK_CALL_H
 
 #include <cuda.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/prof.h"
+#include "base/thread.h"
+#include "event/dispatch.h"
 #include "event/event.h"
+#include "observe/contexts.h"
+#include "observe/decode.h"
+#include "stack/stack_capture.h"
 
 /* Where the call was seen.  entry: the address of the driver function called,
  * when the stack is captured outside it (the driver observer's hooks), so that
@@ -34,13 +41,6 @@ struct gl_call_site {
     uint64_t ctx; /* the context current at the call */
     uintptr_t entry;
 };
-
-/* At the call's entry: a release begun (returns its token, never 0), a copy or
- * set checked, a graph destroyed.  Returns 0 when nothing was begun. */
-uint64_t gl_call_enter(uint32_t cbid, const void *params, const struct gl_call_site *site);
-/* At its exit, with the driver's result and the token gl_call_enter gave. */
-void gl_call_exit(uint32_t cbid, const void *params, const struct gl_call_site *site, CUresult rc,
-                  uint64_t token);
 
 /* What the call makes of its parameters at its entry (GL_SITE_ENTER) or exit,
  * without dispatching: the cross-check's view (observe/crosscheck.h).  Returns
@@ -62,7 +62,131 @@ void gl_call_set_free_stacks(bool enabled);
  * separated by commas (profile,nomemo).  Read once at injection. */
 void gl_call_bench_mode(const char *mode);
 /* Whether GPULEAK_BENCH=null or spin is on; spin waits its NS (0: none). */
-bool gl_call_bench_null(void);
+extern bool gl_call_null;
+static inline bool gl_call_bench_null(void) { return gl_call_null; }
 void gl_call_bench_spin(void);
+
+/* ---- the path itself: inline into each producer, as the hot path was ---- */
+
+/* The knobs above, read on every call. */
+extern _Atomic int gl_call_stacks;
+extern bool gl_call_free_stacks;
+
+static inline uint32_t gl_call_capture(const struct gl_call_site *site)
+{
+    if (!atomic_load_explicit(&gl_call_stacks, memory_order_relaxed))
+        return 0;
+    return gl_stack_capture_entry(site->entry);
+}
+
+static inline void gl_call_fill_common(struct gl_event *ev, const struct gl_call_site *site)
+{
+    struct gl_thread *self = gl_thread_self();
+    ev->tid = self ? self->tid : 0;
+    if (self && __builtin_expect(self->disabled > 0, 0))
+        ev->flags |= GL_EVF_IGNORED;
+    ev->ctx = site->ctx;
+}
+
+/* Stream-ordered memory comes from the pool of the stream's device, which need
+ * not be the current one. */
+static inline void gl_call_place(struct gl_event *ev)
+{
+    if (ev->device != GL_DEVICE_FROM_CONTEXT)
+        return;
+    if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
+        ev->device = (int16_t)gl_contexts_stream_device(ev->aux, ev->ctx);
+    else
+        ev->device = (int16_t)gl_contexts_device(ev->ctx);
+}
+
+/* What a call that succeeded made: complete at its exit.  Inlined, so that
+ * the stack memo sees the same frames as the capture that learnt it. */
+static inline __attribute__((always_inline)) void
+gl_call_on_success(struct gl_event *ev, const struct gl_call_site *site)
+{
+    gl_call_fill_common(ev, site);
+    gl_call_place(ev);
+    if (ev->type == GL_EV_ALLOC || ev->type == GL_EV_GRAPH_NODE_ALLOC) {
+        uint64_t t0 = gl_prof_now();
+        ev->stack = gl_call_capture(site);
+        uint64_t t1 = gl_prof_now();
+        gl_dispatch(ev);
+        if (gl_prof_on) {
+            uint64_t t2 = gl_prof_now();
+            gl_prof_add(GL_PROF_STACK, t0, t1);
+            gl_prof_add(GL_PROF_INSERT, t1, t2);
+            gl_prof_add(GL_PROF_ALLOC, t0, t2);
+        }
+        return;
+    }
+    /* An unmap may free a released handle: its stack is that free's, kept
+     * when free stacks are. */
+    if (ev->type == GL_EV_VMM_UNMAP && gl_call_free_stacks)
+        ev->stack = gl_call_capture(site);
+    gl_dispatch(ev);
+}
+
+/* What a failed call still means (its request, for the OOM report; a capture
+ * ended); false if nothing.  Out of line: the rare path. */
+bool gl_call_failure_event(uint32_t cbid, const void *params, CUresult rc, struct gl_event *ev);
+void gl_call_on_failure(uint32_t cbid, const void *params, const struct gl_call_site *site,
+                        CUresult rc);
+
+/* At the call's entry: a release begun (returns its token, never 0), a copy or
+ * set checked, a graph destroyed.  Returns 0 when nothing was begun. */
+static inline __attribute__((always_inline)) uint64_t
+gl_call_enter(uint32_t cbid, const void *params, const struct gl_call_site *site)
+{
+    struct gl_event ev = {0};
+    if (!gl_decode(cbid, GL_SITE_ENTER, params, &ev))
+        return 0;
+    uint64_t t0 = gl_prof_now(), token = 0;
+    gl_call_fill_common(&ev, site);
+    if (gl_dispatch_is_release(&ev)) {
+        token = gl_dispatch_begin(&ev);
+    } else {
+        /* A copy or set, checked before it runs, on the device of the current
+         * context; a graph destroyed. */
+        if (ev.type == GL_EV_ACCESS)
+            ev.device = GL_DEVICE_FROM_CONTEXT;
+        gl_call_place(&ev);
+        gl_dispatch(&ev);
+    }
+    gl_prof_add(GL_PROF_FREE_ENTER, t0, gl_prof_now());
+    return token;
+}
+
+/* At its exit, with the driver's result and the token gl_call_enter gave. */
+static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, const void *params,
+                                                               const struct gl_call_site *site,
+                                                               CUresult rc, uint64_t token)
+{
+    struct gl_event ev = {0};
+    if (token) {
+        /* A release: its entry took the block out; the end confirms or puts it
+         * back.  The block gives the device; an error finds it from the
+         * context (event/dispatch.h, placement). */
+        if (gl_decode(cbid, GL_SITE_ENTER, params, &ev)) {
+            uint64_t t0 = gl_prof_now();
+            gl_call_fill_common(&ev, site);
+            ev.device = GL_DEVICE_FROM_CONTEXT; /* found only if an error needs it */
+            if (rc != CUDA_SUCCESS)
+                ev.flags |= GL_EVF_FAILED;
+            /* The free's stack, for the quarantine (and any error found). */
+            if (gl_call_free_stacks)
+                ev.stack = gl_call_capture(site);
+            gl_dispatch_end(token, &ev);
+            gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
+        }
+        return;
+    }
+    if (rc == CUDA_SUCCESS) {
+        if (gl_decode(cbid, GL_SITE_EXIT, params, &ev))
+            gl_call_on_success(&ev, site);
+    } else {
+        gl_call_on_failure(cbid, params, site, rc);
+    }
+}
 
 #endif

@@ -21,9 +21,9 @@ static bool cross_checking;
 static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
     struct gl_call_site site = {(uintptr_t)cb->context, 0};
-    if (cross_checking && gl_crosscheck_cupti(cbid, cb->callbackSite == CUPTI_API_EXIT,
-                                              cb->functionParams, cb->functionReturnValue,
-                                              site.ctx))
+    if (cross_checking &&
+        gl_crosscheck_cupti(cbid, cb->callbackSite == CUPTI_API_EXIT, cb->functionParams,
+                            cb->functionReturnValue, site.ctx))
         return; /* the driver observer's call: it dispatches, this only compared */
     if (cb->callbackSite == CUPTI_API_ENTER) {
         /* The token of a release begun here travels to the exit in CUPTI's

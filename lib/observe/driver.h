@@ -90,7 +90,7 @@ void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc);
 
 /* Control entry points the hooks report (observe/driver_hooks.c). */
 void gl_driver_context_destroyed(uint64_t ctx); /* cuCtxDestroy, a primary context reset */
-void gl_driver_stream_created(uint64_t stream);  /* on the current context */
+void gl_driver_stream_created(uint64_t stream); /* on the current context */
 void gl_driver_stream_destroyed(uint64_t stream);
 /* The primary context of dev, if it is active (without retaining it); 0 if not. */
 uint64_t gl_driver_primary_context(int dev);

@@ -82,8 +82,8 @@ static __attribute__((noinline)) void by_proc_address(void *h)
     check(proc("cuMemAlloc", &fn, 12000, 0, &st) == CUDA_SUCCESS && in_object(fn, "libgpuleak"),
           "cuGetProcAddress(cuMemAlloc, 12000) gives the hook");
     check(leak((alloc_fn)fn, 4000) == CUDA_SUCCESS, "allocation through it");
-    check(proc("cuMemAllocAsync", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM,
-               &st) == CUDA_SUCCESS &&
+    check(proc("cuMemAllocAsync", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st) ==
+                  CUDA_SUCCESS &&
               in_object(fn, "libgpuleak"),
           "cuGetProcAddress(cuMemAllocAsync, per-thread stream) gives the hook");
     volatile CUdeviceptr p = 0;
@@ -111,7 +111,8 @@ int main(void)
     by_dlsym(h);
     by_default_scope();
     by_proc_address(h);
-    check(nx_b_loaded() && nx_probe() == 2, "dlsym(RTLD_NEXT) from a library still finds the next object's symbol");
+    check(nx_b_loaded() && nx_probe() == 2,
+          "dlsym(RTLD_NEXT) from a library still finds the next object's symbol");
     int (*self)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "nx_target");
     check(self && self() == 1, "dlsym(RTLD_DEFAULT) of a program symbol");
     printf("entry_paths: %s\n", failed ? "FAILED" : "done");
