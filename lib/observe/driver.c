@@ -40,21 +40,37 @@ const char *gl_driver_name(unsigned id) { return id < GL_DRIVER_NENTRIES ? names
 
 /* ---- the driver's functions ---- */
 
+typedef void *(*dlsym_fn)(void *, const char *);
+
+void *gl_driver_next_dlsym(void)
+{
+    static _Atomic(dlsym_fn) next;
+    dlsym_fn fn = atomic_load_explicit(&next, memory_order_acquire);
+    if (fn)
+        return (void *)fn;
+    /* libc's, by version: an unversioned lookup of "dlsym" would find this
+     * library's own. */
+    dlsym_fn libc = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!libc)
+        libc = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    if (!libc)
+        return NULL;
+    /* Then, asked from here, whatever comes after this library: another
+     * tool's dlsym wrapper (an unversioned definition, which dlvsym skips),
+     * else libc's itself.  Not a tail call: libc takes "here" from the
+     * return address. */
+    fn = (dlsym_fn)libc(RTLD_NEXT, "dlsym");
+    __asm__ volatile("" ::: "memory");
+    if (!fn)
+        fn = libc;
+    atomic_store_explicit(&next, fn, memory_order_release);
+    return (void *)fn;
+}
+
 void *gl_driver_dlsym(void *handle, const char *name)
 {
-    static void *(*_Atomic real)(void *, const char *);
-    void *(*fn)(void *, const char *) = atomic_load_explicit(&real, memory_order_acquire);
-    if (!fn) {
-        /* The next dlsym after this library's: libc's, or another
-         * interposer's, which chains to libc's. */
-        fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!fn)
-            fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        if (!fn)
-            return NULL;
-        atomic_store_explicit(&real, fn, memory_order_release);
-    }
-    return fn(handle, name);
+    dlsym_fn fn = (dlsym_fn)gl_driver_next_dlsym();
+    return fn ? fn(handle, name) : NULL;
 }
 
 /* libcuda, once the program has loaded it (never loaded from here). */

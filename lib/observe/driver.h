@@ -103,8 +103,12 @@ const char *gl_driver_unknown(unsigned i);
 /* Whether symbol (without its _v2/_ptsz/_ptds suffixes) names a tracked family. */
 bool gl_driver_tracked_family(const char *symbol);
 
-/* libc's dlsym, below any interposer of this library's (the hooks' own
- * lookups must not meet the hook). */
+/* The dlsym after this library's: another tool's wrapper preloaded after
+ * gpuleak (which then sees every lookup, as without gpuleak), else libc's;
+ * NULL if none can be found. */
+void *gl_driver_next_dlsym(void);
+/* A lookup through it: the driver's own functions, never the hooks standing
+ * for them (the hooks' own lookups, the leak check's driver calls). */
 void *gl_driver_dlsym(void *handle, const char *name);
 
 #endif

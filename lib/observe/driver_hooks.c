@@ -9,7 +9,6 @@
  * jumps to the driver's function (a tail call: no frame of its own). */
 #include <cupti.h>
 #include <dlfcn.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -224,24 +223,11 @@ __attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, 
     return substitute(p);
 }
 
-/* RTLD_NEXT's path, before gl_driver_dlsym resolved libc's: resolve it. */
-__attribute__((visibility("hidden"))) void *gl_driver_hooks_next_dlsym(void)
-{
-    static _Atomic(void *) next;
-    void *fn = atomic_load_explicit(&next, memory_order_acquire);
-    if (!fn) {
-        fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (!fn)
-            fn = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        atomic_store_explicit(&next, fn, memory_order_release);
-    }
-    return fn;
-}
-
 #if defined(__x86_64__)
 /* dlsym(RTLD_NEXT, name) must find the symbol after its caller's object, and
  * glibc's dlsym finds the caller by its return address: this entry jumps to
- * it with the caller's return address still in place. */
+ * the next dlsym (gl_driver_next_dlsym) with the caller's return address
+ * still in place; with none found, it returns NULL. */
 __asm__(".text\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
@@ -251,7 +237,7 @@ __asm__(".text\n"
         "    pushq %rdi\n"
         "    pushq %rsi\n"
         "    subq $8, %rsp\n"
-        "    call gl_driver_hooks_next_dlsym\n"
+        "    call gl_driver_next_dlsym\n"
         "    addq $8, %rsp\n"
         "    popq %rsi\n"
         "    popq %rdi\n"
