@@ -234,9 +234,16 @@ static const char *observers_name(void)
 GL_EXPORT int InitializeInjection(void)
 {
     static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    /* Starting calls into libraries (CUPTI) that may reach cuInit through its
+     * hook, which starts the runtime: on this thread, that is this call. */
+    static __thread bool starting;
+    if (starting)
+        return 1;
+    starting = true;
     pthread_mutex_lock(&once);
     if (atomic_load(&gl_runtime.state) != GL_RT_IDLE) {
         pthread_mutex_unlock(&once);
+        starting = false;
         return 1;
     }
     char cupti_err[512] = "", err[512];
@@ -263,5 +270,6 @@ GL_EXPORT int InitializeInjection(void)
         gl_runtime_message("gpuleak: tracking GPU memory with %s%s%s", observers_name(),
                            cupti.path[0] ? ", CUPTI from " : "", cupti.path);
     pthread_mutex_unlock(&once);
+    starting = false;
     return 1;
 }

@@ -2,6 +2,7 @@
 
 #include <cupti.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,40 +74,103 @@ void *gl_driver_dlsym(void *handle, const char *name)
     return fn ? fn(handle, name) : NULL;
 }
 
-/* libcuda, once the program has loaded it (never loaded from here). */
+static int find_libcuda(struct dl_phdr_info *info, size_t size, void *found)
+{
+    (void)size;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    if (base && (strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libcuda-", 8) == 0))
+        *(bool *)found = true;
+    return *(bool *)found;
+}
+
+/* libcuda, once the program has loaded it (never loaded from here).  Whether
+ * it is loaded is asked of the loader's list first: dlopen(RTLD_NOLOAD) of a
+ * library not loaded searches the library path, and sets dlerror. */
 static void *libcuda(void)
 {
     static _Atomic(void *) handle;
     void *h = atomic_load_explicit(&handle, memory_order_acquire);
-    if (!h) {
-        h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-        if (h)
-            atomic_store_explicit(&handle, h, memory_order_release);
-    }
+    if (h)
+        return h;
+    bool loaded = false;
+    dl_iterate_phdr(find_libcuda, &loaded);
+    if (!loaded)
+        return NULL;
+    h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h)
+        atomic_store_explicit(&handle, h, memory_order_release);
+    else
+        (void)dlerror(); /* libcuda under another name: nothing to hook */
     return h;
+}
+
+/* The driver's functions, all looked up once libcuda is there; those it
+ * lacks are remembered as missing (never looked up again).  The lookups'
+ * errors are consumed: a program's dlerror() sees only its own calls'. */
+static atomic_bool missing[GL_DRIVER_NENTRIES];
+static atomic_bool table_done;
+
+void gl_driver_prepare(void)
+{
+    if (atomic_load_explicit(&table_done, memory_order_acquire))
+        return;
+    void *h = libcuda();
+    if (!h)
+        return;
+    bool failed = false;
+    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++) {
+        if (atomic_load_explicit(&gl_driver_functions[id], memory_order_acquire))
+            continue;
+        void *fn = gl_driver_dlsym(h, names[id]);
+        if (fn)
+            atomic_store_explicit(&gl_driver_functions[id], fn, memory_order_release);
+        else {
+            atomic_store(&missing[id], true);
+            failed = true;
+        }
+    }
+    if (failed)
+        (void)dlerror();
+    atomic_store_explicit(&table_done, true, memory_order_release);
 }
 
 void *gl_driver_resolve(unsigned id)
 {
-    if (id >= GL_DRIVER_NENTRIES)
+    if (id >= GL_DRIVER_NENTRIES || atomic_load(&missing[id]))
         return NULL;
-    void *h = libcuda();
-    if (!h)
-        return NULL;
-    void *fn = gl_driver_dlsym(h, names[id]);
-    if (fn)
-        atomic_store_explicit(&gl_driver_functions[id], fn, memory_order_release);
-    return fn;
+    gl_driver_prepare();
+    return atomic_load_explicit(&gl_driver_functions[id], memory_order_acquire);
 }
 
 int gl_driver_entry_of(const void *fn)
 {
     if (!fn)
         return -1;
-    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++)
-        if (gl_driver_function(id) == fn)
+    gl_driver_prepare();
+    /* From the last: where libcuda exports two names at one address (a v1
+     * kept as an alias of its _v2), the newer, which CUPTI reports. */
+    for (unsigned id = GL_DRIVER_NENTRIES; id-- > 0;)
+        if (atomic_load_explicit(&gl_driver_functions[id], memory_order_acquire) == fn)
             return (int)id;
     return -1;
+}
+
+int gl_driver_entry_named(const char *name)
+{
+    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++)
+        if (strcmp(names[id], name) == 0)
+            return (int)id;
+    return -1;
+}
+
+void *gl_driver_not_found(const char *name)
+{
+    /* Asked after this library, where the symbol is not (or the default
+     * scope would have found the driver's): glibc's own error for it. */
+    void *p = gl_driver_dlsym(RTLD_NEXT, name);
+    __asm__ volatile("" ::: "memory");
+    return p;
 }
 
 /* ---- starting ---- */
@@ -117,12 +181,28 @@ static CUresult (*ctx_get_current)(CUcontext *);
  * as hooks run around them. */
 static int device_of(uint64_t ctx)
 {
-    CUresult (*get)(CUdevice *, CUcontext) =
-        (CUresult(*)(CUdevice *, CUcontext))gl_driver_dlsym(libcuda(), "cuCtxGetDevice_v2");
+    static CUresult (*get)(CUdevice *, CUcontext);
+    static CUresult (*get_current)(CUdevice *);
+    static CUresult (*push)(CUcontext), (*pop)(CUcontext *);
+    if (!get && !get_current) {
+        void *h = libcuda();
+        get = (CUresult(*)(CUdevice *, CUcontext))gl_driver_dlsym(h, "cuCtxGetDevice_v2");
+        get_current = (CUresult(*)(CUdevice *))gl_driver_dlsym(h, "cuCtxGetDevice");
+        push = (CUresult(*)(CUcontext))gl_driver_dlsym(h, "cuCtxPushCurrent_v2");
+        pop = (CUresult(*)(CUcontext *))gl_driver_dlsym(h, "cuCtxPopCurrent_v2");
+        (void)dlerror();
+    }
     CUdevice dev;
-    if (get && get(&dev, (CUcontext)(uintptr_t)ctx) == CUDA_SUCCESS)
-        return dev;
-    return -1;
+    if (get)
+        return get(&dev, (CUcontext)(uintptr_t)ctx) == CUDA_SUCCESS ? dev : -1;
+    /* A driver before cuCtxGetDevice_v2: the context made current for the
+     * question, then put back. */
+    CUcontext old;
+    if (!get_current || !push || !pop || push((CUcontext)(uintptr_t)ctx) != CUDA_SUCCESS)
+        return -1;
+    CUresult rc = get_current(&dev);
+    pop(&old);
+    return rc == CUDA_SUCCESS ? dev : -1;
 }
 
 void gl_driver_start(bool check_ranges, bool cross_check)
@@ -141,13 +221,6 @@ void gl_driver_start(bool check_ranges, bool cross_check)
         atomic_store(&gl_driver_watched[id], tracked);
     }
     atomic_store(&started, true);
-}
-
-void gl_driver_stop(void)
-{
-    for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++)
-        atomic_store(&gl_driver_watched[id], false);
-    atomic_store(&started, false);
 }
 
 bool gl_driver_started(void) { return atomic_load(&started); }
@@ -210,18 +283,34 @@ void gl_driver_stream_destroyed(uint64_t stream)
         gl_contexts_stream_destroyed(stream);
 }
 
+#define MAX_DEVICES 64
+static _Atomic uint64_t primary[MAX_DEVICES];
+
+void gl_driver_primary_retained(int dev, uint64_t ctx)
+{
+    if (dev >= 0 && dev < MAX_DEVICES)
+        atomic_store(&primary[dev], ctx);
+}
+
 uint64_t gl_driver_primary_context(int dev)
 {
+    static CUresult (*state)(CUdevice, unsigned *, int *);
+    if (!state)
+        state = (CUresult(*)(CUdevice, unsigned *, int *))gl_driver_dlsym(
+            libcuda(), "cuDevicePrimaryCtxGetState");
+    unsigned flags;
+    int active = 0;
+    if (!state || state(dev, &flags, &active) != CUDA_SUCCESS || !active)
+        return 0;
+    uint64_t known = dev >= 0 && dev < MAX_DEVICES ? atomic_load(&primary[dev]) : 0;
+    if (known)
+        return known;
     void *h = libcuda();
-    CUresult (*state)(CUdevice, unsigned *, int *) =
-        (CUresult(*)(CUdevice, unsigned *, int *))gl_driver_dlsym(h, "cuDevicePrimaryCtxGetState");
     CUresult (*retain)(CUcontext *, CUdevice) =
         (CUresult(*)(CUcontext *, CUdevice))gl_driver_dlsym(h, "cuDevicePrimaryCtxRetain");
     CUresult (*release)(CUdevice) =
         (CUresult(*)(CUdevice))gl_driver_dlsym(h, "cuDevicePrimaryCtxRelease_v2");
-    unsigned flags;
-    int active = 0;
-    if (!state || !retain || !release || state(dev, &flags, &active) != CUDA_SUCCESS || !active)
+    if (!retain || !release)
         return 0;
     /* Retaining an active primary context only counts a reference: its handle,
      * with the count as it was after the release. */
@@ -229,6 +318,7 @@ uint64_t gl_driver_primary_context(int dev)
     if (retain(&ctx, dev) != CUDA_SUCCESS)
         return 0;
     release(dev);
+    gl_driver_primary_retained(dev, (uintptr_t)ctx);
     return (uintptr_t)ctx;
 }
 

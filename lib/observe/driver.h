@@ -56,9 +56,18 @@ static inline void *gl_driver_function(unsigned id)
     return fn ? fn : gl_driver_resolve(id);
 }
 
-/* The entry point whose driver function is fn, or -1 (linear: asked when an
- * entry point is looked up, never per call). */
+/* Look every entry point up in libcuda once it is loaded (a no-op after, or
+ * while it is not): done before a lookup of the program's, so that the
+ * program's is the last dl call, whose error state the program reads. */
+void gl_driver_prepare(void);
+/* The entry point whose driver function is fn, or -1 (linear, in memory:
+ * asked when an entry point is looked up, never per call). */
 int gl_driver_entry_of(const void *fn);
+/* The entry point of that name ("cuMemAlloc_v2"), or -1. */
+int gl_driver_entry_named(const char *name);
+/* NULL, with glibc's own dlerror() for name (looked up past this library):
+ * a hook found by a lookup whose driver function does not exist. */
+void *gl_driver_not_found(const char *name);
 
 /* Whether a hook makes events now: the observer is started and the
  * dispatcher's gate open, and the entry point is watched (copies and sets
@@ -73,9 +82,8 @@ static inline bool gl_driver_watching(unsigned id)
  * whether CUPTI cross-checks (observe/crosscheck.h).  Contexts' devices are
  * then asked of the driver (cuCtxGetDevice_v2), outside any callback. */
 void gl_driver_start(bool check_ranges, bool cross_check);
-/* Stop making events (a fork child, the exit report written). */
-void gl_driver_stop(void);
-/* Whether gl_driver_start ran. */
+/* Whether gl_driver_start ran.  (Hooks make no events while the dispatcher's
+ * gate is closed: a fork child, once the exit report is written.) */
 bool gl_driver_started(void);
 
 /* A tracked call in progress in its hook. */
@@ -92,7 +100,11 @@ void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc);
 void gl_driver_context_destroyed(uint64_t ctx); /* cuCtxDestroy, a primary context reset */
 void gl_driver_stream_created(uint64_t stream); /* on the current context */
 void gl_driver_stream_destroyed(uint64_t stream);
-/* The primary context of dev, if it is active (without retaining it); 0 if not. */
+/* A primary context retained through its hook: remembered for its device. */
+void gl_driver_primary_retained(int dev, uint64_t ctx);
+/* The primary context of dev, if it is active; 0 if not.  Its handle is the
+ * one retained through the hook; only one retained before the hooks were in
+ * place is asked of the driver (a retain and a release, which count it). */
 uint64_t gl_driver_primary_context(int dev);
 
 /* cuGetProcAddress gave fn for symbol, of a family gpuleak tracks, and no hook

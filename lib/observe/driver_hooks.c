@@ -51,9 +51,11 @@
 
 /* ---- hooks of the control entry points ---- */
 
-#define REAL(name, params)                                                                         \
+/* The driver's function of entry point id (GL_DRIVER_x: pasted where the hook
+ * is defined, before cuda.h's macros could rename the v1 entry points). */
+#define REAL(id, params)                                                                           \
     typedef CUresult(*fn_t) params;                                                                \
-    fn_t fn = (fn_t)gl_driver_function(GL_DRIVER_##name);                                          \
+    fn_t fn = (fn_t)gl_driver_function(id);                                                        \
     if (!fn)                                                                                       \
     return NO_FUNCTION
 
@@ -63,7 +65,7 @@ int InitializeInjection(void);
 
 static CUresult __attribute__((used)) hook_cuInit(unsigned int Flags)
 {
-    REAL(cuInit, (unsigned int));
+    REAL(GL_DRIVER_cuInit, (unsigned int));
     CUresult rc = fn(Flags);
     if (rc == CUDA_SUCCESS)
         InitializeInjection(); /* returns at once when already started */
@@ -86,7 +88,7 @@ static void substitute_proc(const char *symbol, void **pfn, int version, cuuint6
 static CUresult __attribute__((used))
 hook_cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
-    REAL(cuGetProcAddress, (const char *, void **, int, cuuint64_t));
+    REAL(GL_DRIVER_cuGetProcAddress, (const char *, void **, int, cuuint64_t));
     CUresult rc = fn(symbol, pfn, cudaVersion, flags);
     if (rc == CUDA_SUCCESS)
         substitute_proc(symbol, pfn, cudaVersion, flags);
@@ -97,7 +99,7 @@ static CUresult __attribute__((used))
 hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                          CUdriverProcAddressQueryResult *symbolStatus)
 {
-    REAL(cuGetProcAddress_v2,
+    REAL(GL_DRIVER_cuGetProcAddress_v2,
          (const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *));
     CUresult rc = fn(symbol, pfn, cudaVersion, flags, symbolStatus);
     if (rc == CUDA_SUCCESS)
@@ -109,7 +111,7 @@ hook_cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint
 #define CTX_DESTROY_HOOK(name)                                                                     \
     static CUresult __attribute__((used)) hook_##name(CUcontext ctx)                               \
     {                                                                                              \
-        REAL(name, (CUcontext));                                                                   \
+        REAL(GL_DRIVER_##name, (CUcontext));                                                       \
         CUresult rc = fn(ctx);                                                                     \
         if (rc == CUDA_SUCCESS)                                                                    \
             gl_driver_context_destroyed((uintptr_t)ctx);                                           \
@@ -123,13 +125,15 @@ CTX_DESTROY_HOOK(cuCtxDestroy_v2)
 #define PRIMARY_HOOK(name)                                                                         \
     static CUresult __attribute__((used)) hook_##name(CUdevice dev)                                \
     {                                                                                              \
-        REAL(name, (CUdevice));                                                                    \
+        REAL(GL_DRIVER_##name, (CUdevice));                                                        \
         if (!gl_driver_started())                                                                  \
             return fn(dev);                                                                        \
         uint64_t ctx = gl_driver_primary_context(dev);                                             \
         CUresult rc = fn(dev);                                                                     \
-        if (rc == CUDA_SUCCESS && ctx && gl_driver_primary_context(dev) != ctx)                    \
+        if (rc == CUDA_SUCCESS && ctx && gl_driver_primary_context(dev) != ctx) {                  \
+            gl_driver_primary_retained(dev, 0);                                                    \
             gl_driver_context_destroyed(ctx);                                                      \
+        }                                                                                          \
         return rc;                                                                                 \
     }
 PRIMARY_HOOK(cuDevicePrimaryCtxRelease)
@@ -137,9 +141,19 @@ PRIMARY_HOOK(cuDevicePrimaryCtxRelease_v2)
 PRIMARY_HOOK(cuDevicePrimaryCtxReset)
 PRIMARY_HOOK(cuDevicePrimaryCtxReset_v2)
 
+/* A primary context retained: its handle, for its reset or last release. */
+static CUresult __attribute__((used)) hook_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    REAL(GL_DRIVER_cuDevicePrimaryCtxRetain, (CUcontext *, CUdevice));
+    CUresult rc = fn(pctx, dev);
+    if (rc == CUDA_SUCCESS && pctx)
+        gl_driver_primary_retained(dev, (uintptr_t)*pctx);
+    return rc;
+}
+
 static CUresult __attribute__((used)) hook_cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
-    REAL(cuStreamCreate, (CUstream *, unsigned int));
+    REAL(GL_DRIVER_cuStreamCreate, (CUstream *, unsigned int));
     CUresult rc = fn(phStream, Flags);
     if (rc == CUDA_SUCCESS && phStream)
         gl_driver_stream_created((uintptr_t)*phStream);
@@ -149,7 +163,7 @@ static CUresult __attribute__((used)) hook_cuStreamCreate(CUstream *phStream, un
 static CUresult __attribute__((used))
 hook_cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
 {
-    REAL(cuStreamCreateWithPriority, (CUstream *, unsigned int, int));
+    REAL(GL_DRIVER_cuStreamCreateWithPriority, (CUstream *, unsigned int, int));
     CUresult rc = fn(phStream, flags, priority);
     if (rc == CUDA_SUCCESS && phStream)
         gl_driver_stream_created((uintptr_t)*phStream);
@@ -159,9 +173,11 @@ hook_cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int prio
 #define STREAM_DESTROY_HOOK(name)                                                                  \
     static CUresult __attribute__((used)) hook_##name(CUstream hStream)                            \
     {                                                                                              \
-        REAL(name, (CUstream));                                                                    \
-        gl_driver_stream_destroyed((uintptr_t)hStream);                                            \
-        return fn(hStream);                                                                        \
+        REAL(GL_DRIVER_##name, (CUstream));                                                        \
+        CUresult rc = fn(hStream);                                                                 \
+        if (rc == CUDA_SUCCESS)                                                                    \
+            gl_driver_stream_destroyed((uintptr_t)hStream);                                        \
+        return rc;                                                                                 \
     }
 STREAM_DESTROY_HOOK(cuStreamDestroy)
 STREAM_DESTROY_HOOK(cuStreamDestroy_v2)
@@ -177,11 +193,12 @@ static void *const hooks[GL_DRIVER_NENTRIES] = {
 };
 
 /* cuMemAlloc_v2 and the others: the hooks, under the names a program linked
- * with -lcuda binds to. */
-#define EXPORT_AS(name)                                                                            \
+ * with -lcuda binds to.  Stringized at the first level: cuda.h's macros
+ * (cuMemAlloc -> cuMemAlloc_v2) must not rename the v1 entry points. */
+#define GL_DRIVER_ENTRY(name, params, args)                                                         \
     __asm__(".globl " #name "\n.type " #name ", @function\n.set " #name ", hook_" #name "\n");
-#define GL_DRIVER_ENTRY(name, params, args) EXPORT_AS(name)
-#define GL_DRIVER_CONTROL(name, params, args) EXPORT_AS(name)
+#define GL_DRIVER_CONTROL(name, params, args)                                                       \
+    __asm__(".globl " #name "\n.type " #name ", @function\n.set " #name ", hook_" #name "\n");
 #include "observe/driver_entries.def"
 #undef GL_DRIVER_ENTRY
 #undef GL_DRIVER_CONTROL
@@ -207,34 +224,65 @@ static bool is_hook(const void *p, unsigned *id)
     return false;
 }
 
-/* dlsym, for every handle but RTLD_NEXT (which the entry below passes on
- * without a frame, so that "next" stays relative to its caller). */
+static inline bool driver_name(const char *name)
+{
+    return name && name[0] == 'c' && name[1] == 'u';
+}
+
+/* dlsym, for a library's handle, or RTLD_DEFAULT and a hooked name (the entry
+ * below passes the rest on without a frame: those lookups are relative to
+ * their caller). */
 __attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, const char *name)
 {
-    void *p = gl_driver_dlsym(handle, name);
-    if (!p || !name || name[0] != 'c' || name[1] != 'u')
+    bool cu = driver_name(name);
+    if (cu)
+        gl_driver_prepare();
+    void *p = gl_driver_dlsym(handle, name); /* the last dl call: its dlerror stands */
+    if (!p || !cu)
         return p;
     unsigned id;
     if (is_hook(p, &id))
         /* Found here, not in the driver: the driver's function if libcuda is
          * loaded and has it (then this hook stands for it), else nothing, as
          * without gpuleak. */
-        return gl_driver_function(id) ? p : NULL;
+        return gl_driver_function(id) ? p : gl_driver_not_found(name);
     return substitute(p);
+}
+
+/* RTLD_DEFAULT: gpuleak's business only for the names it exports. */
+__attribute__((visibility("hidden"))) int gl_driver_hooks_exported(const char *name)
+{
+    return driver_name(name) && gl_driver_entry_named(name) >= 0;
 }
 
 #if defined(__x86_64__)
 /* dlsym(RTLD_NEXT, name) must find the symbol after its caller's object, and
- * glibc's dlsym finds the caller by its return address: this entry jumps to
- * the next dlsym (gl_driver_next_dlsym) with the caller's return address
- * still in place; with none found, it returns NULL. */
+ * dlsym(RTLD_DEFAULT, name) searches its caller's local scope too: glibc's
+ * dlsym finds the caller by its return address.  So this entry jumps to the
+ * next dlsym (gl_driver_next_dlsym) with the caller's return address still in
+ * place, for RTLD_NEXT and for RTLD_DEFAULT but with a name gpuleak exports
+ * (which the default scope finds in gpuleak first anyway); with no next
+ * dlsym found, it returns NULL. */
 __asm__(".text\n"
         ".globl dlsym\n"
         ".type dlsym, @function\n"
         "dlsym:\n"
         "    cmpq $-1, %rdi\n"
+        "    je 2f\n"
+        "    testq %rdi, %rdi\n"
         "    jne gl_driver_hooks_dlsym\n"
+        /* RTLD_DEFAULT: through gl_driver_hooks_dlsym for an exported name */
         "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $8, %rsp\n"
+        "    movq %rsi, %rdi\n"
+        "    call gl_driver_hooks_exported\n"
+        "    addq $8, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testl %eax, %eax\n"
+        "    jne gl_driver_hooks_dlsym\n"
+        "2:  pushq %rdi\n"
         "    pushq %rsi\n"
         "    subq $8, %rsp\n"
         "    call gl_driver_next_dlsym\n"

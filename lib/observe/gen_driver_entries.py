@@ -17,7 +17,8 @@ import sys
 # starting, resolving entry points, contexts and streams.
 CONTROL = ["cuInit", "cuGetProcAddress", "cuGetProcAddress_v2", "cuCtxDestroy",
            "cuCtxDestroy_v2", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRelease_v2",
-           "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuStreamCreate",
+           "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxReset_v2", "cuDevicePrimaryCtxRetain",
+           "cuStreamCreate",
            "cuStreamCreateWithPriority", "cuStreamDestroy", "cuStreamDestroy_v2"]
 
 

@@ -117,6 +117,20 @@ int main(void)
           "dlsym(RTLD_NEXT) from a library still finds the next object's symbol");
     int (*self)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "nx_target");
     check(self && self() == 1, "dlsym(RTLD_DEFAULT) of a program symbol");
+    void *outer = dlopen("libscope_outer.so", RTLD_NOW | RTLD_LOCAL);
+    int (*probe)(void) = outer ? (int (*)(void))dlsym(outer, "scope_probe") : NULL;
+    check(probe && probe() == 42,
+          "dlsym(RTLD_DEFAULT) from a library opened RTLD_LOCAL finds its dependency's symbol");
+    /* dlerror() after a lookup that succeeded says nothing (POSIX's idiom). */
+    (void)dlerror();
+    void *found = dlsym(h, "cuDriverGetVersion");
+    check(found && dlerror() == NULL, "dlerror() after a driver lookup that succeeded: none");
+    (void)dlerror();
+    found = dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+    check(found && dlerror() == NULL, "dlerror() after an exported hook's lookup: none");
+    (void)dlerror();
+    found = dlsym(h, "cuNoSuchThing");
+    check(!found && dlerror() != NULL, "a lookup that fails: dlerror() says why");
     printf("entry_paths: %s\n", failed ? "FAILED" : "done");
     return failed;
 }

@@ -9,9 +9,12 @@
 
 int main(void)
 {
+    (void)dlerror();
     void *fn = dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+    const char *why = dlerror();
     void *init = dlsym(RTLD_DEFAULT, "cuInit");
-    printf("%s: no driver: dlsym(RTLD_DEFAULT, cuMemAlloc_v2) = %p, cuInit = %p\n",
-           fn || init ? "FAIL" : "ok", fn, init);
-    return fn || init ? 1 : 0;
+    int bad = fn || init || !why;
+    printf("%s: no driver: dlsym(RTLD_DEFAULT, cuMemAlloc_v2) = %p (dlerror: %s), cuInit = %p\n",
+           bad ? "FAIL" : "ok", fn, why ? why : "none", init);
+    return bad;
 }
