@@ -323,3 +323,81 @@ def test_plugin_off_without_option_or_gpuleak(sample):
     assert "gpuleak: not running under gpuleak; GPU leak checks are off" in r.stdout
     assert outcome(r, "test_leaky") == "PASSED"
     assert outcome(r, "test_own_failure") == "FAILED"
+
+
+# ---- the package installed with pip (pyproject.toml), in a virtual environment ----
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    """A virtual environment with the package pip-installed from a copy of the
+    source (pip writes into the tree it builds from; the tree may be read-only,
+    as in distcheck).  It sees the system's site-packages, for pytest and
+    setuptools; nothing is downloaded."""
+    import shutil
+    base = tmp_path_factory.mktemp("pkg")
+    src = base / "src"
+    (src / "python").mkdir(parents=True)
+    shutil.copytree(os.path.join(SRC, "python", "gpuleak"), src / "python" / "gpuleak",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy(os.path.join(SRC, f), src / f)
+    env_dir = base / "venv"
+    r = subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                        str(env_dir)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"python3 -m venv failed: {r.stderr.strip()[-200:]}")
+    py = str(env_dir / "bin" / "python")
+    r = subprocess.run([py, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+                        "--no-index", str(src)], capture_output=True, text=True, cwd=base)
+    if r.returncode != 0 and ("No module named pip" in r.stderr or "setuptools" in r.stderr):
+        pytest.skip(f"pip or setuptools missing (python3-pip, python3-setuptools): "
+                    f"{r.stderr.strip()[-200:]}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return py
+
+
+def venv_pytest(py, sample, *options, preload=None):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPULEAK_") and k not in ("LD_PRELOAD", "PYTHONPATH")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if preload:
+        env["LD_PRELOAD"] = preload
+    return subprocess.run([py, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *options,
+                           "test_sample.py"], env=env, cwd=sample, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_installed_package_is_the_one_used(venv, tmp_path):
+    r = subprocess.run([venv, "-c", "import gpuleak, gpuleak.pytest_plugin; "
+                        "print(gpuleak.__file__); print(gpuleak.running())"],
+                       capture_output=True, text=True, cwd=tmp_path,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert r.returncode == 0, r.stderr
+    path, running = r.stdout.split()
+    assert "site-packages" in path and running == "False", r.stdout
+
+
+def test_installed_plugin_registered_by_entry_point(venv, sample):
+    # No -p: the entry point registers it; --gpuleak turns it on.
+    r = venv_pytest(venv, sample, "--gpuleak", preload=FAKE)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "gpuleak: each test fails if it leaks GPU memory" in r.stdout
+    assert outcome(r, "test_leaky") == "FAILED"
+    assert outcome(r, "test_clean") == "PASSED"
+    # Off without --gpuleak, even under gpuleak: a project may list it in its
+    # requirements without every run checking.
+    r = venv_pytest(venv, sample, preload=FAKE)
+    assert outcome(r, "test_leaky") == "PASSED" and "gpuleak:" not in r.stdout, r.stdout
+    # --gpuleak outside gpuleak: a note, the tests run as they are.
+    r = venv_pytest(venv, sample, "--gpuleak")
+    assert "gpuleak: not running under gpuleak; GPU leak checks are off" in r.stdout, r.stdout
+    assert outcome(r, "test_leaky") == "PASSED"
+
+
+def test_installed_plugin_and_explicit_p_option(venv, sample):
+    # -p gpuleak.pytest_plugin (a project's pytest.ini, the launcher's habit)
+    # beside the entry point: registered once, no error.
+    r = venv_pytest(venv, sample, "-p", "gpuleak.pytest_plugin", "--gpuleak", preload=FAKE)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "already registered" not in r.stdout + r.stderr
+    assert outcome(r, "test_leaky") == "FAILED"
