@@ -98,6 +98,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "gpuleak: %s\n", err);
             return 1;
         }
+        if (r == GL_ARG_NOTE)
+            fprintf(stderr, "gpuleak: %s\n", err);
         if (r == GL_ARG_NOT_OPTION)
             break;
     }

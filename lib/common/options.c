@@ -54,6 +54,84 @@ static const struct {
     {"--show-reachable=no", "--show-leak-kinds=definite,possible"},
 };
 
+static int parse_bool(const char *value, bool *out);
+
+/* Valgrind Memcheck's options about host memory's definedness, its allocator
+ * or its debugger: accepted with a note (a command line written for Valgrind,
+ * or CTest's, still runs), never "unknown option". */
+static const char *const valgrind_only[] = {
+    "track-origins",
+    "undef-value-errors",
+    "partial-loads-ok",
+    "expensive-definedness-checks",
+    "leak-check-heuristics",
+    "show-mismatched-frees",
+    "malloc-fill",
+    "free-fill",
+    "freelist-vol",
+    "freelist-big-blocks",
+    "ignore-ranges",
+    "ignore-range-below-sp",
+    "workaround-gcc296-bugs",
+    "redzone-size",
+    "alignment",
+    "smc-check",
+    "vgdb",
+    "vgdb-error",
+    "vex-iropt-register-updates",
+    "read-var-info",
+    "read-inline-info",
+    "track-fds",
+    "keep-debuginfo",
+    "max-stackframe",
+    "main-stacksize",
+    "max-threads",
+    "fair-sched",
+    "run-libc-freeres",
+    "run-cxx-freeres",
+    "sim-hints",
+    "xtree-memory",
+    "xtree-leak",
+    "show-leak-kinds-as-errors",
+};
+
+/* One of those, or Valgrind's spellings of ours: handled here.  Returns
+ * GL_ARG_NOTE (err says what was done), GL_ARG_ERROR, or GL_ARG_NOT_OPTION
+ * when the argument is none of them. */
+static enum gl_arg_result valgrind_habit(struct gl_options *o, const char *arg, char *err,
+                                         size_t errlen)
+{
+    const char *name = arg + 2;
+    const char *eq = strchr(name, '=');
+    size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t i = 0; i < GL_ARRAY_SIZE(valgrind_only); i++)
+        if (strlen(valgrind_only[i]) == nlen && strncmp(valgrind_only[i], name, nlen) == 0) {
+            snprintf(err, errlen,
+                     "--%s is a Valgrind option for host memory; it does not apply to GPU "
+                     "memory and is ignored",
+                     valgrind_only[i]);
+            return GL_ARG_NOTE;
+        }
+    if (strcmp(arg, "--gen-suppressions=yes") == 0) {
+        o->gen_suppressions = GL_GEN_SUPP_ALL;
+        snprintf(err, errlen,
+                 "--gen-suppressions=yes: gpuleak asks no questions; every record gets its "
+                 "suppression, as with --gen-suppressions=all");
+        return GL_ARG_NOTE;
+    }
+    if (nlen == strlen("show-possibly-lost") && strncmp(name, "show-possibly-lost", nlen) == 0) {
+        bool show;
+        if (!eq || parse_bool(eq + 1, &show) < 0) {
+            snprintf(err, errlen, "--show-possibly-lost: expects yes or no");
+            return GL_ARG_ERROR;
+        }
+        unsigned bit = GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE);
+        o->show_leak_kinds = show ? o->show_leak_kinds | bit : o->show_leak_kinds & ~bit;
+        return GL_ARG_OPTION;
+    }
+    return GL_ARG_NOT_OPTION;
+}
+
 const char *gl_options_suppression(const struct gl_options *o, int i)
 {
     const char *p = o->suppressions;
@@ -245,6 +323,9 @@ enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, c
         return GL_ARG_ERROR;
     }
 
+    enum gl_arg_result habit = valgrind_habit(o, arg, err, errlen);
+    if (habit != GL_ARG_NOT_OPTION)
+        return habit;
     const char *name = arg + 2;
     const char *eq = strchr(name, '=');
     size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -296,6 +377,8 @@ int gl_options_parse_env(struct gl_options *o, const char *text, char *err, size
         enum gl_arg_result r = gl_options_parse_arg(o, arg, err, errlen);
         if (r == GL_ARG_ERROR)
             return -1;
+        if (r == GL_ARG_NOTE)
+            err[0] = '\0'; /* the launcher said it; the runtime gets them serialized */
         if (r == GL_ARG_NOT_OPTION) {
             snprintf(err, errlen, "'%s' is not an option", arg);
             return -1;

@@ -78,6 +78,8 @@ enum gl_arg_result {
     GL_ARG_ERROR = -1,     /* bad option or value: err holds one line */
     GL_ARG_NOT_OPTION = 0, /* does not start with '-': the program starts here */
     GL_ARG_OPTION = 1,     /* consumed */
+    GL_ARG_NOTE = 2,       /* consumed, with one line in err for the user (a Valgrind
+                              option that does not apply, a value taken as another) */
 };
 
 /* Fill *o with the defaults of options.def. */

@@ -593,6 +593,37 @@ START_TEST(test_man_page_lists_every_option)
 }
 END_TEST
 
+/* Valgrind's habits: options of Memcheck's that do not apply, its spellings. */
+START_TEST(test_valgrind_habits)
+{
+    struct gl_options before = opt;
+    ck_assert_int_eq(gl_options_parse_arg(&opt, "--track-origins=yes", err, sizeof err),
+                     GL_ARG_NOTE);
+    ck_assert_str_eq(err, "--track-origins is a Valgrind option for host memory; it does not "
+                          "apply to GPU memory and is ignored");
+    ck_assert_int_eq(gl_options_parse_arg(&opt, "--vgdb", err, sizeof err), GL_ARG_NOTE);
+    ck_assert_msg(memcmp(&before, &opt, sizeof opt) == 0, "a note changed the options");
+    ck_assert_int_eq(gl_options_parse_arg(&opt, "--gen-suppressions=yes", err, sizeof err),
+                     GL_ARG_NOTE);
+    ck_assert_int_eq(opt.gen_suppressions, GL_GEN_SUPP_ALL);
+    ck_assert_ptr_nonnull(strstr(err, "--gen-suppressions=all"));
+    parse_ok("--show-leak-kinds=all");
+    parse_ok("--show-possibly-lost=no");
+    ck_assert_uint_eq(opt.show_leak_kinds, GL_LEAK_KINDS_ALL & ~GL_LEAK_KIND_BIT(GL_LEAK_POSSIBLE));
+    parse_ok("--show-possibly-lost=yes");
+    ck_assert_uint_eq(opt.show_leak_kinds, GL_LEAK_KINDS_ALL);
+    parse_bad("--show-possibly-lost=maybe", "--show-possibly-lost: expects yes or no");
+    /* From GPULEAK_OPTIONS (the runtime's view): accepted, quietly. */
+    gl_options_defaults(&opt);
+    ck_assert_int_eq(gl_options_parse_env(&opt, "--track-origins=yes --gen-suppressions=yes", err,
+                                          sizeof err),
+                     0);
+    ck_assert_int_eq(opt.gen_suppressions, GL_GEN_SUPP_ALL);
+    /* An option Valgrind does not have either is still unknown. */
+    parse_bad("--track-origin=yes", "unknown option '--track-origin' (try 'gpuleak --help')");
+}
+END_TEST
+
 static Suite *options_suite(void)
 {
     Suite *s = suite_create("options");
@@ -627,6 +658,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_every_option_is_parsed);
     tcase_add_test(tc, test_write_help);
     tcase_add_test(tc, test_man_page_lists_every_option);
+    tcase_add_test(tc, test_valgrind_habits);
     suite_add_tcase(s, tc);
     return s;
 }
