@@ -133,6 +133,7 @@ __attribute__((constructor)) static void gl_runtime_load(void)
             return;
         }
     }
+    gl_runtime_prepare_log();
     if (!gl_runtime.opt.trace_children)
         untrace_children();
     pthread_atfork(NULL, NULL, after_fork_child);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -34,11 +35,68 @@ _Static_assert(GL_RT_TRACKING == GL_DISPATCH_OPEN, "events flow while tracking")
 static int saved_stderr = 2;
 static bool log_opened;
 
+/* The files the program's stdout and stderr are at start: a report file that
+ * is one of them (--log-file=/dev/stdout, the shell's "> ci.log") holds the
+ * program's own output, and is appended to, never truncated. */
+static struct {
+    bool known;
+    dev_t dev;
+    ino_t ino;
+} std_files[2];
+
 void gl_runtime_save_stderr(void)
 {
     int fd = fcntl(2, F_DUPFD_CLOEXEC, 64);
     if (fd >= 0)
         saved_stderr = fd;
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        std_files[i].known = fstat(i + 1, &st) == 0;
+        std_files[i].dev = st.st_dev;
+        std_files[i].ino = st.st_ino;
+    }
+}
+
+/* How a report file is opened.  A terminal, a device, a FIFO or a socket is
+ * never truncated (O_TRUNC on /dev/stdout reaches the file the shell
+ * redirected it to), nor the program's own stdout or stderr file (appended
+ * to: its output stays, the report comes after it); a file of its own is
+ * truncated when fresh says so. */
+static int output_flags(const char *path, bool fresh)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+            return O_WRONLY | O_CLOEXEC;
+        for (int i = 0; i < 2; i++)
+            if (std_files[i].known && std_files[i].dev == st.st_dev &&
+                std_files[i].ino == st.st_ino)
+                return O_WRONLY | O_APPEND | O_CLOEXEC;
+    }
+    return O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? O_TRUNC : O_APPEND);
+}
+
+/* The log of the program the user ran, opened at start and kept (out of the
+ * program's way, above fd 64): a program that closes its stdout before it
+ * exits (coreutils do) would leave /dev/stdout naming nothing at exit. */
+static int log_fd = -1;
+static pid_t log_fd_pid;
+
+void gl_runtime_prepare_log(void)
+{
+    if (!gl_runtime.opt.log_file[0] || !gl_runtime.is_main_process)
+        return;
+    char path[GL_PATH_MAX], err[512];
+    if (gl_logfile_expand(gl_runtime.opt.log_file, (int)getpid(), false, path, sizeof path, err,
+                          sizeof err) < 0)
+        return; /* said at exit, where the report is written */
+    int fd = open(path, output_flags(path, true), 0666);
+    if (fd < 0)
+        return; /* said at exit, when opening it again fails */
+    log_fd = fcntl(fd, F_DUPFD_CLOEXEC, 64);
+    close(fd);
+    log_fd_pid = getpid();
+    log_opened = true;
 }
 
 int gl_runtime_open_log(bool *must_close)
@@ -46,16 +104,18 @@ int gl_runtime_open_log(bool *must_close)
     *must_close = false;
     if (!gl_runtime.opt.log_file[0])
         return saved_stderr;
+    if (log_fd >= 0 && getpid() == log_fd_pid)
+        return log_fd;
     char path[GL_PATH_MAX], err[512];
     if (gl_logfile_expand(gl_runtime.opt.log_file, (int)getpid(), false, path, sizeof path, err,
                           sizeof err) < 0) {
         dprintf(saved_stderr, "==%d== gpuleak: %s; writing to stderr\n", (int)getpid(), err);
         return saved_stderr;
     }
-    /* The first open of the process truncates; later ones (a note after a report,
-     * say) append. */
-    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (log_opened ? O_APPEND : O_TRUNC);
-    int fd = open(path, flags, 0666);
+    /* Decided at start for the program the user ran (gl_runtime_prepare_log);
+     * in another process the first open truncates, later ones (a note after
+     * a report, say) append. */
+    int fd = open(path, output_flags(path, !log_opened), 0666);
     if (fd < 0) {
         dprintf(saved_stderr, "==%d== gpuleak: cannot open log file '%s': %s; writing to stderr\n",
                 (int)getpid(), path, strerror(errno));
@@ -73,7 +133,7 @@ int gl_runtime_open_output(const char *option, const char *tmpl)
         gl_runtime_message("gpuleak: %s", err);
         return -1;
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = open(path, output_flags(path, true), 0666);
     if (fd < 0)
         gl_runtime_message("gpuleak: %s: cannot write '%s': %s", option, path, strerror(errno));
     return fd;

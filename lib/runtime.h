@@ -71,6 +71,13 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry);
 void gl_runtime_mark_start(void);
 /* Keep a private copy of the program's stderr (at load time) for reports. */
 void gl_runtime_save_stderr(void);
+/* For the program the user ran, open the --log-file now, before the program
+ * writes, and keep it: a file of its own is emptied now; the program's own
+ * stdout or stderr file (--log-file=/dev/stdout with stdout redirected to a
+ * file) is appended to, its output kept; devices, FIFOs, sockets and
+ * terminals are never truncated.  Still there at exit if the program closed
+ * its stdout. */
+void gl_runtime_prepare_log(void);
 /* Fill gl_runtime.command from /proc/self/cmdline. */
 void gl_runtime_read_command(void);
 
