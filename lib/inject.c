@@ -133,6 +133,12 @@ __attribute__((constructor)) static void gl_runtime_load(void)
             return;
         }
     }
+    /* Options given to the runtime directly (GPULEAK_OPTIONS, no launcher):
+     * relative file names from where the program started, as the launcher
+     * makes them. */
+    char cwd[GL_PATH_MAX], err[512];
+    if (getcwd(cwd, sizeof cwd))
+        (void)gl_options_make_absolute(&gl_runtime.opt, cwd, err, sizeof err);
     gl_runtime_prepare_log();
     if (!gl_runtime.opt.trace_children)
         untrace_children();

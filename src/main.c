@@ -3,6 +3,7 @@
  * Everything the user can get wrong is checked here, before the program starts:
  * a bad option stops gpuleak with one line and exit status 1, and the program
  * never runs half-watched. */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -139,6 +140,17 @@ int main(int argc, char **argv)
         return 1;
     }
 
+    /* Relative file names are from here: the program may chdir before it
+     * writes its report or reads its suppressions, and its children too. */
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "gpuleak: cannot read the current directory: %s\n", strerror(errno));
+        return 1;
+    }
+    if (gl_options_make_absolute(&opt, cwd, err, sizeof err) < 0) {
+        fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
     char status_file[PATH_MAX];
     bool have_status = gl_status_create(status_file, sizeof status_file);
     int ws = gl_run_program(program, argv + i, runtime, &opt, have_status ? status_file : NULL);

@@ -279,6 +279,46 @@ void gl_options_defaults(struct gl_options *o)
             set_value(o, &table[i], table[i].def, err, sizeof err);
 }
 
+/* dir/path into out (path as it is when absolute); false if too long. */
+static bool absolute(const char *dir, const char *path, char *out, size_t outlen)
+{
+    int n = path[0] == '/' ? snprintf(out, outlen, "%s", path)
+                           : snprintf(out, outlen, "%s/%s", dir, path);
+    return n >= 0 && (size_t)n < outlen;
+}
+
+int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct opt_desc *d = &table[i];
+        char *field = (char *)o + d->offset;
+        if (d->type == GL_OPT_PATH && field[0]) {
+            char abs[GL_PATH_MAX];
+            if (!absolute(dir, field, abs, sizeof abs)) {
+                snprintf(err, errlen, "--%s: path too long in %s", d->long_name, dir);
+                return -1;
+            }
+            memcpy(field, abs, strlen(abs) + 1);
+        } else if (d->type == GL_OPT_PATHLIST) {
+            /* Rebuilt entry by entry in a copy: entries grow. */
+            static char list[GL_PATHLIST_MAX];
+            size_t at = 0;
+            for (const char *p = field; *p; p += strlen(p) + 1) {
+                char abs[GL_PATH_MAX];
+                if (!absolute(dir, p, abs, sizeof abs) || at + strlen(abs) + 2 > sizeof list) {
+                    snprintf(err, errlen, "--%s: paths too long in %s", d->long_name, dir);
+                    return -1;
+                }
+                memcpy(list + at, abs, strlen(abs) + 1);
+                at += strlen(abs) + 1;
+            }
+            list[at] = '\0';
+            memcpy(field, list, at + 1);
+        }
+    }
+    return 0;
+}
+
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen)
 {
     if (o->xml && !o->xml_file[0]) {

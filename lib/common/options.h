@@ -66,6 +66,12 @@ const char *gl_options_suppression(const struct gl_options *o, int i);
 /* Append a --suppressions file; false if the list is full. */
 bool gl_options_add_suppression(struct gl_options *o, const char *path);
 
+/* Make every relative file name of the options (--log-file, --xml-file,
+ * --json-file, --trace-file, --suppressions...) absolute, from dir: where
+ * gpuleak was started, not wherever the program is when it writes or reads
+ * them.  Returns 0, or -1 with one line in err (a name too long). */
+int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, size_t errlen);
+
 /* Checks between options, after parsing (--xml=yes needs --xml-file...).
  * Returns 0, or -1 with one line in err. */
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen);

@@ -593,6 +593,34 @@ START_TEST(test_man_page_lists_every_option)
 }
 END_TEST
 
+/* Relative file names become absolute from the directory given. */
+START_TEST(test_make_absolute)
+{
+    parse_ok("--log-file=logs/gl.%p.log");
+    parse_ok("--json-file=/abs/r.json");
+    parse_ok("--suppressions=a.supp");
+    parse_ok("--suppressions=/etc/b.supp");
+    parse_ok("--suppressions=sub/c.supp");
+    ck_assert_int_eq(gl_options_make_absolute(&opt, "/work/dir", err, sizeof err), 0);
+    ck_assert_str_eq(opt.log_file, "/work/dir/logs/gl.%p.log");
+    ck_assert_str_eq(opt.json_file, "/abs/r.json");
+    ck_assert_str_eq(opt.xml_file, ""); /* unset stays unset */
+    ck_assert_str_eq(gl_options_suppression(&opt, 0), "/work/dir/a.supp");
+    ck_assert_str_eq(gl_options_suppression(&opt, 1), "/etc/b.supp");
+    ck_assert_str_eq(gl_options_suppression(&opt, 2), "/work/dir/sub/c.supp");
+    ck_assert_ptr_null(gl_options_suppression(&opt, 3));
+    /* Too long: one line, naming the option. */
+    static char dir[GL_PATH_MAX];
+    memset(dir, 'd', sizeof dir - 1);
+    dir[0] = '/';
+    ck_assert_int_eq(gl_options_make_absolute(&opt, dir, err, sizeof err), 0); /* all absolute now */
+    gl_options_defaults(&opt);
+    parse_ok("--trace-file=t.csv");
+    ck_assert_int_eq(gl_options_make_absolute(&opt, dir, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "--trace-file: path too long"));
+}
+END_TEST
+
 /* Valgrind's habits: options of Memcheck's that do not apply, its spellings. */
 START_TEST(test_valgrind_habits)
 {
@@ -659,6 +687,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_write_help);
     tcase_add_test(tc, test_man_page_lists_every_option);
     tcase_add_test(tc, test_valgrind_habits);
+    tcase_add_test(tc, test_make_absolute);
     suite_add_tcase(s, tc);
     return s;
 }
