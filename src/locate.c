@@ -138,6 +138,27 @@ bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_
         snprintf(err, errlen, "%s: '%s' is a directory", option, path);
         return false;
     }
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: '%s' is a symbolic link to nothing", option, path);
+        return false;
+    }
+    /* /proc holds no report files; a link through it to an open file
+     * (/dev/stdout is /proc/self/fd/1) resolves to that file. */
+    char real[PATH_MAX];
+    bool exists = stat(path, &st) == 0;
+    if (exists && realpath(path, real) && strncmp(real, "/proc/", 6) == 0) {
+        snprintf(err, errlen, "%s: '%s' is in /proc, which holds no report files", option, path);
+        return false;
+    }
+    if (exists) {
+        /* Written as it is: a terminal, a device, a FIFO, a socket, or a
+         * file - whatever the directory it is in allows. */
+        if (access(path, W_OK) != 0) {
+            snprintf(err, errlen, "%s: '%s' is not writable", option, path);
+            return false;
+        }
+        return true;
+    }
     char dir[GL_PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
@@ -149,6 +170,10 @@ bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_
         *slash = '\0';
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: directory '%s' does not exist", option, dir);
+        return false;
+    }
+    if (realpath(dir, real) && (strcmp(real, "/proc") == 0 || strncmp(real, "/proc/", 6) == 0)) {
+        snprintf(err, errlen, "%s: '%s' is in /proc, which holds no report files", option, path);
         return false;
     }
     if (access(dir, W_OK) != 0) {
