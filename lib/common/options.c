@@ -577,6 +577,10 @@ static int serialize(const struct gl_options *o, const struct gl_options *def, c
     return (int)pos;
 }
 
+/* --help fits a terminal of 80 columns: heads up to column 30, help after. */
+#define HELP_WIDTH 80
+#define HELP_COLUMN 31
+
 void gl_options_write_help(int fd)
 {
     for (size_t i = 0; i < NOPTS; i++) {
@@ -593,11 +597,32 @@ void gl_options_write_help(int fd)
             snprintf(head, sizeof head, "--%s", d->long_name);
         if ((takes_value || (d->type == GL_OPT_FLAG && !d->short_char)) && d->def[0])
             snprintf(def, sizeof def, " [%s]", d->def);
-        /* A long option head gets a line of its own, as in GNU --help output. */
-        int n = strlen(head) > 36
-                    ? snprintf(line, sizeof line, "  %s\n  %-36s %s%s\n", head, "", d->help, def)
-                    : snprintf(line, sizeof line, "  %-36s %s%s\n", head, d->help, def);
-        if (n > 0)
-            gl_out_write_all(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        char text[768];
+        snprintf(text, sizeof text, "%s%s", d->help, def);
+        /* A long option head gets a line of its own, as in GNU --help output;
+         * the help is wrapped at HELP_WIDTH columns, indented to HELP_COLUMN. */
+        size_t n = 0;
+        if (strlen(head) > HELP_COLUMN - 3)
+            n = (size_t)snprintf(line, sizeof line, "  %s\n%*s", head, HELP_COLUMN, "");
+        else
+            n = (size_t)snprintf(line, sizeof line, "  %-*s ", HELP_COLUMN - 3, head);
+        size_t col = HELP_COLUMN;
+        for (const char *w = text; *w && n < sizeof line - HELP_WIDTH;) {
+            size_t len = strcspn(w, " ");
+            if (col > HELP_COLUMN && col + 1 + len > HELP_WIDTH) {
+                n += (size_t)snprintf(line + n, sizeof line - n, "\n%*s", HELP_COLUMN, "");
+                col = HELP_COLUMN;
+            } else if (col > HELP_COLUMN) {
+                line[n++] = ' ';
+                col++;
+            }
+            n += (size_t)snprintf(line + n, sizeof line - n, "%.*s", (int)len, w);
+            col += len;
+            w += len;
+            w += strspn(w, " ");
+        }
+        if (n < sizeof line - 1)
+            line[n++] = '\n';
+        gl_out_write_all(fd, line, n < sizeof line ? n : sizeof line - 1);
     }
 }

@@ -536,6 +536,12 @@ START_TEST(test_write_help)
                      strstr(help, short_head);
         ck_assert_msg(found, "--help does not mention --%s:\n%s", gl_options_long_name(i), help);
     }
+    /* 80 columns, as GNU tools' --help. */
+    for (const char *l = help; *l;) {
+        size_t n = strcspn(l, "\n");
+        ck_assert_msg(n <= 80, "a --help line of %zu columns: %.*s", n, (int)n, l);
+        l += n + (l[n] == '\n');
+    }
     ck_assert_ptr_nonnull(strstr(help, "  -q, --quiet "));
     ck_assert_ptr_nonnull(strstr(help, "  -v, --verbose "));
     ck_assert_ptr_nonnull(strstr(help, "  --leak-check=no|summary|full "));
