@@ -12,11 +12,16 @@
  * It runs the shipped configuration, or what GPULEAK_OPTIONS asks, as the
  * runtime would (gl_runtime_configure_tracking).
  *
+ * GPULEAK_HOTPATH=driver drives the driver observer's path instead: what a
+ * hook does around the driver's function (gl_driver_enter, then
+ * gl_driver_exit), for the same pair.
+ *
  * What CUPTI itself costs, and the driver, only the GPU benchmark (bench/run)
  * can tell; this isolates the part gpuleak can make faster. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cupti.h>
@@ -25,6 +30,7 @@
 #include "components.h"
 #include "runtime.h"
 #include "observe/call.h"
+#include "observe/driver.h"
 #include "observe/cupti.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_memo.h"
@@ -59,10 +65,31 @@ __attribute__((noinline)) static void one_pair(uint64_t addr)
                       &cb);
 }
 
+/* The same pair as the driver observer's hooks see it. */
+__attribute__((noinline)) static void one_pair_driver(uint64_t addr)
+{
+    CUdeviceptr dptr = 0;
+    struct gl_driver_call c;
+    cuMemAllocAsync_params ap = {.dptr = &dptr, .bytesize = 4096, .hStream = (CUstream)0x10};
+    gl_driver_enter(&c, GL_DRIVER_cuMemAllocAsync, &ap);
+    dptr = addr; /* the driver's answer */
+    gl_driver_exit(&c, &ap, CUDA_SUCCESS);
+    cuMemFreeAsync_params fp = {.dptr = addr, .hStream = (CUstream)0x10};
+    gl_driver_enter(&c, GL_DRIVER_cuMemFreeAsync, &fp);
+    gl_driver_exit(&c, &fp, CUDA_SUCCESS);
+}
+
+static bool driver_path;
+
 __attribute__((noinline)) static void loop(long n, uint64_t base)
 {
-    for (long i = 0; i < n; i++)
-        one_pair(base + (uint64_t)(i % n_addresses) * stride);
+    for (long i = 0; i < n; i++) {
+        uint64_t addr = base + (uint64_t)(i % n_addresses) * stride;
+        if (driver_path)
+            one_pair_driver(addr);
+        else
+            one_pair(addr);
+    }
 }
 
 static void *worker(void *arg)
@@ -103,6 +130,15 @@ int main(int argc, char **argv)
     }
     gl_runtime_configure_tracking(gl_components);
     gl_call_bench_mode(getenv("GPULEAK_BENCH"));
+    const char *path = getenv("GPULEAK_HOTPATH");
+    driver_path = path && strcmp(path, "driver") == 0;
+    if (driver_path) {
+        /* No libcuda here: the two entry points get stand-in addresses, as
+         * the hooks find the driver's functions in a real process. */
+        atomic_store(&gl_driver_functions[GL_DRIVER_cuMemAllocAsync], (void *)one_pair);
+        atomic_store(&gl_driver_functions[GL_DRIVER_cuMemFreeAsync], (void *)loop);
+        gl_driver_start(gl_runtime.opt.check_api_ranges, false);
+    }
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++)
