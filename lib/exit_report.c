@@ -301,3 +301,35 @@ void gl_exit_report_ending(const struct gl_termination *how)
     ending_set = true;
     report(&cc);
 }
+
+void gl_exit_report_untracked(const char *note)
+{
+    if (!gl_runtime.opt.xml && !gl_runtime.opt.json_file[0])
+        return;
+    static const struct gl_leak_result nothing;
+    static const struct gl_counters_totals no_usage;
+    char *argv_buf = NULL, **argv = NULL, *opt_buf = NULL, **opt_argv = NULL;
+    int argc = gl_runtime_program_argv(&argv_buf, &argv);
+    const char *env_opts = getenv(GL_OPTIONS_ENV);
+    int opt_argc = env_opts ? gl_options_split_env(env_opts, &opt_buf, &opt_argv) : 0;
+    struct gl_report_input in = {
+        .opt = &gl_runtime.opt,
+        .tool_version = PACKAGE_VERSION,
+        .command = gl_runtime.command,
+        .leaks = &nothing,
+        .stats = &no_usage,
+        .note = note,
+        .pid = (int)getpid(),
+        .ppid = (int)getppid(),
+        .elapsed_s = gl_runtime_elapsed(),
+        .argc = argc > 0 ? argc : 0,
+        .argv = (const char *const *)argv,
+        .tool_argc = opt_argc > 0 ? opt_argc : 0,
+        .tool_argv = (const char *const *)opt_argv,
+    };
+    write_documents(&in);
+    free(argv_buf);
+    free(argv);
+    free(opt_buf);
+    free(opt_argv);
+}

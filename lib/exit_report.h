@@ -9,6 +9,10 @@
 /* Write the exit report once; later calls do nothing.  Only the process that
  * started tracking reports (not a fork or vfork child sharing its memory). */
 void gl_exit_report(void);
+/* A process that never started tracking (no CUDA): the --xml-file and
+ * --json-file documents still written, with no errors and the note saying
+ * why, as Valgrind always writes its XML (CTest looks for it). */
+void gl_exit_report_untracked(const char *note);
 
 /* The same, for a program ending abnormally (a fatal signal, _exit): the
  * report says how. */

@@ -224,6 +224,10 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
                   ",\n  \"pid\": %d, \"ppid\": %d, \"elapsed_s\": %.3f,\n  \"command\": ", in->pid,
                   in->ppid, in->elapsed_s);
     str(o, in->command);
+    if (in->note) {
+        gl_out_str(o, ",\n  \"note\": ");
+        str(o, in->note);
+    }
     gl_out_str(o, ",\n  \"termination\": ");
     termination(o, in);
     gl_out_str(o, ",\n  \"argv\": [");

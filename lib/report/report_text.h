@@ -53,6 +53,7 @@ struct gl_report_input {
     int main_tid;                    /* pid: blocks from other threads name their thread */
 
     /* For the XML and JSON reports. */
+    const char *note; /* one line on why there is nothing to report (NULL: none) */
     int pid, ppid;
     double elapsed_s; /* seconds from the program's start to the report */
     int argc;         /* the program's command line, split */

@@ -272,6 +272,8 @@ void gl_report_xml(struct gl_out *o, const struct gl_report_input *in)
     elem(o, "  ", "line", line);
     snprintf(line, sizeof line, "Command: %s", in->command);
     elem(o, "  ", "line", line);
+    if (in->note)
+        elem(o, "  ", "line", in->note);
     gl_out_str(o, "</preamble>\n\n");
     gl_out_printf(o, "<pid>%d</pid>\n<ppid>%d</ppid>\n<tool>gpuleak</tool>\n\n", in->pid, in->ppid);
 
