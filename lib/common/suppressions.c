@@ -79,8 +79,9 @@ struct reader {
     const char *text, *end, *cur;
     const char *name;
     int lineno; /* of the line last read */
-    char line[4096];
-    bool too_long;
+    char *line; /* room for the text's longest line: no name is ever cut */
+    size_t cap;
+    bool too_long; /* a NUL byte inside the line */
 };
 
 /* The next line that is not blank nor a comment, trimmed; NULL at the end. */
@@ -100,9 +101,9 @@ static const char *next_line(struct reader *r)
         if (b == e || *b == '#')
             continue;
         size_t len = (size_t)(e - b);
-        r->too_long = len >= sizeof r->line;
+        r->too_long = len >= r->cap;
         if (r->too_long)
-            len = sizeof r->line - 1;
+            len = r->cap - 1;
         memcpy(r->line, b, len);
         r->line[len] = '\0';
         /* A NUL inside a line would cut it short silently: take it as an error. */
@@ -212,7 +213,7 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
     if (!l)
         FAIL("end of file inside the entry opened at line %d: expected its name", open_line);
     if (r->too_long)
-        FAIL("line too long or with a NUL byte");
+        FAIL("a NUL byte in the line");
     if (strcmp(l, "}") == 0 || strcmp(l, "{") == 0)
         FAIL("expected the entry's name after '{', got '%s'", l);
     char *name = strdup(l);
@@ -222,7 +223,7 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
     l = next_line(r);
     if (l && r->too_long) {
         free(name);
-        FAIL("line too long or with a NUL byte");
+        FAIL("a NUL byte in the line");
     }
     const char *colon = l ? strchr(l, ':') : NULL;
     if (!l || !colon || colon == l || !colon[1] || strcmp(l, "}") == 0) {
@@ -278,7 +279,7 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
         }
         if (r->too_long) {
             free_entry(&e);
-            FAIL("line too long or with a NUL byte");
+            FAIL("a NUL byte in the line");
         }
         if (strcmp(l, "}") == 0)
             break;
@@ -330,6 +331,21 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
     return 0;
 }
 
+static int load_entries(struct gl_supp_set *s, struct reader *r, const char *file, char *err,
+                        size_t errlen)
+{
+    const char *l;
+    while ((l = next_line(r))) {
+        if (r->too_long)
+            FAIL("a NUL byte in the line");
+        if (strcmp(l, "{") != 0)
+            FAIL("expected '{' to open an entry, got '%.60s'", l);
+        if (parse_entry(s, r, file, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 int gl_suppressions_load_text(struct gl_supp_set *s, const char *text, size_t len, const char *name,
                               char *err, size_t errlen)
 {
@@ -346,18 +362,24 @@ int gl_suppressions_load_text(struct gl_supp_set *s, const char *text, size_t le
     }
     s->files[s->nfiles++] = file;
 
-    struct reader rd = {.text = text, .end = text + len, .cur = text, .name = file};
-    struct reader *r = &rd;
-    const char *l;
-    while ((l = next_line(r))) {
-        if (r->too_long)
-            FAIL("line too long or with a NUL byte");
-        if (strcmp(l, "{") != 0)
-            FAIL("expected '{' to open an entry, got '%.60s'", l);
-        if (parse_entry(s, r, file, err, errlen) < 0)
-            return -1;
+    size_t longest = 0;
+    for (const char *p = text, *end = text + len; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = (size_t)((nl ? nl : end) - p);
+        if (n > longest)
+            longest = n;
+        p = nl ? nl + 1 : end;
     }
-    return 0;
+    struct reader rd = {
+        .text = text, .end = text + len, .cur = text, .name = file, .cap = longest + 1};
+    rd.line = malloc(rd.cap);
+    if (!rd.line) {
+        snprintf(err, errlen, "%s: error: out of memory", name);
+        return -1;
+    }
+    int rc = load_entries(s, &rd, file, err, errlen);
+    free(rd.line);
+    return rc;
 }
 
 int gl_suppressions_load_file(struct gl_supp_set *s, const char *path, char *err, size_t errlen)
@@ -523,4 +545,17 @@ size_t gl_suppressions_generate_error(char *buf, size_t buflen, const struct gl_
 {
     const char *name = gl_error_kind_name(error_kind);
     return generate(buf, buflen, frames, n, name ? name : "?", NULL);
+}
+
+char *gl_suppressions_entry(const struct gl_frame *frames, unsigned n, unsigned error_kind,
+                            unsigned leak_kind, size_t *len)
+{
+    size_t need = error_kind ? gl_suppressions_generate_error(NULL, 0, frames, n, error_kind)
+                             : gl_suppressions_generate(NULL, 0, frames, n, leak_kind);
+    char *text = malloc(need + 1);
+    if (!text)
+        return NULL;
+    *len = error_kind ? gl_suppressions_generate_error(text, need + 1, frames, n, error_kind)
+                      : gl_suppressions_generate(text, need + 1, frames, n, leak_kind);
+    return text;
 }

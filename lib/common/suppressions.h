@@ -104,5 +104,10 @@ size_t gl_suppressions_generate(char *buf, size_t buflen, const struct gl_frame 
 /* The same for an API error of that kind (no match-leak-kinds line). */
 size_t gl_suppressions_generate_error(char *buf, size_t buflen, const struct gl_frame *frames,
                                       unsigned n, unsigned error_kind);
+/* Either entry whole, whatever its length, in malloc'ed memory (free it), its
+ * length in *len; NULL if memory ran out.  error_kind 0 (GL_ERR_NONE): a leak
+ * record's entry, of leak_kind. */
+char *gl_suppressions_entry(const struct gl_frame *frames, unsigned n, unsigned error_kind,
+                            unsigned leak_kind, size_t *len);
 
 #endif

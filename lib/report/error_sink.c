@@ -1,6 +1,7 @@
 #include "report/error_sink.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "common/suppressions.h"
@@ -59,14 +60,12 @@ static const void *sink(const struct gl_api_error *e)
     };
     /* The entry is written now: printing the error symbolizes again, which may
      * reopen the symbolizer and free the names frames point into. */
-    char text[8192];
+    char *text = NULL;
     size_t len = 0;
     if (gl_runtime.opt.gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
         unsigned shown =
             n < (unsigned)gl_runtime.opt.num_callers ? n : (unsigned)gl_runtime.opt.num_callers;
-        len = gl_suppressions_generate_error(text, sizeof text, frames, shown, e->kind);
-        if (len >= sizeof text)
-            len = sizeof text - 1;
+        text = gl_suppressions_entry(frames, shown, e->kind, 0, &len);
     }
     int fd = gl_runtime_open_log(&must_close);
     struct gl_out o;
@@ -81,8 +80,9 @@ static const void *sink(const struct gl_api_error *e)
     gl_report_errors_api_error(&o, e, &svc, oom ? &holders : NULL);
     if (oom)
         gl_counters_holders_free(&holders);
-    if (len)
+    if (text)
         gl_out_text(&o, text, len);
+    free(text);
     gl_out_flush(&o);
     if (must_close)
         close(fd);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/signals.h"
@@ -377,9 +378,11 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
         /* Unprefixed, ready to paste into a suppression file.  A record without
          * a stack gets none: no entry could match it alone. */
-        char text[8192];
-        size_t len = gl_suppressions_generate(text, sizeof text, frames, n, r->kind);
-        gl_out_text(o, text, len < sizeof text ? len : sizeof text - 1);
+        size_t len;
+        char *text = gl_suppressions_entry(frames, n, GL_ERR_NONE, r->kind, &len);
+        if (text)
+            gl_out_text(o, text, len);
+        free(text);
     }
 }
 

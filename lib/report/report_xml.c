@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/error_kind.h"
@@ -132,16 +133,12 @@ static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigne
         }
         gl_out_str(o, " </sframe>\n");
     }
-    char text[8192];
-    size_t len = error_kind != GL_ERR_NONE
-                     ? gl_suppressions_generate_error(text, sizeof text, frames, n, error_kind)
-                     : gl_suppressions_generate(text, sizeof text, frames, n, kind);
-    if (len >= sizeof text)
-        len = sizeof text - 1;
-    text[len] = '\0';
+    size_t len;
+    char *text = gl_suppressions_entry(frames, n, error_kind, kind, &len);
     /* CDATA cannot hold "]]>"; a suppression never contains it. */
     gl_out_str(o, "    <rawtext>\n<![CDATA[\n");
-    gl_out_str(o, strstr(text, "]]>") ? "" : text);
+    gl_out_str(o, !text || strstr(text, "]]>") ? "" : text);
+    free(text);
     gl_out_str(o, "]]>\n    </rawtext>\n  </suppression>\n");
 }
 

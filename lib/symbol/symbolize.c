@@ -180,18 +180,6 @@ void gl_symbolize_close(struct gl_symbolizer *s)
     free(s);
 }
 
-const char *gl_symbolize_demangle(const char *name, char *buf, size_t buflen)
-{
-    if (!name || strncmp(name, "_Z", 2) != 0)
-        return name;
-    char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
-    if (!d)
-        return name;
-    snprintf(buf, buflen, "%s", d);
-    free(d);
-    return buf;
-}
-
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 static void lookup(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
@@ -213,10 +201,12 @@ static void lookup(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address
     GElf_Sym sym;
     const char *name = dw.module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
     if (name) {
-        char buf[1024];
-        const char *demangled = gl_symbolize_demangle(name, buf, sizeof buf);
-        out->function = dup_or_null(demangled);
-        if (demangled != name)
+        /* Whole, however long (C++ templates run to thousands of characters). */
+        char *demangled = name[0] == '_' && name[1] == 'Z'
+                              ? cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI)
+                              : NULL;
+        out->function = demangled ? demangled : dup_or_null(name);
+        if (demangled)
             out->mangled = dup_or_null(name); /* suppressions may name it so */
     }
     Dwfl_Line *line = dw.module_getsrc(mod, pc);

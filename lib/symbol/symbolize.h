@@ -29,7 +29,5 @@ struct gl_symbolizer *gl_symbolize_fresh(struct gl_symbolizer **sym, unsigned lo
 void gl_symbolize(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address,
                   struct gl_frame *out);
 
-/* Demangle a C++ name into buf; returns buf, or name itself if not mangled. */
-const char *gl_symbolize_demangle(const char *name, char *buf, size_t buflen);
 
 #endif
