@@ -336,6 +336,11 @@ static int load_entries(struct gl_supp_set *s, struct reader *r, const char *fil
 {
     const char *l;
     while ((l = next_line(r))) {
+        /* Another tool's file given by mistake: say what it is. */
+        if (r->lineno == 1 && (strncmp(l, "<?xml", 5) == 0 || l[0] == '<'))
+            FAIL("an XML file, not a suppression file (compute-sanitizer's or Valgrind's "
+                 "XML output?): gpuleak reads Valgrind-style entries in braces, as "
+                 "--gen-suppressions=all prints them");
         if (r->too_long)
             FAIL("a NUL byte in the line");
         if (strcmp(l, "{") != 0)

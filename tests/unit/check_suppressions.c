@@ -656,6 +656,16 @@ START_TEST(test_generated_long_entry_reads_back)
 }
 END_TEST
 
+/* compute-sanitizer's XML (or Valgrind's) given to --suppressions: named. */
+START_TEST(test_error_xml_file)
+{
+    LOAD_BAD("<?xml version=\"1.0\"?>\n<ComputeSanitizerOutput>\n</ComputeSanitizerOutput>\n",
+             "t.supp:1: error: an XML file, not a suppression file (compute-sanitizer's or "
+             "Valgrind's XML output?): gpuleak reads Valgrind-style entries in braces, as "
+             "--gen-suppressions=all prints them");
+}
+END_TEST
+
 START_TEST(test_error_keeps_earlier_entries)
 {
     const char *text = "{\n good\n gpuleak:Leak\n fun:a\n}\n{\n bad\n gpuleak:Leak\n fun:\n}\n";
@@ -1498,6 +1508,7 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_error_brace_inside_entry);
     tcase_add_test(tc, test_error_nul_byte);
     tcase_add_test(tc, test_long_names_read_whole);
+    tcase_add_test(tc, test_error_xml_file);
     tcase_add_test(tc, test_generated_long_entry_reads_back);
     tcase_add_test(tc, test_error_keeps_earlier_entries);
     tcase_add_test(tc, test_error_truncated_to_errlen);
