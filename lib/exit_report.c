@@ -242,7 +242,16 @@ static void write_text(const struct exit_report *r)
 /* --xml-file and --json-file. */
 static void write_documents(const struct gl_report_input *in)
 {
-    if (gl_runtime.opt.xml)
+    if (gl_runtime.opt.xml && !gl_runtime.opt.xml_file[0]) {
+        int fd = gl_runtime_xml_fd(); /* --xml-fd */
+        if (fd >= 0) {
+            struct gl_out o;
+            gl_out_init(&o, fd, in->pid);
+            gl_report_xml(&o, in);
+            if (!gl_out_flush(&o))
+                gl_runtime_message("gpuleak: --xml-fd: write failed");
+        }
+    } else if (gl_runtime.opt.xml)
         write_document("--xml-file", gl_runtime.opt.xml_file, gl_report_xml, in);
     if (gl_runtime.opt.json_file[0])
         write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, in);

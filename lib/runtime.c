@@ -82,8 +82,21 @@ static int output_flags(const char *path, bool fresh)
 static int log_fd = -1;
 static pid_t log_fd_pid;
 
+static int xml_fd = -1; /* --xml-fd's descriptor, kept likewise */
+
+int gl_runtime_xml_fd(void) { return xml_fd; }
+
 void gl_runtime_prepare_log(void)
 {
+    /* --log-fd and --xml-fd: the program's descriptors, kept as they are now
+     * (the program may close or reuse the numbers before it exits). */
+    if (gl_runtime.opt.xml && !gl_runtime.opt.xml_file[0] && gl_runtime.opt.xml_fd >= 0)
+        xml_fd = fcntl(gl_runtime.opt.xml_fd, F_DUPFD_CLOEXEC, 64);
+    if (!gl_runtime.opt.log_file[0] && gl_runtime.opt.log_fd != 2) {
+        log_fd = fcntl(gl_runtime.opt.log_fd, F_DUPFD_CLOEXEC, 64);
+        log_fd_pid = 0; /* a fork child writes there too */
+        return;
+    }
     if (!gl_runtime.opt.log_file[0] || !gl_runtime.is_main_process)
         return;
     char path[GL_PATH_MAX], err[512];
@@ -103,7 +116,7 @@ int gl_runtime_open_log(bool *must_close)
 {
     *must_close = false;
     if (!gl_runtime.opt.log_file[0])
-        return saved_stderr;
+        return log_fd >= 0 ? log_fd : saved_stderr; /* --log-fd, or stderr */
     if (log_fd >= 0 && getpid() == log_fd_pid)
         return log_fd;
     char path[GL_PATH_MAX], err[512];

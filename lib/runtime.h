@@ -78,6 +78,8 @@ void gl_runtime_save_stderr(void);
  * terminals are never truncated.  Still there at exit if the program closed
  * its stdout. */
 void gl_runtime_prepare_log(void);
+/* --xml-fd's descriptor as kept at start, or -1 (no --xml-fd, or --xml-file). */
+int gl_runtime_xml_fd(void);
 /* Fill gl_runtime.command from /proc/self/cmdline. */
 void gl_runtime_read_command(void);
 

@@ -4,6 +4,7 @@
  * a bad option stops gpuleak with one line and exit status 1, and the program
  * never runs half-watched. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <signal.h>
@@ -119,6 +120,17 @@ int main(int argc, char **argv)
         (opt.trace_file[0] &&
          !gl_check_output_file("--trace-file", opt.trace_file, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
+    /* --log-fd and --xml-fd name descriptors the program inherits from here. */
+    if (!opt.log_file[0] && opt.log_fd != 2 && fcntl(opt.log_fd, F_GETFD) < 0) {
+        fprintf(stderr, "gpuleak: --log-fd=%d: file descriptor %d is not open\n", opt.log_fd,
+                opt.log_fd);
+        return 1;
+    }
+    if (opt.xml && !opt.xml_file[0] && opt.xml_fd >= 0 && fcntl(opt.xml_fd, F_GETFD) < 0) {
+        fprintf(stderr, "gpuleak: --xml-fd=%d: file descriptor %d is not open\n", opt.xml_fd,
+                opt.xml_fd);
         return 1;
     }
     /* "FILE:LINE: error: ...", as compilers say it, so editors can jump there. */

@@ -190,10 +190,12 @@ static int parse_int_range(const char *value, const char *range, int *out)
     long lo = strtol(range, NULL, 10);
     const char *dots = strstr(range, "..");
     long hi = dots ? strtol(dots + 2, NULL, 10) : lo;
-    for (const char *p = value; *p; p++)
+    /* No blanks, no '+': "12" only, or "-1" where the range goes below 0. */
+    const char *digits = value[0] == '-' && lo < 0 ? value + 1 : value;
+    for (const char *p = digits; *p; p++)
         if (*p < '0' || *p > '9')
-            return -1; /* no sign, no blanks: "12" only */
-    if (!*value)
+            return -1;
+    if (!*digits)
         return -1;
     char *end;
     errno = 0;
@@ -321,8 +323,9 @@ int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, s
 
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen)
 {
-    if (o->xml && !o->xml_file[0]) {
-        snprintf(err, errlen, "--xml=yes needs --xml-file=FILE: the XML goes to a file of its own");
+    if (o->xml && !o->xml_file[0] && o->xml_fd < 0) {
+        snprintf(err, errlen,
+                 "--xml=yes needs --xml-file=FILE or --xml-fd=N: the XML goes to a file of its own");
         return -1;
     }
     if (o->xml_file[0] && !o->xml) {

@@ -28,6 +28,7 @@ struct gl_options {
     bool show_below_main;
     bool python_frames;
     char log_file[GL_PATH_MAX];
+    int log_fd; /* 2: stderr */
     bool scan_device;
     bool check_api_ranges;
     int intercept; /* enum gl_intercept */
@@ -48,6 +49,7 @@ struct gl_options {
     bool exit_on_first_error;
     bool xml;
     char xml_file[GL_PATH_MAX];
+    int xml_fd; /* -1: none */
     char json_file[GL_PATH_MAX];
     bool trace_children;
     bool child_silent_after_fork;
