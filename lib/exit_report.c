@@ -26,19 +26,27 @@
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
-/* --xml-file and --json-file. */
-static void write_document(const char *option, const char *tmpl,
-                           void (*writer)(struct gl_out *, const struct gl_report_input *),
-                           const struct gl_report_input *in)
+typedef void (*document_writer)(struct gl_out *, const struct gl_report_input *);
+
+/* One document to fd, which stays open. */
+static void write_to(int fd, const char *option, document_writer writer,
+                     const struct gl_report_input *in)
 {
-    int fd = gl_runtime_open_output(option, tmpl);
-    if (fd < 0)
-        return;
     struct gl_out o;
     gl_out_init(&o, fd, in->pid);
     writer(&o, in);
     if (!gl_out_flush(&o))
         gl_runtime_message("gpuleak: %s: write failed", option);
+}
+
+/* --xml-file and --json-file. */
+static void write_document(const char *option, const char *tmpl, document_writer writer,
+                           const struct gl_report_input *in)
+{
+    int fd = gl_runtime_open_output(option, tmpl);
+    if (fd < 0)
+        return;
+    write_to(fd, option, writer, in);
     close(fd);
 }
 
@@ -156,20 +164,26 @@ struct exit_report {
 
 /* The report's input: the run's, how the program ended, and for the XML and
  * JSON documents the command lines. */
-static void make_input(struct exit_report *r)
+/* The program's command line and gpuleak's options, split, when the XML or
+ * JSON document will need them; exit_report_release frees them. */
+static void command_lines(struct exit_report *r)
 {
-    bool documents = gl_runtime.opt.xml || gl_runtime.opt.json_file[0];
-    int argc = documents ? gl_runtime_program_argv(&r->argv_buf, &r->argv) : 0;
+    if (!gl_runtime.opt.xml && !gl_runtime.opt.json_file[0])
+        return;
+    int argc = gl_runtime_program_argv(&r->argv_buf, &r->argv);
     const char *env_opts = getenv(GL_OPTIONS_ENV);
-    int opt_argc =
-        documents && env_opts ? gl_options_split_env(env_opts, &r->opt_buf, &r->opt_argv) : 0;
-
-    gl_leak_run_input(&r->run, &r->in);
-    r->in.termination = ending_set ? &ending : NULL;
+    int opt_argc = env_opts ? gl_options_split_env(env_opts, &r->opt_buf, &r->opt_argv) : 0;
     r->in.argc = argc > 0 ? argc : 0;
     r->in.argv = (const char *const *)r->argv;
     r->in.tool_argc = opt_argc > 0 ? opt_argc : 0;
     r->in.tool_argv = (const char *const *)r->opt_argv;
+}
+
+static void make_input(struct exit_report *r)
+{
+    gl_leak_run_input(&r->run, &r->in);
+    r->in.termination = ending_set ? &ending : NULL;
+    command_lines(r);
 }
 
 /* -v: what gpuleak itself cost, in memory and time, and what it saw that it
@@ -243,26 +257,25 @@ static void write_text(const struct exit_report *r)
 static void write_documents(const struct gl_report_input *in)
 {
     if (gl_runtime.opt.xml && !gl_runtime.opt.xml_file[0]) {
-        int fd = gl_runtime_xml_fd(); /* --xml-fd */
-        if (fd >= 0) {
-            struct gl_out o;
-            gl_out_init(&o, fd, in->pid);
-            gl_report_xml(&o, in);
-            if (!gl_out_flush(&o))
-                gl_runtime_message("gpuleak: --xml-fd: write failed");
-        }
+        if (gl_runtime_xml_fd() >= 0)
+            write_to(gl_runtime_xml_fd(), "--xml-fd", gl_report_xml, in);
     } else if (gl_runtime.opt.xml)
         write_document("--xml-file", gl_runtime.opt.xml_file, gl_report_xml, in);
     if (gl_runtime.opt.json_file[0])
         write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, in);
 }
 
-static void exit_report_release(struct exit_report *r)
+static void command_lines_free(struct exit_report *r)
 {
     free(r->argv);
     free(r->argv_buf);
     free(r->opt_argv);
     free(r->opt_buf);
+}
+
+static void exit_report_release(struct exit_report *r)
+{
+    command_lines_free(r);
     gl_leak_run_free(&r->run);
     gl_leak_run_close(); /* the exit report is the last check */
 }
@@ -317,28 +330,19 @@ void gl_exit_report_untracked(const char *note)
         return;
     static const struct gl_leak_result nothing;
     static const struct gl_counters_totals no_usage;
-    char *argv_buf = NULL, **argv = NULL, *opt_buf = NULL, **opt_argv = NULL;
-    int argc = gl_runtime_program_argv(&argv_buf, &argv);
-    const char *env_opts = getenv(GL_OPTIONS_ENV);
-    int opt_argc = env_opts ? gl_options_split_env(env_opts, &opt_buf, &opt_argv) : 0;
-    struct gl_report_input in = {
-        .opt = &gl_runtime.opt,
-        .tool_version = PACKAGE_VERSION,
-        .command = gl_runtime.command,
-        .leaks = &nothing,
-        .stats = &no_usage,
-        .note = note,
-        .pid = (int)getpid(),
-        .ppid = (int)getppid(),
-        .elapsed_s = gl_runtime_elapsed(),
-        .argc = argc > 0 ? argc : 0,
-        .argv = (const char *const *)argv,
-        .tool_argc = opt_argc > 0 ? opt_argc : 0,
-        .tool_argv = (const char *const *)opt_argv,
-    };
-    write_documents(&in);
-    free(argv_buf);
-    free(argv);
-    free(opt_buf);
-    free(opt_argv);
+    struct exit_report r = {
+        .in = {
+            .opt = &gl_runtime.opt,
+            .tool_version = PACKAGE_VERSION,
+            .command = gl_runtime.command,
+            .leaks = &nothing,
+            .stats = &no_usage,
+            .note = note,
+            .pid = (int)getpid(),
+            .ppid = (int)getppid(),
+            .elapsed_s = gl_runtime_elapsed(),
+        }};
+    command_lines(&r);
+    write_documents(&r.in);
+    command_lines_free(&r);
 }
