@@ -3,6 +3,7 @@
  * still name its functions and lines in the exit report. */
 #include <dlfcn.h>
 
+#include "observe/driver.h"
 #include "symbol/unloaded_objects.h"
 #include "runtime.h"
 
@@ -12,7 +13,7 @@ GL_EXPORT int dlclose(void *handle)
 {
     static int (*real_dlclose)(void *);
     if (!real_dlclose) {
-        real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+        real_dlclose = (int (*)(void *))gl_driver_next_symbol("dlclose");
         if (!real_dlclose)
             return -1; /* no dlclose below: nothing could be unloaded */
     }

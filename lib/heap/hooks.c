@@ -92,23 +92,10 @@ static void *boot_alloc(size_t n, size_t align)
     return boot_arena + start; /* zeroed: static storage, never reused */
 }
 
-/* dlsym(RTLD_NEXT, name) asked from here, through the dlsym after gpuleak's
- * (observe/driver.h), not through this library's call to "dlsym": that binds
- * to the first dlsym of the process, and another tool's wrapper preloaded
- * before gpuleak's would ask from its own place - and find these hooks. */
-static void *next_symbol(const char *name)
-{
-    void *(*next_dlsym)(void *, const char *) =
-        (void *(*)(void *, const char *))gl_driver_next_dlsym();
-    void *f = next_dlsym ? next_dlsym(RTLD_NEXT, name) : NULL;
-    __asm__ volatile("" ::: "memory"); /* not a tail call: "next" is after here */
-    return f;
-}
-
 static void resolve(void)
 {
     tls.resolving = 1;
-#define NEXT(field, name) *(void **)&next.field = next_symbol(name)
+#define NEXT(field, name) *(void **)&next.field = gl_driver_next_symbol(name)
     NEXT(free, "free");
     NEXT(calloc, "calloc");
     NEXT(realloc, "realloc");
@@ -353,7 +340,7 @@ EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
  * (Python loads extensions RTLD_LOCAL): ask the library itself. */
 static void *next_new(const char *name)
 {
-    void *f = next_symbol(name);
+    void *f = gl_driver_next_symbol(name);
     if (f)
         return f;
     static const char *const libs[] = {"libstdc++.so.6", "libc++.so.1"};

@@ -164,12 +164,10 @@ int gl_driver_entry_named(const char *name)
     return -1;
 }
 
-void *gl_driver_not_found(const char *name)
+void *gl_driver_next_symbol(const char *name)
 {
-    /* Asked after this library, where the symbol is not (or the default
-     * scope would have found the driver's): glibc's own error for it. */
     void *p = gl_driver_dlsym(RTLD_NEXT, name);
-    __asm__ volatile("" ::: "memory");
+    __asm__ volatile("" ::: "memory"); /* not a tail call: "next" is after here */
     return p;
 }
 

@@ -65,9 +65,12 @@ void gl_driver_prepare(void);
 int gl_driver_entry_of(const void *fn);
 /* The entry point of that name ("cuMemAlloc_v2"), or -1. */
 int gl_driver_entry_named(const char *name);
-/* NULL, with glibc's own dlerror() for name (looked up past this library):
- * a hook found by a lookup whose driver function does not exist. */
-void *gl_driver_not_found(const char *name);
+/* dlsym(RTLD_NEXT, name) asked from gpuleak's own code, through the next
+ * dlsym (never the process's first, which may be another tool's wrapper
+ * preloaded before gpuleak's, asking from its own place): the definitions
+ * gpuleak's interposers forward to; for a name found nowhere after gpuleak,
+ * NULL with glibc's own dlerror(). */
+void *gl_driver_next_symbol(const char *name);
 
 /* Whether a hook makes events now: the observer is started and the
  * dispatcher's gate open, and the entry point is watched (copies and sets

@@ -245,7 +245,7 @@ __attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, 
         /* Found here, not in the driver: the driver's function if libcuda is
          * loaded and has it (then this hook stands for it), else nothing, as
          * without gpuleak. */
-        return gl_driver_function(id) ? p : gl_driver_not_found(name);
+        return gl_driver_function(id) ? p : gl_driver_next_symbol(name); /* NULL, glibc's error */
     return substitute(p);
 }
 
