@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import concurrent.futures
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -2072,6 +2073,26 @@ TESTS = [
 ]
 
 
+# Tests that fill the GPU, time themselves or use every GPU: with -j they run alone.
+SERIAL = {t_api_oom, t_torch_oom_retry, t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc,
+          t_proc_torchrun, t_threads}
+
+
+def run_test(suite, t):
+    name = t.__name__[2:]
+    t0 = time.monotonic()
+    try:
+        got = t(suite)  # a test may return its recorded numbers, shown when it passes
+        res, detail = "PASS", got if isinstance(got, str) else ""
+    except Skip as e:
+        res, detail = "SKIP", str(e)
+    except Failure as e:
+        res, detail = "FAIL", str(e)
+    except Exception as e:  # a broken test is a failure too, never a pass
+        res, detail = "ERROR", f"{type(e).__name__}: {e}"
+    return name, res, detail, time.monotonic() - t0
+
+
 def have_gpu():
     try:
         return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=60).returncode == 0
@@ -2088,6 +2109,8 @@ def main():
     ap.add_argument("--intercept", choices=["driver", "cupti", "both"],
                     help="run every test with this --intercept (through GPULEAK_OPTIONS)")
     ap.add_argument("--logs", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpuleak-gpu-"))
+    ap.add_argument("-j", dest="jobs", type=int, default=1,
+                    help="run this many tests at once (those in SERIAL run alone, after)")
     a = ap.parse_args()
     unlisted = [n for n, f in globals().items() if n.startswith("t_") and f not in TESTS]
     if unlisted:  # a test written and never run would pass for nothing
@@ -2105,22 +2128,15 @@ def main():
     if a.intercept:  # the launcher reads GPULEAK_OPTIONS first; a test's own options win
         os.environ["GPULEAK_OPTIONS"] = f"--intercept={a.intercept}"
     suite = Suite(gpuleak, root, a.logs, a.intercept)
-    rows = []
-    for t in TESTS:
-        name = t.__name__[2:]
-        if a.only and not any(k in name for k in a.only.split(",")):
-            continue
-        t0 = time.monotonic()
-        try:
-            got = t(suite)  # a test may return its recorded numbers, shown when it passes
-            res, detail = "PASS", got if isinstance(got, str) else ""
-        except Skip as e:
-            res, detail = "SKIP", str(e)
-        except Failure as e:
-            res, detail = "FAIL", str(e)
-        except Exception as e:  # a broken test is a failure too, never a pass
-            res, detail = "ERROR", f"{type(e).__name__}: {e}"
-        rows.append((name, res, detail, time.monotonic() - t0))
+    chosen = [t for t in TESTS
+              if not a.only or any(k in t.__name__[2:] for k in a.only.split(","))]
+    together = [t for t in chosen if a.jobs > 1 and t not in SERIAL]
+    alone = [t for t in chosen if t not in together]
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        rows = list(pool.map(lambda t: run_test(suite, t), together))
+    rows += [run_test(suite, t) for t in alone]
+    order = {t.__name__[2:]: i for i, t in enumerate(TESTS)}
+    rows.sort(key=lambda r: order[r[0]])
     width = max(len(r[0]) for r in rows)
     print(f"\nGPU suite ({gpuleak}, --intercept={a.intercept or 'default'}), logs in {a.logs}")
     for name, res, detail, secs in rows:
