@@ -33,6 +33,14 @@ bool gl_exe_dir(char *out, size_t len);
 /* Check that a --log-file/--xml-file/--json-file template can be created. */
 bool gl_check_output_file(const char *option, const char *tmpl, char *err, size_t errlen);
 
+/* After the program ended: remove the --log-file of the process gpuleak
+ * started (pid) where it is an empty regular file.  The runtime opens it at
+ * start; a process with nothing to say (its children tracked the GPU, or a
+ * shell that ends with _exit) leaves no empty file beside the reports.  A
+ * link, a device, or the file gpuleak's own stdout or stderr writes to is
+ * never removed. */
+void gl_remove_empty_log(const char *tmpl, int pid);
+
 /* Run argv with the runtime injected, the runtime reporting to status_file
  * (status.c).  Returns the wait status of the program, or -1 after a message if
  * it could not be started. */

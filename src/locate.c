@@ -194,3 +194,16 @@ bool gl_exe_dir(char *out, size_t len)
         *slash = '\0';
     return true;
 }
+
+void gl_remove_empty_log(const char *tmpl, int pid)
+{
+    char path[GL_PATH_MAX], err[512];
+    struct stat st, std;
+    if (gl_logfile_expand(tmpl, pid, false, path, sizeof path, err, sizeof err) < 0 ||
+        lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != 0)
+        return;
+    for (int fd = 1; fd <= 2; fd++)
+        if (fstat(fd, &std) == 0 && std.st_dev == st.st_dev && std.st_ino == st.st_ino)
+            return;
+    unlink(path);
+}

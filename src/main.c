@@ -173,6 +173,8 @@ int main(int argc, char **argv)
     }
     if (ws < 0)
         return 1;
+    if (opt.log_file[0])
+        gl_remove_empty_log(opt.log_file, gl_program_pid());
     say_silent_processes(&st, ws);
     if (WIFSIGNALED(ws))
         gl_die_of_signal(WTERMSIG(ws));
