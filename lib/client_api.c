@@ -30,11 +30,24 @@
 
 #define GL_EXPORT __attribute__((visibility("default")))
 
-_Static_assert(GPULEAK_NKINDS == GL_LEAK_NKINDS + 1,
-               "gpuleak.h's kinds: the leak kinds, then suppressed");
+/* gpuleak.h's kinds are an ABI: a program built against it sizes struct
+ * gpuleak_counts by its own GPULEAK_NKINDS, indexes it by GPULEAK_SUPPRESSED,
+ * and GPULEAK_KINDS() carries five bits.  GL_LEAK_DEATH cannot join them: put
+ * before GPULEAK_SUPPRESSED it renumbers it, put after it it grows the struct,
+ * and either way a runtime would write past the counts an older program passes.
+ * Nor does it need to: only a saved log of a process that died has blocks live
+ * at death, never a running program that asks.  So the public kinds are the
+ * internal ones up to cached, then suppressed; later internal kinds are not
+ * exposed here. */
+#define PUBLIC_LEAK_KINDS (GL_LEAK_CACHED + 1)
+#define PUBLIC_LEAK_KIND_BITS ((1u << PUBLIC_LEAK_KINDS) - 1)
+_Static_assert(GPULEAK_NKINDS == PUBLIC_LEAK_KINDS + 1,
+               "gpuleak.h's kinds: the leak kinds up to cached, then suppressed");
 _Static_assert((int)GPULEAK_DEFINITE == (int)GL_LEAK_DEFINITE &&
                    (int)GPULEAK_CACHED == (int)GL_LEAK_CACHED,
                "gpuleak.h's kinds index gl_leak_kind");
+_Static_assert(GPULEAK_KINDS(~0u) == GPULEAK_KINDS(PUBLIC_LEAK_KIND_BITS),
+               "GPULEAK_KINDS() carries exactly the public kinds");
 
 /* Usable now: loaded, not disabled, and tracking or ready to track once the
  * program initializes CUDA. */
@@ -178,8 +191,8 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
     unsigned kinds = 0;
     bool kinds_given = (mode & GPULEAK_KINDS(0)) != 0;
     if (kinds_given) {
-        kinds = ((unsigned)mode >> 8) & GL_LEAK_KINDS_ALL;
-        mode &= ~GPULEAK_KINDS(0x1f);
+        kinds = ((unsigned)mode >> 8) & PUBLIC_LEAK_KIND_BITS;
+        mode &= ~GPULEAK_KINDS(PUBLIC_LEAK_KIND_BITS);
     }
     if (mode < GPULEAK_CHECK_FULL || mode > GPULEAK_CHECK_CHANGED) {
         gl_runtime_message(
@@ -270,7 +283,7 @@ GL_EXPORT int gpuleak_runtime_count_leaks(const char *since, struct gpuleak_coun
     struct gl_leak_run run;
     int rc = gl_leak_run(&run, cp ? cp->seq : 0, &cc);
     if (rc == 0) {
-        for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+        for (int k = 0; k < PUBLIC_LEAK_KINDS; k++) {
             out->bytes[k] = run.leaks.kind[k].bytes;
             out->blocks[k] = run.leaks.kind[k].blocks;
         }

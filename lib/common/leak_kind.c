@@ -3,11 +3,18 @@
 #include <string.h>
 
 static const char *const option_names[GL_LEAK_NKINDS] = {
-    "definite", "indirect", "possible", "reachable", "cached",
+    [GL_LEAK_DEFINITE] = "definite", [GL_LEAK_INDIRECT] = "indirect",
+    [GL_LEAK_POSSIBLE] = "possible", [GL_LEAK_REACHABLE] = "reachable",
+    [GL_LEAK_CACHED] = "cached",     [GL_LEAK_DEATH] = "death",
 };
 
 static const char *const phrases[GL_LEAK_NKINDS] = {
-    "definitely lost", "indirectly lost", "possibly lost", "still reachable", "cached",
+    [GL_LEAK_DEFINITE] = "definitely lost",
+    [GL_LEAK_INDIRECT] = "indirectly lost",
+    [GL_LEAK_POSSIBLE] = "possibly lost",
+    [GL_LEAK_REACHABLE] = "still reachable",
+    [GL_LEAK_CACHED] = "cached",
+    [GL_LEAK_DEATH] = "live at death",
 };
 
 const char *gl_leak_kind_option_name(enum gl_leak_kind k)

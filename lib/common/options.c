@@ -45,16 +45,28 @@ static const struct {
 };
 
 /* Whole arguments Valgrind and CTest use that mean another option of ours:
- * CTest passes --show-reachable=yes by default. */
+ * CTest passes --show-reachable=yes by default.  A NULL canonical is
+ * --show-leak-kinds's default, read from options.def, so that
+ * --show-reachable=no stays "the default kinds" (as in Valgrind) whichever
+ * kinds, live at death among them, the default comes to hold. */
 static const struct {
     const char *arg, *canonical;
 } arg_aliases[] = {
     {"--show-reachable=yes", "--show-leak-kinds=all"},
     {"--show-reachable", "--show-leak-kinds=all"},
-    {"--show-reachable=no", "--show-leak-kinds=definite,possible"},
+    {"--show-reachable=no", NULL},
 };
 
 static int parse_bool(const char *value, bool *out);
+
+/* --show-leak-kinds's default, as options.def spells it. */
+static const char *show_leak_kinds_default(void)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (table[i].offset == offsetof(struct gl_options, show_leak_kinds))
+            return table[i].def;
+    return "definite,possible"; /* not reached: options.def defines it */
+}
 
 /* Valgrind Memcheck's options about host memory's definedness, its allocator
  * or its debugger: accepted with a note (a command line written for Valgrind,
@@ -344,9 +356,16 @@ enum gl_arg_result gl_options_parse_arg(struct gl_options *o, const char *arg, c
 {
     if (arg[0] != '-' || arg[1] == '\0')
         return GL_ARG_NOT_OPTION;
+    char default_kinds[128];
     for (size_t i = 0; i < GL_ARRAY_SIZE(arg_aliases); i++)
-        if (strcmp(arg, arg_aliases[i].arg) == 0)
+        if (strcmp(arg, arg_aliases[i].arg) == 0) {
             arg = arg_aliases[i].canonical;
+            if (!arg) {
+                snprintf(default_kinds, sizeof default_kinds, "--show-leak-kinds=%s",
+                         show_leak_kinds_default());
+                arg = default_kinds;
+            }
+        }
 
     if (arg[1] != '-') { /* short form: -q, -v */
         for (size_t i = 0; i < NOPTS; i++) {

@@ -302,8 +302,8 @@ static int parse_entry(struct gl_supp_set *s, struct reader *r, const char *file
             }
             if (gl_leak_kind_parse_set(v, &e.leak_kinds) < 0) {
                 free_entry(&e);
-                FAIL("match-leak-kinds: expected definite,indirect,possible,reachable,cached, "
-                     "all or none, got '%.40s'",
+                FAIL("match-leak-kinds: expected definite,indirect,possible,reachable,cached,"
+                     "death, all or none, got '%.40s'",
                      v);
             }
             kinds_seen = true;

@@ -268,8 +268,13 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
         ",\n    \"allocs\": %" PRIu64 ", \"frees\": %" PRIu64 ", \"bytes_allocated\": %" PRIu64
         ", \"peak_bytes\": %" PRIu64 ",\n    \"leaks\": {",
         in->stats->allocs, in->stats->frees, in->stats->bytes_allocated, in->stats->peak_bytes);
-    for (int k = 0; k < GL_LEAK_NKINDS; k++)
+    for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+        /* "death" only when a saved log of a process that died has such
+         * blocks, as in the text summary: every other report stays as it was. */
+        if (k == GL_LEAK_DEATH && !lr->kind[k].blocks)
+            continue;
         totals(o, gl_leak_kind_option_name((enum gl_leak_kind)k), &lr->kind[k], false);
+    }
     totals(o, "suppressed", &lr->suppressed, true);
     struct gl_error_counts c;
     gl_report_text_error_counts(in, &c);

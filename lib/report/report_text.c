@@ -425,9 +425,15 @@ static void leak_summary(struct gl_out *o, const struct gl_report_input *in)
         [GL_LEAK_POSSIBLE] = "possibly lost",
         [GL_LEAK_REACHABLE] = "still reachable",
         [GL_LEAK_CACHED] = "cached",
+        [GL_LEAK_DEATH] = "live at death",
     };
     gl_out_line(o, "LEAK SUMMARY:");
     for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+        /* Only a log saved by a process that died has blocks live at death:
+         * every other report leaves the line out, and stays as it always was.
+         * A delta whose reference had some shows the line going to zero. */
+        if (k == GL_LEAK_DEATH && !lr->kind[k].blocks && !(d && d->kind[k].blocks))
+            continue;
         totals_line(o, labels[k], &lr->kind[k], d ? &d->kind[k] : NULL);
         if (k == GL_LEAK_CACHED)
             framework_lines(o, in);

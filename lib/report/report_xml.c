@@ -27,6 +27,8 @@ const char *gl_report_xml_leak_kind(enum gl_leak_kind k)
         return "Leak_StillReachable";
     case GL_LEAK_CACHED:
         return "Leak_Cached";
+    case GL_LEAK_DEATH:
+        return "Leak_LiveAtDeath";
     default:
         return "Leak_Unknown";
     }

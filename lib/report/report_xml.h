@@ -11,7 +11,8 @@
  *     <errorcounts> <suppcounts> </valgrindoutput>
  *
  * Kinds: Leak_DefinitelyLost, Leak_IndirectlyLost, Leak_PossiblyLost,
- * Leak_StillReachable, and gpuleak's Leak_Cached. */
+ * Leak_StillReachable, and gpuleak's Leak_Cached and Leak_LiveAtDeath (only in
+ * a saved log of a process that died before its exit check). */
 #ifndef GPULEAK_REPORT_XML_H
 #define GPULEAK_REPORT_XML_H
 

@@ -114,7 +114,7 @@ START_TEST(test_show_leak_kinds_values)
 {
     parse_ok("--show-leak-kinds=all");
     ck_assert_uint_eq(opt.show_leak_kinds, GL_LEAK_KINDS_ALL);
-    ck_assert_uint_eq(opt.show_leak_kinds, 0x1f);
+    ck_assert_uint_eq(opt.show_leak_kinds, 0x3f);
     parse_ok("--show-leak-kinds=none");
     ck_assert_uint_eq(opt.show_leak_kinds, 0);
     parse_ok("--show-leak-kinds=definite,cached");
@@ -126,7 +126,48 @@ START_TEST(test_show_leak_kinds_values)
     parse_ok("--show-leak-kinds=cached,definite,definite");
     ck_assert_uint_eq(opt.show_leak_kinds, KB(DEFINITE) | KB(CACHED));
     parse_ok("--show-leak-kinds=definite,indirect,possible,reachable,cached");
+    ck_assert_uint_eq(opt.show_leak_kinds, GL_LEAK_KINDS_ALL & ~KB(DEATH));
+    parse_ok("--show-leak-kinds=definite,indirect,possible,reachable,cached,death");
     ck_assert_uint_eq(opt.show_leak_kinds, GL_LEAK_KINDS_ALL);
+}
+END_TEST
+
+/* Live at death: spelled "death", in "all", and serialized for the runtime by
+ * name (the five other kinds together are now a list, not "all"). */
+START_TEST(test_show_leak_kinds_death)
+{
+    parse_ok("--show-leak-kinds=death");
+    ck_assert_uint_eq(opt.show_leak_kinds, KB(DEATH));
+    parse_ok("--show-leak-kinds=definite,death");
+    ck_assert_uint_eq(opt.show_leak_kinds, KB(DEFINITE) | KB(DEATH));
+    parse_ok("--errors-for-leak-kinds=death,possible");
+    ck_assert_uint_eq(opt.errors_for_leak_kinds, KB(POSSIBLE) | KB(DEATH));
+    parse_ok("--show-leak-kinds=all");
+    ck_assert(opt.show_leak_kinds & KB(DEATH));
+    parse_ok("--errors-for-leak-kinds=all");
+    ck_assert(opt.errors_for_leak_kinds & KB(DEATH));
+    ck_assert_str_eq(gl_leak_kind_option_name(GL_LEAK_DEATH), "death");
+    ck_assert_str_eq(gl_leak_kind_phrase(GL_LEAK_DEATH), "live at death");
+    unsigned set = 0;
+    ck_assert_int_eq(gl_leak_kind_parse_set("death", &set), 0);
+    ck_assert_uint_eq(set, KB(DEATH));
+    ck_assert_int_eq(gl_leak_kind_parse_set("deaths", &set), -1);
+    ck_assert_int_eq(gl_leak_kind_parse_set("death,", &set), -1);
+
+    static const char *const sets[] = {"death", "cached,death",
+                                       "definite,indirect,possible,reachable,cached"};
+    for (size_t i = 0; i < GL_ARRAY_SIZE(sets); i++) {
+        char arg[128], buf[512];
+        gl_options_defaults(&opt);
+        snprintf(arg, sizeof arg, "--show-leak-kinds=%s", sets[i]);
+        parse_ok(arg);
+        ck_assert_int_gt(gl_options_serialize(&opt, buf, sizeof buf), 0);
+        ck_assert_str_eq(buf, arg);
+        struct gl_options back;
+        gl_options_defaults(&back);
+        ck_assert_int_eq(gl_options_parse_env(&back, buf, err, sizeof err), 0);
+        ck_assert_uint_eq(back.show_leak_kinds, opt.show_leak_kinds);
+    }
 }
 END_TEST
 
@@ -649,6 +690,12 @@ START_TEST(test_valgrind_habits)
     parse_ok("--show-possibly-lost=yes");
     ck_assert_uint_eq(opt.show_leak_kinds, GL_LEAK_KINDS_ALL);
     parse_bad("--show-possibly-lost=maybe", "--show-possibly-lost: expects yes or no");
+    /* --show-reachable=no: the default kinds, whatever options.def makes them. */
+    struct gl_options def;
+    gl_options_defaults(&def);
+    parse_ok("--show-leak-kinds=all");
+    parse_ok("--show-reachable=no");
+    ck_assert_uint_eq(opt.show_leak_kinds, def.show_leak_kinds);
     /* From GPULEAK_OPTIONS (the runtime's view): accepted, quietly. */
     gl_options_defaults(&opt);
     ck_assert_int_eq(gl_options_parse_env(&opt, "--track-origins=yes --gen-suppressions=yes", err,
@@ -670,6 +717,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_leak_check_yes_is_full);
     tcase_add_test(tc, test_leak_check_bad);
     tcase_add_test(tc, test_show_leak_kinds_values);
+    tcase_add_test(tc, test_show_leak_kinds_death);
     tcase_add_test(tc, test_show_leak_kinds_bad);
     tcase_add_test(tc, test_num_callers_values);
     tcase_add_test(tc, test_num_callers_bad);

@@ -346,6 +346,29 @@ START_TEST(test_document)
 }
 END_TEST
 
+/* Live at death (a saved log of a process that died): the records' kind is
+ * "death", and summary.leaks has a "death" member only when there are such
+ * blocks, after "cached", so that every other document stays as it was. */
+START_TEST(test_live_at_death)
+{
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1048576, 1, 11, 0);
+    char *text = render();
+    JSON_CHECK("'death' not in d['summary']['leaks']",
+               "list(d['summary']['leaks']) == ['definite', 'indirect', 'possible', 'reachable', "
+               "'cached', 'suppressed']");
+    free(text);
+    add_record(GL_LEAK_DEATH, STACK_SMALL, 4096, 3, 20, 0);
+    text = render();
+    JSON_CHECK("[r['kind'] for r in d['records']] == ['definite', 'death']",
+               "d['records'][1]['shown'] is True",
+               "d['summary']['leaks']['death'] == {'bytes': 12288, 'blocks': 3}",
+               "list(d['summary']['leaks']) == ['definite', 'indirect', 'possible', 'reachable', "
+               "'cached', 'death', 'suppressed']");
+    free(text);
+}
+END_TEST
+
 START_TEST(test_suppressions_used)
 {
     standard_records();
@@ -548,6 +571,7 @@ static Suite *report_json_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_document);
+    tcase_add_test(tc, test_live_at_death);
     tcase_add_test(tc, test_suppressions_used);
     tcase_add_test(tc, test_escaping);
     tcase_add_test(tc, test_block_kinds);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check/checkpoints.h"
 #include "check/leak_check.h"
 #include "check/suppress.h"
 #include "common/suppressions.h"
@@ -256,6 +257,13 @@ static void expect_report(const char *want)
       "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                        \
       "            cached: " cached "\n" P "        suppressed: 0 bytes in 0 blocks\n"
 #define NONE "0 bytes in 0 blocks"
+/* The same with a "live at death" line, which only a saved log of a process that
+ * died has. */
+#define LEAK_SUMMARY_DEATH(def, ind, pos, reach, cached, death)                                    \
+    P "LEAK SUMMARY:\n" P "   definitely lost: " def "\n" P "   indirectly lost: " ind "\n" P      \
+      "     possibly lost: " pos "\n" P "   still reachable: " reach "\n" P                        \
+      "            cached: " cached "\n" P "     live at death: " death "\n" P                     \
+      "        suppressed: 0 bytes in 0 blocks\n"
 
 #define ERRORS(n) P "ERROR SUMMARY: " n " errors from " n " contexts (suppressed: 0 from 0)\n"
 
@@ -759,6 +767,116 @@ START_TEST(test_summary_colons_aligned)
 }
 END_TEST
 
+/* ---- live at death: blocks of a saved log whose process died ---- */
+
+/* The LEAK SUMMARY line appears when there are such blocks, its colon aligned
+ * with the others', and never otherwise (every other report stays as it was). */
+START_TEST(test_live_at_death_summary_only_when_nonzero)
+{
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(2, 0, 200, 200);
+    char *text = render();
+    ck_assert_msg(strstr(text, "live at death") == NULL, "without such blocks:\n%s", text);
+    ck_assert_ptr_nonnull(
+        strstr(text, LEAK_SUMMARY("200 bytes in 1 blocks", NONE, NONE, NONE, NONE)));
+    free(text);
+
+    add_record(GL_LEAK_DEATH, STACK_SMALL, 4096, 1, 3, 3, 0x7f0000300000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    text = render();
+    ck_assert_msg(strstr(text, LEAK_SUMMARY_DEATH("200 bytes in 1 blocks", NONE, NONE, NONE, NONE,
+                                                  "4,096 bytes in 1 blocks")) != NULL,
+                  "no live at death line in\n%s", text);
+    const char *def = strstr(text, "definitely lost:"), *death = strstr(text, "live at death:");
+    ck_assert(def && death);
+    long def_col = 0, death_col = 0;
+    for (const char *c = def; c > text && c[-1] != '\n'; c--)
+        def_col++;
+    for (const char *c = death; c > text && c[-1] != '\n'; c--)
+        death_col++;
+    ck_assert_int_eq(def_col + (long)strlen("definitely lost"),
+                     death_col + (long)strlen("live at death"));
+    free(text);
+}
+END_TEST
+
+/* Its loss records read "are live at death", shown and counted as errors by
+ * the kind sets like any other kind. */
+START_TEST(test_live_at_death_record)
+{
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    opt.errors_for_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_DEATH);
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_DEATH, STACK_SMALL, 4096, 1, 3, 3, 0x7f0000300000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(3, 1, 4396, 4296);
+    expect_report(PREAMBLE P
+                  "200 bytes in 1 blocks are definitely lost in loss record 1 of 2\n" P
+                  "   at 0x401500: cudaMalloc (in /work/app)\n" P
+                  " Block 0x7f0000100000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                  "allocation #2\n" BLANK P
+                  "4,096 bytes in 1 blocks are live at death in loss record 2 of 2\n" P
+                  "   at 0x401500: cudaMalloc (in /work/app)\n" P
+                  " Block 0x7f0000300000 on device 0 (NVIDIA H200): device memory from cudaMalloc, "
+                  "allocation #3\n" BLANK GPU_SUMMARY("4,296", "2", "3", "1", "4,396", "4,296")
+                      LEAK_SUMMARY_DEATH("200 bytes in 1 blocks", NONE, NONE, NONE, NONE,
+                                         "4,096 bytes in 1 blocks") BLANK ERRORS("1"));
+    ck_assert_uint_eq(gl_report_text_error_count(&in), 1);
+}
+END_TEST
+
+/* Hidden, it is named in the hint like the other kinds. */
+START_TEST(test_live_at_death_hidden)
+{
+    opt.show_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_DEFINITE);
+    opt.errors_for_leak_kinds = GL_LEAK_KIND_BIT(GL_LEAK_DEFINITE);
+    add_record(GL_LEAK_DEATH, STACK_SMALL, 4096, 1, 3, 3, 0x7f0000300000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    usage(3, 2, 4396, 4296);
+    expect_report(
+        PREAMBLE GPU_SUMMARY("4,096", "1", "3", "2", "4,396", "4,296")
+            LEAK_SUMMARY_DEATH(NONE, NONE, NONE, NONE, NONE, "4,096 bytes in 1 blocks") P
+        "Live at death blocks are not shown.\n" P
+        "To see them, rerun with: --leak-check=full --show-leak-kinds=all\n" BLANK ERRORS("0"));
+}
+END_TEST
+
+/* A delta check whose reference had such blocks shows the line going to zero. */
+START_TEST(test_live_at_death_delta_to_zero)
+{
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    add_record(GL_LEAK_DEFINITE, STACK_SMALL, 200, 1, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    struct gl_leak_ref ref;
+    memset(&ref, 0, sizeof ref);
+    ref.kind[GL_LEAK_DEATH] = (struct gl_leak_totals){4096, 1};
+    in.delta = &ref;
+    int fd = tu_tmpfd();
+    struct gl_out o;
+    gl_out_init(&o, fd, PID);
+    gl_report_text_check(&o, &in, "check");
+    ck_assert(gl_out_flush(&o));
+    char *text = tu_slurp(fd, NULL);
+    close(fd);
+    ck_assert_msg(strstr(text, P "     live at death: 0 (-4,096) bytes in 0 (-1) blocks\n") != NULL,
+                  "%s", text);
+    free(text);
+    /* Zero before and now: no line. */
+    ref.kind[GL_LEAK_DEATH] = (struct gl_leak_totals){0, 0};
+    fd = tu_tmpfd();
+    gl_out_init(&o, fd, PID);
+    gl_report_text_check(&o, &in, "check");
+    ck_assert(gl_out_flush(&o));
+    text = tu_slurp(fd, NULL);
+    close(fd);
+    ck_assert_msg(strstr(text, "live at death") == NULL, "%s", text);
+    free(text);
+}
+END_TEST
+
 /* ---- suppressions, generated suppressions, error gating ---- */
 
 #define SUPP_MALLOC                                                                                \
@@ -1176,6 +1294,10 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_error_count);
     tcase_add_test(tc, test_preamble_quiet);
     tcase_add_test(tc, test_summary_colons_aligned);
+    tcase_add_test(tc, test_live_at_death_summary_only_when_nonzero);
+    tcase_add_test(tc, test_live_at_death_record);
+    tcase_add_test(tc, test_live_at_death_hidden);
+    tcase_add_test(tc, test_live_at_death_delta_to_zero);
     tcase_add_test(tc, test_suppressed_records_hidden);
     tcase_add_test(tc, test_all_suppressed);
     tcase_add_test(tc, test_verbose_used_suppressions);

@@ -426,6 +426,31 @@ START_TEST(test_every_leak_kind)
 }
 END_TEST
 
+/* A saved log's blocks of a process that died: their own kind, phrase and
+ * generated suppression, which reads back as an entry for that kind. */
+START_TEST(test_live_at_death)
+{
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    opt.gen_suppressions = GL_GEN_SUPP_ALL;
+    add_record(GL_LEAK_DEATH, STACK_MALLOC, 1048576, 1, 11);
+    char *text = render();
+    assert_well_formed();
+    ck_assert_str_eq(gl_report_xml_leak_kind(GL_LEAK_DEATH), "Leak_LiveAtDeath");
+    XPATH_EQ("count(/valgrindoutput/error)", "1");
+    XPATH_EQ("string(/valgrindoutput/error[1]/kind)", "Leak_LiveAtDeath");
+    XPATH_EQ("string(/valgrindoutput/error[1]/xwhat/text)",
+             "1,048,576 bytes in 1 blocks are live at death in loss record 1 of 1");
+    XPATH_EQ("string(/valgrindoutput/error[1]/suppression/skaux)", "match-leak-kinds: death");
+    const char *raw = xpath("string(/valgrindoutput/error[1]/suppression/rawtext)");
+    char err[512];
+    ck_assert_int_eq(
+        gl_suppressions_load_text(&supps, raw, strlen(raw), "raw.supp", err, sizeof err), 0);
+    ck_assert_uint_eq(supps.n, 1);
+    ck_assert_uint_eq(supps.v[0].leak_kinds, GL_LEAK_KIND_BIT(GL_LEAK_DEATH));
+    free(text);
+}
+END_TEST
+
 START_TEST(test_generated_suppression)
 {
     opt.gen_suppressions = GL_GEN_SUPP_ALL;
@@ -685,6 +710,7 @@ static Suite *report_xml_suite(void)
     tcase_add_test(tc, test_errors_content);
     tcase_add_test(tc, test_error_element_order);
     tcase_add_test(tc, test_every_leak_kind);
+    tcase_add_test(tc, test_live_at_death);
     tcase_add_test(tc, test_generated_suppression);
     tcase_add_test(tc, test_suppressed_and_suppcounts);
     tcase_add_test(tc, test_escaping);

@@ -180,15 +180,14 @@ END_TEST
 
 START_TEST(test_match_leak_kinds_forms)
 {
-    LOAD_OK(
-        "{\n n1\n gpuleak:Leak\n match-leak-kinds: definite,possible\n fun:a\n}\n"
-        "{\n n2\n gpuleak:Leak\n match-leak-kinds:reachable\n fun:a\n}\n"
-        "{\n n3\n gpuleak:Leak\n match-leak-kinds:\tindirect,cached\n fun:a\n}\n"
-        "{\n n4\n gpuleak:Leak\n match-leak-kinds: all\n fun:a\n}\n"
-        "{\n n5\n gpuleak:Leak\n match-leak-kinds: none\n fun:a\n}\n"
-        "{\n n6\n gpuleak:Cached\n match-leak-kinds: definite,indirect,possible,reachable,cached\n"
-        " fun:a\n}\n"
-        "{\n n7\n gpuleak:Leak\n fun:a\n}\n");
+    LOAD_OK("{\n n1\n gpuleak:Leak\n match-leak-kinds: definite,possible\n fun:a\n}\n"
+            "{\n n2\n gpuleak:Leak\n match-leak-kinds:reachable\n fun:a\n}\n"
+            "{\n n3\n gpuleak:Leak\n match-leak-kinds:\tindirect,cached\n fun:a\n}\n"
+            "{\n n4\n gpuleak:Leak\n match-leak-kinds: all\n fun:a\n}\n"
+            "{\n n5\n gpuleak:Leak\n match-leak-kinds: none\n fun:a\n}\n"
+            "{\n n6\n gpuleak:Cached\n match-leak-kinds: "
+            "definite,indirect,possible,reachable,cached,death\n fun:a\n}\n"
+            "{\n n7\n gpuleak:Leak\n fun:a\n}\n");
     ck_assert_uint_eq(set.n, 7);
     ck_assert_uint_eq(set.v[0].leak_kinds, KB(DEFINITE) | KB(POSSIBLE));
     ck_assert_uint_eq(set.v[1].leak_kinds, KB(REACHABLE));
@@ -430,8 +429,8 @@ END_TEST
 START_TEST(test_error_match_leak_kinds)
 {
 #define MLK_ERR(v)                                                                                 \
-    "t.supp:4: error: match-leak-kinds: expected definite,indirect,possible,reachable,cached, "    \
-    "all or none, got '" v "'"
+    "t.supp:4: error: match-leak-kinds: expected definite,indirect,possible,reachable,cached,"     \
+    "death, all or none, got '" v "'"
     LOAD_BAD("{\n n\n gpuleak:Leak\n match-leak-kinds: bogus\n fun:a\n}\n", MLK_ERR("bogus"));
     LOAD_BAD("{\n n\n gpuleak:Leak\n match-leak-kinds: definite,\n fun:a\n}\n",
              MLK_ERR("definite,"));
@@ -960,6 +959,31 @@ START_TEST(test_match_leak_kinds)
 }
 END_TEST
 
+/* Live at death, for saved logs of processes that died: "death" alone or in a
+ * list matches only that kind; "all" and no line include it. */
+START_TEST(test_match_leak_kinds_death)
+{
+    struct gl_frame f[] = {fr("cudaMalloc", NULL, NULL, NULL, 0)};
+    const struct gl_supp *death = entry("   match-leak-kinds: death\n   fun:cudaMalloc\n");
+    ck_assert_uint_eq(death->leak_kinds, KB(DEATH));
+    const struct gl_supp *dd = entry("   match-leak-kinds: definite,death\n   fun:cudaMalloc\n");
+    ck_assert_uint_eq(dd->leak_kinds, KB(DEFINITE) | KB(DEATH));
+    const struct gl_supp *all = entry("   match-leak-kinds: all\n   ...\n");
+    const struct gl_supp *any = entry("   ...\n");
+    for (unsigned k = 0; k < GL_LEAK_NKINDS; k++) {
+        ck_assert(gl_suppressions_matches(death, f, 1, k) == (k == GL_LEAK_DEATH));
+        ck_assert(gl_suppressions_matches(dd, f, 1, k) ==
+                  (k == GL_LEAK_DEATH || k == GL_LEAK_DEFINITE));
+    }
+    ck_assert(gl_suppressions_matches(all, f, 1, GL_LEAK_DEATH));
+    ck_assert(gl_suppressions_matches(any, f, 1, GL_LEAK_DEATH));
+    /* A Cached entry may name it too. */
+    LOAD_OK("{\n c\n gpuleak:Cached\n match-leak-kinds: death\n fun:a\n}\n");
+    ck_assert_int_eq(set.v[set.n - 1].kind, GL_SUPP_CACHED);
+    ck_assert_uint_eq(set.v[set.n - 1].leak_kinds, KB(DEATH));
+}
+END_TEST
+
 START_TEST(test_find_first_match_and_kind)
 {
     const char *text =
@@ -1196,6 +1220,40 @@ START_TEST(test_generate_exact)
     len = gl_suppressions_generate(buf, sizeof buf, f, 1, GL_LEAK_CACHED);
     tu_assert_text_eq(buf, "{\n   <insert_a_suppression_name_here>\n   gpuleak:Leak\n"
                            "   match-leak-kinds: cached\n   fun:cudaMalloc\n}\n");
+}
+END_TEST
+
+/* A live-at-death record's generated entry says so, and reads back as an
+ * entry for that kind only. */
+START_TEST(test_generate_death_round_trip)
+{
+    struct gl_frame f[] = {
+        {0x401000, "cudaMalloc", NULL, 0, "/usr/local/cuda/lib64/libcudart.so.13", NULL},
+        {0x401100, "make_buffer(unsigned long)", "/src/app.cu", 8, "/work/app", "_Z11make_bufferm"},
+    };
+    char buf[1024];
+    size_t len = gl_suppressions_generate(buf, sizeof buf, f, 2, GL_LEAK_DEATH);
+    tu_assert_text_eq(buf, "{\n"
+                           "   <insert_a_suppression_name_here>\n"
+                           "   gpuleak:Leak\n"
+                           "   match-leak-kinds: death\n"
+                           "   fun:cudaMalloc\n"
+                           "   fun:_Z11make_bufferm\n"
+                           "}\n");
+    ck_assert_uint_eq(len, strlen(buf));
+    char e[256] = "";
+    ck_assert_int_eq(gl_suppressions_load_text(&set, buf, len, "gen.supp", e, sizeof e), 0);
+    ck_assert_uint_eq(set.n, 1);
+    ck_assert_uint_eq(set.v[0].leak_kinds, KB(DEATH));
+    ck_assert(gl_suppressions_matches(&set.v[0], f, 2, GL_LEAK_DEATH));
+    ck_assert(!gl_suppressions_matches(&set.v[0], f, 2, GL_LEAK_DEFINITE));
+    ck_assert(gl_suppressions_find(&set, GL_SUPP_LEAK, f, 2, GL_LEAK_DEATH) == &set.v[0]);
+    /* The text a report prints after the record (gl_suppressions_entry) too. */
+    size_t elen;
+    char *text = gl_suppressions_entry(f, 2, GL_ERR_NONE, GL_LEAK_DEATH, &elen);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_ptr_nonnull(strstr(text, "   match-leak-kinds: death\n"));
+    free(text);
 }
 END_TEST
 
@@ -1527,6 +1585,7 @@ static Suite *suppressions_suite(void)
     tcase_add_test(tc, test_match_globs);
     tcase_add_test(tc, test_match_extra_and_missing_frames);
     tcase_add_test(tc, test_match_leak_kinds);
+    tcase_add_test(tc, test_match_leak_kinds_death);
     tcase_add_test(tc, test_find_first_match_and_kind);
     tcase_add_test(tc, test_find_error);
     tcase_add_test(tc, test_match_python_frames);
@@ -1538,6 +1597,7 @@ static Suite *suppressions_suite(void)
     tc = tcase_create("generate");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_generate_exact);
+    tcase_add_test(tc, test_generate_death_round_trip);
     tcase_add_test(tc, test_generate_truncated);
     tcase_add_test(tc, test_generate_round_trip);
     tcase_add_test(tc, test_generate_empty_names);
