@@ -45,6 +45,10 @@ static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV
         t->end = k->end;
         memcpy(t->resolve, k->resolve, sizeof t->resolve);
     }
+    if (k->record) {
+        GL_ASSERT(!t->record, "one recorder");
+        t->record = k->record;
+    }
     if (k->claim && k->take)
         d.routers[(*nrouters)++] = k;
     for (unsigned type = 0; type < GL_EV_NTYPES; type++)

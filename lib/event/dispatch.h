@@ -34,6 +34,15 @@
  *            checks, outputs.  They get the event and the block (NULL: the
  *            event concerned no known block).
  *
+ * Beside the stages, the recorder (one consumer: the saved event log,
+ * save/log_writer.h) gets every event a producer made, whether a router
+ * claimed it or not, in an order a replay can follow: an allocation once
+ * complete (its number filled), just before the observers; a release at its
+ * beginning, once the block is taken out (the driver may hand its address to
+ * another thread before the call returns), and again at its end only if the
+ * driver refused it (GL_EVF_FAILED).  Derived events it does not get (a
+ * replay of the recording makes them again).
+ *
  * Releases are two-phase, because the driver may reuse an address as soon as
  * it is released and may refuse the release: gl_dispatch_begin() at the
  * call's entry takes the block out (another thread's allocation at that
@@ -78,6 +87,8 @@ struct gl_consumer {
     gl_resolve_fn resolve[GL_EV_NTYPES];
     uint64_t (*begin)(struct gl_event *ev);
     bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
+    /* The recorder's (see above): every event a producer made, complete. */
+    gl_event_fn record;
     /* Whether to attach it now (its options asked for it); NULL: always. */
     bool (*wanted)(void);
     unsigned flags; /* GL_CONSUMER_* */
@@ -173,6 +184,7 @@ struct gl_dispatch_tables {
     gl_resolve_fn resolve[GL_EV_NTYPES]; /* the state stage's */
     uint64_t (*begin)(struct gl_event *ev);
     bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
+    gl_event_fn record;
     bool timed;
     _Atomic int armed; /* routers with something to claim: while 0, none is asked */
 };
@@ -203,6 +215,12 @@ GL_DISPATCH_HOT void gl_dispatch_observe(const struct gl_event *ev, const struct
         (*f)(ev, blk);
 }
 
+GL_DISPATCH_HOT void gl_dispatch_record(const struct gl_event *ev)
+{
+    if (__builtin_expect(gl_dispatch_tables.record != NULL, 0) && !(ev->flags & GL_EVF_DERIVED))
+        gl_dispatch_tables.record(ev, NULL);
+}
+
 GL_DISPATCH_HOT unsigned gl_dispatch_route(const struct gl_event *ev, bool route)
 {
     if (__builtin_expect(
@@ -220,14 +238,21 @@ GL_DISPATCH_HOT uint64_t gl_dispatch_begin_at(struct gl_event *ev, bool route)
 {
     gl_dispatch_stamp(ev);
     unsigned r = gl_dispatch_route(ev, route);
-    if (__builtin_expect(r != 0, 0))
+    if (__builtin_expect(r != 0, 0)) {
+        gl_dispatch_record(ev);
         return (uint64_t)(r - 1) << 3 | GL_DISPATCH_TOKEN_CLAIM;
+    }
     uint64_t raw = gl_dispatch_tables.begin ? gl_dispatch_tables.begin(ev) : 0;
+    gl_dispatch_record(ev);
     return raw | GL_DISPATCH_TOKEN_STATE;
 }
 
 GL_DISPATCH_HOT bool gl_dispatch_end_at(uint64_t token, struct gl_event *ev)
 {
+    /* Recorded at its beginning (the driver may give the address to another
+     * thread before this call returns); a refusal is recorded again. */
+    if (__builtin_expect(ev->flags & GL_EVF_FAILED, 0))
+        gl_dispatch_record(ev);
     if (__builtin_expect(!(token & GL_DISPATCH_TOKEN_STATE), 0)) {
         /* Claimed at the entry: the block (if any) was never taken out, so
          * a release let go now is lost, as a capture ending mid-call makes. */
@@ -249,11 +274,21 @@ GL_DISPATCH_HOT bool gl_dispatch_run(struct gl_event *ev, bool route)
         return gl_dispatch_end_at(gl_dispatch_begin_at(ev, route), ev);
     gl_dispatch_stamp(ev);
     unsigned r = gl_dispatch_route(ev, route);
-    if (__builtin_expect(r != 0, 0) && gl_dispatch_take(r - 1, ev))
-        return true;
+    if (__builtin_expect(r != 0, 0)) {
+        gl_dispatch_record(ev);
+        if (gl_dispatch_take(r - 1, ev))
+            return true;
+        /* Let go: on to the state stage, recorded once already. */
+        struct gl_block_info blk;
+        gl_resolve_fn resolve = gl_dispatch_tables.resolve[ev->type];
+        bool found = resolve && resolve(ev, &blk);
+        gl_dispatch_observe(ev, found ? &blk : NULL);
+        return found;
+    }
     struct gl_block_info blk;
     gl_resolve_fn resolve = gl_dispatch_tables.resolve[ev->type];
     bool found = resolve && resolve(ev, &blk);
+    gl_dispatch_record(ev);
     gl_dispatch_observe(ev, found ? &blk : NULL);
     return found;
 }
