@@ -13,6 +13,7 @@
 #include "observe/contexts.h"
 #include "python/py_code.h"
 #include "report/error_sink.h"
+#include "save/log_writer.h"
 #include "track/checks.h"
 #include "track/errors.h"
 #include "track/graphs.h"
@@ -59,6 +60,7 @@ const struct gl_component *const gl_components[] = {
     &gl_quarantine_component,
     &gl_checks_component,
     &gl_trace_file_component,
+    &gl_log_writer_component,
     /* Records and the leak run's services. */
     &gl_errors_component,
     &pools,

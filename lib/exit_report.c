@@ -16,6 +16,8 @@
 #include "check/leak_run.h"
 #include "report/report_text.h"
 #include "runtime.h"
+#include "save/log_answers.h"
+#include "save/log_writer.h"
 #include "symbol/symbolize.h"
 #include "base/prof.h"
 #include "python/py_code.h"
@@ -280,6 +282,39 @@ static void exit_report_release(struct exit_report *r)
     gl_leak_run_close(); /* the exit report is the last check */
 }
 
+static uint64_t last_errors;
+
+uint64_t gl_exit_report_errors(void) { return last_errors; }
+
+/* --save: the check's verdict on each block, then how the process ends, so
+ * that `gpuleak --read` gives this report again. */
+static void save_verdicts(const struct gl_leak_run *run)
+{
+    if (!gl_log_writer_active())
+        return;
+    uint64_t blocks = 0, bytes = 0;
+    const struct gl_leak_result *l = &run->leaks;
+    for (size_t i = 0; i < l->nrecords; i++) {
+        const struct gl_loss_record *rec = &l->records[i];
+        for (size_t j = 0; j < rec->blocks; j++) {
+            const struct gl_block_info *b = &l->blocks[rec->block_begin + j];
+            gl_log_writer_verdict(b->key, b->seq, rec->kind);
+            blocks++;
+            bytes += b->size;
+        }
+    }
+    enum gl_log_end how = GL_LOG_END_EXIT;
+    int status = 0;
+    if (ending_set && ending.signal > 0) {
+        how = GL_LOG_END_SIGNAL;
+        status = ending.signal;
+    } else if (ending_set) {
+        how = GL_LOG_END_OTHER;
+        status = ending.exit_status;
+    }
+    gl_log_writer_end(how, status, blocks, bytes, run->reach.available, run->reach.why_not);
+}
+
 /* Inlined into both entry points: their frame is where the stack scan
  * starts, and its layout stays what the exit report alone had. */
 static inline __attribute__((always_inline)) void report(struct gl_caller_context *cc)
@@ -294,15 +329,19 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
     struct exit_report r;
     memset(&r, 0, sizeof r);
     r.check_start = gl_clock_s();
+    if (gl_log_writer_active()) /* what the driver tells this check is saved too */
+        gl_leak_run_set_driver(gl_log_answers_recorder(gl_driver_query_cuda()));
     if (gl_leak_run(&r.run, 0, cc) == 0) {
+        save_verdicts(&r.run);
         make_input(&r);
         write_text(&r);
         write_documents(&r.in);
-        gl_runtime_status("report errors=%llu",
-                          (unsigned long long)gl_report_text_error_count(&r.in));
+        last_errors = gl_report_text_error_count(&r.in);
+        gl_runtime_status("report errors=%llu", (unsigned long long)last_errors);
     }
     exit_report_release(&r);
     gl_leak_run_unlock();
+    gl_log_writer_close();
 }
 
 void gl_exit_report(void)

@@ -3,6 +3,8 @@
 #ifndef GPULEAK_EXIT_REPORT_H
 #define GPULEAK_EXIT_REPORT_H
 
+#include <stdint.h>
+
 #include "common/out.h"
 #include "report/report_text.h"
 
@@ -22,6 +24,9 @@ void gl_exit_report_ending(const struct gl_termination *how);
  * whatever the report says first: an API error as it happens, else the exit
  * report.  Valgrind's order: preamble, errors, summaries. */
 void gl_exit_report_preamble(struct gl_out *o);
-void gl_exit_report_after_fork_child(void); /* the child's report has its own */
+void gl_exit_report_after_fork_child(void);
+
+/* The errors the last report counted (what --error-exitcode looks at). */
+uint64_t gl_exit_report_errors(void); /* the child's report has its own */
 
 #endif

@@ -22,6 +22,7 @@
 #include "track/live_ranges.h"
 #include "track/quarantine.h"
 #include "track/stats.h"
+#include "save/log_writer.h"
 #include "track/trace_file.h"
 #include "track/tracker.h"
 
@@ -262,6 +263,32 @@ void gl_runtime_read_command(void)
     gl_runtime.command[n] = '\0';
 }
 
+/* --save: the event log, opened read-write (it is mapped) and emptied. */
+static void open_save(const struct gl_options *o)
+{
+    char path[GL_PATH_MAX], err[512];
+    if (gl_logfile_template_expand("--save", o->save, (int)getpid(), false, path, sizeof path, err,
+                                   sizeof err) < 0) {
+        gl_runtime_message("gpuleak: %s; events are not saved", err);
+        return;
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        gl_runtime_message("gpuleak: --save: cannot write '%s': %s; events are not saved", path,
+                           strerror(errno));
+        return;
+    }
+    const char *opts = getenv(GL_OPTIONS_ENV);
+    struct gl_log_process proc = {
+        .version = PACKAGE_VERSION, .command = gl_runtime.command, .options = opts ? opts : ""};
+    if (!gl_log_writer_open(fd, (uint64_t)o->save_limit << 20, &proc, err, sizeof err)) {
+        gl_runtime_message("gpuleak: --save: '%s': %s; events are not saved", path, err);
+        close(fd);
+        return;
+    }
+    gl_log_writer_save_error_stacks();
+}
+
 void gl_runtime_configure_tracking(const struct gl_component *const *registry)
 {
     const struct gl_options *o = &gl_runtime.opt;
@@ -278,6 +305,8 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
         if (fd >= 0)
             gl_trace_file_start(fd, (unsigned)o->trace_interval, (uint64_t)o->trace_limit << 20);
     }
+    if (o->save[0])
+        open_save(o);
     /* Events flow while the runtime tracks; every consumer the options want
      * is attached now, before the first. */
     gl_dispatch_set_registry(registry);

@@ -17,6 +17,7 @@
 #include "common/options.h"
 #include "common/signals.h"
 #include "launcher.h"
+#include "read_report.h"
 
 static void usage(FILE *f) { fprintf(f, "usage: gpuleak [options] [--] program [args]\n"); }
 
@@ -24,12 +25,15 @@ static void help(void)
 {
     fflush(stdout);
     printf("usage: gpuleak [options] [--] program [args]\n"
+           "       gpuleak [options] --read=FILE [FILE...]\n"
            "\n"
            "Runs program with gpuleak's runtime injected; reports the GPU memory it leaks.\n"
+           "With --read, reports from event logs saved by --save instead (no program).\n"
            "\n"
            "options:\n");
     fflush(stdout);
     gl_options_write_help(1);
+    printf("  %-36s %s\n", "--read=FILE", "report from a --save file; no program is run");
     printf("  %-36s %s\n", "-h, --help", "show this help and exit");
     printf("  %-36s %s\n", "--version", "show the version and exit");
     printf("\n"
@@ -65,6 +69,30 @@ static void say_silent_processes(const struct gl_status *st, int ws)
         fprintf(stderr, "gpuleak: %u more processes ended without a report\n", st->silent - shown);
 }
 
+/* gpuleak --read: the outputs and suppressions checked as for a run, then the
+ * reports of the saved logs. */
+static int read_logs(struct gl_options *opt, char **files, int n)
+{
+    char err[1024], cwd[PATH_MAX];
+    if (gl_options_check(opt, err, sizeof err) < 0 ||
+        (opt->log_file[0] && !gl_check_output_file("--log-file", opt->log_file, err, sizeof err)) ||
+        (opt->xml && !gl_check_output_file("--xml-file", opt->xml_file, err, sizeof err)) ||
+        (opt->json_file[0] &&
+         !gl_check_output_file("--json-file", opt->json_file, err, sizeof err))) {
+        fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
+    if (!gl_check_suppressions(opt, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    if (!getcwd(cwd, sizeof cwd) || gl_options_make_absolute(opt, cwd, err, sizeof err) < 0) {
+        fprintf(stderr, "gpuleak: %s\n", err);
+        return 1;
+    }
+    return gl_read_report(opt, files, n);
+}
+
 int main(int argc, char **argv)
 {
     struct gl_options opt;
@@ -79,9 +107,25 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    /* --read=FILE: no program; FILE and the arguments after the options are
+     * saved logs (a shell glob gives --read=a.log b.log). */
+    char **reads = calloc((size_t)argc, sizeof *reads);
+    int nreads = 0;
+    if (!reads) {
+        fprintf(stderr, "gpuleak: out of memory\n");
+        return 1;
+    }
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
+        if (strncmp(a, "--read=", 7) == 0) {
+            if (!a[7]) {
+                fprintf(stderr, "gpuleak: --read: expects a file name\n");
+                return 1;
+            }
+            reads[nreads++] = argv[i] + 7;
+            continue;
+        }
         if (strcmp(a, "--") == 0) {
             i++;
             break;
@@ -104,6 +148,11 @@ int main(int argc, char **argv)
             fprintf(stderr, "gpuleak: %s\n", err);
         if (r == GL_ARG_NOT_OPTION)
             break;
+    }
+    if (nreads) {
+        while (i < argc)
+            reads[nreads++] = argv[i++];
+        return read_logs(&opt, reads, nreads);
     }
     if (i >= argc) {
         fprintf(stderr, "gpuleak: no program given; ");

@@ -202,7 +202,7 @@ def simple_cycles(edges, comp, limit=20):
 # and heap serve one another (a mixed stack is native frames and Python's),
 # as do symbol and report.  "" is lib/ itself: the entry points.
 LAYERS = [["common"], ["base"], ["event"], ["observe", "stack", "python", "heap"],
-          ["track"], ["check"], ["symbol", "report"], [""]]
+          ["track"], ["check"], ["symbol", "report"], ["save"], [""]]
 RANK = {f: r for r, fs in enumerate(LAYERS) for f in fs}
 # The includes upward that the tree had when this check came, one
 # "FILE HEADER" a line: printed, not failed, so that the check guards against

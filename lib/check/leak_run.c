@@ -224,11 +224,23 @@ static uint64_t *scan_device(struct gl_leak_run *run, size_t *bytes)
     return indirect;
 }
 
+static struct gl_leak_run_saved saved;
+static bool have_saved;
+
+void gl_leak_run_set_saved(const struct gl_leak_run_saved *s)
+{
+    have_saved = s != NULL;
+    saved = s ? *s : (struct gl_leak_run_saved){0};
+}
+
 /* Classify, group and sort (leak_check.h); the indirect bytes are used up. */
 static int classify(struct gl_leak_run *run, uint64_t *indirect, size_t indirect_bytes)
 {
     int checked =
-        gl_leak_check(run->blocks, run->n, indirect, gl_leak_check_classify, NULL, &run->leaks);
+        have_saved
+            ? gl_leak_check(run->blocks, run->n, indirect, saved.classify, saved.arg, &run->leaks)
+            : gl_leak_check(run->blocks, run->n, indirect, gl_leak_check_classify, NULL,
+                            &run->leaks);
     gl_tool_unmap(indirect, indirect_bytes);
     if (checked == 0)
         return 0;
@@ -301,7 +313,11 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
     settle_custom_pools(run);
     if (since_seq)
         keep_since(run, since_seq);
-    gl_reachability(run->blocks, run->n, cc, function_name, NULL, &run->reach);
+    if (have_saved) /* no memory here: what the process's own check found */
+        run->reach = (struct gl_reachability){.available = saved.reach_available,
+                                              .why_not = saved.reach_why_not};
+    else
+        gl_reachability(run->blocks, run->n, cc, function_name, NULL, &run->reach);
     size_t indirect_bytes;
     uint64_t *indirect = scan_device(run, &indirect_bytes);
     if (classify(run, indirect, indirect_bytes) < 0)
@@ -330,7 +346,7 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->leaks = &run->leaks;
     in->stats = &run->stats;
     in->supps = gl_run_suppressions_loaded();
-    in->main_tid = (int)gl_runtime.pid;
+    in->main_tid = have_saved ? saved.main_tid : (int)gl_runtime.pid;
     in->pid = (int)gl_runtime.pid;
     in->ppid = (int)getppid();
     in->elapsed_s = gl_runtime_elapsed();

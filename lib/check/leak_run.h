@@ -66,6 +66,19 @@ void gl_leak_run_free(struct gl_leak_run *run);
  * question unanswered.  Under the lock; device names are asked again. */
 void gl_leak_run_set_driver(const struct gl_driver_query *q);
 
+/* A process that is not this one (a saved log read back: save/log_reader.h):
+ * its blocks are classified by classify, not by scanning this process's
+ * memory, and the report says what its own check said of reachability. */
+struct gl_leak_run_saved {
+    gl_classify_fn classify;
+    void *arg;
+    int main_tid; /* its main thread: other threads are named in block lines */
+    bool reach_available;
+    const char *reach_why_not;
+};
+/* NULL: this process again.  Under the lock. */
+void gl_leak_run_set_saved(const struct gl_leak_run_saved *s);
+
 /* A report input for the run: options, results, counters and services
  * (symbolized stacks, device and pool names) filled in; the caller adds what
  * is particular to its report. */

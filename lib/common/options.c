@@ -280,7 +280,10 @@ static int set_value(struct gl_options *o, const struct opt_desc *d, const char 
         return 0;
     }
 bad:
-    snprintf(err, errlen, "--%s: invalid value '%s' (expected %s)", d->long_name, value, d->values);
+    snprintf(err, errlen, "--%s: invalid value '%s' (expected %s%s)", d->long_name, value, d->values,
+             d->type == GL_OPT_KINDSET
+                 ? "; KIND: definite, indirect, possible, reachable, cached, death"
+                 : "");
     return -1;
 }
 

@@ -41,6 +41,8 @@ struct gl_options {
     char trace_file[GL_PATH_MAX];
     int trace_interval; /* ms */
     int trace_limit;    /* MiB */
+    char save[GL_PATH_MAX];
+    int save_limit; /* MiB */
     char suppressions[GL_PATHLIST_MAX]; /* paths, each NUL-terminated; "" ends the list */
     bool default_suppressions;
     int gen_suppressions; /* enum gl_gen_supp */

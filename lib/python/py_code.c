@@ -147,6 +147,15 @@ uint32_t gl_py_code_synthetic(const char *file, const char *function, int line)
     return e ? e->id : 0;
 }
 
+uint32_t gl_py_code_restore(const struct gl_py_code *src)
+{
+    struct gl_py_code_key k = {.firstlineno = src->firstlineno};
+    gl_spin_lock(&lock);
+    struct code_entry *e = make(&k, src);
+    gl_spin_unlock(&lock);
+    return e ? e->id : 0;
+}
+
 const struct gl_py_code *gl_py_code_get(uint32_t id)
 {
     if (id == 0 || id >= atomic_load_explicit(&next_id, memory_order_acquire))

@@ -59,6 +59,9 @@ uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader rea
  * file, function and line, no table); its line is `line`. */
 uint32_t gl_py_code_synthetic(const char *file, const char *function, int line);
 
+/* A copy read back from a saved log (save/log_reader.h): a new id for it. */
+uint32_t gl_py_code_restore(const struct gl_py_code *src);
+
 /* The copy of an id; NULL if unknown.  Lock-free: copies are immutable. */
 const struct gl_py_code *gl_py_code_get(uint32_t id);
 

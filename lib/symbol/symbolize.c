@@ -127,6 +127,28 @@ static void report_unloaded(Dwfl *dwfl)
         dw.report_end(dwfl, NULL, NULL);
 }
 
+static const struct gl_unloaded_object *saved_objects;
+static size_t nsaved_objects;
+
+void gl_symbolize_set_objects(const struct gl_unloaded_object *objs, size_t n)
+{
+    saved_objects = n ? objs : NULL;
+    nsaved_objects = n;
+}
+
+/* Report the saved objects (a log's modules) in place of the process's. */
+static bool report_saved(Dwfl *dwfl)
+{
+    if (!dw.report_elf)
+        return false;
+    dw.report_begin(dwfl);
+    for (size_t i = 0; i < nsaved_objects; i++)
+        dw.report_elf(dwfl, saved_objects[i].path, saved_objects[i].path, -1,
+                      saved_objects[i].bias, true);
+    dw.report_end(dwfl, NULL, NULL);
+    return true;
+}
+
 struct gl_symbolizer *gl_symbolize_open(void)
 {
     if (!load_libdw())
@@ -142,14 +164,22 @@ struct gl_symbolizer *gl_symbolize_open(void)
         free(s);
         return NULL;
     }
-    dw.report_begin(s->dwfl);
-    if (dw.linux_proc_report(s->dwfl, getpid()) != 0) {
-        dw.end(s->dwfl);
-        free(s);
-        return NULL;
+    if (saved_objects) {
+        if (!report_saved(s->dwfl)) {
+            dw.end(s->dwfl);
+            free(s);
+            return NULL;
+        }
+    } else {
+        dw.report_begin(s->dwfl);
+        if (dw.linux_proc_report(s->dwfl, getpid()) != 0) {
+            dw.end(s->dwfl);
+            free(s);
+            return NULL;
+        }
+        dw.report_end(s->dwfl, NULL, NULL);
+        report_unloaded(s->dwfl);
     }
-    dw.report_end(s->dwfl, NULL, NULL);
-    report_unloaded(s->dwfl);
     s->cap = 1024;
     s->cache = calloc(s->cap, sizeof *s->cache);
     if (!s->cache) {

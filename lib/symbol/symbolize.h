@@ -14,6 +14,13 @@
 
 struct gl_symbolizer;
 
+struct gl_unloaded_object;
+
+/* Symbolize from these objects, at their saved addresses, instead of the
+ * process's own (a saved log's modules: save/log_reader.h); n = 0: the
+ * process's again.  The array is kept by pointer. */
+void gl_symbolize_set_objects(const struct gl_unloaded_object *objs, size_t n);
+
 /* Open over the current process's loaded objects; NULL if libdw fails. */
 struct gl_symbolizer *gl_symbolize_open(void);
 void gl_symbolize_close(struct gl_symbolizer *s);

@@ -10,6 +10,7 @@
 #endif
 #include <cuda.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,18 +25,24 @@ static CUdeviceptr live[MAX_BLOCKS];
 static int initialized;
 static const CUcontext fake_ctx = (CUcontext)0x1000;
 
+/* Threads allocate at once (tests/driver/save_run.c), as with the real one. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
 static CUresult alloc(CUdeviceptr *p, size_t n)
 {
     if (!initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!p || n == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (!live[i]) {
             live[i] = *p = next_addr;
             next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
+            pthread_mutex_unlock(&lock);
             return CUDA_SUCCESS;
         }
+    pthread_mutex_unlock(&lock);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 
@@ -43,11 +50,14 @@ static CUresult release(CUdeviceptr p)
 {
     if (p == 0)
         return CUDA_SUCCESS;
+    pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (live[i] == p) {
             live[i] = 0;
+            pthread_mutex_unlock(&lock);
             return CUDA_SUCCESS;
         }
+    pthread_mutex_unlock(&lock);
     return CUDA_ERROR_INVALID_VALUE;
 }
 

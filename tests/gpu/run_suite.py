@@ -29,7 +29,7 @@ SRCDIR = os.path.dirname(os.path.dirname(HERE))
 LINE = re.compile(r"^==(\d+)== ?(.*)$")
 RECORD = re.compile(r"^([\d,]+)(?: \(([\d,]+) direct, ([\d,]+) indirect\))? bytes in ([\d,]+) "
                     r"blocks are (definitely lost|indirectly lost|possibly lost|still reachable|"
-                    r"cached) in loss record ([\d,]+) of ([\d,]+)$")
+                    r"cached|live at death) in loss record ([\d,]+) of ([\d,]+)$")
 FRAME = re.compile(r"^   (at|by) 0x[0-9A-F]+: (.*?)(?: \((?:in )?(.*)\))?$")
 
 
@@ -2049,6 +2049,119 @@ def t_loss_history_example(s):
     return ", ".join(details) + "; fixed: no growth"
 
 
+# ---- --save and --read (issue 23) ----
+
+def normalized(text, skip_read_line=True):
+    """A report with process and thread ids made alike."""
+    out = []
+    for line in text.splitlines():
+        if skip_read_line and re.search(r"gpuleak: read .*: process \d+", line):
+            continue
+        line = re.sub(r"^==\d+==", "==PID==", line)
+        out.append(re.sub(r", thread \d+", ", thread T", line))
+    return out
+
+
+def saved_file(d, stem):
+    files = [f for f in os.listdir(d) if f.startswith(stem) and f.endswith(".gl")]
+    check(len(files) == 1, f"--save files {files}")
+    return os.path.join(d, files[0])
+
+
+def read_back(s, name, path, options=()):
+    out = os.path.join(s.logdir, name + ".read.log")
+    run = s.run(name + "_read", [], options=[f"--read={path}", f"--log-file={out}", *options])
+    check(run.rc == 0, f"--read exit status {run.rc}: {run.err[-300:]}")
+    with open(out) as f:
+        return f.read()
+
+
+def save_agrees(s, name, args, options=(), env=None, exact=True):
+    """Run with --save and --log-file, read it back: the same report (exact:
+    byte for byte but ids; else the loss records and summaries, which a
+    multithreaded run's statistics may attribute otherwise)."""
+    d = tempfile.mkdtemp(prefix=f"gpuleak-save-{name}-", dir=s.logdir)
+    log = os.path.join(d, "run.log")
+    run = s.run(name, args, env=env,
+                options=[f"--save={d}/run.%p.gl", f"--log-file={log}", *options])
+    with open(log) as f:
+        want = normalized(f.read())
+    got = normalized(read_back(s, name, saved_file(d, "run."), options))
+    if not exact:
+        keep = re.compile(r"bytes in [\d,]+ blocks are|lost:|reachable:|cached:|at death:|"
+                          r"suppressed:|ERROR SUMMARY")
+        want = [l for l in want if keep.search(l)]
+        got = [l for l in got if keep.search(l)]
+    if want != got:
+        diff = [f"-{a}|+{b}" for a, b in zip(want, got) if a != b][:3]
+        check(False, f"--read differs from the exit report ({len(want)} vs {len(got)} lines): {diff}")
+    return run, got
+
+
+def t_save_agrees_c(s):
+    """C programs: one leak, many, every family, the reachability kinds and an
+    API error: --read gives the exit report again, stacks and all."""
+    save_agrees(s, "save_leak_many", [s.fixture("leak_many")])
+    save_agrees(s, "save_families", [s.fixture("families")])
+    save_agrees(s, "save_reach", [s.fixture("reach")], options=["--show-leak-kinds=all"])
+    save_agrees(s, "save_api_errors", [s.fixture("api_errors"), "double"])
+
+
+def t_save_agrees_torch(s):
+    """PyTorch with its cache on and off: the same records and summaries read back."""
+    if not have_torch():
+        raise Skip("no torch")
+    prog = ["python3", os.path.join(HERE, "torch_leak.py")]
+    _, got = save_agrees(s, "save_torch_cached", prog, options=["--show-leak-kinds=all"],
+                         exact=False)
+    check(any("cached" in l for l in got), f"no cached record read back: {got[:5]}")
+    save_agrees(s, "save_torch_raw", prog, env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
+                exact=False)
+
+
+def t_save_sigkill(s):
+    """A program killed by SIGKILL: --read shows its block live at death, with
+    its stack, and says the process never reached its exit check."""
+    d = tempfile.mkdtemp(prefix="gpuleak-save-kill-", dir=s.logdir)
+    run = s.run("save_kill9", [s.fixture("abnormal"), "kill9"], options=[f"--save={d}/k.%p.gl"])
+    check(run.rc == -signal.SIGKILL, f"exit status {run.rc}")
+    text = read_back(s, "save_kill9", saved_file(d, "k."))
+    check("never reached its exit check" in text, "no word that the process died")
+    site = f"abnormal.cu:{site_line('abnormal.cu', 'abnormal_leak')}"
+    recs = parse_reports(text)
+    recs = [rec for r in recs if r.command for rec in r.records]
+    check(any(rec["bytes"] == 1048576 and rec["kind"] == "live at death" and
+              any(f[1] == site for f in rec["frames"]) for rec in recs),
+          f"no 1 MiB block live at death from {site}: {[(x['bytes'], x['kind']) for x in recs]}")
+
+
+def t_save_timeout_kill(s):
+    """PyTorch killed by `timeout -s KILL` while it holds tensors (caching off):
+    --read shows them live at death, with the Python line that made them."""
+    if not have_torch():
+        raise Skip("no torch")
+    d = tempfile.mkdtemp(prefix="gpuleak-save-timeout-", dir=s.logdir)
+    script = os.path.join(d, "hold.py")
+    with open(script, "w") as f:
+        f.write("import sys, time, torch\n"
+                "keep = [torch.empty(1 << 20, device='cuda') for _ in range(3)]  # HOLD\n"
+                "torch.cuda.synchronize()\n"
+                "print('hold: ready', flush=True)\n"
+                "time.sleep(600)\n")
+    run = s.run("save_timeout", ["timeout", "-s", "KILL", "25", "python3", script],
+                options=[f"--save={d}/t.%p.gl", "--framework-caching=off"], timeout=200)
+    check(run.rc == 137 or run.rc == -signal.SIGKILL, f"exit status {run.rc}")
+    check("hold: ready" in run.out, f"the program never got ready: {run.err[-300:]}")
+    text = read_back(s, "save_timeout", saved_file(d, "t."))
+    recs = [rec for r in parse_reports(text) if r.command for rec in r.records]
+    held = [rec for rec in recs if rec["kind"] == "live at death" and
+            any(f[1] == f"{script}:2" or f[1].endswith("hold.py:2") for f in rec["frames"])]
+    check(held and sum(r["blocks"] for r in held) == 3,
+          f"not 3 tensors live at death from hold.py:2: "
+          f"{[(x['bytes'], x['blocks'], x['kind'], x['frames'][:3]) for x in recs]}")
+    return f"{sum(r['bytes'] for r in held):,} B in 3 tensors live at death"
+
+
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
@@ -2070,6 +2183,7 @@ TESTS = [
     t_proc_torchrun, t_python_frames_off, t_torch_frames_caching_off, t_torch_growth_caching_off,
     t_torch_growth_caching_on, t_torch_growth_clean, t_cupy_frames_and_growth,
     t_cupy_growth_clean, t_cupy_growth_pool_on, t_loss_history_example,
+    t_save_agrees_c, t_save_agrees_torch, t_save_sigkill, t_save_timeout_kill,
 ]
 
 

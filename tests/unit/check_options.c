@@ -64,7 +64,9 @@ START_TEST(test_defaults)
     memset(&o, 0xa5, sizeof o);
     gl_options_defaults(&o);
     ck_assert_int_eq(o.leak_check, GL_LEAK_CHECK_FULL);
-    ck_assert_uint_eq(o.show_leak_kinds, KB(DEFINITE) | KB(POSSIBLE));
+    /* Live at death too: it only exists in a saved log of a process that died
+     * (gpuleak --read), where those blocks are what the user asks about. */
+    ck_assert_uint_eq(o.show_leak_kinds, KB(DEFINITE) | KB(POSSIBLE) | KB(DEATH));
     ck_assert_int_eq(o.num_callers, 12);
     ck_assert_int_eq(o.show_below_main, false);
     ck_assert_str_eq(o.log_file, "");
@@ -173,7 +175,8 @@ END_TEST
 
 START_TEST(test_show_leak_kinds_bad)
 {
-#define KINDS_EXPECTED "(expected definite,indirect,possible,reachable,cached|all|none)"
+#define KINDS_EXPECTED                                                                             \
+    "(expected KIND,...|all|none; KIND: definite, indirect, possible, reachable, cached, death)"
     parse_bad("--show-leak-kinds=bogus",
               "--show-leak-kinds: invalid value 'bogus' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds=definite,",
@@ -189,7 +192,7 @@ START_TEST(test_show_leak_kinds_bad)
               "--show-leak-kinds: invalid value 'definitely' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds",
               "--show-leak-kinds: expects a value: "
-              "--show-leak-kinds=definite,indirect,possible,reachable,cached|all|none");
+              "--show-leak-kinds=KIND,...|all|none");
 #undef KINDS_EXPECTED
 }
 END_TEST
@@ -435,7 +438,7 @@ START_TEST(test_serialize_back_to_default_values)
     /* Options set to their default value are left out. */
     parse_ok("--leak-check=yes");
     parse_ok("--num-callers=12");
-    parse_ok("--show-leak-kinds=possible,definite");
+    parse_ok("--show-leak-kinds=possible,death,definite");
     char buf[256];
     ck_assert_int_eq(gl_options_serialize(&opt, buf, sizeof buf), 0);
     ck_assert_str_eq(buf, "");
@@ -513,6 +516,8 @@ static const char *const expected_names[] = {
     "trace-file",
     "trace-interval",
     "trace-limit",
+    "save",
+    "save-limit",
     "log-file",
     "log-fd",
     "suppressions",

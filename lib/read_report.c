@@ -1,0 +1,126 @@
+#include "read_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check/leak_run.h"
+#include "components.h"
+#include "exit_report.h"
+#include "heap/heap.h"
+#include "observe/contexts.h"
+#include "report/error_sink.h"
+#include "report/report_text.h"
+#include "runtime.h"
+#include "save/log_reader.h"
+#include "symbol/symbolize.h"
+
+static void note(const char *line) { gl_runtime_message("gpuleak: %s", line); }
+
+/* How the process ended, in a line before its report. */
+static void say_ending(const char *path, const struct gl_log_summary *s)
+{
+    char started[64] = "";
+    time_t t = (time_t)(s->header->start_unix_ns / 1000000000u);
+    struct tm tm;
+    if (localtime_r(&t, &tm))
+        strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S", &tm);
+    gl_runtime_message("gpuleak: read %s: process %llu (parent %llu) on %s, started %s; %llu "
+                       "events",
+                       path, (unsigned long long)s->header->pid,
+                       (unsigned long long)s->header->ppid, s->host, started,
+                       (unsigned long long)s->events);
+    if (s->limited)
+        gl_runtime_message("gpuleak: %s reached its --save-limit: events after it were not "
+                           "saved, and the blocks below are those live then",
+                           path);
+    if (!s->ended)
+        gl_runtime_message(
+            "gpuleak: %s: the process never reached its exit check (killed by a signal no "
+            "program can catch, such as SIGKILL or the OOM killer's, or still running): its "
+            "blocks live at its last saved event are shown as live at death%s",
+            path, s->unread_bytes ? "; the records threads were writing as it died are lost" : "");
+}
+
+static long replay_one(struct gl_log_file *f, const char *path)
+{
+    struct gl_log_summary s;
+    gl_log_reader_summary(f, &s);
+    snprintf(gl_runtime.command, sizeof gl_runtime.command, "%s", s.command ? s.command : "");
+    gl_runtime.pid = getpid();
+    gl_heap_set_active(false); /* no memory image: reachability comes from the verdicts */
+    gl_runtime_configure_tracking(gl_components);
+    gl_dispatch_set_placement(&gl_contexts_placement);
+    gl_dispatch_reset();
+    gl_error_sink_install();
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
+    say_ending(path, &s);
+    /* A process that died had no check: its blocks are live at death, and
+     * the line above says why there is no reachability. */
+    struct gl_leak_run_saved saved = {
+        .classify = gl_log_reader_classify,
+        .arg = f,
+        .main_tid = (int)s.header->pid,
+        .reach_available = s.ended ? s.reach_available : true,
+        .reach_why_not = s.reach_why_not,
+    };
+    gl_leak_run_lock();
+    gl_leak_run_set_driver(gl_log_reader_driver(f));
+    gl_leak_run_set_saved(&saved);
+    gl_leak_run_unlock();
+    long n = gl_log_reader_replay(f, note);
+    if (s.ended && s.how != GL_LOG_END_EXIT) {
+        struct gl_termination how = {0};
+        if (s.how == GL_LOG_END_SIGNAL)
+            how.signal = s.status;
+        else {
+            how.quick_exit = true;
+            how.exit_status = s.status;
+        }
+        gl_exit_report_ending(&how);
+    } else {
+        gl_exit_report();
+    }
+    gl_leak_run_lock();
+    gl_leak_run_set_saved(NULL);
+    gl_leak_run_unlock();
+    return n;
+}
+
+int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles)
+{
+    struct gl_log_file **logs = calloc((size_t)nfiles, sizeof *logs);
+    if (!logs) {
+        fprintf(stderr, "gpuleak: out of memory\n");
+        return 1;
+    }
+    /* Every file checked before any report: a damaged one stops it all. */
+    char err[1024];
+    int status = 0;
+    for (int i = 0; i < nfiles && !status; i++)
+        if (!(logs[i] = gl_log_reader_open(files[i], err, sizeof err))) {
+            fprintf(stderr, "gpuleak: --read: %s\n", err);
+            status = 1;
+        }
+    if (!status && nfiles > 1) {
+        fprintf(stderr, "gpuleak: --read: one file at a time for now (merged reports of several "
+                        "processes are not written yet)\n");
+        status = 1;
+    }
+    if (!status) {
+        gl_runtime.opt = *opt;
+        gl_runtime.pid = getpid();
+        gl_runtime.is_main_process = true;
+        gl_runtime_save_stderr();
+        gl_runtime_prepare_log();
+        replay_one(logs[0], files[0]);
+        if (opt->error_exitcode > 0 && gl_exit_report_errors() > 0)
+            status = opt->error_exitcode;
+    }
+    for (int i = 0; i < nfiles; i++)
+        gl_log_reader_close(logs[i]);
+    free(logs);
+    return status;
+}

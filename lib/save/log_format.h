@@ -1,0 +1,201 @@
+/* The saved event log's format (--save): what the writer (save/log_writer.h)
+ * appends and the reader (save/log_reader.h) checks.  doc/manual.md, "The
+ * saved event log", is the user's description; this is the contract.
+ *
+ * A file is a header, then records, each 4-byte aligned:
+ *
+ *   header  64 bytes: magic "GPULEAKL", u16 version, u16 header size,
+ *           u32 flags (0), u64 pid, u64 ppid, u64 start (Unix time, ns),
+ *           u64 the writer's clock at start (ns, CLOCK_MONOTONIC), u64 the
+ *           time-stamp counter then (events' times are relative to it), then
+ *           zeros.  Little-endian.
+ *   record  u32 head, then its body: head = type (bits 0-7) | check (bits
+ *           8-15, gl_log_format_check of the body) | length (bits 16-31: the
+ *           body's bytes, at most GL_LOG_MAX_BODY); the body, then zeros to the
+ *           next multiple of 4.
+ *
+ * Why a head written last: writers reserve room with one atomic add and fill
+ * it; the head is stored last, with release order, so a record is either
+ * whole or its head reads 0.  The file is a shared mapping of the page cache,
+ * so everything a thread stored survives the process's death (SIGKILL
+ * included): at most the records that threads were filling at that instant
+ * are lost, one per thread inside a CUDA call, and with them the records
+ * after the first such hole (a reader stops at the first zero head).  What
+ * the system's own crash loses is the page cache's business (no fsync).
+ *
+ * Body encodings: numbers are unsigned LEB128 varints (signed ones zigzag
+ * first), strings a varint length then bytes (no NUL), byte strings likewise.
+ *
+ *   PROCESS   once, first: varint format flags (0), strings: gpuleak
+ *             version, command line, executable, working directory, host,
+ *             the options as given.
+ *   EVENT     a struct gl_event, compact: u8 type, u16 presence mask (bit
+ *             i: the i-th of kind, api, device (zigzag), flags, tid, stack,
+ *             key, size, seq, ctx, aux, time follows; zero fields are left
+ *             out), then the fields present as varints, in that order.
+ *             The time is in ticks of the CPU's time-stamp counter since the
+ *             header's (CLOCK records turn them into ns).  (gl_log_format_event_*)
+ *   CLOCK     varint ticks, varint ns, both since the header's: pairs written
+ *             at the start (two, 2 ms apart), every MiB of the file and at
+ *             the end; a reader interpolates between them.  (Reading the
+ *             counter costs a few ns, the system clock tens, per event.)
+ *   STACK     varint id (the depot's), varint n, n frames innermost first:
+ *             varint where (0: a Python frame, then varint code id and varint
+ *             byte offset; 1: an address outside every module, then varint
+ *             address; m >= 2: module m - 2, then varint offset from its
+ *             bias).  Written before the first event that names it, by the
+ *             thread that first sees it; another thread's event may come
+ *             first in the file: readers resolve ids after reading it all.
+ *   MODULE    varint index (0, 1, 2... in the order written), varint bias
+ *             (load address), varint start, varint end (its PT_LOAD span),
+ *             bytes build-id (may be empty), string path.
+ *   PYCODE    varint id, zigzag first line, zigzag line-table format, strings
+ *             file and function, bytes line table: a Python code object as
+ *             python/py_code.h copied it.
+ *   MARK      varint number, varint seq mark, string name: a checkpoint
+ *             (gpuleak_checkpoint or the leak-check client requests).
+ *   VERDICT   at the exit check, per outstanding block: varint key, varint
+ *             seq, u8 leak kind (enum gl_leak_kind).
+ *   END       varint how (enum gl_log_end), zigzag status (exit status or
+ *             signal number), varint blocks and bytes classified, varint 1 if
+ *             the check could tell which blocks the program still pointed to
+ *             (else 0, and string why not): written after the last VERDICT, so
+ *             that a reader knows it has them all.
+ *   LIMIT     the file reached --save-limit: nothing was written after.
+ *   ERROR_STACK  varint tid, varint stack: where the thread's last EVENT
+ *             before it made an API error (a free of an unknown address...),
+ *             captured when the error was found, after its event was written.
+ *   ANSWER    what the driver told the exit check (save/log_answers.h):
+ *             varint question, varint argument, then two varints or a string.
+ *
+ * A reader skips records of a type it does not know (a newer writer of the
+ * same version may add some); it refuses a newer version. */
+#ifndef GPULEAK_LOG_FORMAT_H
+#define GPULEAK_LOG_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "event/event.h"
+
+#define GL_LOG_MAGIC "GPULEAKL"
+#define GL_LOG_VERSION 1
+#define GL_LOG_HEADER_SIZE 64
+#define GL_LOG_MAX_BODY 65535u
+
+enum gl_log_record {
+    GL_LOG_PROCESS = 1,
+    GL_LOG_EVENT,
+    GL_LOG_STACK,
+    GL_LOG_MODULE,
+    GL_LOG_PYCODE,
+    GL_LOG_MARK,
+    GL_LOG_VERDICT,
+    GL_LOG_END,
+    GL_LOG_LIMIT,
+    GL_LOG_ANSWER,
+    GL_LOG_ERROR_STACK,
+    GL_LOG_CLOCK,
+};
+
+/* How a process ended, as its END record says (a log without END: it died
+ * without reaching its exit check). */
+enum gl_log_end {
+    GL_LOG_END_EXIT = 1, /* exit() or return from main; status = exit status */
+    GL_LOG_END_SIGNAL,   /* a fatal signal gpuleak caught; status = its number */
+    GL_LOG_END_OTHER,    /* _exit, quick_exit, an uncaught exception... */
+};
+
+struct gl_log_header {
+    uint16_t version, header_size;
+    uint32_t flags;
+    uint64_t pid, ppid, start_unix_ns, clock0_ns, tsc0;
+};
+
+void gl_log_format_header_encode(const struct gl_log_header *h, uint8_t out[GL_LOG_HEADER_SIZE]);
+/* 0, or -1 with what is wrong in err: not a log, or a version this reader
+ * does not read. */
+int gl_log_format_header_decode(const uint8_t *in, size_t len, struct gl_log_header *h, char *err,
+                                size_t errlen);
+
+/* ---- records ---- */
+
+/* The record's bytes in the file for a body of n bytes: head and padding. */
+static inline size_t gl_log_format_span(size_t n) { return (4 + n + 3) & ~(size_t)3; }
+
+uint8_t gl_log_format_check(const uint8_t *body, size_t n);
+/* The same, faster, for a body followed by zeros up to a multiple of 8 bytes. */
+uint8_t gl_log_format_check_padded(const uint8_t *body, size_t n);
+
+static inline uint32_t gl_log_format_head(unsigned type, const uint8_t *body, size_t n)
+{
+    return (uint32_t)type | (uint32_t)gl_log_format_check(body, n) << 8 | (uint32_t)n << 16;
+}
+
+/* ---- varints ---- */
+
+#define GL_LOG_VARINT_MAX 10
+
+static inline size_t gl_log_format_put(uint8_t *p, uint64_t v)
+{
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+static inline size_t gl_log_format_varint_len(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline uint64_t gl_log_format_zigzag(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t gl_log_format_unzigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A cursor over a record's body: reads fail (and stay failed) past its end
+ * or on a varint longer than 64 bits. */
+struct gl_log_cursor {
+    const uint8_t *p, *end;
+    bool bad;
+};
+uint64_t gl_log_format_get(struct gl_log_cursor *c);
+/* A string or byte string: its bytes (not NUL-terminated) and length. */
+const uint8_t *gl_log_format_get_bytes(struct gl_log_cursor *c, size_t *len);
+uint8_t gl_log_format_get_u8(struct gl_log_cursor *c);
+/* Whether the body was read exactly to its end, without failing. */
+static inline bool gl_log_format_done(const struct gl_log_cursor *c)
+{
+    return !c->bad && c->p == c->end;
+}
+
+/* ---- events ---- */
+
+/* The longest compact event. */
+#define GL_LOG_EVENT_MAX (3 + 12 * GL_LOG_VARINT_MAX)
+
+/* ev as an EVENT body, with time (the writer's clock ticks since the header:
+ * ev->time_ns is not used); returns its length. */
+size_t gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *out);
+/* An EVENT body back; false when it cannot be one (an unknown type, kind or
+ * field, a field out of range, bytes left over). */
+bool gl_log_format_event_decode(const uint8_t *body, size_t n, struct gl_event *ev);
+
+/* The name of a record type ("event", "stack"...), for messages; NULL if unknown. */
+const char *gl_log_format_record_name(unsigned type);
+
+#endif

@@ -1,0 +1,517 @@
+#include "save/log_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include "base/spin.h"
+#include "base/tool.h"
+#include "common/clock.h"
+#include "python/py_code.h"
+#include "python/py_frames.h"
+#include "save/log_modules.h"
+#include "stack/stack_depot.h"
+#include "track/errors.h"
+
+#define FIRST_SIZE (4u << 20) /* the file's first extent; each growth doubles it */
+#define LIMIT_ROOM 64         /* kept below the limit for the LIMIT record */
+#define STACK_BITS (1u << 22) /* stack and code ids remembered as written */
+
+static struct {
+    _Atomic bool active;
+    int fd;
+    pid_t pid;
+    uint8_t *base; /* the mapping, limit bytes */
+    uint64_t limit;
+    _Atomic uint64_t length;    /* bytes reserved */
+    _Atomic uint64_t file_size; /* bytes the file holds */
+    _Atomic bool stopped;
+    gl_spinlock grow_lock;
+    uint64_t clock0, tsc0;
+    _Atomic uint64_t *stack_bits, *code_bits;
+    /* Modules: scanned by the helper thread when a frame lies in none known. */
+    pthread_mutex_t scan_lock;
+    _Atomic uint32_t wake;
+    bool helper;
+} w = {.fd = -1, .scan_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* ---- the file ---- */
+
+/* Make the file hold at least need bytes.  Space is allocated, not just
+ * promised: a page of a sparse file written when the disk is full would kill
+ * the program with SIGBUS. */
+static bool grow(uint64_t need)
+{
+    gl_spin_lock(&w.grow_lock);
+    uint64_t size = atomic_load_explicit(&w.file_size, memory_order_relaxed);
+    bool ok = true;
+    if (need > size) {
+        uint64_t to = size ? size : FIRST_SIZE;
+        while (to < need)
+            to *= 2;
+        if (to > w.limit)
+            to = w.limit;
+        int rc = fallocate(w.fd, 0, (off_t)size, (off_t)(to - size));
+        if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+            rc = ftruncate(w.fd, (off_t)to);
+        if (rc == 0)
+            atomic_store_explicit(&w.file_size, to, memory_order_release);
+        else
+            ok = false;
+    }
+    gl_spin_unlock(&w.grow_lock);
+    return ok;
+}
+
+static void finish(uint8_t *at, unsigned type, const uint8_t *body, size_t n)
+{
+    __atomic_store_n((uint32_t *)at, gl_log_format_head(type, body, n), __ATOMIC_RELEASE);
+}
+
+/* Room for a record of n body bytes, or NULL (stopped).  The first writer
+ * past the limit leaves a LIMIT record where its own would have gone; after
+ * gl_log_writer_close, every reservation lands past the limit and writes
+ * nothing. */
+static uint8_t *reserve(size_t n)
+{
+    size_t span = gl_log_format_span(n);
+    uint64_t at = atomic_fetch_add_explicit(&w.length, span, memory_order_relaxed);
+    if (at + span > w.limit - LIMIT_ROOM) {
+        if (at + 4 <= w.limit && !atomic_exchange(&w.stopped, true) &&
+            (at + 4 <= atomic_load_explicit(&w.file_size, memory_order_acquire) || grow(at + 4)))
+            finish(w.base + at, GL_LOG_LIMIT, NULL, 0);
+        return NULL;
+    }
+    if (at + span > atomic_load_explicit(&w.file_size, memory_order_acquire) && !grow(at + span)) {
+        atomic_store(&w.stopped, true); /* no space: what follows is lost */
+        return NULL;
+    }
+    return w.base + at;
+}
+
+static void write_clock(void);
+
+static void append(unsigned type, const uint8_t *body, size_t n)
+{
+    if (atomic_load_explicit(&w.stopped, memory_order_relaxed))
+        return;
+    uint8_t *at = reserve(n);
+    if (!at)
+        return;
+    memcpy(at + 4, body, n);
+    finish(at, type, at + 4, n);
+}
+
+/* The hot path's: body is followed by zeros to a multiple of 8 bytes (the
+ * faster check), and every MiB of the file gets a clock pair. */
+static inline void append_padded(unsigned type, const uint8_t *body, size_t n)
+{
+    if (atomic_load_explicit(&w.stopped, memory_order_relaxed))
+        return;
+    uint8_t *at = reserve(n);
+    if (!at)
+        return;
+    memcpy(at + 4, body, n);
+    uint32_t head =
+        (uint32_t)type | (uint32_t)gl_log_format_check_padded(body, n) << 8 | (uint32_t)n << 16;
+    __atomic_store_n((uint32_t *)at, head, __ATOMIC_RELEASE);
+    uint64_t off = (uint64_t)(at - w.base);
+    if ((off >> 20) != ((off + gl_log_format_span(n)) >> 20))
+        write_clock();
+}
+
+static inline uint64_t ticks(void) { return __rdtsc() - w.tsc0; }
+
+static void write_clock(void)
+{
+    uint8_t body[2 * GL_LOG_VARINT_MAX];
+    size_t n = gl_log_format_put(body, ticks());
+    n += gl_log_format_put(body + n, gl_clock_ns() - w.clock0);
+    append(GL_LOG_CLOCK, body, n);
+}
+
+/* ---- encoding helpers ---- */
+
+static size_t put_bytes(uint8_t *p, const void *s, size_t len)
+{
+    size_t n = gl_log_format_put(p, len);
+    memcpy(p + n, s, len);
+    return n + len;
+}
+
+static size_t put_str(uint8_t *p, const char *s)
+{
+    return put_bytes(p, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* Set bit id of bits; whether it was clear (ids past the map: always). */
+static bool first_sight(_Atomic uint64_t *bits, uint32_t id)
+{
+    if (!bits || id >= STACK_BITS)
+        return true;
+    uint64_t bit = UINT64_C(1) << (id % 64);
+    _Atomic uint64_t *word = &bits[id / 64];
+    if (atomic_load_explicit(word, memory_order_relaxed) & bit)
+        return false;
+    return !(atomic_fetch_or_explicit(word, bit, memory_order_relaxed) & bit);
+}
+
+static void write_code(uint32_t id)
+{
+    const struct gl_py_code *c = gl_py_code_get(id);
+    if (!c)
+        return;
+    size_t file = strlen(c->file ? c->file : ""), func = strlen(c->function ? c->function : "");
+    size_t table = c->table ? c->table_len : 0;
+    size_t fixed = 4 * GL_LOG_VARINT_MAX + file + func + GL_LOG_VARINT_MAX;
+    if (fixed + table > GL_LOG_MAX_BODY)
+        table = 0; /* lines then read as the first line; never seen in practice */
+    if (fixed + table > GL_LOG_MAX_BODY || atomic_load_explicit(&w.stopped, memory_order_relaxed))
+        return;
+    uint8_t head[4 * GL_LOG_VARINT_MAX];
+    size_t h = gl_log_format_put(head, id);
+    h += gl_log_format_put(head + h, gl_log_format_zigzag(c->firstlineno));
+    h += gl_log_format_put(head + h, gl_log_format_zigzag(c->format));
+    size_t n = h + gl_log_format_varint_len(file) + file + gl_log_format_varint_len(func) + func +
+               gl_log_format_varint_len(table) + table;
+    uint8_t *at = reserve(n); /* written in place: a line table may be kilobytes */
+    if (!at)
+        return;
+    uint8_t *b = at + 4;
+    memcpy(b, head, h);
+    size_t k = h;
+    k += put_bytes(b + k, c->file ? c->file : "", file);
+    k += put_bytes(b + k, c->function ? c->function : "", func);
+    put_bytes(b + k, c->table, table);
+    finish(at, GL_LOG_PYCODE, b, n);
+}
+
+static void wake_helper(void)
+{
+    if (w.helper && !atomic_exchange(&w.wake, 1))
+        syscall(SYS_futex, &w.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void write_stack(uint32_t id)
+{
+    unsigned nf = 0;
+    const uintptr_t *frames = gl_stack_depot_frames(id, &nf);
+    if (!frames)
+        return;
+    uint8_t body[16 + GL_DEPOT_MAX_FRAMES * (1 + 2 * GL_LOG_VARINT_MAX)];
+    size_t n = gl_log_format_put(body, id);
+    n += gl_log_format_put(body + n, nf);
+    bool missed = false;
+    for (unsigned i = 0; i < nf; i++) {
+        uintptr_t f = frames[i];
+        if (gl_py_frames_is_frame(f)) {
+            uint32_t code = (uint32_t)((f >> 32) & 0x7fffffffu);
+            if (first_sight(w.code_bits, code))
+                write_code(code);
+            body[n++] = 0;
+            n += gl_log_format_put(body + n, code);
+            n += gl_log_format_put(body + n, (uint32_t)f);
+            continue;
+        }
+        uint64_t off;
+        int m = gl_log_modules_find(f, &off);
+        if (m < 0) {
+            missed = true;
+            body[n++] = 1;
+            n += gl_log_format_put(body + n, f);
+        } else {
+            n += gl_log_format_put(body + n, (uint64_t)m + 2);
+            n += gl_log_format_put(body + n, off);
+        }
+    }
+    append(GL_LOG_STACK, body, n);
+    if (missed)
+        wake_helper(); /* the reader maps absolute addresses by the modules written later */
+}
+
+/* ---- the consumer ---- */
+
+static void record(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    /* Off in a fork child (after_fork): its mapping is its parent's file. */
+    if (!atomic_load_explicit(&w.active, memory_order_relaxed))
+        return;
+    if (ev->stack && first_sight(w.stack_bits, ev->stack))
+        write_stack(ev->stack);
+    uint64_t words[(GL_LOG_EVENT_MAX + 7) / 8 + 1];
+    uint8_t *body = (uint8_t *)words;
+    size_t n = gl_log_format_event_encode(ev, ticks(), body);
+    memset(body + n, 0, 8);
+    append_padded(GL_LOG_EVENT, body, n);
+}
+
+static bool wanted(void) { return atomic_load(&w.active); }
+
+/* A fork child shares the mapping: it must never write into its parent's file. */
+static void after_fork(void)
+{
+    atomic_store(&w.active, false);
+    w.helper = false;
+}
+
+static void unmap(void);
+
+static void reset(void)
+{
+    gl_log_writer_close();
+    unmap();
+}
+
+static const struct gl_consumer consumer = {
+    .record = record,
+    .wanted = wanted,
+};
+
+const struct gl_component gl_log_writer_component = {
+    .name = "log_writer", .reset = reset, .after_fork = after_fork, .consumer = &consumer};
+
+/* ---- modules ---- */
+
+static void emit_module(unsigned index, const struct gl_log_module *m)
+{
+    uint8_t body[6 * GL_LOG_VARINT_MAX + GL_LOG_BUILD_ID_MAX + PATH_MAX];
+    size_t len = strlen(m->path);
+    if (len > PATH_MAX)
+        return;
+    size_t n = gl_log_format_put(body, index);
+    n += gl_log_format_put(body + n, m->bias);
+    n += gl_log_format_put(body + n, m->start);
+    n += gl_log_format_put(body + n, m->end);
+    n += put_bytes(body + n, m->build_id, m->build_id_len);
+    n += put_bytes(body + n, m->path, len);
+    append(GL_LOG_MODULE, body, n);
+}
+
+void gl_log_writer_modules(void)
+{
+    if (!atomic_load(&w.active) || getpid() != w.pid)
+        return;
+    pthread_mutex_lock(&w.scan_lock);
+    gl_log_modules_scan(emit_module);
+    pthread_mutex_unlock(&w.scan_lock);
+}
+
+/* The helper: scans the loader's list when a stack named an address in no
+ * known module (inside a CUDA call, where the loader's lock must not be
+ * taken).  It blocks every signal: the program's handlers never run on it. */
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        while (!atomic_exchange(&w.wake, 0))
+            syscall(SYS_futex, &w.wake, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        gl_log_writer_modules();
+    }
+    return NULL;
+}
+
+static void start_helper(void)
+{
+    pthread_attr_t attr;
+    sigset_t all, old;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 << 10);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    w.helper = pthread_create(&t, &attr, helper_main, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (w.helper)
+        pthread_setname_np(t, "gpuleak-save");
+}
+
+/* ---- open and close ---- */
+
+bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *proc, char *err,
+                        size_t errlen)
+{
+    limit &= ~(uint64_t)4095;
+    void *base = mmap(NULL, limit, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+    if (base == MAP_FAILED) {
+        snprintf(err, errlen, "cannot map the file: %s", strerror(errno));
+        return false;
+    }
+    size_t bits = STACK_BITS / 8;
+    w.stack_bits = gl_tool_map(bits);
+    w.code_bits = gl_tool_map(bits);
+    w.fd = fd;
+    w.base = base;
+    w.limit = limit;
+    w.pid = getpid();
+    atomic_store(&w.length, 0);
+    atomic_store(&w.file_size, 0);
+    atomic_store(&w.stopped, false);
+    if (ftruncate(fd, 0) != 0 || !grow(GL_LOG_HEADER_SIZE)) {
+        snprintf(err, errlen, "cannot write the file: %s", strerror(errno));
+        munmap(base, limit);
+        w.base = NULL;
+        return false;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    w.clock0 = gl_clock_ns();
+    w.tsc0 = __rdtsc();
+    struct gl_log_header h = {.version = GL_LOG_VERSION,
+                              .header_size = GL_LOG_HEADER_SIZE,
+                              .pid = (uint64_t)getpid(),
+                              .ppid = (uint64_t)getppid(),
+                              .start_unix_ns =
+                                  (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+                              .clock0_ns = w.clock0,
+                              .tsc0 = w.tsc0};
+    atomic_store(&w.length, GL_LOG_HEADER_SIZE);
+    gl_log_format_header_encode(&h, w.base);
+
+    static uint8_t body[4 * 4096 + 6 * PATH_MAX];
+    char exe[PATH_MAX] = "", cwd[PATH_MAX] = "", host[256] = "";
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[k > 0 ? k : 0] = '\0';
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+    gethostname(host, sizeof host - 1);
+    size_t n = gl_log_format_put(body, 0);
+    n += put_str(body + n, proc->version);
+    n += put_str(body + n, proc->command);
+    n += put_str(body + n, exe);
+    n += put_str(body + n, cwd);
+    n += put_str(body + n, host);
+    n += put_str(body + n, proc->options);
+    append(GL_LOG_PROCESS, body, n < GL_LOG_MAX_BODY ? n : 0);
+    /* Two clock pairs 2 ms apart: a log cut short still converts its times. */
+    write_clock();
+    while (gl_clock_ns() - w.clock0 < 2000000)
+        __builtin_ia32_pause();
+    write_clock();
+    atomic_store(&w.active, true);
+    gl_log_modules_reset();
+    gl_log_writer_modules();
+    if (!w.helper)
+        start_helper();
+    return true;
+}
+
+bool gl_log_writer_active(void) { return atomic_load(&w.active) && getpid() == w.pid; }
+
+void gl_log_writer_record(unsigned type, const uint8_t *body, size_t n)
+{
+    if (gl_log_writer_active() && n <= GL_LOG_MAX_BODY)
+        append(type, body, n);
+}
+
+void gl_log_writer_mark(uint64_t number, uint64_t seq_mark, const char *name)
+{
+    if (!gl_log_writer_active())
+        return;
+    uint8_t body[2 * GL_LOG_VARINT_MAX + GL_LOG_VARINT_MAX + 256];
+    size_t len = name ? strnlen(name, 256) : 0;
+    size_t n = gl_log_format_put(body, number);
+    n += gl_log_format_put(body + n, seq_mark);
+    n += put_bytes(body + n, name ? name : "", len);
+    append(GL_LOG_MARK, body, n);
+}
+
+void gl_log_writer_verdict(uint64_t key, uint64_t seq, enum gl_leak_kind kind)
+{
+    if (!gl_log_writer_active())
+        return;
+    uint8_t body[2 * GL_LOG_VARINT_MAX + 1];
+    size_t n = gl_log_format_put(body, key);
+    n += gl_log_format_put(body + n, seq);
+    body[n++] = (uint8_t)kind;
+    append(GL_LOG_VERDICT, body, n);
+}
+
+void gl_log_writer_end(enum gl_log_end how, int status, uint64_t blocks, uint64_t bytes,
+                       bool reach_available, const char *why_not)
+{
+    if (!gl_log_writer_active())
+        return;
+    gl_log_writer_modules(); /* objects loaded since: the stacks' frames need them */
+    write_clock();
+    uint8_t body[6 * GL_LOG_VARINT_MAX + 512];
+    size_t n = gl_log_format_put(body, how);
+    n += gl_log_format_put(body + n, gl_log_format_zigzag(status));
+    n += gl_log_format_put(body + n, blocks);
+    n += gl_log_format_put(body + n, bytes);
+    n += gl_log_format_put(body + n, reach_available);
+    if (!reach_available)
+        n += put_bytes(body + n, why_not ? why_not : "", why_not ? strnlen(why_not, 500) : 0);
+    append(GL_LOG_END, body, n);
+}
+
+static uint32_t (*inner_capture)(void);
+
+static uint32_t capture_and_save(void)
+{
+    uint32_t id = inner_capture ? inner_capture() : 0;
+    if (!id || !atomic_load_explicit(&w.active, memory_order_relaxed))
+        return id;
+    if (first_sight(w.stack_bits, id))
+        write_stack(id);
+    uint8_t body[2 * GL_LOG_VARINT_MAX];
+    size_t n = gl_log_format_put(body, (uint64_t)syscall(SYS_gettid));
+    n += gl_log_format_put(body + n, id);
+    append(GL_LOG_ERROR_STACK, body, n);
+    return id;
+}
+
+void gl_log_writer_save_error_stacks(void)
+{
+    if (gl_errors_capture_stack == capture_and_save)
+        return;
+    inner_capture = gl_errors_capture_stack;
+    gl_errors_capture_stack = capture_and_save;
+}
+
+/* Threads of the program may still be inside CUDA calls, writing records
+ * they reserved: the file is cut where the last reservation ends (theirs are
+ * inside it), after pushing every later reservation past the limit, and the
+ * mapping stays (they may still be writing into it). */
+void gl_log_writer_close(void)
+{
+    if (!w.base || !gl_log_writer_active())
+        return;
+    atomic_store(&w.active, false);
+    atomic_store(&w.stopped, true);
+    uint64_t end = atomic_fetch_add(&w.length, w.limit);
+    if (ftruncate(w.fd, (off_t)end) != 0) {
+        /* left longer: the zeros after the last record read as its end */
+    }
+}
+
+/* Tests only: no thread is writing. */
+static void unmap(void)
+{
+    if (w.base)
+        munmap(w.base, w.limit);
+    if (w.fd >= 0)
+        close(w.fd);
+    w.base = NULL;
+    w.fd = -1;
+    atomic_store(&w.active, false);
+}
+
+uint64_t gl_log_writer_bytes(void)
+{
+    uint64_t n = atomic_load(&w.length);
+    return n > w.limit ? n - w.limit : n;
+}
