@@ -40,8 +40,9 @@
  * complete (its number filled), just before the observers; a release at its
  * beginning, once the block is taken out (the driver may hand its address to
  * another thread before the call returns), and again at its end only if the
- * driver refused it (GL_EVF_FAILED).  Derived events it does not get (a
- * replay of the recording makes them again).
+ * driver refused it (GL_EVF_FAILED).  Derived events a replay makes again;
+ * of them the recorder gets only allocations (a graph launch's blocks), for
+ * their allocation numbers.
  *
  * Releases are two-phase, because the driver may reuse an address as soon as
  * it is released and may refuse the release: gl_dispatch_begin() at the
@@ -217,7 +218,8 @@ GL_DISPATCH_HOT void gl_dispatch_observe(const struct gl_event *ev, const struct
 
 GL_DISPATCH_HOT void gl_dispatch_record(const struct gl_event *ev)
 {
-    if (__builtin_expect(gl_dispatch_tables.record != NULL, 0) && !(ev->flags & GL_EVF_DERIVED))
+    if (__builtin_expect(gl_dispatch_tables.record != NULL, 0) &&
+        (!(ev->flags & GL_EVF_DERIVED) || ev->type == GL_EV_ALLOC))
         gl_dispatch_tables.record(ev, NULL);
 }
 

@@ -6,6 +6,7 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -60,6 +61,11 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *arg)
         path = s->exe; /* the program itself */
     if (path[0] != '/')
         return 0; /* the vDSO: no file to read later */
+    /* The file itself, as the process's maps name it (libcuda.so.1 is a
+     * link to libcuda.so.580...): what a report of the live process says. */
+    char real[PATH_MAX];
+    if (realpath(path, real))
+        path = real;
     uintptr_t lo = UINTPTR_MAX, hi = 0;
     const ElfW(Phdr) *note = NULL;
     for (unsigned i = 0; i < info->dlpi_phnum; i++) {

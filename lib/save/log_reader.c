@@ -19,6 +19,7 @@
 #include "symbol/symbolize.h"
 #include "symbol/unloaded_objects.h"
 #include "track/errors.h"
+#include "track/tracker.h"
 
 struct verdict {
     uint64_t key, seq;
@@ -29,6 +30,13 @@ struct verdict {
 struct error_stack {
     size_t event;
     uint32_t stack;
+};
+
+/* A derived allocation's number (a graph launch's block), as recorded. */
+struct derived_seq {
+    uint64_t key, seq;
+    size_t order;
+    bool used;
 };
 
 struct clock_pair {
@@ -55,6 +63,8 @@ struct gl_log_file {
     struct gl_log_answers *answers;
     char *why_not;
     size_t *failed, nfailed;   /* offsets of releases the driver refused, sorted */
+    struct derived_seq *derived; /* sorted by key, then file order */
+    size_t nderived;
     struct clock_pair *clocks; /* sorted by ticks */
     size_t nclocks;
     struct error_stack *errors;
@@ -164,6 +174,14 @@ static int cmp_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int cmp_derived(const void *a, const void *b)
+{
+    const struct derived_seq *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
 static int cmp_clock(const void *a, const void *b)
 {
     const struct clock_pair *x = a, *y = b;
@@ -224,6 +242,12 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
             f->first_event = off;
         if ((ev.type == GL_EV_FREE || ev.type == GL_EV_VMM_RELEASE) && (ev.flags & GL_EVF_FAILED))
             return release_failed(f, &ev);
+        if (ev.flags & GL_EVF_DERIVED) {
+            if (!room((void **)&f->derived, f->nderived, sizeof *f->derived))
+                return false;
+            f->derived[f->nderived++] = (struct derived_seq){ev.key, ev.seq, f->nderived, false};
+            return true;
+        }
         return last_event(f, ev.tid, off);
     }
     case GL_LOG_STACK:
@@ -424,6 +448,8 @@ struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errle
         qsort(f->failed, f->nfailed, sizeof *f->failed, cmp_size);
     if (f->nclocks)
         qsort(f->clocks, f->nclocks, sizeof *f->clocks, cmp_clock);
+    if (f->nderived)
+        qsort(f->derived, f->nderived, sizeof *f->derived, cmp_derived);
     free(f->threads);
     f->threads = NULL;
     f->nthreads = 0;
@@ -446,6 +472,7 @@ void gl_log_reader_close(struct gl_log_file *f)
     free(f->errors);
     free(f->failed);
     free(f->clocks);
+    free(f->derived);
     free(f->threads);
     if (f->objects) {
         for (size_t i = 0; i < f->nmodules; i++)
@@ -618,6 +645,29 @@ uint64_t gl_log_reader_ns(const struct gl_log_file *f, uint64_t ticks)
     return ns > 0 ? (uint64_t)ns : 0;
 }
 
+/* A derived allocation made again gets the number it had: the first unused
+ * one recorded for its key. */
+static struct gl_log_file *replaying;
+
+static uint64_t derived_seq_hint(const struct gl_event *ev)
+{
+    struct gl_log_file *f = replaying;
+    size_t lo = 0, hi = f ? f->nderived : 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->derived[mid].key < ev->key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; f && lo < f->nderived && f->derived[lo].key == ev->key; lo++)
+        if (!f->derived[lo].used) {
+            f->derived[lo].used = true;
+            return f->derived[lo].seq;
+        }
+    return 0;
+}
+
 /* The stack of the error the event being replayed makes (track/errors.h asks
  * for it while the event is dispatched). */
 static uint32_t error_stack_now;
@@ -633,6 +683,8 @@ long gl_log_reader_replay(struct gl_log_file *f, void (*note)(const char *line))
     size_t next_error = 0;
     uint32_t (*capture)(void) = gl_errors_capture_stack;
     gl_errors_capture_stack = replayed_error_stack;
+    replaying = f;
+    gl_tracker_seq_hint = derived_seq_hint;
     for (size_t off = f->first_event; f->sum.events && off < f->sum.read_to;) {
         uint32_t head = le32(f->data + off);
         size_t n = head >> 16;
@@ -662,6 +714,8 @@ long gl_log_reader_replay(struct gl_log_file *f, void (*note)(const char *line))
         off += gl_log_format_span(n);
     }
     gl_errors_capture_stack = capture;
+    gl_tracker_seq_hint = NULL;
+    replaying = NULL;
     free(bias);
     free(codes);
     free(stacks);

@@ -102,6 +102,17 @@ static uint8_t *reserve(size_t n)
 
 static void write_clock(void);
 
+/* What the helper is woken for (bits of w.wake). */
+#define WAKE_MODULES 1u
+#define WAKE_AHEAD 2u
+
+static void wake_helper(uint32_t why)
+{
+    if (w.helper && !(atomic_fetch_or(&w.wake, why) & why))
+        syscall(SYS_futex, &w.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+
 static void append(unsigned type, const uint8_t *body, size_t n)
 {
     if (atomic_load_explicit(&w.stopped, memory_order_relaxed))
@@ -127,8 +138,10 @@ static inline void append_padded(unsigned type, const uint8_t *body, size_t n)
         (uint32_t)type | (uint32_t)gl_log_format_check_padded(body, n) << 8 | (uint32_t)n << 16;
     __atomic_store_n((uint32_t *)at, head, __ATOMIC_RELEASE);
     uint64_t off = (uint64_t)(at - w.base);
-    if ((off >> 20) != ((off + gl_log_format_span(n)) >> 20))
+    if ((off >> 20) != ((off + gl_log_format_span(n)) >> 20)) {
         write_clock();
+        wake_helper(WAKE_AHEAD);
+    }
 }
 
 static inline uint64_t ticks(void) { return __rdtsc() - w.tsc0; }
@@ -197,12 +210,6 @@ static void write_code(uint32_t id)
     finish(at, GL_LOG_PYCODE, b, n);
 }
 
-static void wake_helper(void)
-{
-    if (w.helper && !atomic_exchange(&w.wake, 1))
-        syscall(SYS_futex, &w.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 static void write_stack(uint32_t id)
 {
     unsigned nf = 0;
@@ -237,7 +244,7 @@ static void write_stack(uint32_t id)
     }
     append(GL_LOG_STACK, body, n);
     if (missed)
-        wake_helper(); /* the reader maps absolute addresses by the modules written later */
+        wake_helper(WAKE_MODULES); /* the reader maps absolute addresses by modules written later */
 }
 
 /* ---- the consumer ---- */
@@ -311,13 +318,38 @@ void gl_log_writer_modules(void)
 /* The helper: scans the loader's list when a stack named an address in no
  * known module (inside a CUDA call, where the loader's lock must not be
  * taken).  It blocks every signal: the program's handlers never run on it. */
+/* The pages ahead of the writers, made present and writable now: a write
+ * fault on a shared file mapping costs microseconds, which the threads
+ * making CUDA calls would otherwise pay every 4 KiB (bench/RESULTS.md). */
+#define AHEAD (8u << 20)
+
+static void populate_ahead(void)
+{
+    static uint64_t populated;
+    uint64_t want = (atomic_load(&w.length) & ~(uint64_t)4095) + AHEAD;
+    if (want > w.limit)
+        want = w.limit;
+    if (want <= populated || atomic_load(&w.stopped) || !grow(want))
+        return;
+    uint64_t from = populated > atomic_load(&w.length) ? populated
+                                                       : atomic_load(&w.length) & ~(uint64_t)4095;
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(w.base + from, want - from, MADV_POPULATE_WRITE) == 0)
+        populated = want;
+#endif
+}
+
 static void *helper_main(void *arg)
 {
     (void)arg;
     for (;;) {
-        while (!atomic_exchange(&w.wake, 0))
+        uint32_t why;
+        while (!(why = atomic_exchange(&w.wake, 0)))
             syscall(SYS_futex, &w.wake, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
-        gl_log_writer_modules();
+        if (why & WAKE_MODULES)
+            gl_log_writer_modules();
+        if ((why & WAKE_AHEAD) && atomic_load(&w.active))
+            populate_ahead();
     }
     return NULL;
 }
@@ -406,6 +438,7 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     gl_log_writer_modules();
     if (!w.helper)
         start_helper();
+    wake_helper(WAKE_AHEAD);
     return true;
 }
 

@@ -142,8 +142,12 @@ static bool update_flags(uint64_t key, uint8_t set, uint8_t clear, struct gl_blo
 
 /* ---- allocations ---- */
 
+uint64_t (*gl_tracker_seq_hint)(const struct gl_event *ev);
+
 static bool on_alloc(struct gl_event *ev, struct gl_block_info *b)
 {
+    if (!ev->seq && __builtin_expect(gl_tracker_seq_hint != NULL, 0))
+        ev->seq = gl_tracker_seq_hint(ev);
     if (!ev->seq)
         ev->seq = gl_tracker_next_seq();
     *b = (struct gl_block_info){

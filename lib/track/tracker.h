@@ -27,6 +27,10 @@ void gl_tracker_init(void);
 
 /* Allocation numbers: the next one, process-wide. */
 uint64_t gl_tracker_next_seq(void);
+/* A replay's: the number an allocation made without one (a graph launch's
+ * block, derived again) had when it was recorded; 0: none known.  NULL in a
+ * running program. */
+extern uint64_t (*gl_tracker_seq_hint)(const struct gl_event *ev);
 /* A checkpoint in the numbering: every allocation made after this call gets a
  * number >= the value returned (threads drop blocks of numbers taken before). */
 uint64_t gl_tracker_seq_mark(void);
