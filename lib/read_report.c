@@ -25,8 +25,8 @@ static void say_ending(const char *path, const struct gl_log_summary *s)
     char started[64] = "";
     time_t t = (time_t)(s->header->start_unix_ns / 1000000000u);
     struct tm tm;
-    if (localtime_r(&t, &tm))
-        strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S", &tm);
+    if (gmtime_r(&t, &tm)) /* UTC: the same line wherever the log is read */
+        strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S UTC", &tm);
     gl_runtime_message("gpuleak: read %s: process %llu (parent %llu) on %s, started %s; %llu "
                        "events",
                        path, (unsigned long long)s->header->pid,
@@ -89,7 +89,8 @@ static long replay_one(struct gl_log_file *f, const char *path)
     return n;
 }
 
-int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles)
+int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
+                   const char *sysroot)
 {
     struct gl_log_file **logs = calloc((size_t)nfiles, sizeof *logs);
     if (!logs) {
@@ -103,6 +104,8 @@ int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles)
         if (!(logs[i] = gl_log_reader_open(files[i], err, sizeof err))) {
             fprintf(stderr, "gpuleak: --read: %s\n", err);
             status = 1;
+        } else if (sysroot) {
+            gl_log_reader_set_sysroot(logs[i], sysroot);
         }
     if (!status && nfiles > 1) {
         fprintf(stderr, "gpuleak: --read: one file at a time for now (merged reports of several "

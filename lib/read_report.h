@@ -19,7 +19,9 @@
 #include "common/options.h"
 
 /* Returns the launcher's exit status: 0, --error-exitcode's value when the
- * reports counted errors, or 1 after one line on stderr (a file refused). */
-int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles);
+ * reports counted errors, or 1 after one line on stderr (a file refused).
+ * sysroot: where the binaries are looked for (NULL: at their paths). */
+int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
+                   const char *sysroot);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@ static void help(void)
     fflush(stdout);
     gl_options_write_help(1);
     printf("  %-36s %s\n", "--read=FILE", "report from a --save file; no program is run");
+    printf("  %-36s %s\n", "--sysroot=DIR", "with --read: the binaries are under DIR");
     printf("  %-36s %s\n", "-h, --help", "show this help and exit");
     printf("  %-36s %s\n", "--version", "show the version and exit");
     printf("\n"
@@ -71,7 +73,7 @@ static void say_silent_processes(const struct gl_status *st, int ws)
 
 /* gpuleak --read: the outputs and suppressions checked as for a run, then the
  * reports of the saved logs. */
-static int read_logs(struct gl_options *opt, char **files, int n)
+static int read_logs(struct gl_options *opt, char **files, int n, const char *sysroot)
 {
     char err[1024], cwd[PATH_MAX];
     if (gl_options_check(opt, err, sizeof err) < 0 ||
@@ -90,7 +92,7 @@ static int read_logs(struct gl_options *opt, char **files, int n)
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }
-    return gl_read_report(opt, files, n);
+    return gl_read_report(opt, files, n, sysroot);
 }
 
 int main(int argc, char **argv)
@@ -111,6 +113,7 @@ int main(int argc, char **argv)
      * saved logs (a shell glob gives --read=a.log b.log). */
     char **reads = calloc((size_t)argc, sizeof *reads);
     int nreads = 0;
+    const char *sysroot = NULL;
     if (!reads) {
         fprintf(stderr, "gpuleak: out of memory\n");
         return 1;
@@ -124,6 +127,15 @@ int main(int argc, char **argv)
                 return 1;
             }
             reads[nreads++] = argv[i] + 7;
+            continue;
+        }
+        if (strncmp(a, "--sysroot=", 10) == 0) {
+            struct stat st;
+            if (stat(a + 10, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                fprintf(stderr, "gpuleak: --sysroot: '%s' is not a directory\n", a + 10);
+                return 1;
+            }
+            sysroot = a + 10;
             continue;
         }
         if (strcmp(a, "--") == 0) {
@@ -152,7 +164,11 @@ int main(int argc, char **argv)
     if (nreads) {
         while (i < argc)
             reads[nreads++] = argv[i++];
-        return read_logs(&opt, reads, nreads);
+        return read_logs(&opt, reads, nreads, sysroot);
+    }
+    if (sysroot) {
+        fprintf(stderr, "gpuleak: --sysroot is for --read: no program is run then\n");
+        return 1;
     }
     if (i >= argc) {
         fprintf(stderr, "gpuleak: no program given; ");

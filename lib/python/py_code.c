@@ -149,7 +149,7 @@ uint32_t gl_py_code_synthetic(const char *file, const char *function, int line)
 
 uint32_t gl_py_code_restore(const struct gl_py_code *src)
 {
-    struct gl_py_code_key k = {.firstlineno = src->firstlineno};
+    struct gl_py_code_key k = {.code = src->address, .firstlineno = src->firstlineno};
     gl_spin_lock(&lock);
     struct code_entry *e = make(&k, src);
     gl_spin_unlock(&lock);

@@ -49,9 +49,10 @@
  *   MODULE    varint index (0, 1, 2... in the order written), varint bias
  *             (load address), varint start, varint end (its PT_LOAD span),
  *             bytes build-id (may be empty), string path.
- *   PYCODE    varint id, zigzag first line, zigzag line-table format, strings
- *             file and function, bytes line table: a Python code object as
- *             python/py_code.h copied it.
+ *   PYCODE    varint id, varint the code object's address, zigzag first
+ *             line, zigzag line-table format, strings file and function,
+ *             bytes line table: a Python code object as python/py_code.h
+ *             copied it.
  *   MARK      varint number, varint seq mark, string name: a checkpoint
  *             (gpuleak_checkpoint or the leak-check client requests).
  *   VERDICT   at the exit check, per outstanding block: varint key, varint

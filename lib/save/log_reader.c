@@ -62,6 +62,9 @@ struct gl_log_file {
     size_t nverdicts;
     struct gl_log_answers *answers;
     char *why_not;
+    struct gl_unloaded_object *unread; /* modules whose files are missing */
+    size_t nunread;
+    const char *sysroot; /* where the binaries are looked for; NULL: their paths */
     size_t *failed, nfailed;   /* offsets of releases the driver refused, sorted */
     struct derived_seq *derived; /* sorted by key, then file order */
     size_t nderived;
@@ -266,6 +269,7 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
     }
     case GL_LOG_PYCODE: {
         uint64_t id = gl_log_format_get(&c);
+        gl_log_format_get(&c);
         gl_log_format_get(&c);
         int64_t format = gl_log_format_unzigzag(gl_log_format_get(&c));
         size_t len;
@@ -474,6 +478,9 @@ void gl_log_reader_close(struct gl_log_file *f)
     free(f->clocks);
     free(f->derived);
     free(f->threads);
+    for (size_t i = 0; f->unread && i < f->nunread; i++)
+        free((char *)f->unread[i].path);
+    free(f->unread);
     if (f->objects) {
         for (size_t i = 0; i < f->nmodules; i++)
             free((char *)f->objects[i].path);
@@ -513,12 +520,50 @@ static void hex(char *out, const uint8_t *id, size_t n)
 
 /* The modules, for the symbolizer and the frame filter; a file missing or not
  * the one that ran is left out, with a note. */
+/* Where the file of an object the process loaded is here: under the
+ * sysroot (DIR/its/path, then DIR/its-name), or at its path.  NULL: not
+ * found. */
+static char *find_object(const struct gl_log_file *f, const char *path)
+{
+    char buf[8192];
+    if (f->sysroot) {
+        const char *name = strrchr(path, '/');
+        snprintf(buf, sizeof buf, "%s%s", f->sysroot, path);
+        if (access(buf, R_OK) == 0)
+            return strdup(buf);
+        snprintf(buf, sizeof buf, "%s/%s", f->sysroot, name ? name + 1 : path);
+        return access(buf, R_OK) == 0 ? strdup(buf) : NULL;
+    }
+    return access(path, R_OK) == 0 ? strdup(path) : NULL;
+}
+
+/* The objects missing, in one note: a Python program loads dozens. */
+static void note_missing(const struct gl_log_file *f, char **missing, size_t n, size_t of,
+                         void (*note)(const char *line))
+{
+    if (!n)
+        return;
+    char line[4096];
+    int len = snprintf(line, sizeof line, "%s: %zu of the %zu objects the process loaded %s not "
+                       "found%s%s (",
+                       f->path, n, of, n == 1 ? "is" : "are", f->sysroot ? " under " : " here",
+                       f->sysroot ? f->sysroot : "");
+    for (size_t i = 0; i < n && i < 3 && len > 0 && (size_t)len < sizeof line; i++)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s%s", i ? ", " : "", missing[i]);
+    if (len > 0 && (size_t)len < sizeof line)
+        snprintf(line + len, sizeof line - (size_t)len, "%s): their frames show as addresses",
+                 n > 3 ? ", ..." : "");
+    note(line);
+}
+
 static void install_modules(struct gl_log_file *f, void (*note)(const char *line))
 {
     f->objects = calloc(f->nmodules ? f->nmodules : 1, sizeof *f->objects);
-    size_t kept = 0;
+    f->unread = calloc(f->nmodules ? f->nmodules : 1, sizeof *f->unread);
+    char **missing = calloc(f->nmodules ? f->nmodules : 1, sizeof *missing);
+    size_t kept = 0, nmissing = 0;
     gl_modules_clear();
-    for (size_t i = 0; i < f->nmodules && f->objects; i++) {
+    for (size_t i = 0; i < f->nmodules && f->objects && f->unread && missing; i++) {
         struct gl_log_cursor c = body_at(f, f->modules[i]);
         gl_log_format_get(&c);
         uint64_t bias = gl_log_format_get(&c), start = gl_log_format_get(&c),
@@ -526,19 +571,19 @@ static void install_modules(struct gl_log_file *f, void (*note)(const char *line
         size_t idlen, plen;
         const uint8_t *id = gl_log_format_get_bytes(&c, &idlen);
         const uint8_t *p = gl_log_format_get_bytes(&c, &plen);
-        char *path = dup_bytes(p, plen);
-        if (!path)
+        char *saved = dup_bytes(p, plen);
+        if (!saved)
             break;
-        gl_modules_add_range(start, end, gl_modules_role_for_path(path));
-        uint8_t now[GL_LOG_BUILD_ID_MAX];
-        char line[4096 + 300], want[2 * GL_LOG_BUILD_ID_MAX + 1], have[2 * GL_LOG_BUILD_ID_MAX + 1];
-        if (access(path, R_OK) != 0) {
-            snprintf(line, sizeof line, "%s: %s is not found here: its frames show as addresses",
-                     f->path, path);
-            note(line);
-            free(path);
+        gl_modules_add_range(start, end, gl_modules_role_for_path(saved));
+        char *path = find_object(f, saved);
+        if (!path) {
+            f->unread[nmissing] = (struct gl_unloaded_object){
+                .bias = bias, .start = start, .end = end, .path = saved};
+            missing[nmissing++] = saved;
             continue;
         }
+        uint8_t now[GL_LOG_BUILD_ID_MAX];
+        char line[8192 + 300], want[2 * GL_LOG_BUILD_ID_MAX + 1], have[2 * GL_LOG_BUILD_ID_MAX + 1];
         unsigned nowlen = idlen ? gl_log_modules_file_build_id(path, now) : 0;
         if (idlen && (nowlen != idlen || memcmp(now, id, idlen) != 0)) {
             hex(want, id, idlen);
@@ -549,13 +594,21 @@ static void install_modules(struct gl_log_file *f, void (*note)(const char *line
                      f->path, path, want, nowlen ? have : "none");
             note(line);
             free(path);
+            free(saved);
             continue;
         }
+        free(saved);
         f->objects[kept++] =
             (struct gl_unloaded_object){.bias = bias, .start = start, .end = end, .path = path};
     }
+    note_missing(f, missing, nmissing, f->nmodules, note);
+    free(missing); /* its paths are f->unread's */
+    f->nunread = nmissing;
     gl_symbolize_set_objects(f->objects, kept);
+    gl_symbolize_set_object_names(f->unread, nmissing);
 }
+
+void gl_log_reader_set_sysroot(struct gl_log_file *f, const char *dir) { f->sysroot = dir; }
 
 /* Module index -> bias, for frames (every module, found or not). */
 static uint64_t *module_biases(const struct gl_log_file *f)
@@ -576,6 +629,7 @@ static uint32_t *restore_codes(const struct gl_log_file *f)
         struct gl_log_cursor c = body_at(f, f->codes[i]);
         uint32_t id = (uint32_t)gl_log_format_get(&c);
         struct gl_py_code code = {0};
+        code.address = (uintptr_t)gl_log_format_get(&c);
         code.firstlineno = (int)gl_log_format_unzigzag(gl_log_format_get(&c));
         code.format = (int)gl_log_format_unzigzag(gl_log_format_get(&c));
         size_t flen, nlen, tlen;

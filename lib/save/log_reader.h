@@ -51,6 +51,11 @@ struct gl_log_summary {
 };
 void gl_log_reader_summary(const struct gl_log_file *f, struct gl_log_summary *out);
 
+/* Look for the binaries the process loaded under dir (dir/their/path, then
+ * dir/their-name) instead of at their paths: a log read on another machine,
+ * the binaries copied.  Kept by pointer. */
+void gl_log_reader_set_sysroot(struct gl_log_file *f, const char *dir);
+
 /* Install the log's modules, code objects and stacks, and dispatch its events
  * (the pipeline reset and started by the caller).  Notes for the user (a
  * module missing or different from the one that ran) go to note(), one line

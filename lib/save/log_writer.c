@@ -187,13 +187,14 @@ static void write_code(uint32_t id)
         return;
     size_t file = strlen(c->file ? c->file : ""), func = strlen(c->function ? c->function : "");
     size_t table = c->table ? c->table_len : 0;
-    size_t fixed = 4 * GL_LOG_VARINT_MAX + file + func + GL_LOG_VARINT_MAX;
+    size_t fixed = 5 * GL_LOG_VARINT_MAX + file + func + GL_LOG_VARINT_MAX;
     if (fixed + table > GL_LOG_MAX_BODY)
         table = 0; /* lines then read as the first line; never seen in practice */
     if (fixed + table > GL_LOG_MAX_BODY || atomic_load_explicit(&w.stopped, memory_order_relaxed))
         return;
-    uint8_t head[4 * GL_LOG_VARINT_MAX];
+    uint8_t head[5 * GL_LOG_VARINT_MAX];
     size_t h = gl_log_format_put(head, id);
+    h += gl_log_format_put(head + h, c->address);
     h += gl_log_format_put(head + h, gl_log_format_zigzag(c->firstlineno));
     h += gl_log_format_put(head + h, gl_log_format_zigzag(c->format));
     size_t n = h + gl_log_format_varint_len(file) + file + gl_log_format_varint_len(func) + func +

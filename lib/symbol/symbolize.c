@@ -127,13 +127,28 @@ static void report_unloaded(Dwfl *dwfl)
         dw.report_end(dwfl, NULL, NULL);
 }
 
-static const struct gl_unloaded_object *saved_objects;
-static size_t nsaved_objects;
+static const struct gl_unloaded_object *saved_objects, *named_objects;
+static size_t nsaved_objects, nnamed_objects;
+
+void gl_symbolize_set_object_names(const struct gl_unloaded_object *objs, size_t n)
+{
+    named_objects = objs;
+    nnamed_objects = objs ? n : 0;
+}
+
+/* The name of an object the symbolizer cannot read that held pc. */
+static const char *object_named(uintptr_t pc)
+{
+    for (size_t i = nnamed_objects; i-- > 0;)
+        if (named_objects[i].start <= pc && pc < named_objects[i].end)
+            return named_objects[i].path;
+    return NULL;
+}
 
 void gl_symbolize_set_objects(const struct gl_unloaded_object *objs, size_t n)
 {
-    saved_objects = n ? objs : NULL;
-    nsaved_objects = n;
+    saved_objects = objs;
+    nsaved_objects = objs ? n : 0;
 }
 
 /* Report the saved objects (a log's modules) in place of the process's. */
@@ -221,8 +236,10 @@ static void lookup(struct gl_symbolizer *s, uintptr_t ip, bool is_return_address
      * and for a call that ends a function ip itself may already be the next one. */
     Dwarf_Addr pc = is_return_address && ip > 0 ? ip - 1 : ip;
     Dwfl_Module *mod = dw.addrmodule(s->dwfl, pc);
-    if (!mod)
+    if (!mod) {
+        out->object = dup_or_null(object_named(pc));
         return;
+    }
     const char *mainfile = NULL;
     const char *modname = dw.module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
     out->object = dup_or_null(mainfile ? mainfile : modname);

@@ -16,10 +16,14 @@ struct gl_symbolizer;
 
 struct gl_unloaded_object;
 
-/* Symbolize from these objects, at their saved addresses, instead of the
- * process's own (a saved log's modules: save/log_reader.h); n = 0: the
- * process's again.  The array is kept by pointer. */
+/* Symbolize from these objects (n of them, maybe none), at their saved
+ * addresses, instead of the process's own (a saved log's modules:
+ * save/log_reader.h); objs NULL: the process's again.  Kept by pointer. */
 void gl_symbolize_set_objects(const struct gl_unloaded_object *objs, size_t n);
+
+/* Objects known by name only (a saved log's binaries missing here): a frame
+ * in one is shown with the object's name.  NULL: none.  Kept by pointer. */
+void gl_symbolize_set_object_names(const struct gl_unloaded_object *objs, size_t n);
 
 /* Open over the current process's loaded objects; NULL if libdw fails. */
 struct gl_symbolizer *gl_symbolize_open(void);
