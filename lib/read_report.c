@@ -10,6 +10,7 @@
 #include "components.h"
 #include "exit_report.h"
 #include "heap/heap.h"
+#include "read_merge.h"
 #include "observe/contexts.h"
 #include "report/error_sink.h"
 #include "report/report_text.h"
@@ -44,11 +45,11 @@ static void say_ending(const char *path, const struct gl_log_summary *s)
             path, s->unread_bytes ? "; the records threads were writing as it died are lost" : "");
 }
 
-static long replay_one(struct gl_log_file *f, const char *path)
+/* The pipeline made ready for f's process, its events replayed. */
+static void replay(struct gl_log_file *f, const char *path, struct gl_log_summary *s)
 {
-    struct gl_log_summary s;
-    gl_log_reader_summary(f, &s);
-    snprintf(gl_runtime.command, sizeof gl_runtime.command, "%s", s.command ? s.command : "");
+    gl_log_reader_summary(f, s);
+    snprintf(gl_runtime.command, sizeof gl_runtime.command, "%s", s->command ? s->command : "");
     gl_runtime.pid = getpid();
     gl_heap_set_active(false); /* no memory image: reachability comes from the verdicts */
     gl_runtime_configure_tracking(gl_components);
@@ -56,21 +57,29 @@ static long replay_one(struct gl_log_file *f, const char *path)
     gl_dispatch_reset();
     gl_error_sink_install();
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
-    say_ending(path, &s);
+    say_ending(path, s);
     /* A process that died had no check: its blocks are live at death, and
      * the line above says why there is no reachability. */
-    struct gl_leak_run_saved saved = {
+    static struct gl_leak_run_saved saved;
+    saved = (struct gl_leak_run_saved){
         .classify = gl_log_reader_classify,
         .arg = f,
-        .main_tid = (int)s.header->pid,
-        .reach_available = s.ended ? s.reach_available : true,
-        .reach_why_not = s.reach_why_not,
+        .main_tid = (int)s->header->pid,
+        .reach_available = s->ended ? s->reach_available : true,
+        .reach_why_not = s->reach_why_not,
     };
     gl_leak_run_lock();
     gl_leak_run_set_driver(gl_log_reader_driver(f));
     gl_leak_run_set_saved(&saved);
     gl_leak_run_unlock();
-    long n = gl_log_reader_replay(f, note);
+    gl_log_reader_replay(f, note);
+}
+
+/* One process: its report, as it would have written it. */
+static void report_one(struct gl_log_file *f, const char *path)
+{
+    struct gl_log_summary s;
+    replay(f, path, &s);
     if (s.ended && s.how != GL_LOG_END_EXIT) {
         struct gl_termination how = {0};
         if (s.how == GL_LOG_END_SIGNAL)
@@ -83,10 +92,41 @@ static long replay_one(struct gl_log_file *f, const char *path)
     } else {
         gl_exit_report();
     }
-    gl_leak_run_lock();
-    gl_leak_run_set_saved(NULL);
-    gl_leak_run_unlock();
-    return n;
+}
+
+/* Several: each checked on its own, then one merged report. */
+static uint64_t report_merged(struct gl_log_file **logs, char *const *files, int n)
+{
+    struct gl_read_merge *m = gl_read_merge_new();
+    bool ok = m != NULL;
+    for (int i = 0; i < n && ok; i++) {
+        struct gl_log_summary s;
+        replay(logs[i], files[i], &s);
+        struct gl_leak_run run;
+        gl_leak_run_lock();
+        if (gl_leak_run(&run, 0, NULL) == 0) {
+            struct gl_report_input in;
+            gl_leak_run_input(&run, &in);
+            ok = gl_read_merge_add(m, &s, &run, &in);
+            gl_leak_run_free(&run);
+        }
+        gl_leak_run_unlock();
+        atomic_store(&gl_runtime.state, GL_RT_REPORTED);
+    }
+    uint64_t errors = 0;
+    bool must_close;
+    int fd = gl_runtime_open_log(&must_close);
+    struct gl_out o;
+    gl_out_init(&o, fd, (int)getpid());
+    if (ok)
+        errors = gl_read_merge_print(m, &o, &gl_runtime.opt);
+    else
+        gl_out_line(&o, "gpuleak: --read: out of memory while merging the reports");
+    gl_out_flush(&o);
+    if (must_close)
+        close(fd);
+    gl_read_merge_free(m);
+    return errors;
 }
 
 int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
@@ -107,19 +147,20 @@ int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
         } else if (sysroot) {
             gl_log_reader_set_sysroot(logs[i], sysroot);
         }
-    if (!status && nfiles > 1) {
-        fprintf(stderr, "gpuleak: --read: one file at a time for now (merged reports of several "
-                        "processes are not written yet)\n");
-        status = 1;
-    }
     if (!status) {
         gl_runtime.opt = *opt;
         gl_runtime.pid = getpid();
         gl_runtime.is_main_process = true;
         gl_runtime_save_stderr();
         gl_runtime_prepare_log();
-        replay_one(logs[0], files[0]);
-        if (opt->error_exitcode > 0 && gl_exit_report_errors() > 0)
+        uint64_t errors;
+        if (nfiles == 1) {
+            report_one(logs[0], files[0]);
+            errors = gl_exit_report_errors();
+        } else {
+            errors = report_merged(logs, files, nfiles);
+        }
+        if (opt->error_exitcode > 0 && errors > 0)
             status = opt->error_exitcode;
     }
     for (int i = 0; i < nfiles; i++)

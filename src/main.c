@@ -4,6 +4,7 @@
  * a bad option stops gpuleak with one line and exit status 1, and the program
  * never runs half-watched. */
 #include <errno.h>
+#include <glob.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -26,7 +27,7 @@ static void help(void)
 {
     fflush(stdout);
     printf("usage: gpuleak [options] [--] program [args]\n"
-           "       gpuleak [options] --read=FILE [FILE...]\n"
+           "       gpuleak [options] --read FILE...\n"
            "\n"
            "Runs program with gpuleak's runtime injected; reports the GPU memory it leaks.\n"
            "With --read, reports from event logs saved by --save instead (no program).\n"
@@ -34,7 +35,8 @@ static void help(void)
            "options:\n");
     fflush(stdout);
     gl_options_write_help(1);
-    printf("  %-36s %s\n", "--read=FILE", "report from a --save file; no program is run");
+    printf("  %-36s %s\n", "--read=FILE, --read FILE...",
+           "report from --save files; no program is run");
     printf("  %-36s %s\n", "--sysroot=DIR", "with --read: the binaries are under DIR");
     printf("  %-36s %s\n", "-h, --help", "show this help and exit");
     printf("  %-36s %s\n", "--version", "show the version and exit");
@@ -73,9 +75,26 @@ static void say_silent_processes(const struct gl_status *st, int ws)
 
 /* gpuleak --read: the outputs and suppressions checked as for a run, then the
  * reports of the saved logs. */
+/* --read='run.*.gl': the shell leaves a pattern glued to an option alone;
+ * a name that is no file and has wildcards is expanded here. */
+static char **expand(char **files, int *n)
+{
+    glob_t g = {0};
+    for (int i = 0; i < *n; i++) {
+        int flags = i ? GLOB_APPEND | GLOB_NOCHECK : GLOB_NOCHECK;
+        if (access(files[i], F_OK) == 0 || !strpbrk(files[i], "*?["))
+            flags |= GLOB_NOESCAPE | GLOB_NOMAGIC;
+        if (glob(files[i], flags, NULL, &g) != 0)
+            return files;
+    }
+    *n = (int)g.gl_pathc;
+    return g.gl_pathv; /* kept until gpuleak exits */
+}
+
 static int read_logs(struct gl_options *opt, char **files, int n, const char *sysroot)
 {
     char err[1024], cwd[PATH_MAX];
+    files = expand(files, &n);
     if (gl_options_check(opt, err, sizeof err) < 0 ||
         (opt->log_file[0] && !gl_check_output_file("--log-file", opt->log_file, err, sizeof err)) ||
         (opt->xml && !gl_check_output_file("--xml-file", opt->xml_file, err, sizeof err)) ||
@@ -114,6 +133,7 @@ int main(int argc, char **argv)
     char **reads = calloc((size_t)argc, sizeof *reads);
     int nreads = 0;
     const char *sysroot = NULL;
+    bool reading = false;
     if (!reads) {
         fprintf(stderr, "gpuleak: out of memory\n");
         return 1;
@@ -121,11 +141,16 @@ int main(int argc, char **argv)
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "--read") == 0) { /* the files follow the options */
+            reading = true;
+            continue;
+        }
         if (strncmp(a, "--read=", 7) == 0) {
             if (!a[7]) {
                 fprintf(stderr, "gpuleak: --read: expects a file name\n");
                 return 1;
             }
+            reading = true;
             reads[nreads++] = argv[i] + 7;
             continue;
         }
@@ -161,9 +186,13 @@ int main(int argc, char **argv)
         if (r == GL_ARG_NOT_OPTION)
             break;
     }
-    if (nreads) {
+    if (reading) {
         while (i < argc)
             reads[nreads++] = argv[i++];
+        if (!nreads) {
+            fprintf(stderr, "gpuleak: --read: no file given\n");
+            return 1;
+        }
         return read_logs(&opt, reads, nreads, sysroot);
     }
     if (sysroot) {

@@ -229,6 +229,12 @@ static bool have_saved;
 
 void gl_leak_run_set_saved(const struct gl_leak_run_saved *s)
 {
+    /* Another process's objects: the symbolizer opened for the last one is
+     * wrong, whatever this process loaded since. */
+    if (env.sym) {
+        gl_symbolize_close(env.sym);
+        env.sym = NULL;
+    }
     have_saved = s != NULL;
     saved = s ? *s : (struct gl_leak_run_saved){0};
 }
