@@ -149,6 +149,7 @@ int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
         }
     if (!status) {
         gl_runtime.opt = *opt;
+        gl_runtime.opt.save[0] = '\0'; /* reading saves nothing (--merge passes its --save) */
         gl_runtime.pid = getpid();
         gl_runtime.is_main_process = true;
         gl_runtime_save_stderr();

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/options.h"
@@ -71,6 +72,87 @@ static void say_silent_processes(const struct gl_status *st, int ws)
     }
     if (st->silent > shown)
         fprintf(stderr, "gpuleak: %u more processes ended without a report\n", st->silent - shown);
+}
+
+/* --merge=yes: the processes' logs, where --save put them (a directory of
+ * gpuleak's own when it was not given). */
+static char merge_dir[PATH_MAX];
+static time_t merge_since;
+
+static bool merge_prepare(struct gl_options *opt)
+{
+    merge_since = time(NULL);
+    if (opt->save[0]) {
+        if (!strstr(opt->save, "%p")) {
+            fprintf(stderr, "gpuleak: --merge=yes: --save=%s needs %%p (a file per process)\n",
+                    opt->save);
+            return false;
+        }
+        return true;
+    }
+    const char *tmp = getenv("TMPDIR");
+    snprintf(merge_dir, sizeof merge_dir, "%s/gpuleak-merge.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(merge_dir)) {
+        fprintf(stderr, "gpuleak: --merge=yes: cannot make a directory in %s: %s\n",
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return false;
+    }
+    if (snprintf(opt->save, sizeof opt->save, "%.4000s/run.%%p.gl", merge_dir) >=
+        (int)sizeof opt->save)
+        return false;
+    return true;
+}
+
+/* The files this run saved: the --save template with %p as a wildcard, the
+ * files older than the run left out. */
+static void merge_report(struct gl_options *opt)
+{
+    char pattern[PATH_MAX * 2];
+    size_t k = 0;
+    for (const char *t = opt->save; *t && k < sizeof pattern - 1; t++) {
+        if (t[0] == '%' && t[1] == 'p') {
+            pattern[k++] = '*';
+            t++;
+        } else if (t[0] == '%' && t[1] == 'q' && t[2] == '{') {
+            const char *end = strchr(t, '}');
+            char var[256];
+            snprintf(var, sizeof var, "%.*s", end ? (int)(end - t - 3) : 0, t + 3);
+            const char *v = getenv(var);
+            for (; v && *v && k < sizeof pattern - 1; v++)
+                pattern[k++] = *v;
+            t = end ? end : t + strlen(t) - 1;
+        } else if (t[0] == '%' && t[1] == '%') {
+            pattern[k++] = '%';
+            t++;
+        } else {
+            pattern[k++] = *t;
+        }
+    }
+    pattern[k] = '\0';
+    glob_t g = {0};
+    char **files = NULL;
+    int n = 0;
+    if (glob(pattern, 0, NULL, &g) == 0 && (files = calloc(g.gl_pathc, sizeof *files))) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            struct stat st;
+            if (stat(g.gl_pathv[i], &st) == 0 && st.st_mtime >= merge_since)
+                files[n++] = g.gl_pathv[i];
+        }
+    }
+    if (n > 1) {
+        opt->merge = false;
+        gl_read_report(opt, files, n, NULL);
+    } else {
+        fprintf(stderr, "gpuleak: --merge=yes: %d process%s saved a log: nothing to merge\n", n,
+                n == 1 ? "" : "es");
+    }
+    if (merge_dir[0]) {
+        for (size_t i = 0; i < g.gl_pathc; i++)
+            unlink(g.gl_pathv[i]);
+        rmdir(merge_dir);
+    }
+    free(files);
+    globfree(&g);
 }
 
 /* gpuleak --read: the outputs and suppressions checked as for a run, then the
@@ -257,6 +339,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }
+    if (opt.merge && !merge_prepare(&opt))
+        return 1;
     char status_file[PATH_MAX];
     bool have_status = gl_status_create(status_file, sizeof status_file);
     int ws = gl_run_program(program, argv + i, runtime, &opt, have_status ? status_file : NULL);
@@ -270,6 +354,8 @@ int main(int argc, char **argv)
     if (opt.log_file[0])
         gl_remove_empty_log(opt.log_file, gl_program_pid());
     say_silent_processes(&st, ws);
+    if (opt.merge)
+        merge_report(&opt);
     if (WIFSIGNALED(ws))
         gl_die_of_signal(WTERMSIG(ws));
     int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;

@@ -43,6 +43,7 @@ struct gl_options {
     int trace_limit;    /* MiB */
     char save[GL_PATH_MAX];
     int save_limit; /* MiB */
+    bool merge;     /* the launcher's: a merged report of the processes' --save files */
     char suppressions[GL_PATHLIST_MAX]; /* paths, each NUL-terminated; "" ends the list */
     bool default_suppressions;
     int gen_suppressions; /* enum gl_gen_supp */

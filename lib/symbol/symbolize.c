@@ -130,8 +130,13 @@ static void report_unloaded(Dwfl *dwfl)
 static const struct gl_unloaded_object *saved_objects, *named_objects;
 static size_t nsaved_objects, nnamed_objects;
 
+/* Bumped whenever the objects symbolized change by hand: every symbolizer
+ * kept by gl_symbolize_fresh is stale then. */
+static unsigned long long objects_set;
+
 void gl_symbolize_set_object_names(const struct gl_unloaded_object *objs, size_t n)
 {
+    objects_set++;
     named_objects = objs;
     nnamed_objects = objs ? n : 0;
 }
@@ -149,6 +154,7 @@ void gl_symbolize_set_objects(const struct gl_unloaded_object *objs, size_t n)
 {
     saved_objects = objs;
     nsaved_objects = objs ? n : 0;
+    objects_set++;
 }
 
 /* Report the saved objects (a log's modules) in place of the process's. */
@@ -323,6 +329,7 @@ struct gl_symbolizer *gl_symbolize_fresh(struct gl_symbolizer **sym, unsigned lo
 {
     unsigned long long sig = 0;
     dl_iterate_phdr(objects_cb, &sig);
+    sig += objects_set << 40;
     if (*sym && sig != *objects) {
         gl_symbolize_close(*sym);
         *sym = NULL;

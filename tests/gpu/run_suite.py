@@ -2162,6 +2162,29 @@ def t_save_timeout_kill(s):
     return f"{sum(r['bytes'] for r in held):,} B in 3 tensors live at death"
 
 
+def t_save_torchrun_merge(s):
+    """torchrun with 2 workers under --merge=yes: after the job, one merged
+    report, each worker's leaked block in one record "in 2 of 2 processes"."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    d = tempfile.mkdtemp(prefix="gpuleak-save-torchrun-", dir=s.logdir)
+    run = s.run("save_torchrun", ["python3", "-m", "torch.distributed.run", "--standalone",
+                                  "--nproc_per_node=2", os.path.join(HERE, "torchrun_worker.py")],
+                env={"PYTHONMALLOC": "malloc"},
+                options=["--merge=yes", f"--save={d}/run.%p.gl", f"--log-file={d}/gl.%p.log"],
+                timeout=300)
+    check(run.rc == 0, f"exit status {run.rc}: {run.out[-300:]} {run.err[-600:]}")
+    merged = [f for f in os.listdir(d) if f.startswith("gl.") and
+              "merged report of" in open(os.path.join(d, f)).read()]
+    check(len(merged) == 1, f"merged reports in {merged}")
+    text = open(os.path.join(d, merged[0])).read()
+    check(re.search(r"merged report of 2 processes", text), "not 2 processes merged")
+    check(re.search(r"6,100,000 bytes in 2 blocks are definitely lost in loss record \d+ of \d+, "
+                    r"in 2 of 2 processes \(pids \d+, \d+\)", text),
+          "the workers' blocks are not one record in 2 of 2 processes")
+    check(text.count("), exited: ") == 2, "not a line per worker")
+    return "1 merged record of the 2 ranks"
+
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
@@ -2184,12 +2207,13 @@ TESTS = [
     t_torch_growth_caching_on, t_torch_growth_clean, t_cupy_frames_and_growth,
     t_cupy_growth_clean, t_cupy_growth_pool_on, t_loss_history_example,
     t_save_agrees_c, t_save_agrees_torch, t_save_sigkill, t_save_timeout_kill,
+    t_save_torchrun_merge,
 ]
 
 
 # Tests that fill the GPU, time themselves or use every GPU: with -j they run alone.
 SERIAL = {t_api_oom, t_torch_oom_retry, t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc,
-          t_proc_torchrun, t_threads}
+          t_proc_torchrun, t_threads, t_save_torchrun_merge}
 
 
 def run_test(suite, t):

@@ -518,6 +518,7 @@ static const char *const expected_names[] = {
     "trace-limit",
     "save",
     "save-limit",
+    "merge",
     "log-file",
     "log-fd",
     "suppressions",
