@@ -2164,7 +2164,8 @@ def t_save_timeout_kill(s):
 
 def t_save_torchrun_merge(s):
     """torchrun with 2 workers under --merge=yes: after the job, one merged
-    report, each worker's leaked block in one record "in 2 of 2 processes"."""
+    report, the workers' leaked blocks in one record "in 2 of N processes"
+    (N: the workers, and the agent where it touched CUDA)."""
     if not have_torch():
         raise Skip("python3 cannot import torch")
     d = tempfile.mkdtemp(prefix="gpuleak-save-torchrun-", dir=s.logdir)
@@ -2178,12 +2179,14 @@ def t_save_torchrun_merge(s):
               "merged report of" in open(os.path.join(d, f)).read()]
     check(len(merged) == 1, f"merged reports in {merged}")
     text = open(os.path.join(d, merged[0])).read()
-    check(re.search(r"merged report of 2 processes", text), "not 2 processes merged")
+    m = re.search(r"merged report of (\d+) processes", text)
+    check(m and int(m.group(1)) in (2, 3), "not 2 or 3 processes merged")
     check(re.search(r"6,100,000 bytes in 2 blocks are definitely lost in loss record \d+ of \d+, "
-                    r"in 2 of 2 processes \(pids \d+, \d+\)", text),
-          "the workers' blocks are not one record in 2 of 2 processes")
-    check(text.count("), exited: ") == 2, "not a line per worker")
-    return "1 merged record of the 2 ranks"
+                    r"in 2 of [23] processes \(pids \d+, \d+\)", text),
+          "the workers' blocks are not one record in 2 processes")
+    check(text.count("torchrun_worker.py\n") >= 2 and text.count("), exited: ") == int(m.group(1)),
+          "not a line per process")
+    return f"1 merged record of the 2 ranks, {m.group(1)} processes"
 
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
