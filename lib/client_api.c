@@ -15,6 +15,7 @@
 #include "gpuleak.h"
 #include "client_api.h"
 #include "check/checkpoints.h"
+#include "save/log_writer.h"
 #include "check/framework.h"
 #include "check/growth.h"
 #include "check/pools.h"
@@ -125,6 +126,11 @@ GL_EXPORT int gpuleak_runtime_checkpoint(const char *name)
         gl_checkpoints_ref_free(&c->ref);
         gl_framework_checkpoint_taken(++taken, name);
         check_growth(taken, name);
+        /* --save: the checkpoint in the log, and the objects loaded since
+         * (a program's thread, outside any CUDA call: the loader's list may
+         * be walked). */
+        gl_log_writer_mark(taken, c->seq, name);
+        gl_log_writer_modules();
         rc = 0;
     }
     gl_leak_run_unlock();

@@ -37,6 +37,10 @@ static void say_ending(const char *path, const struct gl_log_summary *s)
         gl_runtime_message("gpuleak: %s reached its --save-limit: events after it were not "
                            "saved, and the blocks below are those live then",
                            path);
+    if (s->marks)
+        gl_runtime_message("gpuleak: %s: %llu checkpoints; the last, #%llu, \"%s\"", path,
+                           (unsigned long long)s->marks, (unsigned long long)s->last_mark_number,
+                           s->last_mark);
     if (!s->ended)
         gl_runtime_message(
             "gpuleak: %s: the process never reached its exit check (killed by a signal no "
@@ -135,6 +139,14 @@ int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
     struct gl_log_file **logs = calloc((size_t)nfiles, sizeof *logs);
     if (!logs) {
         fprintf(stderr, "gpuleak: out of memory\n");
+        return 1;
+    }
+    if (nfiles > 1 && (opt->xml || opt->json_file[0])) {
+        fprintf(stderr,
+                "gpuleak: --read: %s: a merged report of several files is text only; read "
+                "one file for a document\n",
+                opt->xml ? "--xml" : "--json-file");
+        free(logs);
         return 1;
     }
     /* Every file checked before any report: a damaged one stops it all. */

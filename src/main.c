@@ -140,7 +140,10 @@ static void merge_report(struct gl_options *opt)
         }
     }
     if (n > 1) {
+        /* Text: each process wrote its own XML and JSON documents. */
         opt->merge = false;
+        opt->xml = false;
+        opt->json_file[0] = '\0';
         gl_read_report(opt, files, n, NULL);
     } else {
         fprintf(stderr, "gpuleak: --merge=yes: %d process%s saved a log: nothing to merge\n", n,

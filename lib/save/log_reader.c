@@ -62,10 +62,11 @@ struct gl_log_file {
     size_t nverdicts;
     struct gl_log_answers *answers;
     char *why_not;
+    char *last_mark;
     struct gl_unloaded_object *unread; /* modules whose files are missing */
     size_t nunread;
-    const char *sysroot; /* where the binaries are looked for; NULL: their paths */
-    size_t *failed, nfailed;   /* offsets of releases the driver refused, sorted */
+    const char *sysroot;         /* where the binaries are looked for; NULL: their paths */
+    size_t *failed, nfailed;     /* offsets of releases the driver refused, sorted */
     struct derived_seq *derived; /* sorted by key, then file order */
     size_t nderived;
     struct clock_pair *clocks; /* sorted by ticks */
@@ -287,10 +288,18 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
     }
     case GL_LOG_MARK: {
         size_t len;
+        uint64_t number = gl_log_format_get(&c);
         gl_log_format_get(&c);
-        gl_log_format_get(&c);
-        gl_log_format_get_bytes(&c, &len);
-        return gl_log_format_done(&c);
+        const uint8_t *name = gl_log_format_get_bytes(&c, &len);
+        if (!gl_log_format_done(&c) || memchr(name, 0, len))
+            return false;
+        free(f->last_mark);
+        if (!(f->last_mark = dup_bytes(name, len)))
+            return false;
+        f->sum.marks++;
+        f->sum.last_mark = f->last_mark;
+        f->sum.last_mark_number = number;
+        return true;
     }
     case GL_LOG_VERDICT: {
         struct verdict v;
@@ -473,6 +482,7 @@ void gl_log_reader_close(struct gl_log_file *f)
     free(f->modules);
     free(f->verdicts);
     free(f->why_not);
+    free(f->last_mark);
     free(f->errors);
     free(f->failed);
     free(f->clocks);
@@ -544,7 +554,8 @@ static void note_missing(const struct gl_log_file *f, char **missing, size_t n, 
     if (!n)
         return;
     char line[4096];
-    int len = snprintf(line, sizeof line, "%s: %zu of the %zu objects the process loaded %s not "
+    int len = snprintf(line, sizeof line,
+                       "%s: %zu of the %zu objects the process loaded %s not "
                        "found%s%s (",
                        f->path, n, of, n == 1 ? "is" : "are", f->sysroot ? " under " : " here",
                        f->sysroot ? f->sysroot : "");

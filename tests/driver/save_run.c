@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gpuleak.h"
+
 static int rounds;
 static pthread_barrier_t kept;
 
@@ -60,6 +62,7 @@ int main(int argc, char **argv)
     rounds = atoi(argv[3]);
     cuInit(0);
     keep_in_main();
+    gpuleak_checkpoint("kept"); /* a MARK in the log: --read names the last one */
     cuMemFree((CUdeviceptr)0xBAD000); /* an invalid free: its stack is saved too */
     if (nthreads == 0) {
         work(0);
