@@ -173,57 +173,53 @@ enum field {
     F_COUNT
 };
 
-#define PUT(field, value)                                                                          \
-    do {                                                                                           \
-        uint64_t v_ = (value);                                                                     \
-        if (v_) {                                                                                  \
-            mask |= 1u << (field);                                                                 \
-            n += gl_log_format_put(out + n, v_);                                                   \
-        }                                                                                          \
-    } while (0)
+/* The packed event (GL_LOG_EVENT_PACKED): a fixed head of 12 bytes - u8
+ * type, u8 memory kind, u16 API, s16 device, u16 flags, then a u32 of 4-bit
+ * lengths of the 8 wide fields (thread id, stack, key, size, allocation
+ * number, context, aux, time; 0: the field is 0, left out) - then each wide
+ * field present in that many bytes, little-endian.  A length is one count of
+ * leading zeros and a field one unaligned store, without varints' byte loop
+ * (bench/RESULTS.md). */
+#define PACKED_HEAD 12
+#define WIDE 8 /* F_TID .. F_TIME */
+
+static inline __attribute__((always_inline)) uint8_t *put_field(uint8_t *p, uint64_t v, unsigned i,
+                                                                uint32_t *lens)
+{
+    unsigned len = v ? (unsigned)(71 - __builtin_clzll(v)) >> 3 : 0;
+    memcpy(p, &v, 8); /* the buffer has room: GL_LOG_EVENT_MAX */
+    *lens |= (uint32_t)len << (4 * i);
+    return p + len;
+}
 
 size_t gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *out)
 {
-    unsigned mask = 0;
-    size_t n = 3; /* type, then the mask's two bytes, filled last */
-    PUT(F_KIND, ev->kind);
-    PUT(F_API, ev->api);
-    PUT(F_DEVICE, gl_log_format_zigzag(ev->device));
-    PUT(F_FLAGS, ev->flags);
-    PUT(F_TID, ev->tid);
-    PUT(F_STACK, ev->stack);
-    PUT(F_KEY, ev->key);
-    PUT(F_SIZE, ev->size);
-    PUT(F_SEQ, ev->seq);
-    PUT(F_CTX, ev->ctx);
-    PUT(F_AUX, ev->aux);
-    PUT(F_TIME, time);
-    out[0] = ev->type;
-    out[1] = (uint8_t)mask;
-    out[2] = (uint8_t)(mask >> 8);
-    return n;
+    uint32_t lens = 0;
+    uint8_t *p = out + PACKED_HEAD;
+    p = put_field(p, ev->tid, 0, &lens);
+    p = put_field(p, ev->stack, 1, &lens);
+    p = put_field(p, ev->key, 2, &lens);
+    p = put_field(p, ev->size, 3, &lens);
+    p = put_field(p, ev->seq, 4, &lens);
+    p = put_field(p, ev->ctx, 5, &lens);
+    p = put_field(p, ev->aux, 6, &lens);
+    p = put_field(p, time, 7, &lens);
+    uint64_t head = (uint64_t)ev->type | (uint64_t)ev->kind << 8 | (uint64_t)ev->api << 16 |
+                    (uint64_t)(uint16_t)ev->device << 32 | (uint64_t)ev->flags << 48;
+    memcpy(out, &head, 8);
+    memcpy(out + 8, &lens, 4);
+    return (size_t)(p - out);
 }
 
-bool gl_log_format_event_decode(const uint8_t *body, size_t n, struct gl_event *ev)
+/* The fields into ev, checked: false when they cannot be an event's. */
+static bool event_from(unsigned type, const uint64_t v[F_COUNT], struct gl_event *ev)
 {
-    struct gl_log_cursor c = {body, body + n, false};
-    memset(ev, 0, sizeof *ev);
-    unsigned type = gl_log_format_get_u8(&c);
-    uint64_t mask = gl_log_format_get_u8(&c);
-    mask |= (uint64_t)gl_log_format_get_u8(&c) << 8;
-    if (c.bad || type == GL_EV_NONE || type >= GL_EV_NTYPES || mask >> F_COUNT)
-        return false;
-    uint64_t v[F_COUNT] = {0};
-    for (unsigned i = 0; i < F_COUNT; i++)
-        if (mask & (1u << i))
-            v[i] = gl_log_format_get(&c);
-    if (!gl_log_format_done(&c))
-        return false;
     int64_t device = gl_log_format_unzigzag(v[F_DEVICE]);
     bool api_ok = v[F_API] < GL_API_COUNT || v[F_API] == GL_API_CLIENT_POOL_ALLOC ||
                   v[F_API] == GL_API_CLIENT_POOL_FREE;
-    if (v[F_KIND] >= GL_MEM_NKINDS || !api_ok || device < INT16_MIN || device > INT16_MAX ||
-        v[F_FLAGS] > UINT16_MAX || v[F_TID] > UINT32_MAX || v[F_STACK] > UINT32_MAX)
+    if (type == GL_EV_NONE || type >= GL_EV_NTYPES || v[F_KIND] >= GL_MEM_NKINDS || !api_ok ||
+        device < INT16_MIN || device > INT16_MAX || v[F_FLAGS] > UINT16_MAX ||
+        v[F_TID] > UINT32_MAX || v[F_STACK] > UINT32_MAX)
         return false;
     ev->type = (uint8_t)type;
     ev->kind = (uint8_t)v[F_KIND];
@@ -241,11 +237,62 @@ bool gl_log_format_event_decode(const uint8_t *body, size_t n, struct gl_event *
     return true;
 }
 
+/* The first builds' EVENT: u8 type, u16 presence mask, varints. */
+static bool decode_varints(const uint8_t *body, size_t n, struct gl_event *ev)
+{
+    struct gl_log_cursor c = {body, body + n, false};
+    unsigned type = gl_log_format_get_u8(&c);
+    uint64_t mask = gl_log_format_get_u8(&c);
+    mask |= (uint64_t)gl_log_format_get_u8(&c) << 8;
+    if (c.bad || mask >> F_COUNT)
+        return false;
+    uint64_t v[F_COUNT] = {0};
+    for (unsigned i = 0; i < F_COUNT; i++)
+        if (mask & (1u << i))
+            v[i] = gl_log_format_get(&c);
+    return gl_log_format_done(&c) && event_from(type, v, ev);
+}
+
+static bool decode_packed(const uint8_t *body, size_t n, struct gl_event *ev)
+{
+    if (n < PACKED_HEAD)
+        return false;
+    uint64_t head = 0, v[F_COUNT] = {0};
+    uint32_t lens = 0;
+    memcpy(&head, body, 8);
+    memcpy(&lens, body + 8, 4);
+    v[F_KIND] = (head >> 8) & 0xff;
+    v[F_API] = (head >> 16) & 0xffff;
+    v[F_DEVICE] = gl_log_format_zigzag((int16_t)(uint16_t)(head >> 32));
+    v[F_FLAGS] = head >> 48;
+    size_t at = PACKED_HEAD;
+    for (unsigned i = 0; i < WIDE; i++) {
+        unsigned len = (lens >> (4 * i)) & 0xf;
+        uint64_t x = 0;
+        if (len > 8 || at + len > n)
+            return false;
+        for (unsigned b = 0; b < len; b++)
+            x |= (uint64_t)body[at + b] << (8 * b);
+        if (len && !(x >> (8 * (len - 1)))) /* written in its fewest bytes */
+            return false;
+        v[F_TID + i] = x;
+        at += len;
+    }
+    return at == n && event_from(head & 0xff, v, ev);
+}
+
+bool gl_log_format_event_decode(unsigned record, const uint8_t *body, size_t n, struct gl_event *ev)
+{
+    memset(ev, 0, sizeof *ev);
+    return record == GL_LOG_EVENT_PACKED ? decode_packed(body, n, ev) : decode_varints(body, n, ev);
+}
+
 const char *gl_log_format_record_name(unsigned type)
 {
     static const char *const names[] = {
         [GL_LOG_PROCESS] = "process",
         [GL_LOG_EVENT] = "event",
+        [GL_LOG_EVENT_PACKED] = "event",
         [GL_LOG_STACK] = "stack",
         [GL_LOG_MODULE] = "module",
         [GL_LOG_PYCODE] = "pycode",

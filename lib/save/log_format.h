@@ -29,7 +29,12 @@
  *   PROCESS   once, first: varint format flags (0), strings: gpuleak
  *             version, command line, executable, working directory, host,
  *             the options as given.
- *   EVENT     a struct gl_event, compact: u8 type, u16 presence mask (bit
+ *   EVENT_PACKED (13)  a struct gl_event: u8 type, u8 memory kind, u16 api,
+ *             s16 device, u16 flags, u32 of 4-bit lengths of the wide fields
+ *             (tid, stack, key, size, seq, ctx, aux, time; 0: the field is 0,
+ *             left out), then each wide field present in that many bytes,
+ *             little-endian.  What writers write.
+ *   EVENT     the same, as the first builds wrote it (still read): u8 type, u16 presence mask (bit
  *             i: the i-th of kind, api, device (zigzag), flags, tid, stack,
  *             key, size, seq, ctx, aux, time follows; zero fields are left
  *             out), then the fields present as varints, in that order.
@@ -98,7 +103,13 @@ enum gl_log_record {
     GL_LOG_ANSWER,
     GL_LOG_ERROR_STACK,
     GL_LOG_CLOCK,
+    GL_LOG_EVENT_PACKED,
 };
+
+static inline bool gl_log_format_is_event(unsigned record)
+{
+    return record == GL_LOG_EVENT || record == GL_LOG_EVENT_PACKED;
+}
 
 /* How a process ended, as its END record says (a log without END: it died
  * without reaching its exit check). */
@@ -187,14 +198,18 @@ static inline bool gl_log_format_done(const struct gl_log_cursor *c)
 /* ---- events ---- */
 
 /* The longest compact event. */
-#define GL_LOG_EVENT_MAX (3 + 12 * GL_LOG_VARINT_MAX)
+/* Room for any encoded event, with the 8 bytes the encoder writes past its
+ * last field. */
+#define GL_LOG_EVENT_MAX (12 + 8 * 8 + 8)
 
-/* ev as an EVENT body, with time (the writer's clock ticks since the header:
- * ev->time_ns is not used); returns its length. */
+/* ev as an EVENT_PACKED body, with time (the writer's clock ticks since the
+ * header: ev->time_ns is not used); returns its length. */
 size_t gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *out);
-/* An EVENT body back; false when it cannot be one (an unknown type, kind or
- * field, a field out of range, bytes left over). */
-bool gl_log_format_event_decode(const uint8_t *body, size_t n, struct gl_event *ev);
+/* An EVENT or EVENT_PACKED body (record: its type) back; false when it cannot
+ * be one (an unknown type, kind or field, a field out of range or not in its
+ * fewest bytes, bytes left over). */
+bool gl_log_format_event_decode(unsigned record, const uint8_t *body, size_t n,
+                                struct gl_event *ev);
 
 /* The name of a record type ("event", "stack"...), for messages; NULL if unknown. */
 const char *gl_log_format_record_name(unsigned type);

@@ -161,7 +161,8 @@ static bool release_failed(struct gl_log_file *f, const struct gl_event *ev)
         if (f->threads[i].tid == ev->tid) {
             struct gl_event begun;
             size_t off = f->threads[i].event;
-            gl_log_format_event_decode(f->data + off + 4, le32(f->data + off) >> 16, &begun);
+            gl_log_format_event_decode(le32(f->data + off) & 0xff, f->data + off + 4,
+                                       le32(f->data + off) >> 16, &begun);
             if (begun.type != ev->type || begun.key != ev->key)
                 return false;
             if (!room((void **)&f->failed, f->nfailed, sizeof *f->failed))
@@ -238,9 +239,10 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
         }
         return gl_log_format_done(&c);
     }
-    case GL_LOG_EVENT: {
+    case GL_LOG_EVENT:
+    case GL_LOG_EVENT_PACKED: {
         struct gl_event ev;
-        if (!gl_log_format_event_decode(body, n, &ev))
+        if (!gl_log_format_event_decode(type, body, n, &ev))
             return false;
         if (!f->sum.events++)
             f->first_event = off;
@@ -753,9 +755,9 @@ long gl_log_reader_replay(struct gl_log_file *f, void (*note)(const char *line))
     for (size_t off = f->first_event; f->sum.events && off < f->sum.read_to;) {
         uint32_t head = le32(f->data + off);
         size_t n = head >> 16;
-        if ((head & 0xff) == GL_LOG_EVENT) {
+        if (gl_log_format_is_event(head & 0xff)) {
             struct gl_event ev;
-            gl_log_format_event_decode(f->data + off + 4, n, &ev);
+            gl_log_format_event_decode(head & 0xff, f->data + off + 4, n, &ev);
             ev.stack = stacks && ev.stack <= f->max_stack_id ? stacks[ev.stack] : 0;
             ev.time_ns = gl_log_reader_ns(f, ev.time_ns);
             error_stack_now = 0;

@@ -262,7 +262,7 @@ static void record(const struct gl_event *ev, const struct gl_block_info *blk)
     uint8_t *body = (uint8_t *)words;
     size_t n = gl_log_format_event_encode(ev, ticks(), body);
     memset(body + n, 0, 8);
-    append_padded(GL_LOG_EVENT, body, n);
+    append_padded(GL_LOG_EVENT_PACKED, body, n);
 }
 
 static bool wanted(void) { return atomic_load(&w.active); }

@@ -1,0 +1,144 @@
+/* save/log_format.h: the saved log's events both ways (packed, as writers
+ * write them, and the first builds' varints, still read), the header, the
+ * check byte, and what a reader must refuse. */
+#include <check.h>
+#include <string.h>
+
+#include "common/util.h"
+#include "event/api.h"
+#include "save/log_format.h"
+#include "testutil.h"
+
+static struct gl_event full_event(void)
+{
+    return (struct gl_event){
+        .type = GL_EV_VMM_MAP,
+        .kind = GL_MEM_VMM,
+        .api = GL_API_cuMemMap,
+        .device = -1,
+        .flags = GL_EVF_IMPORTED,
+        .tid = 0xfedcba98,
+        .stack = 0x01020304,
+        .key = 0x7f4000000000ULL,
+        .size = 2 << 20,
+        .seq = 0x1122334455667788ULL,
+        .ctx = 0xc1,
+        .aux = UINT64_MAX,
+    };
+}
+
+START_TEST(test_packed_round_trip)
+{
+    struct gl_event ev = full_event(), back;
+    uint8_t body[GL_LOG_EVENT_MAX];
+    size_t n = gl_log_format_event_encode(&ev, 123456789, body);
+    ck_assert(gl_log_format_event_decode(GL_LOG_EVENT_PACKED, body, n, &back));
+    ev.time_ns = 123456789; /* the time written, not ev's */
+    ck_assert_mem_eq(&ev, &back, sizeof ev);
+    /* Zero fields are left out: a free of a small key is short. */
+    struct gl_event fr = {.type = GL_EV_FREE, .api = GL_API_cuMemFree_v2, .key = 0x100};
+    n = gl_log_format_event_encode(&fr, 0, body);
+    ck_assert_uint_eq(n, 12 + 2);
+    ck_assert(gl_log_format_event_decode(GL_LOG_EVENT_PACKED, body, n, &back));
+    ck_assert_mem_eq(&fr, &back, sizeof fr);
+}
+END_TEST
+
+START_TEST(test_packed_refusals)
+{
+    struct gl_event ev = full_event(), back;
+    uint8_t body[GL_LOG_EVENT_MAX], bad[GL_LOG_EVENT_MAX];
+    size_t n = gl_log_format_event_encode(&ev, 7, body);
+    /* Cut short, or a byte too many. */
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT_PACKED, body, n - 1, &back));
+    memcpy(bad, body, n);
+    bad[n] = 0;
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT_PACKED, bad, n + 1, &back));
+    /* An unknown event type, an unknown memory kind. */
+    memcpy(bad, body, n);
+    bad[0] = GL_EV_NTYPES;
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT_PACKED, bad, n, &back));
+    memcpy(bad, body, n);
+    bad[1] = GL_MEM_NKINDS;
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT_PACKED, bad, n, &back));
+    /* A length over 8 bytes; a field not in its fewest bytes (a zero top byte). */
+    memcpy(bad, body, n);
+    bad[8] = (uint8_t)((bad[8] & 0xf0) | 9);
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT_PACKED, bad, n, &back));
+    struct gl_event small = {.type = GL_EV_FREE, .key = 0x100};
+    size_t m = gl_log_format_event_encode(&small, 0, body);
+    uint8_t padded[32];
+    memcpy(padded, body, m);
+    padded[m] = 0; /* the key 0x100 as 3 bytes: 00 01 00 */
+    uint32_t lens;
+    memcpy(&lens, padded + 8, 4);
+    lens = (lens & ~(0xfu << 8)) | 3u << 8;
+    memcpy(padded + 8, &lens, 4);
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT_PACKED, padded, m + 1, &back));
+}
+END_TEST
+
+START_TEST(test_varint_events_still_read)
+{
+    /* The first builds' encoding: type, u16 mask (bit 6: key, bit 1: api), varints. */
+    uint8_t body[16];
+    size_t n = 0;
+    body[n++] = GL_EV_FREE;
+    body[n++] = (1 << 1) | (1 << 6);
+    body[n++] = 0;
+    n += gl_log_format_put(body + n, GL_API_cuMemFree_v2);
+    n += gl_log_format_put(body + n, 0x7f0000200000ULL);
+    struct gl_event back;
+    ck_assert(gl_log_format_event_decode(GL_LOG_EVENT, body, n, &back));
+    ck_assert_uint_eq(back.type, GL_EV_FREE);
+    ck_assert_uint_eq(back.api, GL_API_cuMemFree_v2);
+    ck_assert_uint_eq(back.key, 0x7f0000200000ULL);
+    ck_assert(!gl_log_format_event_decode(GL_LOG_EVENT, body, n - 1, &back));
+}
+END_TEST
+
+START_TEST(test_header_and_check)
+{
+    struct gl_log_header h = {.version = GL_LOG_VERSION,
+                              .header_size = GL_LOG_HEADER_SIZE,
+                              .pid = 42,
+                              .ppid = 1,
+                              .start_unix_ns = 5,
+                              .clock0_ns = 6,
+                              .tsc0 = 7};
+    uint8_t out[GL_LOG_HEADER_SIZE];
+    gl_log_format_header_encode(&h, out);
+    struct gl_log_header back;
+    char err[256];
+    ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), 0);
+    ck_assert_mem_eq(&h, &back, sizeof h);
+    out[8] = GL_LOG_VERSION + 1;
+    ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "format version 2 at byte 8"), "%s", err);
+    ck_assert_int_eq(gl_log_format_header_decode((const uint8_t *)"ELF", 3, &back, err, sizeof err),
+                     -1);
+    ck_assert_msg(strstr(err, "not a gpuleak event log"), "%s", err);
+    /* The fast check over zero-padded words is the reader's check. */
+    uint8_t body[24] = "seventeen bytes!!";
+    memset(body + 17, 0, 7);
+    ck_assert_uint_eq(gl_log_format_check_padded(body, 17), gl_log_format_check(body, 17));
+    uint8_t flipped[24];
+    memcpy(flipped, body, sizeof body);
+    flipped[3] ^= 1;
+    ck_assert_uint_ne(gl_log_format_check(flipped, 17), gl_log_format_check(body, 17));
+}
+END_TEST
+
+static Suite *log_format_suite(void)
+{
+    Suite *s = suite_create("log_format");
+    TCase *tc = tcase_create("log_format");
+    tcase_add_test(tc, test_packed_round_trip);
+    tcase_add_test(tc, test_packed_refusals);
+    tcase_add_test(tc, test_varint_events_still_read);
+    tcase_add_test(tc, test_header_and_check);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(log_format_suite)
