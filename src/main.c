@@ -37,7 +37,7 @@ static void help(void)
     fflush(stdout);
     gl_options_write_help(1);
     printf("  %-36s %s\n", "--read=FILE, --read FILE...",
-           "report from --save files; no program is run");
+           "report from --save files; runs no program");
     printf("  %-36s %s\n", "--sysroot=DIR", "with --read: the binaries are under DIR");
     printf("  %-36s %s\n", "-h, --help", "show this help and exit");
     printf("  %-36s %s\n", "--version", "show the version and exit");
@@ -45,7 +45,7 @@ static void help(void)
            "Options are also read from GPULEAK_OPTIONS when the runtime is injected by hand.\n"
            "Exit status: the program's own; 1 if gpuleak could not start it; 127 if the\n"
            "program could not be executed.\n"
-           "See gpuleak(1) for the report format.\n");
+           "See gpuleak(1) for the report format.\nReport bugs to <" PACKAGE_BUGREPORT ">.\n");
 }
 
 /* Processes that tracked GPU memory and wrote no report: what can be said of
