@@ -10,10 +10,12 @@
 struct site_state {
     UT_hash_handle hh;
     uint32_t stack;
-    uint64_t last_bytes;  /* at the previous checkpoint */
+    uint64_t last_bytes; /* at the previous checkpoint */
+    uint64_t last_blocks;
     uint64_t streak_from; /* bytes before the current run of growth */
-    uint32_t streak;      /* checkpoints in a row at which it grew */
-    uint64_t seen_at;     /* ordinal of the last checkpoint it was seen at */
+    uint64_t streak_from_blocks;
+    uint32_t streak;  /* checkpoints in a row at which it grew */
+    uint64_t seen_at; /* ordinal of the last checkpoint it was seen at */
     bool reported;
 };
 
@@ -34,6 +36,7 @@ static void report(const struct site_state *s, uint64_t bytes, uint64_t blocks, 
         .size = bytes,
     };
     e.growth.from_bytes = s->streak_from;
+    e.growth.from_blocks = s->streak_from_blocks;
     e.growth.blocks = blocks;
     e.growth.checkpoints = s->streak;
     e.growth.ordinal = (uint32_t)ordinal;
@@ -61,16 +64,21 @@ static unsigned observe(uint32_t stack, uint64_t bytes, uint64_t blocks, uint64_
     if (s->seen_at == ordinal)
         return 0; /* one observation per checkpoint */
     bool missed = s->seen_at + 1 != ordinal && s->seen_at != 0;
-    if (missed)
-        s->last_bytes = 0; /* absent from a checkpoint: it held nothing then */
+    if (missed) { /* absent from a checkpoint: it held nothing then */
+        s->last_bytes = 0;
+        s->last_blocks = 0;
+    }
     s->seen_at = ordinal;
     if (bytes > s->last_bytes) {
-        if (s->streak++ == 0)
+        if (s->streak++ == 0) {
             s->streak_from = s->last_bytes;
+            s->streak_from_blocks = s->last_blocks;
+        }
     } else {
         s->streak = 0;
     }
     s->last_bytes = bytes;
+    s->last_blocks = blocks;
     if (s->streak >= k_checkpoints && !s->reported) {
         s->reported = true;
         report(s, bytes, blocks, ordinal, name, fw);
@@ -98,6 +106,7 @@ unsigned gl_growth_check(uint64_t ordinal, const char *name, const struct gl_sit
         if (s->seen_at != ordinal) {
             s->streak = 0;
             s->last_bytes = 0;
+            s->last_blocks = 0;
         }
     }
     return found;

@@ -56,6 +56,38 @@ static void block_line(char *buf, size_t len, uint64_t addr, const struct gl_blo
              C(off, addr - gl_key_value(b->key)), what, C(size, b->size), verb);
 }
 
+/* "Growth: +256,000 bytes in 1 tensor per checkpoint, +1,280,000 bytes in 5
+ * tensors over the last 5 checkpoints; 35,883,008 bytes in 7 tensors
+ * allocated here (PyTorch's record) (from 34,603,008 bytes, checkpoint
+ * "step" #12)": what grows first, then what the site holds. */
+static void growth_text(const struct gl_api_error *e, char *out, size_t len)
+{
+    char n1[GL_U64_COMMAS_LEN], n2[GL_U64_COMMAS_LEN], n3[GL_U64_COMMAS_LEN], n4[GL_U64_COMMAS_LEN],
+        n5[GL_U64_COMMAS_LEN], n6[GL_U64_COMMAS_LEN], n7[GL_U64_COMMAS_LEN], record[64] = "";
+    enum gl_framework fw = (enum gl_framework)e->growth.framework;
+    if (fw != GL_FW_NONE)
+        snprintf(record, sizeof record, " (%s's record)", gl_framework_name(fw));
+    const char *unit = fw == GL_FW_NONE ? "block" : fw == GL_FW_PYTORCH ? "tensor" : "array";
+    uint32_t k = e->growth.checkpoints ? e->growth.checkpoints : 1;
+    uint64_t delta = e->size > e->growth.from_bytes ? e->size - e->growth.from_bytes : 0;
+    uint64_t dblocks =
+        e->growth.blocks > e->growth.from_blocks ? e->growth.blocks - e->growth.from_blocks : 0;
+    /* Per checkpoint: exact when the window divides evenly, else its mean. */
+    char per_blocks[64] = "", window_blocks[64] = "";
+    if (dblocks && dblocks % k == 0)
+        snprintf(per_blocks, sizeof per_blocks, " in %s %s%s", C(n3, dblocks / k), unit,
+                 dblocks / k == 1 ? "" : "s");
+    if (dblocks)
+        snprintf(window_blocks, sizeof window_blocks, " in %s %s%s", C(n4, dblocks), unit,
+                 dblocks == 1 ? "" : "s");
+    snprintf(out, len,
+             "Growth: %s+%s bytes%s per checkpoint, +%s bytes%s over the last %u checkpoints; %s "
+             "bytes in %s %ss allocated here%s (from %s bytes, checkpoint \"%s\" #%u)",
+             delta % k ? "about " : "", C(n1, delta / k), per_blocks, C(n2, delta), window_blocks,
+             e->growth.checkpoints, C(n5, e->size), C(n6, e->growth.blocks), unit, record,
+             C(n7, e->growth.from_bytes), e->growth.checkpoint, e->growth.ordinal);
+}
+
 void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_error_services *svc,
                                struct gl_error_text *t)
 {
@@ -63,7 +95,7 @@ void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_err
     const char *api = called(svc, e->stack, e->api);
     const struct gl_block_info *b = &e->block.block;
     bool freed = e->flags & GL_ERRF_FREED;
-    char n1[GL_U64_COMMAS_LEN], n2[GL_U64_COMMAS_LEN], n3[GL_U64_COMMAS_LEN];
+    char n1[GL_U64_COMMAS_LEN], n2[GL_U64_COMMAS_LEN];
     /* The usual auxiliaries: where a freed block was freed, then allocated; or
      * where a live block was allocated. */
     if (e->flags & GL_ERRF_BLOCK) {
@@ -158,22 +190,9 @@ void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_err
                  C(n1, e->size), gl_mem_kind_name(e->mem_kind), where);
         break;
     }
-    case GL_ERR_GROWTH: {
-        char record[64] = "";
-        enum gl_framework fw = (enum gl_framework)e->growth.framework;
-        if (fw != GL_FW_NONE)
-            snprintf(record, sizeof record, " (%s's record)", gl_framework_name(fw));
-        snprintf(t->what, sizeof t->what,
-                 "Growth: %s bytes in %s %s allocated here%s, up at each of the last %u "
-                 "checkpoints (from %s bytes, checkpoint \"%s\" #%u)",
-                 C(n1, e->size), C(n2, e->growth.blocks),
-                 fw == GL_FW_NONE      ? "blocks"
-                 : fw == GL_FW_PYTORCH ? "tensors"
-                                       : "arrays",
-                 record, e->growth.checkpoints, C(n3, e->growth.from_bytes), e->growth.checkpoint,
-                 e->growth.ordinal);
+    case GL_ERR_GROWTH:
+        growth_text(e, t->what, sizeof t->what);
         break;
-    }
     case GL_ERR_OBSERVER_MISMATCH: {
         const char *who = e->detail == GL_MISMATCH_DRIVER_ONLY
                               ? "seen at the driver's entry point but not by CUPTI"

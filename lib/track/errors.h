@@ -57,6 +57,7 @@ struct gl_api_error {
     uint64_t device_free, device_total; /* GL_ERRF_DEVMEM */
     struct {                            /* GROWTH (size: the live bytes now) */
         uint64_t from_bytes, blocks;    /* bytes before the streak; blocks (or tensors) now */
+        uint64_t from_blocks;           /* blocks (or tensors) before the streak */
         uint32_t checkpoints;           /* the streak's length */
         uint32_t ordinal;               /* of the checkpoint it was found at */
         uint8_t framework;              /* enum gl_framework of a framework's site, else 0 */

@@ -1722,8 +1722,10 @@ def t_proc_torchrun(s):
 
 # A Python frame's location: a file's basename and the line executing.
 PY_LOC = re.compile(r"^[^\s/()]+\.py:\d+$")
-GROWTH = re.compile(r"^Growth: ([\d,]+) bytes in ([\d,]+) (blocks|tensors) allocated here"
-                    r"( \(PyTorch's record\))?, up at each of the last (\d+) checkpoints"
+GROWTH = re.compile(r"^Growth: (?:about )?\+([\d,]+) bytes(?: in ([\d,]+) \w+)? per checkpoint, "
+                    r"\+([\d,]+) bytes(?: in ([\d,]+) \w+)? over the last (\d+) checkpoints; "
+                    r"([\d,]+) bytes in ([\d,]+) (blocks|tensors|arrays) allocated here"
+                    r"( \(PyTorch's record\))?"
                     r"(?: \(from ([\d,]+) bytes, checkpoint \"(.*)\" #(\d+)\))?")
 TORCH_IN_USE = re.compile(r"^\s*\(PyTorch at checkpoint \"(.*)\" #(\d+): ([\d,]+) of ([\d,]+) "
                           r"reserved bytes in use by tensors on device (\d+)\)$")
@@ -1739,10 +1741,12 @@ def have_cupy():
 
 
 def growth_errors(reports):
-    """The Growth errors printed in reports, in order: bytes, count (blocks or
-    tensors), unit, pytorch (from PyTorch's record), checkpoints (the K of
-    --growth-checkpoints), start (bytes at the first of them), checkpoint and
-    number (where it was reported; None when the line lacks them), frames
+    """The Growth errors printed in reports, in order: per and per_count (the
+    growth per checkpoint, bytes and blocks or tensors: 0 when uneven),
+    window and window_count (over the checkpoints), bytes, count (blocks or
+    tensors held now), unit, pytorch (from PyTorch's record), checkpoints (the
+    K of --growth-checkpoints), start (bytes at the first of them), checkpoint
+    and number (where it was reported; None when the line lacks them), frames
     (function, location), up to the blank line."""
     out = []
     for r in reports:
@@ -1750,10 +1754,14 @@ def growth_errors(reports):
         for line in r.lines:
             m = GROWTH.match(line)
             if m:
-                cur = {"bytes": num(m.group(1)), "count": num(m.group(2)), "unit": m.group(3),
-                       "pytorch": bool(m.group(4)), "checkpoints": int(m.group(5)),
-                       "start": num(m.group(6)) if m.group(6) else None,
-                       "checkpoint": m.group(7), "number": int(m.group(8)) if m.group(8) else None,
+                cur = {"per": num(m.group(1)),
+                       "per_count": num(m.group(2)) if m.group(2) else 0,
+                       "window": num(m.group(3)),
+                       "window_count": num(m.group(4)) if m.group(4) else 0,
+                       "bytes": num(m.group(6)), "count": num(m.group(7)), "unit": m.group(8),
+                       "pytorch": bool(m.group(9)), "checkpoints": int(m.group(5)),
+                       "start": num(m.group(10)) if m.group(10) else None,
+                       "checkpoint": m.group(11), "number": int(m.group(12)) if m.group(12) else None,
                        "frames": [], "line": line}
                 out.append(cur)
                 continue

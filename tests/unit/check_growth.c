@@ -100,6 +100,8 @@ START_TEST(test_growth_reported_at_k)
     ck_assert_uint_eq(gl_growth_check(5, "step", &s, 1, NULL, 0), 1);
     ck_assert_uint_eq(contexts(), 1);
     assert_growth(&ctx[0], 7, 1 * MiB, 100, 4, 3, 5, "step", GL_FW_NONE);
+    /* What the streak started from, blocks too: the report says what grows. */
+    ck_assert_uint_eq(ctx[0].first.growth.from_blocks, 1);
     struct gl_api_error_counts c;
     gl_errors_counts(&c);
     ck_assert_uint_eq(c.errors, 1);

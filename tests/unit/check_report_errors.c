@@ -322,18 +322,30 @@ static struct gl_api_error growth(uint64_t bytes, uint64_t blocks, uint64_t from
 
 START_TEST(test_growth_blocks)
 {
+    /* Growth from nothing, unevenly: the mean per checkpoint, "about". */
     struct gl_api_error e = growth(1 * MiB, 2, 0, 5, 5, "step", GL_FW_NONE);
     struct gl_error_text t = describe(&e);
-    ck_assert_str_eq(t.what, "Growth: 1,048,576 bytes in 2 blocks allocated here, up at each of "
-                             "the last 5 checkpoints (from 0 bytes, checkpoint \"step\" #5)");
+    ck_assert_str_eq(t.what, "Growth: about +209,715 bytes per checkpoint, +1,048,576 bytes in 2 "
+                             "blocks over the last 5 checkpoints; 1,048,576 bytes in 2 blocks "
+                             "allocated here (from 0 bytes, checkpoint \"step\" #5)");
     /* The stack is the site's own: no auxiliary lines. */
     ck_assert_str_eq(t.aux[0], "");
     ck_assert_str_eq(t.aux[1], "");
     e = growth(3 * MiB + 7, 1234, 65536, 3, 1001, "epoch 2", GL_FW_NONE);
     t = describe(&e);
-    ck_assert_str_eq(t.what, "Growth: 3,145,735 bytes in 1,234 blocks allocated here, up at each "
-                             "of the last 3 checkpoints (from 65,536 bytes, checkpoint \"epoch 2\" "
+    ck_assert_str_eq(t.what, "Growth: +1,026,733 bytes per checkpoint, +3,080,199 bytes in "
+                             "1,234 blocks over the last 3 checkpoints; 3,145,735 bytes in 1,234 "
+                             "blocks allocated here (from 65,536 bytes, checkpoint \"epoch 2\" "
                              "#1001)");
+    /* Issue 25's loop: one 256,000-byte tensor kept per step among 2 held
+     * from before: what grows comes first, exactly. */
+    e = growth(7 * 256000 + 33554432, 9, 2 * 256000 + 33554432, 5, 12, "step", GL_FW_PYTORCH);
+    e.growth.from_blocks = 4;
+    t = describe(&e);
+    ck_assert_str_eq(t.what, "Growth: +256,000 bytes in 1 tensor per checkpoint, +1,280,000 bytes "
+                             "in 5 tensors over the last 5 checkpoints; 35,346,432 bytes in 9 "
+                             "tensors allocated here (PyTorch's record) (from 34,066,432 bytes, "
+                             "checkpoint \"step\" #12)");
 }
 END_TEST
 
@@ -341,14 +353,16 @@ START_TEST(test_growth_framework_records)
 {
     struct gl_api_error e = growth(40 * MiB, 10, 8 * MiB, 5, 12, "step", GL_FW_PYTORCH);
     struct gl_error_text t = describe(&e);
-    ck_assert_str_eq(t.what, "Growth: 41,943,040 bytes in 10 tensors allocated here (PyTorch's "
-                             "record), up at each of the last 5 checkpoints (from 8,388,608 bytes, "
-                             "checkpoint \"step\" #12)");
+    ck_assert_str_eq(t.what, "Growth: about +6,710,886 bytes in 2 tensors per checkpoint, "
+                             "+33,554,432 bytes in 10 tensors over the last 5 checkpoints; "
+                             "41,943,040 bytes in 10 tensors allocated here (PyTorch's record) "
+                             "(from 8,388,608 bytes, checkpoint \"step\" #12)");
     e = growth(4096, 3, 1024, 2, 7, "iter", GL_FW_CUPY);
     t = describe(&e);
-    ck_assert_str_eq(t.what, "Growth: 4,096 bytes in 3 arrays allocated here (CuPy's record), up "
-                             "at each of the last 2 checkpoints (from 1,024 bytes, checkpoint "
-                             "\"iter\" #7)");
+    ck_assert_str_eq(t.what,
+                     "Growth: +1,536 bytes per checkpoint, +3,072 bytes in 3 arrays over "
+                     "the last 2 checkpoints; 4,096 bytes in 3 arrays allocated here (CuPy's "
+                     "record) (from 1,024 bytes, checkpoint \"iter\" #7)");
     ck_assert_str_eq(t.aux[0], "");
 }
 END_TEST
@@ -385,9 +399,9 @@ START_TEST(test_growth_printed)
     gl_out_init_mem(&o, buf, sizeof buf);
     gl_report_errors_api_error(&o, &e, &py, NULL);
     gl_out_flush(&o);
-    ck_assert_str_eq(buf, "Growth: 2,048 bytes in 2 tensors allocated here (PyTorch's record), up "
-                          "at each of the last 3 checkpoints (from 0 bytes, checkpoint \"step\" "
-                          "#3)\n"
+    ck_assert_str_eq(buf, "Growth: about +682 bytes per checkpoint, +2,048 bytes in 2 tensors over "
+                          "the last 3 checkpoints; 2,048 bytes in 2 tensors allocated here "
+                          "(PyTorch's record) (from 0 bytes, checkpoint \"step\" #3)\n"
                           "   at 0x7F00001000: train_step (train.py:42)\n"
                           "   by 0x7F00002000: <module> (train.py:60)\n"
                           "\n");
