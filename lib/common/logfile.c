@@ -40,6 +40,10 @@ int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bo
             int n = snprintf(num, sizeof num, "%d", pid);
             ok = append(out, outlen, &pos, num, (size_t)n);
             p++;
+        } else if (p[1] == 'n') {
+            /* Not numbered yet (gl_logfile_number): the first file. */
+            ok = append(out, outlen, &pos, "1", 1);
+            p++;
         } else if (p[1] == 'q') {
             if (p[2] != '{') {
                 snprintf(err, errlen, "%s: '%%q' must be followed by {VAR}, in '%s'", option, tmpl);
@@ -70,7 +74,8 @@ int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bo
         } else {
             if (p[1])
                 snprintf(err, errlen,
-                         "%s: unknown escape '%%%c' in '%s' (expected %%p, %%q{VAR} or %%%%)",
+                         "%s: unknown escape '%%%c' in '%s' (expected %%p, %%n, %%q{VAR} or "
+                         "%%%%)",
                          option, p[1], tmpl);
             else
                 snprintf(err, errlen, "%s: '%s' ends with a lone '%%' (write %%%% for one)", option,
@@ -81,6 +86,74 @@ int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bo
             snprintf(err, errlen, "%s: expanded file name is too long: '%s'", option, tmpl);
             return -1;
         }
+    }
+    return 0;
+}
+
+/* Whether tmpl has a %n of its own (not the "n" of a "%%n", nor one inside a
+ * %q{...}, which the expansion reads as part of a variable's name). */
+static bool uses_n(const char *tmpl)
+{
+    for (const char *p = tmpl; *p; p++) {
+        if (*p != '%' || !p[1])
+            continue;
+        if (p[1] == 'n')
+            return true;
+        if (p[1] == 'q' && p[2] == '{') {
+            const char *close = strchr(p + 3, '}');
+            if (!close)
+                return false;
+            p = close;
+        } else {
+            p++; /* %%, %p, or an error the expansion reports */
+        }
+    }
+    return false;
+}
+
+/* tmpl with each %n replaced by number, into out; false if it does not fit. */
+static bool put_number(const char *tmpl, unsigned number, char *out, size_t outlen)
+{
+    char num[16];
+    int nlen = snprintf(num, sizeof num, "%u", number);
+    size_t pos = 0;
+    out[0] = '\0';
+    for (const char *p = tmpl; *p; p++) {
+        const char *from = p;
+        size_t len = 1;
+        if (*p == '%' && p[1] == 'n') {
+            from = num;
+            len = (size_t)nlen;
+            p++;
+        } else if (*p == '%' && p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}')) {
+            len = (size_t)(strchr(p + 3, '}') - p) + 1;
+            p += len - 1;
+        } else if (*p == '%' && p[1]) {
+            len = 2;
+            p++;
+        }
+        if (!append(out, outlen, &pos, from, len))
+            return false;
+    }
+    return true;
+}
+
+int gl_logfile_number(char *const tmpls[], const char *const options[], size_t n, size_t size,
+                      char *err, size_t errlen)
+{
+    unsigned next = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!uses_n(tmpls[i]))
+            continue;
+        char numbered[4096];
+        size_t room = size < sizeof numbered ? size : sizeof numbered;
+        if (!put_number(tmpls[i], next, numbered, room)) {
+            snprintf(err, errlen, "%s: file name is too long once %%n is numbered: '%s'",
+                     options[i], tmpls[i]);
+            return -1;
+        }
+        memcpy(tmpls[i], numbered, strlen(numbered) + 1);
+        next++;
     }
     return 0;
 }

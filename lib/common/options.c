@@ -13,7 +13,7 @@ enum gl_opt_type {
     GL_OPT_ENUM,
     GL_OPT_KINDSET,
     GL_OPT_INT,
-    GL_OPT_PATH,     /* a file name template (%p, %q{VAR}, %%) */
+    GL_OPT_PATH,     /* a file name template (%p, %n, %q{VAR}, %%) */
     GL_OPT_PATHLIST, /* plain file names, repeatable, kept in order */
     GL_OPT_FLAG,
     GL_OPT_COUNT
@@ -333,7 +333,11 @@ int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, s
             memcpy(field, list, at + 1);
         }
     }
-    return 0;
+    /* %n: each file's number, fixed now that the options are (logfile.h). */
+    char *const files[] = {o->log_file, o->xml_file, o->json_file, o->trace_file, o->save};
+    static const char *const names[] = {"--log-file", "--xml-file", "--json-file", "--trace-file",
+                                        "--save"};
+    return gl_logfile_number(files, names, GL_ARRAY_SIZE(files), GL_PATH_MAX, err, errlen);
 }
 
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen)

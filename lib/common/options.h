@@ -74,7 +74,9 @@ bool gl_options_add_suppression(struct gl_options *o, const char *path);
 /* Make every relative file name of the options (--log-file, --xml-file,
  * --json-file, --trace-file, --suppressions...) absolute, from dir: where
  * gpuleak was started, not wherever the program is when it writes or reads
- * them.  Returns 0, or -1 with one line in err (a name too long). */
+ * them; and give the %n of each file name template its number
+ * (common/logfile.h).  Returns 0, or -1 with one line in err (a name too
+ * long). */
 int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, size_t errlen);
 
 /* Checks between options, after parsing (--xml=yes needs --xml-file...).

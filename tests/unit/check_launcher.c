@@ -295,7 +295,7 @@ START_TEST(test_log_file_unset_variable)
                           "%q{GL_SURELY_UNSET}) is not set");
     ck_assert(!gl_check_log_file("/tmp/%y.log", err, sizeof err));
     ck_assert_str_eq(
-        err, "--log-file: unknown escape '%y' in '/tmp/%y.log' (expected %p, %q{VAR} or %%)");
+        err, "--log-file: unknown escape '%y' in '/tmp/%y.log' (expected %p, %n, %q{VAR} or %%)");
 }
 END_TEST
 

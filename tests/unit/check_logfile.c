@@ -1,4 +1,4 @@
-/* lib/common/logfile.h: --log-file templates (%p, %q{VAR}, %%). */
+/* lib/common/logfile.h: --log-file templates (%p, %n, %q{VAR}, %%). */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,9 +78,9 @@ END_TEST
 START_TEST(test_unknown_escape)
 {
     expand_fails("a%x", true,
-                 "--log-file: unknown escape '%x' in 'a%x' (expected %p, %q{VAR} or %%)");
+                 "--log-file: unknown escape '%x' in 'a%x' (expected %p, %n, %q{VAR} or %%)");
     expand_fails("a%P", false,
-                 "--log-file: unknown escape '%P' in 'a%P' (expected %p, %q{VAR} or %%)");
+                 "--log-file: unknown escape '%P' in 'a%P' (expected %p, %n, %q{VAR} or %%)");
     /* A '%' at the very end. */
     expand_fails("trailing%", true,
                  "--log-file: 'trailing%' ends with a lone '%' (write %% for one)");
@@ -118,6 +118,65 @@ START_TEST(test_too_long)
 }
 END_TEST
 
+/* %n before numbering (the syntax check of a parsed option): the first file. */
+START_TEST(test_sequence_unnumbered)
+{
+    ck_assert_str_eq(expand("r.%n.log", 4242, true), "r.1.log");
+    ck_assert_str_eq(expand("%p.%n", 7, true), "7.1");
+    ck_assert_str_eq(expand("%%n", 7, true), "%n"); /* a literal '%' and 'n' */
+}
+END_TEST
+
+/* A process's files numbered once, in the options' order, %n written in. */
+START_TEST(test_sequence_numbered)
+{
+    char log[64] = "r.%n.log", xml[64] = "/x/r.%n.xml", json[64] = "r.json";
+    char trace[64] = "t.%n-%p.%n", save[64] = "";
+    char *const t[] = {log, xml, json, trace, save};
+    static const char *const names[] = {"--log-file", "--xml-file", "--json-file", "--trace-file",
+                                        "--save"};
+    ck_assert_int_eq(gl_logfile_number(t, names, 5, 64, err, sizeof err), 0);
+    ck_assert_str_eq(log, "r.1.log");
+    ck_assert_str_eq(xml, "/x/r.2.xml");
+    ck_assert_str_eq(json, "r.json");    /* no %n: no number, and the next is 3 */
+    ck_assert_str_eq(trace, "t.3-%p.3"); /* every %n of one template: its number */
+    ck_assert_str_eq(save, "");
+    /* Numbered names expand alike in every process, and numbering again changes nothing. */
+    ck_assert_str_eq(expand(trace, 99, true), "t.3-99.3");
+    ck_assert_int_eq(gl_logfile_number(t, names, 5, 64, err, sizeof err), 0);
+    ck_assert_str_eq(log, "r.1.log");
+    ck_assert_str_eq(trace, "t.3-%p.3");
+
+    /* Only the templates that use %n count; a "%%n" or a %q{...} does not. */
+    char a[64] = "a.log", b[64] = "b.%%n.%q{GL_TEST_VAR}", c[64] = "%q{GL_TEST_VAR}.%n";
+    char *const u[] = {a, b, c};
+    ck_assert_int_eq(gl_logfile_number(u, names, 3, 64, err, sizeof err), 0);
+    ck_assert_str_eq(a, "a.log");
+    ck_assert_str_eq(b, "b.%%n.%q{GL_TEST_VAR}");
+    ck_assert_str_eq(c, "%q{GL_TEST_VAR}.1");
+    ck_assert_str_eq(expand(c, 1, true), "value.1");
+}
+END_TEST
+
+START_TEST(test_sequence_too_long)
+{
+    /* "%n" becomes 1 to 99 in no more room; the 100th number needs one byte more. */
+    static char t[100][5];
+    char *tp[100];
+    const char *names[100];
+    for (int i = 0; i < 100; i++) {
+        strcpy(t[i], "ab%n");
+        tp[i] = t[i];
+        names[i] = i == 99 ? "--save" : "--log-file";
+    }
+    ck_assert_int_eq(gl_logfile_number(tp, names, 100, 5, err, sizeof err), -1);
+    ck_assert_str_eq(err, "--save: file name is too long once %n is numbered: 'ab%n'");
+    ck_assert_str_eq(t[0], "ab1");
+    ck_assert_str_eq(t[98], "ab99");
+    ck_assert_str_eq(t[99], "ab%n"); /* left as it was */
+}
+END_TEST
+
 static Suite *logfile_suite(void)
 {
     Suite *s = suite_create("logfile");
@@ -131,6 +190,9 @@ static Suite *logfile_suite(void)
     tcase_add_test(tc, test_unknown_escape);
     tcase_add_test(tc, test_bad_q);
     tcase_add_test(tc, test_too_long);
+    tcase_add_test(tc, test_sequence_unnumbered);
+    tcase_add_test(tc, test_sequence_numbered);
+    tcase_add_test(tc, test_sequence_too_long);
     suite_add_tcase(s, tc);
     return s;
 }

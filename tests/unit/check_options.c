@@ -275,7 +275,7 @@ START_TEST(test_log_file_bad)
     parse_bad("--log-file=", "--log-file: expects a file name");
     parse_bad("--log-file", "--log-file: expects a value: --log-file=FILE");
     parse_bad("--log-file=a%x",
-              "--log-file: unknown escape '%x' in 'a%x' (expected %p, %q{VAR} or %%)");
+              "--log-file: unknown escape '%x' in 'a%x' (expected %p, %n, %q{VAR} or %%)");
     parse_bad("--log-file=a%q{HOME", "--log-file: unterminated '%q{' in 'a%q{HOME'");
 
     char arg[GL_PATH_MAX + 32];
@@ -676,6 +676,32 @@ START_TEST(test_make_absolute)
 }
 END_TEST
 
+/* %n: numbered once the options are final, in the order log, xml, json, trace,
+ * save, whatever the order given (common/logfile.h). */
+START_TEST(test_make_absolute_numbers_files)
+{
+    parse_ok("--save=/s/run.%p.%n.gl");
+    parse_ok("--json-file=/r/out.%n.json");
+    parse_ok("--xml=yes");
+    parse_ok("--xml-file=/r/out.xml");
+    parse_ok("--log-file=/r/out.%n.log");
+    ck_assert_int_eq(gl_options_make_absolute(&opt, "/work", err, sizeof err), 0);
+    ck_assert_str_eq(opt.log_file, "/r/out.1.log");
+    ck_assert_str_eq(opt.xml_file, "/r/out.xml");
+    ck_assert_str_eq(opt.json_file, "/r/out.2.json");
+    ck_assert_str_eq(opt.save, "/s/run.%p.3.gl");
+    /* What the runtime parses from GPULEAK_OPTIONS is final: numbered again, the same. */
+    char buf[GL_OPTIONS_SERIAL_MAX];
+    ck_assert_int_ge(gl_options_serialize(&opt, buf, sizeof buf), 0);
+    gl_options_defaults(&opt);
+    ck_assert_int_eq(gl_options_parse_env(&opt, buf, err, sizeof err), 0);
+    ck_assert_int_eq(gl_options_make_absolute(&opt, "/elsewhere", err, sizeof err), 0);
+    ck_assert_str_eq(opt.log_file, "/r/out.1.log");
+    ck_assert_str_eq(opt.json_file, "/r/out.2.json");
+    ck_assert_str_eq(opt.save, "/s/run.%p.3.gl");
+}
+END_TEST
+
 /* Valgrind's habits: options of Memcheck's that do not apply, its spellings. */
 START_TEST(test_valgrind_habits)
 {
@@ -750,6 +776,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_man_page_lists_every_option);
     tcase_add_test(tc, test_valgrind_habits);
     tcase_add_test(tc, test_make_absolute);
+    tcase_add_test(tc, test_make_absolute_numbers_files);
     suite_add_tcase(s, tc);
     return s;
 }
