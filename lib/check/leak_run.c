@@ -78,6 +78,16 @@ static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max,
     return gl_frame_filter_stack(symbolizer(), stack, gl_runtime.opt.show_below_main, out, max);
 }
 
+static bool code_frame(uint64_t ip, struct gl_frame *out, void *arg)
+{
+    (void)arg;
+    struct gl_symbolizer *sym = symbolizer();
+    if (!sym)
+        return false;
+    gl_symbolize(sym, (uintptr_t)ip, true, out);
+    return true;
+}
+
 static size_t vmm_mappings(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg)
 {
     (void)arg;
@@ -242,11 +252,10 @@ void gl_leak_run_set_saved(const struct gl_leak_run_saved *s)
 /* Classify, group and sort (leak_check.h); the indirect bytes are used up. */
 static int classify(struct gl_leak_run *run, uint64_t *indirect, size_t indirect_bytes)
 {
-    int checked =
-        have_saved
-            ? gl_leak_check(run->blocks, run->n, indirect, saved.classify, saved.arg, &run->leaks)
-            : gl_leak_check(run->blocks, run->n, indirect, gl_leak_check_classify, NULL,
-                            &run->leaks);
+    int checked = have_saved ? gl_leak_check(run->blocks, run->n, indirect, saved.classify,
+                                             saved.arg, &run->leaks)
+                             : gl_leak_check(run->blocks, run->n, indirect, gl_leak_check_classify,
+                                             NULL, &run->leaks);
     gl_tool_unmap(indirect, indirect_bytes);
     if (checked == 0)
         return 0;
@@ -335,6 +344,7 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
 
 void gl_leak_run_free(struct gl_leak_run *run)
 {
+    gl_reachability_free(&run->reach);
     free(run->usage);
     free(run->top);
     free(run->api_contexts);
@@ -358,6 +368,7 @@ void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in
     in->elapsed_s = gl_runtime_elapsed();
     in->device_name = device_name;
     in->stack_frames = stack_frames;
+    in->code_frame = code_frame;
     in->vmm_mappings = vmm_mappings;
     in->pool_name = pool_name;
     in->reach = &run->reach;

@@ -103,6 +103,8 @@ struct ctx {
     size_t sp;
     /* bounds: a word outside them cannot be what they hold */
     uint64_t o_lo, o_span, t_lo, t_span, h_lo, h_span;
+    /* The last pass: the lost object being read (index + 1), 0 before it. */
+    uint32_t lost_holder;
 };
 
 static size_t handle_count(const struct gl_reach *r)
@@ -160,8 +162,15 @@ size_t gl_reach_scratch_bytes(const struct gl_reach *r) { return plan(r).total; 
 
 /* ---- lookups ---- */
 
-static inline void mark(struct gl_reach_target *t, uint64_t w)
+static inline void mark(const struct ctx *c, struct gl_reach_target *t, uint64_t w)
 {
+    if (__builtin_expect(c->lost_holder != 0, 0)) {
+        if (t->state == GL_REACH_NONE) { /* only lost memory holds it */
+            t->state = GL_REACH_VIA_LOST;
+            t->held_by = c->lost_holder;
+        }
+        return;
+    }
     uint8_t s = w == t->start ? GL_REACH_START : GL_REACH_INTERIOR;
     if (s > t->state)
         t->state = s;
@@ -174,14 +183,14 @@ static void hit_target(struct ctx *c, uint64_t w)
     if (g) {
         size_t i = GL_SEARCH_CONTAINING(t + g->lo, g->hi - g->lo, start, end, w);
         if (i < g->hi - g->lo) {
-            mark(&t[g->lo + i], w);
+            mark(c, &t[g->lo + i], w);
             return;
         }
     }
     for (uint32_t k = 0; k < c->nbig_targets; k++) {
         struct gl_reach_target *b = &t[c->big_targets[k]];
         if (w >= b->start && w < b->end) {
-            mark(b, w);
+            mark(c, b, w);
             return;
         }
     }
@@ -191,7 +200,8 @@ static void hit_handle(struct ctx *c, uint64_t w)
 {
     for (size_t i = ghash(w, c->hcap);; i = (i + 1) & (c->hcap - 1)) {
         if (c->handles[i].handle == w) {
-            c->r->targets[c->handles[i].target].state = GL_REACH_START;
+            struct gl_reach_target *t = &c->r->targets[c->handles[i].target];
+            mark(c, t, t->start); /* a handle names the whole target */
             return;
         }
         if (c->handles[i].handle == 0)
@@ -202,6 +212,8 @@ static void hit_handle(struct ctx *c, uint64_t w)
 static void enter(struct ctx *c, size_t i)
 {
     const struct gl_reach_object *o = &c->r->objects[i];
+    if (c->lost_holder) /* the last pass reads every lost object itself */
+        return;
     if (!o->traversable || (c->visited[i / 64] >> (i % 64) & 1))
         return;
     c->visited[i / 64] |= 1ULL << (i % 64);
@@ -424,6 +436,7 @@ int gl_reach_run(struct gl_reach *r, void *scratch, size_t scratch_bytes)
     for (size_t i = 0; i < r->ntargets; i++) {
         struct gl_reach_target *t = &r->targets[i];
         t->state = GL_REACH_NONE;
+        t->held_by = 0;
         if (t->handle) {
             size_t k = ghash(t->handle, c.hcap);
             while (c.handles[k].handle != 0 && c.handles[k].handle != t->handle)
@@ -466,6 +479,19 @@ int gl_reach_run(struct gl_reach *r, void *scratch, size_t scratch_bytes)
         }
         drain(&c);
     }
+    /* Valgrind's rule: a block that only lost blocks point to is indirectly
+     * lost.  The program's objects no root led to are lost host memory:
+     * their words are read too (each once, so chains of them are covered),
+     * and a target they alone point to is held through them. */
+    for (size_t i = 0; i < r->nobjects; i++) {
+        const struct gl_reach_object *o = &r->objects[i];
+        if (!o->traversable || o->end <= o->start || (c.visited[i / 64] >> (i % 64) & 1))
+            continue;
+        c.lost_holder = (uint32_t)i + 1;
+        scan_range(&c, o->start, o->end);
+        r->stats.lost_bytes += o->end - o->start;
+    }
+    c.lost_holder = 0;
     if (r->guard_faults)
         guard_remove();
     return 0;

@@ -16,6 +16,9 @@
  * It allocates nothing (the world may be stopped, check/world.h), and with a
  * fault guard a region that turns out unreadable is skipped, not fatal.
  *
+ * Then the objects no root led to (lost host memory) are read too: a target
+ * only they point to is GL_REACH_VIA_LOST, held through lost memory.
+ *
  * Speed: a word is first checked against the address ranges of targets and of
  * objects, then against hash sets of their 2 MiB / 64 KiB granules, and only
  * then looked up by binary search; most words end at the first compare. */
@@ -26,7 +29,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum gl_reach_state { GL_REACH_NONE = 0, GL_REACH_INTERIOR = 1, GL_REACH_START = 2 };
+enum gl_reach_state {
+    GL_REACH_NONE = 0,
+    GL_REACH_INTERIOR = 1,
+    GL_REACH_START = 2,
+    /* Nothing the roots lead to points to it, but a lost object does (a
+     * traversable object no root reached: leaked host memory): Valgrind's
+     * indirectly lost.  held_by names the object. */
+    GL_REACH_VIA_LOST = 3,
+};
 
 /* Memory to scan word by word: a root, or an object's contents. */
 struct gl_reach_range {
@@ -37,15 +48,17 @@ struct gl_reach_range {
 struct gl_reach_object {
     uint64_t start, end;
     bool traversable;
+    uint32_t tag; /* the caller's: a heap chunk's allocation caller id, say */
 };
 
 /* Something whose reachability is asked: sorted by start, disjoint ranges.
  * size 0 means the target has no address range, only a handle. */
 struct gl_reach_target {
     uint64_t start, end;
-    uint64_t handle; /* another value naming it, or 0 */
-    uint32_t owner;  /* the caller's index: several targets may name one owner */
-    uint8_t state;   /* out: enum gl_reach_state */
+    uint64_t handle;  /* another value naming it, or 0 */
+    uint32_t owner;   /* the caller's index: several targets may name one owner */
+    uint32_t held_by; /* out, GL_REACH_VIA_LOST: the lost object's index + 1 */
+    uint8_t state;    /* out: enum gl_reach_state */
 };
 
 struct gl_reach_stats {
@@ -53,6 +66,7 @@ struct gl_reach_stats {
     uint64_t object_bytes;    /* scanned in reached objects */
     uint64_t objects_reached; /* entered */
     uint64_t faults;          /* ranges skipped because they could not be read */
+    uint64_t lost_bytes;      /* read in lost objects, the last pass */
 };
 
 struct gl_reach {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/search.h"
+#include "heap/callers.h"
 #include "common/sort.h"
 #include "base/tool.h"
 #include "check/reach.h"
@@ -259,9 +260,9 @@ static void build_objects(struct scan *s, const struct gl_owners *own,
     size_t m = 0;
     for (size_t i = 0; i < k && m < s->objects_cap; i++) {
         uint8_t owner = own->callers[s->heap[i].caller];
-        s->objects[m++] =
-            (struct gl_reach_object){s->heap[i].start, s->heap[i].start + s->heap[i].size,
-                                     owner == GL_OWNER_APP || owner == GL_OWNER_LIB};
+        s->objects[m++] = (struct gl_reach_object){
+            s->heap[i].start, s->heap[i].start + s->heap[i].size,
+            owner == GL_OWNER_APP || owner == GL_OWNER_LIB, s->heap[i].caller};
     }
     for (size_t i = 0; i < n && m < s->objects_cap; i++)
         if (blocks[i].kind == GL_MEM_HOST_PINNED && blocks[i].size)
@@ -507,8 +508,11 @@ static enum step scan_with_retries(struct scan *s, const struct gl_owners *own,
 /* ---- phase 5: the marks, into the snapshot's copies of the blocks ---- */
 
 /* A pointer to a block's start, through any of its targets, outranks one
- * into it. */
-static void apply_marks(const struct scan *s, struct gl_block_info *blocks)
+ * into it; either outranks being held through lost host memory only, which
+ * makes the block indirectly lost, and is remembered with the host block
+ * (its size, who allocated it) for the report. */
+static void apply_marks(const struct scan *s, struct gl_block_info *blocks,
+                        struct gl_reachability *out)
 {
     for (size_t i = 0; i < s->ntargets; i++) {
         struct gl_block_info *b = &blocks[s->targets[i].owner];
@@ -517,6 +521,37 @@ static void apply_marks(const struct scan *s, struct gl_block_info *blocks)
         else if (s->targets[i].state == GL_REACH_INTERIOR && !(b->flags & GL_BLK_REACH_START))
             b->flags |= GL_BLK_REACH_INTERIOR;
     }
+    size_t nheld = 0;
+    for (size_t i = 0; i < s->ntargets; i++)
+        nheld += s->targets[i].state == GL_REACH_VIA_LOST;
+    out->held = nheld ? calloc(nheld, sizeof *out->held) : NULL;
+    for (size_t i = 0; i < s->ntargets; i++) {
+        const struct gl_reach_target *t = &s->targets[i];
+        struct gl_block_info *b = &blocks[t->owner];
+        if (t->state != GL_REACH_VIA_LOST ||
+            (b->flags & (GL_BLK_REACH_START | GL_BLK_REACH_INTERIOR | GL_BLK_INDIRECT)))
+            continue;
+        b->flags |= GL_BLK_INDIRECT;
+        const struct gl_reach_object *o = &s->objects[t->held_by - 1];
+        if (out->held)
+            out->held[out->nheld++] = (struct gl_reach_holder){
+                .key = b->key, .bytes = o->end - o->start, .caller = gl_callers_ip(o->tag)};
+    }
+}
+
+const struct gl_reach_holder *gl_reachability_holder(const struct gl_reachability *r, uint64_t key)
+{
+    for (size_t i = 0; r && i < r->nheld; i++)
+        if (r->held[i].key == key)
+            return &r->held[i];
+    return NULL;
+}
+
+void gl_reachability_free(struct gl_reachability *r)
+{
+    free(r->held);
+    r->held = NULL;
+    r->nheld = 0;
 }
 
 /* The verdict.  A scan is timed; a check with nothing to find scanned
@@ -558,7 +593,7 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
     if (st == STEP_OK)
         st = scan_with_retries(&s, &own, blocks, n, cc, out);
     if (st == STEP_OK)
-        apply_marks(&s, blocks);
+        apply_marks(&s, blocks, out);
 
     conclude(out, st, t0);
     scan_release(&s);

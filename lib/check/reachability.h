@@ -58,13 +58,22 @@ struct gl_caller_context {
  * never left holding the stack's stale contents (a freed block's address, say). */
 #define GL_CALLER_CONTEXT(cc)                                                                      \
     do {                                                                                           \
-        memset((cc)->regs, 0, sizeof (cc)->regs);                                                  \
+        memset((cc)->regs, 0, sizeof(cc)->regs);                                                   \
         GL_SAVE_CALLEE_REGS((cc)->regs);                                                           \
         (cc)->frame = (uint64_t)(uintptr_t)__builtin_frame_address(0);                             \
     } while (0)
 
+/* A device block held only through lost host memory: the host block. */
+struct gl_reach_holder {
+    uint64_t key;     /* the device block's */
+    uint64_t bytes;   /* the host block's size */
+    uintptr_t caller; /* who allocated it (return address of the malloc call; 0: unknown) */
+};
+
 struct gl_reachability {
-    bool available;      /* false: every block counts as unreferenced */
+    bool available;               /* false: every block counts as unreferenced */
+    struct gl_reach_holder *held; /* malloc'ed (gl_reachability_free) */
+    size_t nheld;
     const char *why_not; /* when not available: one phrase */
     uint64_t root_bytes, object_bytes, objects_reached, faults;
     size_t threads_stopped, threads_skipped;
@@ -80,6 +89,10 @@ struct gl_reachability {
  *   times) -> the marks into the blocks, the figures -v prints. */
 void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_caller_context *cc,
                      gl_function_name_fn name, void *arg, struct gl_reachability *out);
+
+/* The host block that alone holds the block of key, or NULL. */
+const struct gl_reach_holder *gl_reachability_holder(const struct gl_reachability *r, uint64_t key);
+void gl_reachability_free(struct gl_reachability *r);
 
 /* Tests: called when an attempt's buffers are sized, just before the world
  * stops (attempt 0, 1, ...), so that a test can grow the heap past them and

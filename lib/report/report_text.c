@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/reachability.h"
 #include "common/signals.h"
 #include "event/api.h"
 #include "event/event.h"
@@ -341,6 +342,34 @@ bool gl_report_text_selected(const struct gl_report_input *in, const struct gl_l
     }
 }
 
+/* An indirectly lost block held only through lost host memory: which host
+ * block, and who allocated it (Valgrind names no holder; a device block's is
+ * the only lead to its leak). */
+static void holder_line(struct gl_out *o, const struct gl_report_input *in,
+                        const struct gl_loss_record *r)
+{
+    const struct gl_reach_holder *h =
+        r->kind == GL_LEAK_INDIRECT ? gl_reachability_holder(in->reach, r->first.key) : NULL;
+    if (!h)
+        return;
+    char bytes[GL_U64_COMMAS_LEN], where[1024];
+    struct gl_frame f;
+    if (h->caller && in->code_frame && in->code_frame(h->caller, &f, in->arg) && f.function) {
+        if (f.file && f.line)
+            snprintf(where, sizeof where, "by %s (%s:%d)", f.function,
+                     strrchr(f.file, '/') ? strrchr(f.file, '/') + 1 : f.file, f.line);
+        else
+            snprintf(where, sizeof where, "by %s", f.function);
+    } else if (h->caller) {
+        snprintf(where, sizeof where, "at 0x%" PRIXPTR, h->caller);
+    } else {
+        snprintf(where, sizeof where, "by code gpuleak could not name");
+    }
+    gl_out_line(o, " Held only through a lost host block of %s bytes, allocated %s%s",
+                gl_out_u64_commas(bytes, h->bytes), where,
+                r->blocks > 1 ? " (the first block's)" : "");
+}
+
 static void print_record(struct gl_out *o, const struct gl_report_input *in,
                          const struct gl_loss_record *r, size_t index, size_t total)
 {
@@ -374,6 +403,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
     gl_report_text_block_text(in, r, gl_report_frames_api_called(&frames[0], n, r->first.api),
                               block, sizeof block);
     gl_out_line(o, " %s", block);
+    holder_line(o, in, r);
     gl_out_line(o, "%s", "");
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
         /* Unprefixed, ready to paste into a suppression file.  A record without

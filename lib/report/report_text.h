@@ -67,6 +67,9 @@ struct gl_report_input {
     unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
     /* Addresses a VMM handle is mapped at; returns the count (may be NULL). */
     size_t (*vmm_mappings)(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg);
+    /* The function and line of a code address (a host block's allocation
+     * call); false if unknown (may be NULL). */
+    bool (*code_frame)(uint64_t ip, struct gl_frame *out, void *arg);
     /* A custom pool's name, written into buf; NULL if it has none (may be NULL). */
     const char *(*pool_name)(uint64_t pool_key, char *buf, size_t len, void *arg);
     void *arg;

@@ -108,7 +108,9 @@ static pthread_t start_tail_holder(void)
 
 /* A chunk that holds DEV(10) but that nothing holds: made in a function of its
  * own, so that no register or frame of the test keeps its address (a
- * conservative scan would take that for a reference, as LeakSanitizer does). */
+ * conservative scan would take that for a reference, as LeakSanitizer does).
+ * The chunk is lost, so DEV(10) is indirectly lost (Valgrind's rule: only a
+ * lost block points to it), held through a 96-byte chunk made here. */
 static __attribute__((noinline)) void make_lonely(void)
 {
     uint64_t *l = malloc(96); /* not 64: it would take the freed chunk g_freed still names */
@@ -135,6 +137,8 @@ static const char *kind_of(const struct gl_leak_run *run, uint64_t key)
         return "reachable";
     if (f & GL_BLK_REACH_INTERIOR)
         return "possible";
+    if (f & GL_BLK_INDIRECT)
+        return "indirect";
     return "definite";
 }
 
@@ -199,13 +203,22 @@ START_TEST(test_classification_in_a_live_process)
     ck_assert_uint_ge(run.reach.threads_stopped, 2);
     static const char *const want[] = {"reachable", "reachable", "reachable", "possible",
                                        "definite",  "definite",  "reachable", "reachable",
-                                       "reachable", "reachable", "definite",  "definite"};
+                                       "reachable", "reachable", "indirect",  "definite"};
     for (int i = 0; i <= 11; i++)
         ck_assert_msg(strcmp(kind_of(&run, DEV(i)), want[i]) == 0, "block %d: %s, expected %s", i,
                       kind_of(&run, DEV(i)), want[i]);
     ck_assert_uint_eq(run.leaks.kind[GL_LEAK_REACHABLE].blocks, 7);
     ck_assert_uint_eq(run.leaks.kind[GL_LEAK_POSSIBLE].blocks, 1);
-    ck_assert_uint_eq(run.leaks.kind[GL_LEAK_DEFINITE].blocks, 4);
+    ck_assert_uint_eq(run.leaks.kind[GL_LEAK_DEFINITE].blocks, 3);
+    ck_assert_uint_eq(run.leaks.kind[GL_LEAK_INDIRECT].blocks, 1);
+    /* The host block that holds it, for the report: its size and its maker. */
+    const struct gl_reach_holder *h = gl_reachability_holder(&run.reach, DEV(10));
+    ck_assert_ptr_nonnull(h);
+    ck_assert_uint_ge(h->bytes, 96);
+    ck_assert_msg(h->caller > (uintptr_t)make_lonely && h->caller < (uintptr_t)make_lonely + 256,
+                  "held by a chunk allocated at %#lx, not in make_lonely (%p)",
+                  (unsigned long)h->caller, (void *)make_lonely);
+    ck_assert_ptr_null(gl_reachability_holder(&run.reach, DEV(4))); /* dropped: no holder */
     ck_assert_uint_gt(run.reach.root_bytes, 0);
     gl_leak_run_free(&run);
     free(s);

@@ -328,6 +328,38 @@ START_TEST(test_direct_and_indirect)
 }
 END_TEST
 
+/* A device block held only through a lost host block: indirectly lost, and
+ * the record names the host block and who allocated it. */
+static bool holder_frame(uint64_t ip, struct gl_frame *out, void *arg)
+{
+    (void)arg;
+    *out = (struct gl_frame){
+        .ip = ip, .function = "make_holder()", .file = "/src/reach.cu", .line = 31};
+    return ip == 0x401234;
+}
+
+START_TEST(test_held_through_lost_host_block)
+{
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 4096, 1, 12, 12, 0x7fa474000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    struct gl_reach_holder held = {.key = 0x7fa474000000, .bytes = 96, .caller = 0x401234};
+    static struct gl_reachability reach = {.available = true};
+    reach.held = &held;
+    reach.nheld = 1;
+    in.reach = &reach;
+    in.code_frame = holder_frame;
+    usage(12, 11, 4096, 4096);
+    set_option("--show-leak-kinds=all");
+    char *got = render();
+    ck_assert_msg(strstr(got, P " Held only through a lost host block of 96 bytes, allocated by "
+                                "make_holder() (reach.cu:31)\n"),
+                  "%s", got);
+    free(got);
+    in.reach = NULL;
+    in.code_frame = NULL;
+}
+END_TEST
+
 START_TEST(test_record_of_many_blocks)
 {
     add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 409600, 100, 3, 102, 0x7fd1bbe00000, GL_MEM_DEVICE,
@@ -1277,6 +1309,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_full_report_one_record);
     tcase_add_test(tc, test_record_of_many_blocks);
     tcase_add_test(tc, test_direct_and_indirect);
+    tcase_add_test(tc, test_held_through_lost_host_block);
     tcase_add_test(tc, test_host_async_vmm_thread);
     tcase_add_test(tc, test_block_line_variants);
     tcase_add_test(tc, test_vmm_variants);
