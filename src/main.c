@@ -74,6 +74,21 @@ static void say_silent_processes(const struct gl_status *st, int ws)
         fprintf(stderr, "gpuleak: %u more processes ended without a report\n", st->silent - shown);
 }
 
+/* --save's file is mapped: a new or regular file, nothing else (a terminal,
+ * a pipe or /dev/stdout cannot be). */
+static bool check_save(const char *tmpl, char *err, size_t errlen)
+{
+    if (!gl_check_output_file("--save", tmpl, err, errlen))
+        return false;
+    struct stat st;
+    if (!strchr(tmpl, '%') && stat(tmpl, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "--save: '%.900s' is not a regular file (the event log is mapped)",
+                 tmpl);
+        return false;
+    }
+    return true;
+}
+
 /* --merge=yes: the processes' logs, where --save put them (a directory of
  * gpuleak's own when it was not given). */
 static char merge_dir[PATH_MAX];
@@ -297,7 +312,8 @@ int main(int argc, char **argv)
         (opt.json_file[0] &&
          !gl_check_output_file("--json-file", opt.json_file, err, sizeof err)) ||
         (opt.trace_file[0] &&
-         !gl_check_output_file("--trace-file", opt.trace_file, err, sizeof err))) {
+         !gl_check_output_file("--trace-file", opt.trace_file, err, sizeof err)) ||
+        (opt.save[0] && !check_save(opt.save, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }
