@@ -37,7 +37,8 @@ int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bo
                                char *out, size_t outlen, char *err, size_t errlen);
 
 /* Number the templates that use %n, 1, 2, ... in the order given (the
- * options' order: --log-file, --xml-file, --json-file, --trace-file, --save),
+ * options' order: --log-file, --xml-file, --json-file, then the other file
+ * options in options.def's order),
  * writing the number in place of each %n; %% and %q{VAR} stay as they are.
  * Each template lies in a buffer of size bytes.  Templates without %n are
  * left alone, so numbering twice changes nothing.  Returns 0, or -1 with one

@@ -304,6 +304,33 @@ static bool absolute(const char *dir, const char *path, char *out, size_t outlen
     return n >= 0 && (size_t)n < outlen;
 }
 
+/* %n: each file's number, fixed once the options are (common/logfile.h).  The
+ * order: the report's files as Valgrind opens them (the log, then the XML),
+ * the JSON document, then every other file option in the table's order. */
+static int number_files(struct gl_options *o, char *err, size_t errlen)
+{
+    static const char *const first[] = {"log-file", "xml-file", "json-file"};
+    char *files[NOPTS];
+    const char *names[NOPTS];
+    char dashed[NOPTS][64];
+    size_t n = 0;
+    /* Pass k < 3 takes first[k]; the last pass, the other file options. */
+    for (size_t pass = 0; pass <= GL_ARRAY_SIZE(first); pass++)
+        for (size_t i = 0; i < NOPTS; i++) {
+            const struct opt_desc *d = &table[i];
+            size_t rank = 0;
+            while (rank < GL_ARRAY_SIZE(first) && strcmp(d->long_name, first[rank]) != 0)
+                rank++;
+            if (d->type != GL_OPT_PATH || rank != pass)
+                continue;
+            snprintf(dashed[n], sizeof dashed[n], "--%s", d->long_name);
+            files[n] = (char *)o + d->offset;
+            names[n] = dashed[n];
+            n++;
+        }
+    return gl_logfile_number(files, names, n, GL_PATH_MAX, err, errlen);
+}
+
 int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, size_t errlen)
 {
     for (size_t i = 0; i < NOPTS; i++) {
@@ -333,11 +360,7 @@ int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, s
             memcpy(field, list, at + 1);
         }
     }
-    /* %n: each file's number, fixed now that the options are (logfile.h). */
-    char *const files[] = {o->log_file, o->xml_file, o->json_file, o->trace_file, o->save};
-    static const char *const names[] = {"--log-file", "--xml-file", "--json-file", "--trace-file",
-                                        "--save"};
-    return gl_logfile_number(files, names, GL_ARRAY_SIZE(files), GL_PATH_MAX, err, errlen);
+    return number_files(o, err, errlen);
 }
 
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen)

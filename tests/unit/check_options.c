@@ -676,12 +676,14 @@ START_TEST(test_make_absolute)
 }
 END_TEST
 
-/* %n: numbered once the options are final, in the order log, xml, json, trace,
- * save, whatever the order given (common/logfile.h). */
+/* %n: numbered once the options are final, in the order log, xml, json, then
+ * the other file options in the table's order (trace, save, ...), whatever the
+ * order given (common/logfile.h). */
 START_TEST(test_make_absolute_numbers_files)
 {
     parse_ok("--save=/s/run.%p.%n.gl");
     parse_ok("--json-file=/r/out.%n.json");
+    parse_ok("--trace-file=/r/out.%n.csv");
     parse_ok("--xml=yes");
     parse_ok("--xml-file=/r/out.xml");
     parse_ok("--log-file=/r/out.%n.log");
@@ -689,7 +691,8 @@ START_TEST(test_make_absolute_numbers_files)
     ck_assert_str_eq(opt.log_file, "/r/out.1.log");
     ck_assert_str_eq(opt.xml_file, "/r/out.xml");
     ck_assert_str_eq(opt.json_file, "/r/out.2.json");
-    ck_assert_str_eq(opt.save, "/s/run.%p.3.gl");
+    ck_assert_str_eq(opt.trace_file, "/r/out.3.csv");
+    ck_assert_str_eq(opt.save, "/s/run.%p.4.gl");
     /* What the runtime parses from GPULEAK_OPTIONS is final: numbered again, the same. */
     char buf[GL_OPTIONS_SERIAL_MAX];
     ck_assert_int_ge(gl_options_serialize(&opt, buf, sizeof buf), 0);
@@ -698,7 +701,7 @@ START_TEST(test_make_absolute_numbers_files)
     ck_assert_int_eq(gl_options_make_absolute(&opt, "/elsewhere", err, sizeof err), 0);
     ck_assert_str_eq(opt.log_file, "/r/out.1.log");
     ck_assert_str_eq(opt.json_file, "/r/out.2.json");
-    ck_assert_str_eq(opt.save, "/s/run.%p.3.gl");
+    ck_assert_str_eq(opt.save, "/s/run.%p.4.gl");
 }
 END_TEST
 
