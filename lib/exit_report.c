@@ -10,6 +10,7 @@
 #include "check/owners.h"
 #include "common/clock.h"
 #include "common/env.h"
+#include "report/report_flamegraph.h"
 #include "report/report_json.h"
 #include "track/trace_file.h"
 #include "report/report_xml.h"
@@ -256,6 +257,20 @@ static void write_text(const struct exit_report *r)
 }
 
 /* --xml-file and --json-file. */
+/* --flamegraph-file, as a document writer: the sites' peaks read now. */
+static void flamegraph(struct gl_out *o, const struct gl_report_input *in)
+{
+    size_t n = 0;
+    struct gl_site_stats *sites = NULL;
+    if (gl_runtime.opt.flamegraph_cost == GL_FLAMEGRAPH_PEAK) {
+        n = gl_stack_depot_sites(NULL, 0);
+        sites = n ? calloc(n, sizeof *sites) : NULL;
+        n = sites ? gl_stack_depot_sites(sites, n) : 0;
+    }
+    gl_report_flamegraph(o, in, (enum gl_flamegraph_cost)gl_runtime.opt.flamegraph_cost, sites, n);
+    free(sites);
+}
+
 static void write_documents(const struct gl_report_input *in)
 {
     if (gl_runtime.opt.xml && !gl_runtime.opt.xml_file[0]) {
@@ -265,6 +280,8 @@ static void write_documents(const struct gl_report_input *in)
         write_document("--xml-file", gl_runtime.opt.xml_file, gl_report_xml, in);
     if (gl_runtime.opt.json_file[0])
         write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, in);
+    if (gl_runtime.opt.flamegraph_file[0])
+        write_document("--flamegraph-file", gl_runtime.opt.flamegraph_file, flamegraph, in);
 }
 
 static void command_lines_free(struct exit_report *r)
@@ -369,18 +386,17 @@ void gl_exit_report_untracked(const char *note)
         return;
     static const struct gl_leak_result nothing;
     static const struct gl_counters_totals no_usage;
-    struct exit_report r = {
-        .in = {
-            .opt = &gl_runtime.opt,
-            .tool_version = PACKAGE_VERSION,
-            .command = gl_runtime.command,
-            .leaks = &nothing,
-            .stats = &no_usage,
-            .note = note,
-            .pid = (int)getpid(),
-            .ppid = (int)getppid(),
-            .elapsed_s = gl_runtime_elapsed(),
-        }};
+    struct exit_report r = {.in = {
+                                .opt = &gl_runtime.opt,
+                                .tool_version = PACKAGE_VERSION,
+                                .command = gl_runtime.command,
+                                .leaks = &nothing,
+                                .stats = &no_usage,
+                                .note = note,
+                                .pid = (int)getpid(),
+                                .ppid = (int)getppid(),
+                                .elapsed_s = gl_runtime_elapsed(),
+                            }};
     command_lines(&r);
     write_documents(&r.in);
     command_lines_free(&r);

@@ -22,6 +22,7 @@
 #include "track/live_ranges.h"
 #include "track/quarantine.h"
 #include "track/stats.h"
+#include "report/report_flamegraph.h"
 #include "save/log_writer.h"
 #include "track/trace_file.h"
 #include "track/tracker.h"
@@ -297,7 +298,9 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
     gl_live_ranges_configure(o->check_api_ranges);
     gl_call_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
     /* Growth detection compares sites' live bytes: counted per allocation. */
-    gl_stats_configure(o->stats || o->growth_checkpoints > 0);
+    /* Per site too for --flamegraph-cost=peak: each site's peak is its weight. */
+    gl_stats_configure(o->stats || o->growth_checkpoints > 0 ||
+                       (o->flamegraph_file[0] && o->flamegraph_cost == GL_FLAMEGRAPH_PEAK));
     gl_growth_configure((unsigned)o->growth_checkpoints);
     gl_stack_capture_init((unsigned)o->num_callers);
     if (o->trace_file[0]) {

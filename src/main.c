@@ -199,7 +199,9 @@ static int read_logs(struct gl_options *opt, char **files, int n, const char *sy
         (opt->log_file[0] && !gl_check_output_file("--log-file", opt->log_file, err, sizeof err)) ||
         (opt->xml && !gl_check_output_file("--xml-file", opt->xml_file, err, sizeof err)) ||
         (opt->json_file[0] &&
-         !gl_check_output_file("--json-file", opt->json_file, err, sizeof err))) {
+         !gl_check_output_file("--json-file", opt->json_file, err, sizeof err)) ||
+        (opt->flamegraph_file[0] &&
+         !gl_check_output_file("--flamegraph-file", opt->flamegraph_file, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }
@@ -313,7 +315,9 @@ int main(int argc, char **argv)
          !gl_check_output_file("--json-file", opt.json_file, err, sizeof err)) ||
         (opt.trace_file[0] &&
          !gl_check_output_file("--trace-file", opt.trace_file, err, sizeof err)) ||
-        (opt.save[0] && !check_save(opt.save, err, sizeof err))) {
+        (opt.save[0] && !check_save(opt.save, err, sizeof err)) ||
+        (opt.flamegraph_file[0] &&
+         !gl_check_output_file("--flamegraph-file", opt.flamegraph_file, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }

@@ -518,6 +518,8 @@ static const char *const expected_names[] = {
     "trace-limit",
     "save",
     "save-limit",
+    "flamegraph-file",
+    "flamegraph-cost",
     "merge",
     "log-file",
     "log-fd",
