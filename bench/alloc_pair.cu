@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Allocate/free microbenchmark: the cost gpuleak adds to each pair.
 //   alloc_pair sync|async THREADS PAIRS [SIZE]
 // Prints one line: mode threads pairs ns_per_pair (wall time / pairs per thread).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a leak check asked for while the program runs costs (gpuleak.h), on any
  * machine (no GPU): N live blocks made as events over S distinct stacks, then
  * the time of a checkpoint, of gpuleak_count_leaks (all blocks, and since a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Copy/set microbenchmark: the cost gpuleak's range checks (--check-api-ranges)
 // add to each cudaMemcpy/cudaMemset.
 //   copy_loop h2d|d2h|d2d_async|memset_async OPS [SIZE]

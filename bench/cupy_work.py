@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A CuPy workload: time per step, steady state.
 
     python3 bench/cupy_work.py [STEPS] [--no-pool]

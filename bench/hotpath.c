@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpuleak's own share of the hot path, measured on any machine (no GPU): the
  * CUPTI callback is driven with hand-built callback data for a
  * cuMemAllocAsync + cuMemFreeAsync pair, exactly as CUPTI would call it.

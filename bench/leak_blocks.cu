@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Exit-time leak check benchmark: N device blocks live (and lost) at exit.
 //   leak_blocks N [async|sync]
 // Allocates N blocks of 256 bytes (cudaMallocAsync on one stream, or cudaMalloc

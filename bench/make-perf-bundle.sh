@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Copy this machine's perf and the shared libraries it needs into perf-bundle/
 # (git-ignored), for the GPU machine, which has no perf: carry it there beside
 # bundle/ and run bench/profile.  About 34 MB.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A malloc-heavy Python workload: the cost of gpuleak's allocator hooks.
 
     python3 bench/malloc_heavy.py [SCALE]

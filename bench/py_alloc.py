@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Allocate/free pairs made from Python at a chosen depth of Python frames: what
 capturing the Python frames (--python-frames=yes, the default) adds to each
 allocation over --python-frames=no.

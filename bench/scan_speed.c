@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* How fast the reachability scan reads memory (check/reach.h), on any
  * machine: a root region of GIB gigabytes (default 1) filled like a program's
  * heap (zeros, small integers, doubles, and pointers into a million 64-byte

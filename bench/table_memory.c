@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the live-block table costs per block, by how far apart the blocks are,
  * on any machine (no GPU): N blocks (default 1,000,000) inserted at each
  * spacing, then the table's bytes (the -v line's figure: shards, bins with

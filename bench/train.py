@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A small PyTorch training loop: time per step, steady state.
 
     python3 bench/train.py [STEPS]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpuleak.h: the client API of gpuleak, for programs and test suites.
  *
  * Header-only: a program that includes it needs no library at link time.  Under

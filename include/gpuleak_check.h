@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpuleak_check.h: GPU memory leak checks for test suites written with Check
  * (https://libcheck.github.io/check/).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "abnormal_end.h"
 
 #include <signal.h>

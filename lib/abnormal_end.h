@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reports for programs that end without exit(): a fatal signal or _exit().
  *
  * The exit report runs from atexit(), which a signal's default action and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client API: what include/gpuleak.h's inline functions reach.
  *
  * These run on the program's own threads, outside any CUDA callback, so they

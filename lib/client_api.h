@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client API (include/gpuleak.h) inside the runtime: its entry points are
  * exported as gpuleak_runtime_* (for dlsym and ctypes) and gathered in a table
  * whose address the runtime publishes in its own environment, where the

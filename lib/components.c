@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "components.h"
 
 #include "base/thread.h"

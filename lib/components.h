@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The registry: every component of the runtime that keeps process state, in
  * the order the dispatcher runs them (event/dispatch.h).  One list, so that a
  * new module is added once and reached by everything that must reach it: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dlclose, interposed: a shared object the program unloads is remembered
  * (symbol/unloaded_objects.h), so that the stacks of the blocks it allocated
  * still name its functions and lines in the exit report. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The report written when the program exits (before the CUDA runtime tears
  * down): snapshot, leak check, symbolization, text. */
 #ifndef GPULEAK_EXIT_REPORT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Entry points of the runtime inside the program.
  *
  * The launcher sets LD_PRELOAD and CUDA_INJECTION64_PATH to this library.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One report for many processes (gpuleak --read with several saved logs):
  * a torchrun job's ranks, a multiprocessing pool's workers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpuleak --read=FILE...: the report of processes from their saved event logs
  * (save/log_reader.h), without running anything.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* State of the runtime inside the program: its options, its process, and whether
  * CUDA tracking started.  One instance per process (gl_runtime). */
 #ifndef GPULEAK_RUNTIME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The gpuleak launcher: validates everything it can before the program runs,
  * then runs the program with the runtime injected and returns its exit status. */
 #ifndef GPULEAK_LAUNCHER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpuleak [options] [--] program [args]
  *
  * Everything the user can get wrong is checked here, before the program starts:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The status file: how the runtime in the program's processes tells the
  * launcher what it found (common/env.h, GL_STATUS_ENV).  Each process appends
  * lines "pid=N tracking", then "pid=N report errors=E", or "pid=N silent" when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Suppression files are read before the program runs: a malformed one stops
  * gpuleak with "FILE:LINE: error: ..." instead of a report that silently
  * ignores it. */

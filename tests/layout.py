@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Checks that keep the layout of lib/ honest, run by make check through
 tests/layout_cycles.test, tests/layout_map.test and tests/layout_names.test.
 

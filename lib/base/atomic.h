@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Raising a shared maximum (peaks) without a lock: a compare-and-swap only
  * when the value is exceeded, so that the common case is one relaxed load. */
 #ifndef GPULEAK_ATOMIC_MAX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* uthash, configured for use inside the runtime: its memory comes from the tool
  * allocator (never the program's malloc), and running out of memory fails the one
  * insertion instead of exiting the program. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "base/id_pages.h"
 
 #include "base/tool.h"

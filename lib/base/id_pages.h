@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Entries by a small integer id, for readers without a lock.
  *
  * The stack depot and the Python code table hand out ids (1, 2, ...) and

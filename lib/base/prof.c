@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "base/prof.h"
 
 #include <stdatomic.h>

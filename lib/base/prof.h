@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where the hot path's time goes: GPULEAK_BENCH=profile times each phase of the
  * callback with the cycle counter and, once, walks one stack frame by frame, and
  * the exit report ends with the figures (bench/README.md tells how to read them).

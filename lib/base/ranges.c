@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "base/ranges.h"
 
 #include <bsd/sys/tree.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Address ranges in order: which range holds an address.
  *
  * The block table answers "which block starts here"; API checks also ask

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "base/read_guard.h"
 
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Guarded reads of memory gpuleak does not own.
  *
  * The Python frame walker (python_frames.h) reads the interpreter's thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A test-and-test-and-set spinlock for the table shards.
  *
  * Shard critical sections are a hash lookup and a few stores; an uncontended

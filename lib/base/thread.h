@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-thread state of the tracker, one pointer away.
  *
  * The hot path needs, per thread: its kernel id, its counters, a recycled table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "base/tool.h"
 
 #include <pthread.h>

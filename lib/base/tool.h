@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tool's own memory, kept apart from the program's.
  *
  * The runtime never calls malloc from its hot paths: the program's allocator may

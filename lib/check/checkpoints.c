@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/checkpoints.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reference points for leak checks made while the program runs (gpuleak.h).
  *
  * A reference is what one leak check found: the identity and size of each loss

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/counters.h"
 
 #include <stdlib.h>

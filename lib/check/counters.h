@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The usage counters as a check reads them for the report: the tracker's
  * totals, allocation sites by peak (the stack depot's), and who holds a
  * device's memory when an allocation there fails (the live blocks summed by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/device_memory.h"
 
 #include <dlfcn.h>

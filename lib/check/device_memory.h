@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A device's free and total memory at the moment an allocation fails, for the
  * out-of-memory report.  Asked of NVML (libnvidia-ml.so.1, installed with the
  * driver, dlopen'ed; no build-time dependency), never of CUDA: the report is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/device_scan.h"
 
 #include <string.h>

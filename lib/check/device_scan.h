@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --scan-device: pointers stored in device memory.
  *
  * A device block can hold pointers to other device blocks (an array of

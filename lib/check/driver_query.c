@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/driver_query.h"
 
 #include <cuda.h>

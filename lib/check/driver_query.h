@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a leak run asks the CUDA driver: the devices and their names, what the
  * stream-ordered pools and graph memory keep unused, the size of memory opened
  * through IPC, a block's contents (--scan-device).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/framework.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What a framework's caching allocator says about its own memory.
  *
  * PyTorch and CuPy keep freed tensors' memory for reuse, so CUDA - and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/growth.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Growth detection (--growth-checkpoints=K): the leak that is not lost.
  *
  * A training loop that keeps every step's loss tensor, or a cache that is

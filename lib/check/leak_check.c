@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/leak_check.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The leak check: from a snapshot of outstanding blocks to sorted loss records.
  *
  * Blocks with the same allocation stack and the same leak kind form one loss

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One leak check, from the live tracker to loss records ready to report: the
  * path shared by the exit report and the checks a program asks for (gpuleak.h),
  * so that both classify and suppress alike.  Its phases, in order:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/owners.h"
 
 #include <link.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Who owns memory: the program, an NVIDIA library it uses, CUDA itself, or
  * gpuleak.  The reachability scan roots itself in the writable segments of
  * the program's own modules only, and never enters chunks that CUDA or gpuleak

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/pools.h"
 
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Custom pools declared through the client API (gpuleak.h), as the leak check
  * sees them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/reach.h"
 
 #include <setjmp.h>

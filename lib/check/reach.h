@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reachability: which targets (device blocks) the program can still reach
  * through its host memory, found the way LeakSanitizer and Valgrind find it.
  *

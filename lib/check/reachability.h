@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The reachability of a snapshot's blocks, in the live process: the heap the
  * hooks recorded (heap.h), the threads stopped (world.h), the owners of
  * modules and chunks (owners.h), the scan itself (reach.h).

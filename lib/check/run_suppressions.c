@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/run_suppressions.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The process's suppression set: one, shared by the API error sink and every
  * leak check.
  *

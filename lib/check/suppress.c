@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "check/suppress.h"
 
 #include "stack/stack_depot.h"

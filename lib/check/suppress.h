@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Suppressions applied to loss records, after the leak check and before the report.
  *
  * Entries of kind Cached come first: a matching record becomes cached.  Then

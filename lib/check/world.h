@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stopping the program's other threads for the reachability scan, and finding
  * where their stacks and registers are.
  *

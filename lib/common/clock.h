@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one clock: CLOCK_MONOTONIC, through the vDSO (no system call), safe in
  * signal handlers and inside CUDA callbacks.  Every duration and timestamp
  * gpuleak takes (events' time_ns, the trace file, timeouts, -v's timings)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Environment variables through which the launcher talks to the runtime. */
 #ifndef GPULEAK_ENV_H
 #define GPULEAK_ENV_H

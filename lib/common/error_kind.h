@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kinds of error (track/errors.h): API misuse, and growth (check/growth.h).  Their names are the
  * suppression kinds (gpuleak:InvalidFree) and the XML <kind>s, so the
  * suppression parser, shared with the launcher, knows them from here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Whole small files into memory: suppression files, /proc/self/cmdline. */
 #ifndef GPULEAK_FILE_H
 #define GPULEAK_FILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One frame of a stack as the report and the suppression matcher see it. */
 #ifndef GPULEAK_FRAME_H
 #define GPULEAK_FRAME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "common/leak_kind.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Leak kinds: how an outstanding block at a leak check is classified.
  * Shared by option parsing (--show-leak-kinds), the leak check and the report. */
 #ifndef GPULEAK_LEAK_KIND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "common/logfile.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --log-file templates, as Valgrind spells them:
  *   %p        the process id (one report per process: children get their own file)
  *   %n        the file's sequence number in its process (below)

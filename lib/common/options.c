@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "common/options.h"
 
 #include <errno.h>

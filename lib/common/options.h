@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* gpuleak options: one table (options.def), one parser, shared by the launcher and
  * the runtime.  The launcher validates the command line and hands the options to
  * the runtime serialized in GPULEAK_OPTIONS; the runtime parses them again with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "common/out.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffered report output straight to a file descriptor.
  *
  * Reports are written with write(2), not stdio: at exit the program may have closed

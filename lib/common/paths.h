@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where gpuleak's pieces are, wherever the tree was installed or moved to. */
 #ifndef GPULEAK_PATHS_H
 #define GPULEAK_PATHS_H

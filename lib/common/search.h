@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Binary search over arrays sorted by a uint64 key: the one search gpuleak
  * uses, from the reachability scan's inner loop to the lookup of a module.
  *

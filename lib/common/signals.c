@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "common/signals.h"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Signal names as reports and the launcher print them. */
 #ifndef GPULEAK_SIGNALS_H
 #define GPULEAK_SIGNALS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Sorting that allocates nothing: the one sort of gpuleak's code that may run
  * with the world stopped, in a callback, or where malloc is the program's
  * (qsort may allocate: glibc's did, for a merge sort).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "common/suppressions.h"
 
 #include <errno.h>

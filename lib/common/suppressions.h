@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Suppression files in Valgrind's grammar: reading, matching, and generating
  * entries, in one module with one data structure (Valgrind's m_errormgr.c is the
  * model).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small helpers every part of gpuleak uses, written once.
  *
  * GL_ARRAY_SIZE(a): the number of elements of the array a.  Given a pointer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "event/api.h"
 
 #include <string.h>

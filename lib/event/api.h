@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ids of the tracked driver entry points (driver_api.def) and their names. */
 #ifndef GPULEAK_API_H
 #define GPULEAK_API_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A block's record: what the state stage (track/tracker.h) keeps of each live
  * block, and what the observers of an event receive beside it
  * (event/dispatch.h): the block an event made, freed or released.  Snapshots

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "event/codec.h"
 
 #include <inttypes.h>

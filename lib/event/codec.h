@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events as bytes and as text: the encodings a recording of events is written
  * in and read back from (observe/replay.h; the saved event log to come).
  *

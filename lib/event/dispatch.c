@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "event/dispatch.h"
 
 #include <string.h>

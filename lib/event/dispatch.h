@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The dispatcher: the one seam between what observes the program and what
  * reacts to it.
  *

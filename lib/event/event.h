@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events: what a producer observed of the program's driver calls, in one
  * fixed-size record that every consumer reads (event/dispatch.h says who).
  *

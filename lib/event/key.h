@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Block keys: a block is known by its address, or, for objects the driver
  * names by handle (VMM allocations, arrays, pools), by the handle tagged with
  * a namespace in the top bits.  Device and host addresses share the unified

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "event/mem_kind.h"
 
 static const char *const kind_names[GL_MEM_NKINDS] = {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory kinds: what kind of memory a block is, what the report calls it, and
  * the properties the consumers of events agree on (which kinds are counted as
  * GPU allocations, which go with their context).  Part of the event format:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "heap/anon_maps.h"
 
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Anonymous writable mappings the program made itself with mmap (an arena of
  * an allocator it implements, Python's object arenas): they are scanned like
  * heap chunks.  Mappings made inside malloc (by jemalloc, say) are the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "heap/callers.h"
 
 #include <stdatomic.h>

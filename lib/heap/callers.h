@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Interned allocation callers: the return address of the code that called
  * malloc (or operator new, or mmap), kept once, named by a small id.  A chunk
  * record then needs 24 bits for its owner instead of 64.

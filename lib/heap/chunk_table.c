@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "heap/chunk_table.h"
 
 #include <stdatomic.h>

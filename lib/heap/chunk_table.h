@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Live heap chunks: address -> (size, caller id), 16 bytes each.
  *
  * malloc-heavy programs make millions of chunks, so this is not the block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "heap/heap.h"
 
 #include "heap/anon_maps.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the program's allocator hands out, and who asked for it.
  *
  * The runtime interposes the allocator (hooks.c: malloc and its family, C++'s

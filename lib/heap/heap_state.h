@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* State the hooks share with heap.c: whether they ever ran. */
 #ifndef GPULEAK_HEAP_STATE_H
 #define GPULEAK_HEAP_STATE_H

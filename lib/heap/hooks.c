@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The allocator's entry points, interposed (heap.h).  Each forwards to the
  * next definition (glibc's, or a preloaded jemalloc's), then records what it
  * got with the address of its caller.

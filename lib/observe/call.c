@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/call.h"
 
 #include <stdatomic.h>

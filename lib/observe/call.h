@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A tracked driver call turned into events, whichever producer saw it: CUPTI's
  * callbacks (observe/cupti.h) or the hooks at the driver's entry points
  * (observe/driver.h).  Both hand over the same thing, the call's parameters

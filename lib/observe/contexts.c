@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/contexts.h"
 
 #include <pthread.h>

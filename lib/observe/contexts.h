@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CUDA contexts and streams the producers saw, and the device each belongs to.
  *
  * An event's device is the one of the context current at the call (or of its

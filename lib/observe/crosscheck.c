@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/crosscheck.h"
 
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --intercept=both: the driver observer (observe/driver.h) tracks the program
  * and CUPTI (observe/cupti.h) watches it, call by call.
  *

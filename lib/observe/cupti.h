@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CUPTI producer: CUPTI's driver-API and resource callbacks turned into
  * events (observe/call.h does that, for both producers).  Runs inside the
  * program's driver calls.  Contexts and streams are learnt from the resource

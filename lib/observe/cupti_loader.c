@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/cupti_loader.h"
 
 #include <dirent.h>

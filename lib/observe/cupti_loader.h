@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* CUPTI, loaded with dlopen when CUDA initializes.
  *
  * libgpuleak is preloaded into every process the program starts, most of which

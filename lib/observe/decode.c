@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/decode.h"
 
 #include <cupti.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decoding a driver call's parameters into an event.
  *
  * The parameters are laid out as CUPTI's *_params structs lay them out

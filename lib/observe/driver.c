@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/driver.h"
 
 #include <cupti.h>

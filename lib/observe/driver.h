@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The driver observer: hooks at the driver's entry points, a producer of the
  * same events as CUPTI's callbacks (observe/call.h turns both into events),
  * without CUPTI: no serialized callbacks, and CUPTI stays free for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The hooks at the driver's entry points (observe/driver.h), and the lookups
  * that hand them out: dlsym and cuGetProcAddress.  Part of the injected
  * library, not of the core: its symbols are exported (libgpuleak.map), so

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Writes lib/observe/driver_entries.def: the signature of every driver entry
 point the driver observer hooks, taken from CUPTI's parameter structs
 (generated_cuda_meta.h lays out each function's arguments in order, which is

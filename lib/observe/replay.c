@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "observe/replay.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The replay producer: a recording of events read back and dispatched in
  * order (event/dispatch.h), as if the program were making its calls again,
  * through the same consumers, the leak run and the report.  Unit tests replay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "python/py_code.h"
 
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Code objects of captured Python frames, copied while they are alive.
  *
  * A frame names its function through a code object, which Python frees at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Python frames of the allocating thread, for threads running CPython.
  *
  * Most GPU memory is allocated from Python, where the native stack ends in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "python/py_lines.h"
 
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Line numbers of Python frames, decoded from copies of CPython's line tables.
  *
  * A Python frame is captured as (code object, byte offset of its instruction);

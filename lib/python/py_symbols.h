@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Python frame of a stored stack, as a report shows it: function (the
  * code's qualified name), file and line, decoded from the copy made when the
  * frame was captured (python/py_code.h).  The address shown is the code

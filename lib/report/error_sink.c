@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "report/error_sink.h"
 
 #include <pthread.h>

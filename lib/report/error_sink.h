@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Printing API errors as they happen: the runtime's gl_errors_sink.
  *
  * Called inside the CUDA call that erred, on the program's thread: it makes no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* API misuse errors and out-of-memory reports, as text (printed when they
  * happen) and in the exit report's documents.
  *

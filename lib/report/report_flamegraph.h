@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --flamegraph-file: folded stacks, the input of flamegraph.pl, inferno and
  * speedscope (heaptrack_print's option of the same name): a line per stack,
  * its frames outermost first joined by ';', a space, its bytes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stacks as every report prints them, shared by the text report, the API
  * error texts and the documents: a line per frame, and which API the
  * program called. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "report/report_json.h"
 
 #include <inttypes.h>

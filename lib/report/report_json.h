@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The whole report as one JSON document, for scripts and dashboards.
  * Its format is documented in doc/manual.md ("The JSON report") and versioned by
  * "format_version"; fields are only ever added. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The Valgrind-style text report.
  *
  * Pure formatting: everything it prints comes in through struct gl_report_input

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The report in Valgrind's XML output format, protocol version 4, so that the
  * tools that read Valgrind's XML (CI plugins, IDEs, valgrind-ci) read gpuleak's:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "save/log_answers.h"
 
 #include <stdio.h>

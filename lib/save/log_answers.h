@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The driver's answers to the exit check, saved and given again.
  *
  * The exit check asks the driver what events cannot tell (check/driver_query.h):

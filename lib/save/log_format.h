@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The saved event log's format (--save): what the writer (save/log_writer.h)
  * appends and the reader (save/log_reader.h) checks.  doc/manual.md, "The
  * saved event log", is the user's description; this is the contract.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "save/log_modules.h"
 
 #include <elf.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The loaded objects as the saved log names them: native frames are written
  * as (module index, offset from its load bias), so a reader can symbolize
  * them from the files later, on another machine, and check by build-id that

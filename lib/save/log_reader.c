@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "save/log_reader.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading a saved event log back (save/log_format.h): the producer behind
  * `gpuleak --read`.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "save/log_writer.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --save: the event log written as the program runs (save/log_format.h), so
  * that a process killed at any moment (SIGKILL, the OOM killer, a scheduler)
  * still leaves what was live on its GPUs and who allocated it, for

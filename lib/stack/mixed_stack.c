@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "stack/mixed_stack.h"
 
 struct builder {

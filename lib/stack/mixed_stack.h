@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One stack from a native walk and the Python frames of the same moment.
  *
  * The native stack of a Python program runs from the CUDA call through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which loaded object an address belongs to, for the few objects whose frames a
  * stack must lose: gpuleak itself, CUPTI, the CUDA driver, and the CUDA runtime.
  *

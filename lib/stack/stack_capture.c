@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "stack/stack_capture.h"
 
 #include <stdatomic.h>

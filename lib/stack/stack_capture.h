@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Capturing the allocating call stack inside a CUPTI callback, or in a hook at
  * the driver's entry point.
  *

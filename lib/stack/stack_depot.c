@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "stack/stack_depot.h"
 
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stack depot: every distinct call stack stored once, named by a small id.
  *
  * Leaks are grouped by allocation stack and most programs allocate from a few

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "stack/stack_memo.h"
 
 #include <stdatomic.h>

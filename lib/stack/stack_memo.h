@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A thread's recent allocation stacks, recognised without unwinding them.
  *
  * Why: a program allocates in loops, from the same few stacks again and again,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "stack/unwind.h"
 
 #define UNW_LOCAL_ONLY

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libunwind, loaded with dlopen(RTLD_LOCAL) when CUDA initializes.
  *
  * Linking it would put libunwind.so.8 into every process gpuleak is preloaded

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "symbol/frame_filter.h"
 
 #include <string.h>

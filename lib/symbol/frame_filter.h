@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Which frames of a stored stack a report shows.
  *
  * A stored stack starts at the driver entry point (stack_capture.h).  When the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "symbol/symbolize.h"
 
 #include <dlfcn.h>

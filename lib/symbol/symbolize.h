@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Symbolization with libdw, at report time only and only for printed stacks.
  *
  * Maps an instruction address to function (C++ demangled), source file and line

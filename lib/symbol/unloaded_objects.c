@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "symbol/unloaded_objects.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared objects the program unloaded (dlclose) while gpuleak ran, remembered so
  * that stacks captured while they were loaded can still be symbolized at exit.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/block_table.h"
 
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The live-block table: every outstanding allocation, keyed by address (or by a
  * namespaced handle, see event.h), split over many shards, each with its own
  * lock, so that threads allocating at once rarely meet.

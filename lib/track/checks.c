@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/checks.h"
 
 #include "event/api.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checks made at the driver API, without instrumenting kernels: a release
  * that misses the table or names the wrong call, an allocation that failed for
  * lack of memory, and (--check-api-ranges=yes) the ranges of every copy and

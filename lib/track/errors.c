@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/errors.h"
 
 #include <string.h>

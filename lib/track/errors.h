@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* API errors: the record of what the checks found (track/checks.h) and of the
  * growth the checkpoints found (check/growth.h).  Each error is one
  * fixed-size record: what happened, the stack where, and, where known, the

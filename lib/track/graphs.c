@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/graphs.h"
 
 #include <stdatomic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Graph memory: a graph's allocation nodes become blocks when a launch runs them.
  *
  * A memory node (cuGraphAddMemAllocNode, or cuMemAllocAsync on a stream being

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/live_ranges.h"
 
 #include "base/ranges.h"

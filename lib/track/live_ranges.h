@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The live blocks and VMM mappings by address range, for the checks of copies
  * and sets (--check-api-ranges=yes): "which live block holds this address".
  * The block table answers only "which block starts here".

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/quarantine.h"
 
 #include <string.h>

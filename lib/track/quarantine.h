@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The quarantine: the last N blocks freed, with the stacks that allocated and
  * freed them, so that a second free of the same address, or a copy into freed
  * memory, can say whose block it was (AddressSanitizer's quarantine, without

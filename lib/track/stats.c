@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/stats.h"
 
 #include <stdatomic.h>

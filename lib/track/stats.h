@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Usage statistics per device and memory kind, per allocation site, and the
  * allocations that failed: the GPU MEMORY SUMMARY, --stats, the OOM report and
  * --trace-file read them.

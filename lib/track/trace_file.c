@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/trace_file.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* --trace-file: a time series of live bytes per device and memory kind, written
  * as the program runs, for plotting later (CSV, one header, then rows
  *   seconds,device,kind,live_bytes,peak_bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "track/tracker.h"
 
 #include <stdatomic.h>

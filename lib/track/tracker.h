@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tracker: the dispatcher's state stage (event/dispatch.h).  It keeps the
  * live blocks in the block table, resolves each event to the block it concerns
  * (made, freed, released), numbers allocations, and keeps VMM handles'

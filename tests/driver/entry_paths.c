@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Every path to the driver's entry points, against the fake driver
  * (fake_cuda.c), under gpuleak --intercept=driver (tests/driver.test): what
  * each path hands out, what the calls return, and which blocks the report

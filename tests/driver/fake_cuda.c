@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A CUDA driver that is not one: libcuda.so.1 for tests/driver.test, so that
  * the driver observer's hooks (lib/observe/driver_hooks.c) are tested on a
  * machine with no GPU.  It hands out addresses from a counter, knows which

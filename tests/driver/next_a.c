@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dlsym(RTLD_NEXT) from a library: with gpuleak's dlsym in front, "next" must
  * still mean after this library (libnext_b's nx_target), not after gpuleak. */
 #ifndef _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The definition after libnext_a's (see next_a.c). */
 __attribute__((visibility("default"))) int nx_target(void) { return 2; }
 

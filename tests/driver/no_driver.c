@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* No CUDA driver loaded: a lookup of a driver entry point in the default scope
  * finds nothing, as without gpuleak (whose hooks are exported under the
  * driver's names); programs use this to tell whether CUDA is there. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Another tool's dlsym wrapper, preloaded beside gpuleak's (tests/driver.test):
  * it counts the lookups it sees and passes each on to the next dlsym.  With
  * both in the process the program must still get gpuleak's hooks and the

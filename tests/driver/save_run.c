@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A program for tests/save.test, run under gpuleak --save against the fake
  * driver (fake_cuda.c): threads allocate and free device memory at once, a
  * few blocks stay live, one free names an address never allocated, and then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* dlsym(RTLD_DEFAULT) searches its caller's local scope too: a library opened
  * with RTLD_LOCAL (as Python opens extension modules) finds the symbols of its
  * own dependencies there.  With gpuleak's dlsym in front it must still. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libFuzzer target: lib/common/suppressions.c on arbitrary input.
  *
  * Built by clang with -fsanitize=fuzzer,address,undefined (tests/Makefile.inc),

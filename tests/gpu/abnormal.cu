@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Programs that end without exit(): each mode leaks one 1 MiB block, then ends
 // its own way.  The report must still be written where any code can run, say
 // how the program ended, and the exit status must be the program's.

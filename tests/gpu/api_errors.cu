@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* API misuse errors, one scenario per run (argv[1]), each with a known report.
  * Calls expected to fail are not CHECK'ed: the driver refuses most of them, and
  * the point is what gpuleak says about them.  // SITE: markers name the lines

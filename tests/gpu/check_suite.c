@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A Check suite whose tests allocate GPU memory, checked by gpuleak_check.h:
  * test_leaks leaks on purpose and must fail with the loss record; the others
  * free what they allocate and must pass.  Built with the C compiler, CUDA's

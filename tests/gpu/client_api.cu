@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client API from CUDA C++ (gpuleak.h through nvcc): checkpoints, checks
  * of every mode, counts, ignore, disable/enable, and a custom pool whose
  * sub-allocations carry their own stacks.  Counts are asserted here; the GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // cudaDeviceReset() mid-run frees everything of the context: the block leaked
 // before it is not a leak; the one leaked after it is.
 #include "fixture.h"

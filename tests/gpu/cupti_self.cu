@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A program that uses CUPTI itself before CUDA starts.  Its own callbacks must
 // keep firing under gpuleak, and gpuleak must still track it: with
 // --intercept=driver it leaves CUPTI alone; with --intercept=cupti it says in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """torch_growth.py's loop with CuPy: a one-weight linear fit by gradient
 descent, a checkpoint per step.
 

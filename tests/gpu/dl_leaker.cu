@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A CUDA library that a program dlopens and dlcloses before it exits (see dl_main.c):
 // dl_leak_block() allocates and frees 10 blocks, then leaks one of 2,222,222 bytes.
 // Expected: the leak's stack names dl_leak_block at this file's line, although the

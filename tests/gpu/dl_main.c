@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A C program that is not linked with CUDA's runtime: it dlopens libcudart, allocates
  * and frees a block through it, dlopens libdl_leaker.so (beside this program), calls
  * dl_leak_block(), then dlcloses the library and the runtime and exits 0.

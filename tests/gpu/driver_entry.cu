@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Every way a program reaches the driver's allocation functions, each leaking
 // one block of its own size: the driver observer must see them all, and their
 // stacks must start with the entry point called, as CUPTI's do.

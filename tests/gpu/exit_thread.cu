@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // exit() called from a thread other than main: the report is still written, and
 // the program's exit status (3) survives.
 #include <pthread.h>

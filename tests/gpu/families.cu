@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Every allocation family: each leaks one object of a known size and frees another,
 // so the report must list exactly one loss record per family and none for the frees.
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the GPU test programs: every CUDA call is checked, so a fixture that
  * runs but silently fails cannot pass as "no leak". */
 #ifndef GPULEAK_FIXTURE_H

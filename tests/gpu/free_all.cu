@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Everything allocated is freed: the report must say so, with exact counts.
 #include "fixture.h"
 

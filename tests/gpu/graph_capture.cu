@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // CUDA graphs with memory nodes made by stream capture (cudaMallocAsync/cudaFreeAsync
 // captured in global mode).  Default: four graphs, only one of which leaks.
 // Expected: one loss record of 300,000 bytes whose stack is the capture-time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // IPC: the parent exports a block, a child process opens it and never closes it.
 // Expected: the child's report shows IPC-imported memory of 1,048,576 bytes; the
 // parent's shows none.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // 100 blocks leaked from one site, 3 from another: two loss records, smaller first.
 #include "fixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // One leaked block from a known call site among many freed ones.
 // Expected: one loss record of 1,048,576 bytes, stack cudaMalloc <- make_buffer <- main.
 #include "fixture.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // What CUDA libraries leave allocated after a correct teardown: each mode creates
 // a library handle, uses it, destroys it, and frees everything it allocated
 // itself.  Whatever gpuleak still reports comes from inside the library, which

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Build a self-contained copy of gpuleak under bundle/ for the GPU machine, which
 # has no libunwind, libdw or libcheck and no package registry.  The runtime
 # dlopens libunwind and libdw; it finds the copies beside it through its $ORIGIN

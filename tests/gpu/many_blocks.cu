@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // A million live blocks at exit: N (default 1,000,000) stream-ordered blocks of
 // 256..928 bytes from 8 call sites, all leaked, plus 10,000 allocated and freed.
 // Expected: 8 loss records (block i from site i % 8, of 256 + 96 * (i % 8) bytes),

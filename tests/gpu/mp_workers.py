@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python multiprocessing with the "spawn" start method: 3 worker processes, each
 leaking one block of its own size through ctypes calls to libcudart's cudaMalloc;
 the main process never uses CUDA.  Run with --log-file=DIR/gl.%p.log.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Two GPUs: peer access both ways, a peer copy, a kernel on device 1 reading device 0's
 // memory, a stream-ordered pair on a device-1 stream made while device 0 is current.
 // Expected: two loss records, both on device 1 (3,000,000 bytes from cudaMalloc,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Processes a program makes after it started CUDA (--trace-children).
 //   procs fork   leaks 1,000,000 bytes, forks a child that uses no CUDA and exits(0):
 //                only the parent reports, the leak once

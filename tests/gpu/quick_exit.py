@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python's os._exit skips atexit handlers: gpuleak's report must come anyway,
 saying so, and the status must stay 5.  One tensor stays in PyTorch's cache."""
 import os

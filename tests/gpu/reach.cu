@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // Ground truth for the leak kinds: every block has a known fate, and a size that
 // says which it is, so the GPU suite can check each record's kind by its size.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Leak kinds from Python: device memory held by Python objects is still
 reachable, a dropped pointer is definitely lost.  Prints a leak check made while
 the objects are alive (gpuleak.leak_report); the GPU suite checks each record's

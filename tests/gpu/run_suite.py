@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The GPU suite: runs the fixture programs under gpuleak and checks each report
 against known answers.  Builds nothing: it runs a tree made by `make gpu-bundle`
 (or the build tree, from `make check`).  Exit status 77 (automake's SKIP) when

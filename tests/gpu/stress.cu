@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // 16 threads x 100,000 allocate/free pairs of mixed kinds; thread t leaks (t%3)+1
 // stream-ordered blocks of 8,192 bytes and one cudaMalloc block of 4,096 bytes.
 // Expected: two loss records (31 x 8,192 and 16 x 4,096 bytes for 16 threads), usage

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // 8 threads allocate and free concurrently; each leaks one block from the same site.
 // Expected: one loss record "32,768 bytes in 8 blocks", exact alloc/free counts.
 #include <pthread.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A small PyTorch training loop with a checkpoint per step, for gpuleak's
 Python frames and --growth-checkpoints.
 

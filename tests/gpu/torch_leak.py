@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A PyTorch program with one real leak and tensors it keeps to the end.
 
 - torch.cuda.caching_allocator_alloc(3 MiB) is never given back: with

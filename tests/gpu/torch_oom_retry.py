@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PyTorch's caching allocator meets an out-of-memory and recovers: a request no
 cached segment fits makes cudaMalloc fail, the allocator frees its cache and
 retries, and the program never sees an error.  Then a request no device could

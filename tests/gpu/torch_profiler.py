@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """torch.profiler inside a program: under gpuleak --intercept=driver it must
 record the CUDA kernels it records without gpuleak (CUPTI stays the
 profiler's)."""

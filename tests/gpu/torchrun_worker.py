@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A torchrun worker: a small PyTorch CUDA computation, then one block of its own
 size leaked with the driver's cuMemAlloc (ctypes) in the context PyTorch made.
     python3 -m torch.distributed.run --standalone --nproc_per_node=2 torchrun_worker.py

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # A shell between gpuleak and the program, as test scripts and launchers are.
 #   wrap.sh PROGRAM ARGS...         runs it as a child, then exits with its status
 #   wrap.sh --exec PROGRAM ARGS...  replaces itself with it

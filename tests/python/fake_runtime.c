@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A stand-in for gpuleak's runtime, for testing the Python package and the
  * pytest plugin on a machine without a GPU: the same exported entry points
  * (lib/client_api.h), over "blocks" that Python makes and frees through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python frames while the interpreter finalizes: daemon threads keep walking
 their own frames from inside a long C call (the GIL released, as in a CUDA
 call) while the main thread ends.  Finalization frees every other thread's

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Python frames in gpuleak's stacks, checked against the interpreter itself.
 
 Run by tests/python_frames.test with one interpreter and the probe library

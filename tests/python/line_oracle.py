@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Write the answers of the running interpreter's PyCode_Addr2Line, for
 lib/python/py_lines.c to be checked against (tests/python_lines.test).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The Python package (python/gpuleak) and its pytest plugin, without a GPU.
 
 Each scenario runs in a fresh interpreter: without gpuleak, over a stand-in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/track/errors.h and what it stands on: the range index (ranges.h),
  * the quarantine of freed blocks (quarantine.h), the errors the tracker finds
  * through the event seam (invalid, double and mismatched frees, copies and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/track/block_table.h: the sharded live-block table. */
 #include <check.h>
 #include <pthread.h>

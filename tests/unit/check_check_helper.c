@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* include/gpuleak_check.h: a Check suite whose tests use the fixture, run by an
  * inner SRunner in both of Check's modes, over the runtime's core with blocks
  * made as events (no GPU).  In fork mode each test runs in a child, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The client API (include/gpuleak.h -> lib/client_api.c) without a GPU: the
  * header's inline functions find this process's table in the environment, as
  * in a program under gpuleak; blocks come in as events (event/event.h), stacks

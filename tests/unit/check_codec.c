@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* event/codec.h: events as 64-byte little-endian records and as text lines,
  * both read back to the same event; what a reader must refuse. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/observe/contexts.h: the device of each CUDA context, asked once. */
 #include <check.h>
 #include <pthread.h>

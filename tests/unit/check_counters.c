@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/counters.h: the counters a check reads, in the report's types.
  * Blocks made as events; what the module reads is compared with what the
  * tracker and the usage counters say themselves, and the out-of-memory

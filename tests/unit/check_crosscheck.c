@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/observe/crosscheck.h: --intercept=both's comparison, driven by hand.  A
  * "hook" is gl_crosscheck_begin/_end around the call; CUPTI's callbacks are
  * gl_crosscheck_cupti at entry and exit with their own copy of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/observe/cupti.h: gl_cupti_callback driven by hand-built CUPTI callback
  * data, as CUPTI calls it around each driver call; results read back through the
  * tracker. */

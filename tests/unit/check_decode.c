@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/observe/decode.h: every driver entry point of driver_api.def, decoded
  * from a hand-built CUPTI parameter struct (generated_cuda_meta.h), and driven
  * through the CUPTI callback handler: allocations (and their failures), releases,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/device_scan.h: pointers in device memory, over "device" blocks
  * whose contents are host buffers handed out by a fake reader. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* event/dispatch.h on its own: a registry of fake components (a router, a
  * state stage, observers) stands for the runtime's, so that the dispatcher's
  * rules are checked apart from what the real consumers do. */

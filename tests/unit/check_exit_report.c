@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/exit_report.h: the whole exit report without a GPU: blocks put in the
  * tracker by hand, stacks of this program's own functions in the depot, the report
  * written to a --log-file and read back.  No CUDA driver is loaded here, so device

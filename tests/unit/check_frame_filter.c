@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/symbol/frame_filter.h: which frames of a stored stack a report shows. */
 #include <check.h>
 #include <stdint.h>

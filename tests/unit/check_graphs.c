@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/track/graphs.h: graphs' memory nodes kept per capture, graph and
  * executable graph, and turned into blocks (and frees) by launches; results read
  * back through the tracker. */

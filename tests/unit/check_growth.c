@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/growth.h and lib/check/framework.h: growth detection at
  * checkpoints, from the stack depot's sites and a framework's own record.
  *

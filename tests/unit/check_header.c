@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* include/gpuleak.h on its own: no runtime linked, the header compiled as C99,
  * C11 and C++11 with every warning an error (tests/Makefile.inc builds this file
  * three times).  Without gpuleak every call is a no-op with its documented

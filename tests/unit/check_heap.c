@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/heap: the chunk table, interned callers and anonymous mappings, and the
  * interposed allocator itself: heap/hooks.c is linked into this program, so
  * every malloc here (Check's, libc's) goes through it, as in a program under

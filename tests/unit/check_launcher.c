@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* src/launcher.h: the launcher's helpers (src/locate.c is compiled into this test):
  * relative paths, program lookup as execvp does it, --log-file checks, runtime
  * location. */

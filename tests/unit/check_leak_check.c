@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/leak_check.h: outstanding blocks grouped into loss records. */
 #include <check.h>
 #include <stdint.h>

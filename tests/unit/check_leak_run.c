@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/leak_run.h without a GPU: recorded events replayed into the
  * tracker, then the whole leak run, its driver questions answered by a
  * stand-in (driver_query.h), by one that cannot tell, or by none at all.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* save/log_format.h: the saved log's events both ways (packed, as writers
  * write them, and the first builds' varints, still read), the header, the
  * check byte, and what a reader must refuse. */

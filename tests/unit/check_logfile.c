@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/logfile.h: --log-file templates (%p, %n, %q{VAR}, %%). */
 #include <check.h>
 #include <stdlib.h>

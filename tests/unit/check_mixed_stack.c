@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/stack/mixed_stack.h: one stack from a native walk and the Python frames
  * of the same moment.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/stack/modules.h: which loaded object an address belongs to. */
 #include <check.h>
 #include <dlfcn.h>

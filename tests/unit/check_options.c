@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/options.h: defaults, parsing of every option, serialization into
  * GPULEAK_OPTIONS and back, --help, and the man page's option list. */
 #include <check.h>

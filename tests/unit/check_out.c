@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/out.h: report lines prefixed "==PID== ", buffering, and sizes with
  * thousands separators. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/owners.h: who owns a module, a caller, a static CUDA runtime's
  * code.  Runs in this process: its own modules are real, the "function names"
  * come from a fake namer that counts its calls (naming is what costs minutes in

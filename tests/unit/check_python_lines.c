@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/python/py_lines.h: CPython line tables decoded without the interpreter.
  * The tables here are built by hand from the documented encodings
  * (Objects/lnotab_notes.txt, Objects/locations.md); tests/python_lines.test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/reach.h: the reachability scan over fabricated memory: real
  * buffers of this process play module segments (roots), heap chunks
  * (objects) and CUDA-owned memory (objects that are not traversable); device

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/reachability.h in a live process, without a GPU: the allocator
  * hooks are linked into this program (as when gpuleak is preloaded), device
  * blocks are made as events at addresses nothing maps, and the program keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/reachability.h's retry: every buffer of the scan is sized before
  * the world stops, from counts taken then with room to grow; a heap that grows
  * past that room meanwhile makes the scan size everything again, with twice

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/base/read_guard.h: a fault inside a guarded read returns to the guard,
  * with the signal mask as it was; one outside goes to the program's handler,
  * or kills the program as the default action would. */

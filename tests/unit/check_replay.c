@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* observe/replay.h: recorded events replayed through the dispatcher, the same
  * consumers, the leak run and the exit report, compared byte for byte with
  * the report they must give (no GPU).  Each recording in tests/replay/ is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What each API error says (report/report_errors.c): the first line and the
  * auxiliary lines for every kind and detail, from fixed errors and a fake
  * stack service, so the texts the GPU suite reads are pinned without a GPU. */

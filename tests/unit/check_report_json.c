@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/report/report_json.h: the whole report as one JSON document.
  *
  * Each document is written to a file and read back by Python's json module

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/report/report_text.h: the Valgrind-style report, compared byte for byte.
  *
  * Everything the report prints comes through struct gl_report_input: the loss

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/report/report_xml.h: the report in Valgrind's XML format, protocol 4.
  *
  * Each document is written to a file and read back with xmllint (Debian package

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/runtime.h: where the runtime's messages go (stderr as it was at load time,
  * or the --log-file), and the command line for the report header. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/search.h: the binary searches against a linear scan, at every
  * boundary: each key present, one below and one above it, 0 and UINT64_MAX,
  * runs of equal keys, every length from 0 up, keys at an offset inside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The suppression and classification files gpuleak ships (suppressions/, every .supp file):
  * they load cleanly, and each rule matches the stacks it was written for -
  * taken from real reports on the GPU machine (PyTorch 2.11, CuPy 14, JAX 0.11),

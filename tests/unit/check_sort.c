@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/sort.h: GL_SORT_DEFINE's introsort against qsort, on the inputs
  * that break quicksorts (sorted, reversed, equal keys, organ pipes, McIlroy's
  * adversary) at the sizes where its three sorts hand over (insertion sort up

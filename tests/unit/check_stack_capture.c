@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/stack/stack_capture.h: gl_stack_capture_trim, which drops gpuleak's, CUPTI's and
  * all but the outermost driver frame from a raw stack, by module role. */
 #include <check.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/stack/stack_depot.h: distinct stacks stored once, named by dense ids.
  *
  * The depot is process-wide and has no reset: each test runs in its own forked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/stack/stack_memo.h: a thread's recent stacks, recognised by the return
  * addresses in their slots.  The stacks here are built by hand in an array:
  * each frame's return address written where a walk said it lies. */

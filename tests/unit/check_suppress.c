@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/check/suppress.h: suppression entries applied to loss records.
  *
  * Cached entries first (a matching record becomes cached), then Leak entries (a

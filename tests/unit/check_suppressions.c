@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/suppressions.h: Valgrind's suppression grammar read (every accepted
  * form, every error with its exact message and line), entries matched against
  * stacks, globs, and generated entries read back.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/symbol/symbolize.h: addresses of this very test program to function,
  * file and line (libdw), and C++ demangling.  Built with -g -O0; the functions
  * symbolized also carry optimize("O0") and noinline so that the user's CFLAGS

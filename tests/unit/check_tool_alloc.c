@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/base/tool.h: the tool's own memory (mmap regions, slabs, size classes). */
 #include <check.h>
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/track/tracker.h: events applied to the live-block table, counters, VMM
  * handles and their mappings, contexts, snapshots. */
 #include <check.h>

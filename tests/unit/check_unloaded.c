@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/symbol/unloaded_objects.h: an object dlclose'd while gpuleak runs is
  * remembered, and the symbolizer still names its functions from its file; an
  * object another handle keeps loaded is not remembered. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/common/util.h: GL_ARRAY_SIZE (and that it rejects a pointer), GL_ASSERT
  * checked (this file, GL_ASSERTIONS=1), compiled out (util_off.c), and the
  * unit tests' core library built with its assertions checked. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loaded into a Python interpreter by tests/python/frames_oracle.py (ctypes):
  * captures stacks as the runtime does inside a CUDA call, and shows them as
  * the report would, so that the test can compare them with what the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib/python/py_lines.c against a real interpreter's PyCode_Addr2Line.
  *
  *     python_lines_oracle FILE

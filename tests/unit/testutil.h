@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers shared by the unit tests: temporary files, capturing what a function
  * writes to a file descriptor, and the one main() every test program uses. */
 #ifndef GPULEAK_TESTUTIL_H

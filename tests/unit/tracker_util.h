@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helpers for unit tests that drive the event pipeline (event/dispatch.h) and
  * look at the tracker's live blocks and counters. */
 #ifndef GPULEAK_TRACKER_UTIL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A shared object for tests/unit/check_unloaded: loaded, then unloaded, and its
  * function still symbolized afterwards. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* check_util's other half: GL_ASSERT compiled out, as in the runtime. */
 #undef GL_ASSERTIONS
 #include "common/util.h"

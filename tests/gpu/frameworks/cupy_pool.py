@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """CuPy with its default memory pool: arrays made and freed, none kept.  A leak
 check while the pool still holds its memory finds no definite leak and the
 pool's memory cached, to the byte of pool.total_bytes(); the exit report finds

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """JAX with XLA's default allocator (a BFC allocator over a region it takes
 from CUDA at start): arrays made and freed.  A leak check finds no definite leak
 and the region cached; so does the exit report."""

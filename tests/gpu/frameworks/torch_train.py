@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A PyTorch training loop that frees its tensors: under gpuleak no definite or
 possible leak, and the cached total equals torch.cuda.memory_reserved() read at
 exit.  Run it with PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync or

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """CuPy without its memory pool, through cuBLAS."""
 import cupy
 

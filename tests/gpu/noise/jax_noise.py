@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """JAX with the platform allocator (no BFC pool), through XLA's cuBLAS calls.
 Run with XLA_PYTHON_CLIENT_ALLOCATOR=platform XLA_PYTHON_CLIENT_PREALLOCATE=false."""
 import jax.numpy as jnp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PyTorch with its caching allocator off, through cuBLAS, cuDNN and NCCL, each
 released as the program can: what remains is library noise (lib_noise.cu)."""
 import torch

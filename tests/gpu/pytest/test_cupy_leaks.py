@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """CuPy tests checked by gpuleak's pytest plugin: the one that keeps an array
 alive must fail, the others must pass."""
 import cupy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """PyTorch tests checked by gpuleak's pytest plugin (tests/gpu/run_suite.py runs
 them with PyTorch's caching allocator on and off): the two that keep a tensor
 alive past their end must fail, the others must pass."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A stand-in for CuPy (tests/launcher.test): cupy.cuda records the calls made
 to set_allocator and set_pinned_memory_allocator, and the state of the package
 when each was made."""

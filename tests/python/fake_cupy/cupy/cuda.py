@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """cupy.cuda of the stand-in: set_allocator and set_pinned_memory_allocator
 append (name, argument, whether cupy had finished importing) to calls, then
 raise if FAKE_CUPY_RAISE is set (the hook must carry on regardless)."""
