@@ -218,14 +218,6 @@ static void record_lines(struct gl_out *o, const struct record *r, size_t index,
 uint64_t gl_read_merge_print(const struct gl_read_merge *m, struct gl_out *o,
                              const struct gl_options *opt)
 {
-    static const char *const labels[GL_LEAK_NKINDS] = {
-        [GL_LEAK_DEFINITE] = "definitely lost",
-        [GL_LEAK_INDIRECT] = "indirectly lost",
-        [GL_LEAK_POSSIBLE] = "possibly lost",
-        [GL_LEAK_REACHABLE] = "still reachable",
-        [GL_LEAK_CACHED] = "cached",
-        [GL_LEAK_DEATH] = "live at death",
-    };
     gl_out_line(o, "gpuleak: merged report of %zu processes", m->np);
     gl_out_line(o, "%s", "");
     const struct record **shown = calloc(m->nr ? m->nr : 1, sizeof *shown);
@@ -266,7 +258,7 @@ uint64_t gl_read_merge_print(const struct gl_read_merge *m, struct gl_out *o,
     gl_out_line(o, "LEAK SUMMARY (%zu processes):", m->np);
     for (int j = 0; j < GL_LEAK_NKINDS; j++)
         if (j != GL_LEAK_DEATH || sum[j].blocks)
-            totals(o, labels[j], &sum[j]);
+            totals(o, gl_leak_kind_phrase((enum gl_leak_kind)j), &sum[j]);
     totals(o, "suppressed", &suppressed);
     gl_out_line(o, "%s", "");
     gl_out_line(o, "ERROR SUMMARY: %llu errors in %zu processes", (unsigned long long)errors,

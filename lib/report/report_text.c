@@ -450,14 +450,6 @@ static void leak_summary(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_leak_result *lr = in->leaks;
     const struct gl_leak_ref *d = in->delta;
-    static const char *const labels[GL_LEAK_NKINDS] = {
-        [GL_LEAK_DEFINITE] = "definitely lost",
-        [GL_LEAK_INDIRECT] = "indirectly lost",
-        [GL_LEAK_POSSIBLE] = "possibly lost",
-        [GL_LEAK_REACHABLE] = "still reachable",
-        [GL_LEAK_CACHED] = "cached",
-        [GL_LEAK_DEATH] = "live at death",
-    };
     gl_out_line(o, "LEAK SUMMARY:");
     for (int k = 0; k < GL_LEAK_NKINDS; k++) {
         /* Only a log saved by a process that died has blocks live at death:
@@ -465,7 +457,8 @@ static void leak_summary(struct gl_out *o, const struct gl_report_input *in)
          * A delta whose reference had some shows the line going to zero. */
         if (k == GL_LEAK_DEATH && !lr->kind[k].blocks && !(d && d->kind[k].blocks))
             continue;
-        totals_line(o, labels[k], &lr->kind[k], d ? &d->kind[k] : NULL);
+        totals_line(o, gl_leak_kind_phrase((enum gl_leak_kind)k), &lr->kind[k],
+                    d ? &d->kind[k] : NULL);
         if (k == GL_LEAK_CACHED)
             framework_lines(o, in);
     }

@@ -113,28 +113,32 @@ static void wake_helper(uint32_t why)
         syscall(SYS_futex, &w.wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+/* The room for a record of n body bytes, the body copied in; NULL when the
+ * log is stopped.  The caller stores the head. */
+static inline uint8_t *place(const uint8_t *body, size_t n)
+{
+    if (atomic_load_explicit(&w.stopped, memory_order_relaxed))
+        return NULL;
+    uint8_t *at = reserve(n);
+    if (at)
+        memcpy(at + 4, body, n);
+    return at;
+}
 
 static void append(unsigned type, const uint8_t *body, size_t n)
 {
-    if (atomic_load_explicit(&w.stopped, memory_order_relaxed))
-        return;
-    uint8_t *at = reserve(n);
-    if (!at)
-        return;
-    memcpy(at + 4, body, n);
-    finish(at, type, at + 4, n);
+    uint8_t *at = place(body, n);
+    if (at)
+        finish(at, type, at + 4, n);
 }
 
 /* The hot path's: body is followed by zeros to a multiple of 8 bytes (the
  * faster check), and every MiB of the file gets a clock pair. */
 static inline void append_padded(unsigned type, const uint8_t *body, size_t n)
 {
-    if (atomic_load_explicit(&w.stopped, memory_order_relaxed))
-        return;
-    uint8_t *at = reserve(n);
+    uint8_t *at = place(body, n);
     if (!at)
         return;
-    memcpy(at + 4, body, n);
     uint32_t head =
         (uint32_t)type | (uint32_t)gl_log_format_check_padded(body, n) << 8 | (uint32_t)n << 16;
     __atomic_store_n((uint32_t *)at, head, __ATOMIC_RELEASE);
@@ -333,8 +337,8 @@ static void populate_ahead(void)
         want = w.limit;
     if (want <= populated || atomic_load(&w.stopped) || !grow(want))
         return;
-    uint64_t from = populated > atomic_load(&w.length) ? populated
-                                                       : atomic_load(&w.length) & ~(uint64_t)4095;
+    uint64_t from =
+        populated > atomic_load(&w.length) ? populated : atomic_load(&w.length) & ~(uint64_t)4095;
 #ifdef MADV_POPULATE_WRITE
     if (madvise(w.base + from, want - from, MADV_POPULATE_WRITE) == 0)
         populated = want;
