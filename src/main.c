@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/logfile.h"
 #include "common/options.h"
 #include "common/signals.h"
 #include "launcher.h"
@@ -123,28 +124,12 @@ static bool merge_prepare(struct gl_options *opt)
  * files older than the run left out. */
 static void merge_report(struct gl_options *opt)
 {
-    char pattern[PATH_MAX * 2];
-    size_t k = 0;
-    for (const char *t = opt->save; *t && k < sizeof pattern - 1; t++) {
-        if (t[0] == '%' && t[1] == 'p') {
-            pattern[k++] = '*';
-            t++;
-        } else if (t[0] == '%' && t[1] == 'q' && t[2] == '{') {
-            const char *end = strchr(t, '}');
-            char var[256];
-            snprintf(var, sizeof var, "%.*s", end ? (int)(end - t - 3) : 0, t + 3);
-            const char *v = getenv(var);
-            for (; v && *v && k < sizeof pattern - 1; v++)
-                pattern[k++] = *v;
-            t = end ? end : t + strlen(t) - 1;
-        } else if (t[0] == '%' && t[1] == '%') {
-            pattern[k++] = '%';
-            t++;
-        } else {
-            pattern[k++] = *t;
-        }
+    char pattern[PATH_MAX * 2], err[512];
+    if (gl_logfile_glob_pattern("--save", opt->save, pattern, sizeof pattern, err, sizeof err) <
+        0) {
+        fprintf(stderr, "gpuleak: --merge=yes: %s\n", err); /* checked before the run: not met */
+        return;
     }
-    pattern[k] = '\0';
     glob_t g = {0};
     char **files = NULL;
     int n = 0;

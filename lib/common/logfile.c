@@ -22,8 +22,26 @@ int gl_logfile_expand(const char *tmpl, int pid, bool require_vars, char *out, s
                                       errlen);
 }
 
+/* The expansion, with the text %p stands for. */
+static int expand(const char *option, const char *tmpl, const char *pid, bool require_vars,
+                  char *out, size_t outlen, char *err, size_t errlen);
+
 int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bool require_vars,
                                char *out, size_t outlen, char *err, size_t errlen)
+{
+    char num[24];
+    snprintf(num, sizeof num, "%d", pid);
+    return expand(option, tmpl, num, require_vars, out, outlen, err, errlen);
+}
+
+int gl_logfile_glob_pattern(const char *option, const char *tmpl, char *out, size_t outlen,
+                            char *err, size_t errlen)
+{
+    return expand(option, tmpl, "*", false, out, outlen, err, errlen);
+}
+
+static int expand(const char *option, const char *tmpl, const char *pid, bool require_vars,
+                  char *out, size_t outlen, char *err, size_t errlen)
 {
     size_t pos = 0;
     if (outlen == 0)
@@ -37,9 +55,7 @@ int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bo
             ok = append(out, outlen, &pos, "%", 1);
             p++;
         } else if (p[1] == 'p') {
-            char num[24];
-            int n = snprintf(num, sizeof num, "%d", pid);
-            ok = append(out, outlen, &pos, num, (size_t)n);
+            ok = append(out, outlen, &pos, pid, strlen(pid));
             p++;
         } else if (p[1] == 'n') {
             /* Not numbered yet (gl_logfile_number): the first file. */

@@ -48,4 +48,9 @@ int gl_logfile_template_expand(const char *option, const char *tmpl, int pid, bo
 int gl_logfile_number(char *const tmpls[], const char *const options[], size_t n, size_t size,
                       char *err, size_t errlen);
 
+/* The same with %p as '*': a glob(3) pattern for the files every process
+ * wrote (--merge=yes).  Unset %q{VAR}s expand to nothing. */
+int gl_logfile_glob_pattern(const char *option, const char *tmpl, char *out, size_t outlen,
+                            char *err, size_t errlen);
+
 #endif

@@ -48,6 +48,24 @@ START_TEST(test_pid)
 }
 END_TEST
 
+/* --merge=yes's pattern: every process's file, the rest as expanded. */
+START_TEST(test_glob_pattern)
+{
+    char out[256], err[256];
+    setenv("GL_TEST_JOB", "j7", 1);
+    ck_assert_int_eq(gl_logfile_glob_pattern("--save", "/d/%q{GL_TEST_JOB}.%p.gl", out, sizeof out,
+                                             err, sizeof err),
+                     0);
+    ck_assert_str_eq(out, "/d/j7.*.gl");
+    ck_assert_int_eq(
+        gl_logfile_glob_pattern("--save", "100%%.%p", out, sizeof out, err, sizeof err), 0);
+    ck_assert_str_eq(out, "100%.*");
+    ck_assert_int_eq(gl_logfile_glob_pattern("--save", "x.%q{", out, sizeof out, err, sizeof err),
+                     -1);
+    ck_assert_str_eq(err, "--save: unterminated '%q{' in 'x.%q{'");
+}
+END_TEST
+
 START_TEST(test_percent)
 {
     ck_assert_str_eq(expand("100%%", 1, true), "100%");
@@ -185,6 +203,7 @@ static Suite *logfile_suite(void)
     tcase_add_checked_fixture(tc, setup, NULL);
     tcase_add_test(tc, test_plain);
     tcase_add_test(tc, test_pid);
+    tcase_add_test(tc, test_glob_pattern);
     tcase_add_test(tc, test_percent);
     tcase_add_test(tc, test_env_var);
     tcase_add_test(tc, test_unset_var);
