@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/leak_kind.h"
+#include "common/util.h"
 #include "report/report_frames.h"
 
 /* A frame copied out of the symbolizer that made it. */
@@ -37,14 +38,7 @@ struct gl_read_merge {
     size_t np;
 };
 
-static void *grow(void *v, size_t n, size_t size)
-{
-    if (n && (n & (n - 1)))
-        return v;
-    return realloc(v, (n ? 2 * n : 8) * size);
-}
-
-static char *dup(const char *s) { return s ? strdup(s) : NULL; }
+static char *copy_str(const char *s) { return s ? strdup(s) : NULL; }
 
 struct gl_read_merge *gl_read_merge_new(void) { return calloc(1, sizeof(struct gl_read_merge)); }
 
@@ -114,17 +108,15 @@ static const char *ending_of(const struct gl_log_summary *s, char *buf, size_t l
 bool gl_read_merge_add(struct gl_read_merge *m, const struct gl_log_summary *s,
                        const struct gl_leak_run *run, const struct gl_report_input *in)
 {
-    struct process *pv = grow(m->p, m->np, sizeof *m->p);
-    if (!pv)
+    if (!gl_util_grow((void **)&m->p, m->np, sizeof *m->p))
         return false;
-    m->p = pv;
     struct process *p = &m->p[m->np++];
     char ending[64];
     const struct gl_leak_result *l = &run->leaks;
     *p = (struct process){.pid = (int)s->header->pid,
                           .ppid = (int)s->header->ppid,
-                          .command = dup(s->command),
-                          .ending = dup(ending_of(s, ending, sizeof ending)),
+                          .command = copy_str(s->command),
+                          .ending = copy_str(ending_of(s, ending, sizeof ending)),
                           .in_use = l->in_use,
                           .suppressed = l->suppressed,
                           .errors = gl_report_text_error_count(in)};
@@ -148,31 +140,27 @@ bool gl_read_merge_add(struct gl_read_merge *m, const struct gl_log_summary *s,
         if (rec) {
             free(key);
         } else {
-            struct record *rv = grow(m->r, m->nr, sizeof *m->r);
-            if (!rv) {
+            if (!gl_util_grow((void **)&m->r, m->nr, sizeof *m->r)) {
                 free(key);
                 return false;
             }
-            m->r = rv;
             rec = &m->r[m->nr++];
             *rec = (struct record){.kind = r->kind, .key = key, .nframes = n};
             rec->frames = calloc(n ? n : 1, sizeof *rec->frames);
             for (unsigned j = 0; rec->frames && j < n; j++) {
                 rec->frames[j] = frames[j];
-                rec->frames[j].function = dup(frames[j].function);
-                rec->frames[j].file = dup(frames[j].file);
-                rec->frames[j].object = dup(frames[j].object);
-                rec->frames[j].mangled = dup(frames[j].mangled);
+                rec->frames[j].function = copy_str(frames[j].function);
+                rec->frames[j].file = copy_str(frames[j].file);
+                rec->frames[j].object = copy_str(frames[j].object);
+                rec->frames[j].mangled = copy_str(frames[j].mangled);
             }
         }
         rec->bytes += r->bytes;
         rec->indirect += r->indirect_bytes;
         rec->blocks += r->blocks;
         if (!rec->npids || rec->pids[rec->npids - 1] != p->pid) {
-            int *v = grow(rec->pids, rec->npids, sizeof *rec->pids);
-            if (!v)
+            if (!gl_util_grow((void **)&rec->pids, rec->npids, sizeof *rec->pids))
                 return false;
-            rec->pids = v;
             rec->pids[rec->npids++] = p->pid;
         }
     }

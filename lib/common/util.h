@@ -16,6 +16,10 @@
 #ifndef GPULEAK_UTIL_H
 #define GPULEAK_UTIL_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+
 /* 0, or a compile error (an array of negative size) if a is a pointer: only an
  * array decays to a pointer of a type other than its own. */
 #define GL_UTIL_MUST_BE_ARRAY_(a)                                                                  \
@@ -77,5 +81,21 @@ gl_util_assert_fail(const char *file, unsigned line, const char *cond, const cha
 #define GL_ASSERT(cond, what) ((void)sizeof(!(cond)), (void)sizeof(what))
 
 #endif
+
+/* Room for element n of an array grown by doubling: its capacity is the
+ * power of two from 16 at or above its count, so the count alone says when it
+ * is full.  False when memory ran out (*v unchanged).  Not for hot paths. */
+static inline bool gl_util_grow(void **v, size_t n, size_t size)
+{
+    if (n >= 16 && (n & (n - 1)))
+        return true; /* room left below the next power of two */
+    if (n && n < 16)
+        return true;
+    void *p = realloc(*v, (n ? 2 * n : 16) * size);
+    if (!p)
+        return false;
+    *v = p;
+    return true;
+}
 
 #endif

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "event/dispatch.h"
 #include "python/py_code.h"
 #include "python/py_frames.h"
@@ -88,13 +89,8 @@ static uint32_t le32(const uint8_t *p)
 
 static bool push(size_t **v, size_t *n, size_t off)
 {
-    if ((*n & (*n - 1)) == 0 || *n == 0) { /* at powers of two */
-        size_t cap = *n ? 2 * *n : 16;
-        size_t *p = realloc(*v, cap * sizeof *p);
-        if (!p)
-            return false;
-        *v = p;
-    }
+    if (!gl_util_grow((void **)v, *n, sizeof **v))
+        return false;
     (*v)[(*n)++] = off;
     return true;
 }
@@ -115,18 +111,6 @@ static int cmp_verdict(const void *a, const void *b)
     return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Arrays grown at powers of two (n is the count before the new element). */
-static bool room(void **v, size_t n, size_t size)
-{
-    if (n && (n & (n - 1)))
-        return true;
-    void *p = realloc(*v, (n ? 2 * n : 16) * size);
-    if (!p)
-        return false;
-    *v = p;
-    return true;
-}
-
 static bool last_event(struct gl_log_file *f, uint32_t tid, size_t off)
 {
     for (size_t i = f->nthreads; i-- > 0;)
@@ -134,7 +118,7 @@ static bool last_event(struct gl_log_file *f, uint32_t tid, size_t off)
             f->threads[i].event = off;
             return true;
         }
-    if (!room((void **)&f->threads, f->nthreads, sizeof *f->threads))
+    if (!gl_util_grow((void **)&f->threads, f->nthreads, sizeof *f->threads))
         return false;
     f->threads[f->nthreads++] = (struct thread_last){tid, off};
     return true;
@@ -145,7 +129,7 @@ static bool error_stack(struct gl_log_file *f, uint32_t tid, uint32_t stack)
 {
     for (size_t i = 0; i < f->nthreads; i++)
         if (f->threads[i].tid == tid) {
-            if (!room((void **)&f->errors, f->nerrors, sizeof *f->errors))
+            if (!gl_util_grow((void **)&f->errors, f->nerrors, sizeof *f->errors))
                 return false;
             f->errors[f->nerrors++] = (struct error_stack){f->threads[i].event, stack};
             return true;
@@ -166,7 +150,7 @@ static bool release_failed(struct gl_log_file *f, const struct gl_event *ev)
                                        le32(f->data + off) >> 16, &begun);
             if (begun.type != ev->type || begun.key != ev->key)
                 return false;
-            if (!room((void **)&f->failed, f->nfailed, sizeof *f->failed))
+            if (!gl_util_grow((void **)&f->failed, f->nfailed, sizeof *f->failed))
                 return false;
             f->failed[f->nfailed++] = off;
             return true;
@@ -250,7 +234,7 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
         if ((ev.type == GL_EV_FREE || ev.type == GL_EV_VMM_RELEASE) && (ev.flags & GL_EVF_FAILED))
             return release_failed(f, &ev);
         if (ev.flags & GL_EVF_DERIVED) {
-            if (!room((void **)&f->derived, f->nderived, sizeof *f->derived))
+            if (!gl_util_grow((void **)&f->derived, f->nderived, sizeof *f->derived))
                 return false;
             f->derived[f->nderived++] = (struct derived_seq){ev.key, ev.seq, f->nderived, false};
             return true;
@@ -311,13 +295,8 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
         v.kind = gl_log_format_get_u8(&c);
         if (!gl_log_format_done(&c) || v.kind >= GL_LEAK_NKINDS)
             return false;
-        if ((f->nverdicts & (f->nverdicts - 1)) == 0) {
-            size_t cap = f->nverdicts ? 2 * f->nverdicts : 16;
-            struct verdict *p = realloc(f->verdicts, cap * sizeof *p);
-            if (!p)
-                return false;
-            f->verdicts = p;
-        }
+        if (!gl_util_grow((void **)&f->verdicts, f->nverdicts, sizeof *f->verdicts))
+            return false;
         f->verdicts[f->nverdicts++] = v;
         return true;
     }
@@ -349,7 +328,8 @@ static bool check_record(struct gl_log_file *f, unsigned type, const uint8_t *bo
     }
     case GL_LOG_CLOCK: {
         uint64_t ticks = gl_log_format_get(&c), ns = gl_log_format_get(&c);
-        if (!gl_log_format_done(&c) || !room((void **)&f->clocks, f->nclocks, sizeof *f->clocks))
+        if (!gl_log_format_done(&c) ||
+            !gl_util_grow((void **)&f->clocks, f->nclocks, sizeof *f->clocks))
             return false;
         f->clocks[f->nclocks++] = (struct clock_pair){ticks, ns};
         return true;
