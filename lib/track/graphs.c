@@ -190,6 +190,31 @@ static void node_added(const struct gl_event *ev, bool is_free)
     gl_spin_unlock(&lock);
 }
 
+/* Pairs found once, at instantiation, so that each launch is linear in the
+ * nodes.  Nodes are in the order they were captured or added, which follows the
+ * graph's dependencies, and a graph may give an address back and hand it out
+ * again: a free before any allocation of its address frees memory from outside
+ * the graph (or an earlier launch), and an allocation is paired with the first
+ * unpaired free of its address after it, never with one before. */
+static void pair_nodes(struct node_set *e)
+{
+    for (uint32_t i = 0; i < e->n; i++)
+        e->nodes[i].paired = false;
+    for (uint32_t i = 0; i < e->n; i++) {
+        struct node *a = &e->nodes[i];
+        if (a->is_free)
+            continue;
+        for (uint32_t j = i + 1; j < e->n; j++) {
+            struct node *f = &e->nodes[j];
+            if (f->va != a->va)
+                continue;
+            if (f->is_free && !f->paired)
+                a->paired = f->paired = true;
+            break; /* the next node at this address decides */
+        }
+    }
+}
+
 static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
 {
     gl_spin_lock(&lock);
@@ -204,13 +229,7 @@ static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
         e->auto_free = flags & AUTO_FREE_ON_LAUNCH;
         for (uint32_t i = 0; i < g->n; i++)
             append(e, &g->nodes[i]);
-        /* Pairs found once here, so that each launch is linear in the nodes. */
-        for (uint32_t i = 0; i < e->n; i++) {
-            e->nodes[i].paired = false;
-            for (uint32_t j = 0; j < e->n && !e->nodes[i].paired; j++)
-                e->nodes[i].paired = j != i && e->nodes[j].va == e->nodes[i].va &&
-                                     e->nodes[j].is_free != e->nodes[i].is_free;
-        }
+        pair_nodes(e);
     }
     gl_spin_unlock(&lock);
 }

@@ -8,6 +8,16 @@
 //                             record of 500,000 bytes (stack: the capture), no API error.
 //   graph_capture unlaunched  a captured allocation whose graph is never launched.
 //                             Expected: no loss record (no memory was ever allocated).
+//   graph_capture reuse       a graph frees another graph's allocation, allocates (the driver
+//                             may give it the freed address) and frees that; its exec is
+//                             never destroyed.  Expected: no loss record
+//                             but the graph memory the driver keeps (cached), no API error.
+//   graph_capture reuse_kept  inside one graph: allocate, free, allocate again (same size,
+//                             often the same address) and keep the second.  Expected: one
+//                             loss record of 16,000,000 bytes from the second allocation.
+//   graph_capture trim        allocated and freed inside, exec destroyed, then
+//                             cudaDeviceGraphMemTrim.  Expected: no record, none cached.
+// Each reuse mode prints whether the address was reused.
 #include <string.h>
 
 #include "fixture.h"
@@ -136,6 +146,59 @@ NOINLINE static void never_launched(void)
     CHECK(cudaGraphExecDestroy(ge));
 }
 
+/* reuse: the loop pattern "free the last step's buffer, allocate this step's"
+ * captured into a graph: the graph frees memory it did not allocate, and the
+ * driver may hand the freed address to the graph's own allocation. */
+NOINLINE static void reuse_after_outside_free(void)
+{
+    int *a, *b;
+    begin();
+    CHECK(cudaMallocAsync((void **)&a, 32000000, stream));
+    launch_fill(a, 32000000, 7);
+    cudaGraphExec_t first = end(0);
+    CHECK(cudaGraphLaunch(first, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    begin();
+    CHECK(cudaFreeAsync(a, stream));
+    CHECK(cudaMallocAsync((void **)&b, 32000000, stream));
+    launch_fill(b, 32000000, 8);
+    CHECK(cudaFreeAsync(b, stream));
+    cudaGraphExec_t second = end(0);
+    CHECK(cudaGraphLaunch(second, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    printf("graph_capture reuse: address %s\n", a == b ? "reused" : "not reused");
+    CHECK(cudaGraphExecDestroy(first));
+    /* second is never destroyed: the memory the driver keeps for it is cached. */
+}
+
+/* reuse_kept: an address given back and handed out again inside one graph, the
+ * second allocation kept after the launch and never freed. */
+NOINLINE static void reuse_kept(void)
+{
+    int *a, *b;
+    begin();
+    CHECK(cudaMallocAsync((void **)&a, 16000000, stream));
+    launch_fill(a, 16000000, 9);
+    CHECK(cudaFreeAsync(a, stream));
+    CHECK(cudaMallocAsync((void **)&b, 16000000, stream)); // SITE:reuse_kept
+    launch_fill(b, 16000000, 10);
+    cudaGraphExec_t ge = end(0);
+    CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    printf("graph_capture reuse_kept: address %s\n", a == b ? "reused" : "not reused");
+    memset(&a, 0, sizeof a);
+    memset(&b, 0, sizeof b);
+    CHECK(cudaGraphExecDestroy(ge));
+}
+
+/* trim: once no graph holds its memory, cudaDeviceGraphMemTrim gives the
+ * driver's graph memory back to the system. */
+NOINLINE static void trim(void)
+{
+    alloc_and_free_inside();
+    CHECK(cudaDeviceGraphMemTrim(0));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -145,13 +208,19 @@ int main(int argc, char **argv)
         relaunch_freed_outside();
     } else if (!strcmp(mode, "unlaunched")) {
         never_launched();
+    } else if (!strcmp(mode, "reuse")) {
+        reuse_after_outside_free();
+    } else if (!strcmp(mode, "reuse_kept")) {
+        reuse_kept();
+    } else if (!strcmp(mode, "trim")) {
+        trim();
     } else if (!*mode) {
         alloc_and_free_inside();
         freed_outside();
         capture_leak();
         auto_free_on_launch();
     } else {
-        fprintf(stderr, "usage: graph_capture [relaunch|unlaunched]\n");
+        fprintf(stderr, "usage: graph_capture [relaunch|unlaunched|reuse|reuse_kept|trim]\n");
         return 2;
     }
     CHECK(cudaStreamSynchronize(stream));

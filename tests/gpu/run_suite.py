@@ -1469,6 +1469,52 @@ def t_graph_never_launched(s):
     check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
 
 
+def graph_reserve_records(r):
+    return [rec for rec in r.records if (rec["block"] or "").startswith("Graph memory ")]
+
+
+def t_graph_address_reuse(s):
+    """A captured graph frees another graph's allocation and allocates again (the
+    driver may give back the same address), freeing that too, relaunched, its exec
+    never destroyed: nothing leaks, each free matches the right allocation, and the
+    graph memory the driver keeps is cached.  Inside one graph, an address handed
+    out again and kept is the one leak, from its own line."""
+    run = s.run("graph_reuse", [s.fixture("graph_capture"), "reuse"],
+                options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "graph_capture reuse: done" in run.out, f"exit status {run.rc}")
+    reused = "address reused" in run.out
+    r = run.only_report()
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    bad = [rec for rec in r.records if rec["kind"] != "cached"]
+    check(not bad, f"records besides the cached graph memory: "
+          f"{[(x['bytes'], x['kind'], x['frames'][1:2]) for x in bad]}")
+    check(graph_reserve_records(r), "no cached record for the graph memory the driver keeps")
+
+    run = s.run("graph_reuse_kept", [s.fixture("graph_capture"), "reuse_kept"])
+    check(run.rc == 0 and "graph_capture reuse_kept: done" in run.out, f"exit status {run.rc}")
+    reused_inside = "address reused" in run.out
+    r = run.only_report()
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(len(r.records) == 1, f"{len(r.records)} loss records, expected 1: "
+          f"{[(x['bytes'], x['frames'][1:2]) for x in r.records]}")
+    one_record(r, "cudaMallocAsync", "reuse_kept()", "graph_capture.cu", "reuse_kept",
+               16000000, 1)
+    return (f"address reused across graphs: {'yes' if reused else 'no'}, "
+            f"inside one: {'yes' if reused_inside else 'no'}")
+
+
+def t_graph_mem_trim(s):
+    """After cudaDeviceGraphMemTrim no graph memory is left to call cached."""
+    run = s.run("graph_trim", [s.fixture("graph_capture"), "trim"],
+                options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "graph_capture trim: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    check(not graph_reserve_records(r), f"graph memory cached after the trim: "
+          f"{[(x['bytes'], x['block']) for x in graph_reserve_records(r)]}")
+    check(not r.records, f"records: {[(x['bytes'], x['kind'], x['block']) for x in r.records]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+
+
 def t_dlopen(s):
     """A C program dlopens the CUDA runtime and a CUDA library, which leaks, and
     unloads both before exit: the leak's stack still names the library's line."""
@@ -2212,7 +2258,8 @@ TESTS = [
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_cupy, t_frameworks_jax,
     t_client_api, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached, t_pytest_cupy,
     t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_graph_capture,
-    t_graph_relaunch_free_outside, t_graph_never_launched, t_dlopen, t_proc_fork, t_proc_exec,
+    t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_address_reuse,
+    t_graph_mem_trim, t_dlopen, t_proc_fork, t_proc_exec,
     t_proc_exec_untraced, t_proc_spawn, t_proc_spawn_untraced, t_proc_shell_wrapper,
     t_proc_shell_wrapper_untraced, t_proc_multiprocessing, t_proc_multiprocessing_untraced,
     t_proc_torchrun, t_python_frames_off, t_torch_frames_caching_off, t_torch_growth_caching_off,

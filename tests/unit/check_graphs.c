@@ -410,6 +410,78 @@ START_TEST(test_alloc_freed_by_same_graph)
 }
 END_TEST
 
+/* A graph that frees memory from outside it (an earlier graph's launch) and
+ * is given the same address for its own allocation, which it frees too: the
+ * first free is the outside block's, and nothing is left. */
+START_TEST(test_address_reused_after_freeing_outside_block)
+{
+    alloc_node(G1, VA, 4096); /* graph 1 allocates, never frees */
+    instantiate(E1, G1, 0);
+    launch(E1);
+    ck_assert(tu_live_block(VA, NULL));
+    free_node(G2, VA);        /* graph 2 frees it... */
+    alloc_node(G2, VA, 8192); /* ...gets its address back... */
+    free_node(G2, VA);        /* ...and frees that too */
+    instantiate(E2, G2, 0);
+    launch(E2);
+    struct gl_tracker_stats s = tu_tracker_stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 2);
+    ck_assert_uint_eq(s.replaced, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.peak_bytes, 8192);
+}
+END_TEST
+
+/* An address given back and handed out again inside one graph, the second
+ * allocation kept: it is live after the launch, with its own size. */
+START_TEST(test_address_reused_inside_graph)
+{
+    alloc_node(G1, VA, 4096);
+    free_node(G1, VA);
+    alloc_node(G1, VA, 1000);
+    instantiate(E1, G1, 0);
+    launch(E1);
+    struct gl_block_info b;
+    ck_assert(tu_live_block(VA, &b));
+    ck_assert_uint_eq(b.size, 1000);
+    struct gl_tracker_stats s = tu_tracker_stats();
+    ck_assert_uint_eq(s.allocs, 2);
+    ck_assert_uint_eq(s.frees, 1);
+    ck_assert_uint_eq(s.replaced, 0);
+    ck_assert_uint_eq(s.live_blocks, 1);
+}
+END_TEST
+
+/* Captured the same way: free of an outside block, reuse, free. */
+START_TEST(test_captured_reuse_of_outside_address)
+{
+    struct gl_event a = {.type = GL_EV_ALLOC,
+                         .kind = GL_MEM_ASYNC,
+                         .api = GL_API_cuMemAllocAsync,
+                         .key = VA,
+                         .size = 32000000,
+                         .ctx = CTX,
+                         .aux = S1};
+    gl_dispatch(&a);
+    capture_begin(S1);
+    ck_assert(captured_free(S1, VA));
+    ck_assert(captured_alloc(S1, VA, 32000000));
+    ck_assert(captured_free(S1, VA));
+    capture_end(S1, G1);
+    instantiate(E1, G1, 0);
+    graph_destroy(G1);
+    launch(E1);
+    exec_destroy(E1);
+    struct gl_tracker_stats s = tu_tracker_stats();
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.replaced, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+    ck_assert_uint_eq(s.frees, 2);
+}
+END_TEST
+
 START_TEST(test_auto_free_on_launch)
 {
     alloc_node(G1, VA, 2048);
@@ -575,6 +647,9 @@ static Suite *graphs_suite(void)
     tcase_add_test(tc, test_free_node_of_outside_block);
     tcase_add_test(tc, test_alloc_freed_by_same_graph);
     tcase_add_test(tc, test_auto_free_on_launch);
+    tcase_add_test(tc, test_address_reused_after_freeing_outside_block);
+    tcase_add_test(tc, test_address_reused_inside_graph);
+    tcase_add_test(tc, test_captured_reuse_of_outside_address);
     tcase_add_test(tc, test_apply_dispatches_control_events);
     tcase_add_test(tc, test_tracker_apply_routes_control_events);
     tcase_add_test(tc, test_after_fork_child);
