@@ -1946,6 +1946,13 @@ def t_torch_frames_caching_off(s):
     fr = recs[0]["frames"]
     check((func, loc) in fr, f"no frame {func} ({loc}): {[f for f in fr if py_frame(f)]}")
     first_py = next(i for i, f in enumerate(fr) if py_frame(f))
+    # The cuBLAS/cuBLASLt workspaces PyTorch makes at the first matrix product
+    # and keeps: records of their own, cached, never the user's.
+    ws = [rec for rec in r.records
+          if any(f[0].startswith(("at::cuda::setWorkspaceForHandle",
+                                  "at::cuda::getCUDABlasLtWorkspace")) for f in rec["frames"])]
+    check(ws and all(rec["kind"] == "cached" for rec in ws),
+          f"workspaces: {[(x['bytes'], x['kind']) for x in ws]}")
     return (f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}; "
             f"{codes.group(1)} code objects, {codes.group(2)} bytes")
 

@@ -104,6 +104,60 @@ START_TEST(test_pytorch)
 }
 END_TEST
 
+/* The name of the Cached rule matching these functions, innermost first; NULL if none. */
+static const char *cached_by(const char *const *fun)
+{
+    struct gl_frame f[32];
+    unsigned n = 0;
+    for (; fun[n] && n < 32; n++)
+        f[n] = (struct gl_frame){.ip = 0x1000 + n, .function = fun[n], .object = "/lib/x.so"};
+    const struct gl_supp *c = gl_suppressions_find(&set, GL_SUPP_CACHED, f, n, GL_LEAK_REACHABLE);
+    return c ? c->name : NULL;
+}
+
+#define NATIVE_ALLOCATE                                                                            \
+    "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)"
+
+/* With caching off (PYTORCH_NO_CUDA_MEMORY_CACHING=1), the workspaces PyTorch
+ * makes at the first matrix product and keeps are records of their own, named;
+ * a tensor made on the same line is the program's.  Stacks from the H200. */
+START_TEST(test_pytorch_workspaces)
+{
+    const char *cublas = cached_by(
+        STACK("cudaMalloc", NATIVE_ALLOCATE,
+              "at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)",
+              "at::cuda::getCurrentCUDABlasHandle()", "at::cuda::getCUDABlasLtWorkspace()",
+              "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)",
+              "torch::autograd::THPVariable_linear(_object*, _object*, _object*)"));
+    ck_assert_ptr_nonnull(cublas);
+    ck_assert_msg(strncmp(cublas, "PyTorch: cuBLAS workspace,", 26) == 0, "%s", cublas);
+    const char *lt = cached_by(
+        STACK("cudaMalloc", NATIVE_ALLOCATE, "at::cuda::getCUDABlasLtWorkspace()",
+              "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)",
+              "torch::autograd::THPVariable_linear(_object*, _object*, _object*)"));
+    ck_assert_ptr_nonnull(lt);
+    ck_assert_msg(strncmp(lt, "PyTorch: cuBLASLt workspace,", 28) == 0, "%s", lt);
+    ck_assert_ptr_nonnull(
+        cached_by(STACK("cudaMalloc", NATIVE_ALLOCATE, "at::cuda::getNewWorkspace()",
+                        "at::cuda::getCurrentCUDABlasHandle()")));
+    /* The user's tensor, made by the same call. */
+    ck_assert_ptr_null(cached_by(STACK(
+        "cudaMalloc", NATIVE_ALLOCATE,
+        "at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, "
+        "c10::ScalarType, std::optional<c10::MemoryFormat>)",
+        "at::native::structured_addmm_out_cuda::impl(at::Tensor const&, at::Tensor const&)",
+        "torch::autograd::THPVariable_linear(_object*, _object*, _object*)")));
+    /* With caching on, the segment a workspace was carved from is the allocator's. */
+    const char *seg = cached_by(STACK(
+        "cudaMalloc",
+        "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, "
+        "CUstream_st*)",
+        "at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)"));
+    ck_assert_ptr_nonnull(seg);
+    ck_assert_msg(strncmp(seg, "PyTorch's caching allocator:", 28) == 0, "%s", seg);
+}
+END_TEST
+
 START_TEST(test_cupy)
 {
     ck_assert_int_eq(
@@ -206,6 +260,7 @@ static Suite *shipped_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_checked_fixture(tc, load, unload);
     tcase_add_test(tc, test_pytorch);
+    tcase_add_test(tc, test_pytorch_workspaces);
     tcase_add_test(tc, test_cupy);
     tcase_add_test(tc, test_xla_and_rmm);
     tcase_add_test(tc, test_program_code_is_never_matched);
