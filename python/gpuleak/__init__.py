@@ -398,6 +398,13 @@ def _torch():
 
 
 _torch_recording = False
+# The last record read: PyTorch's live tensors (count and bytes per device)
+# when it was read, and its sites ready to hand over, [(frames text, bytes,
+# tensors)].  Stack texts are kept by frames, so that a site seen again is not
+# formatted again.
+_torch_last_state = None
+_torch_last_sites = []
+_torch_texts = {}
 
 
 def _torch_caching(torch):
@@ -409,34 +416,56 @@ def _torch_caching(torch):
         return False
 
 
-def _torch_sites(torch):
-    """PyTorch's record of its live tensors, summed by Python stack: {frames
-    text: [bytes, tensors]}.  Recording starts at the first call: tensors made
-    before have no stack and are left out."""
-    global _torch_recording
+def _torch_sites(torch, state):
+    """PyTorch's record of its live tensors, summed by Python stack: [(frames
+    text, bytes, tensors)].  Recording starts at the first call: tensors made
+    before have no stack and are left out.
+
+    Reading the record costs about a millisecond per thousand live tensors, so
+    it is read again only when the live tensors' count or bytes (state, from
+    PyTorch's counters) changed since the last read: between two such
+    checkpoints, memory can only have moved from one site to another without
+    growing, which is no growth."""
+    global _torch_recording, _torch_last_state, _torch_last_sites
     if not _torch_recording:
         _torch_recording = True
         try:
             torch.cuda.memory._record_memory_history(enabled="state", context="alloc",
                                                      stacks="python")
         except Exception:
-            return {}
-        return {}
+            pass
+        return []
+    if state == _torch_last_state:
+        return _torch_last_sites
     try:
         snapshot = torch.cuda.memory._snapshot()
     except Exception:
-        return {}
-    sites = {}
+        return []
+    sums = {}
     for segment in snapshot.get("segments", ()):
         for block in segment.get("blocks", ()):
-            frames = block.get("frames")
-            if block.get("state") != "active_allocated" or not frames:
+            if block.get("state") != "active_allocated":
                 continue
-            text = "\n".join("%s:%d:%s" % (f.get("filename", "?"), f.get("line", 0),
-                                           f.get("name", "?")) for f in frames)
-            site = sites.setdefault(text, [0, 0])
+            frames = block.get("frames")
+            if not frames:
+                continue
+            key = tuple((f.get("filename", "?"), f.get("line", 0), f.get("name", "?"))
+                        for f in frames)
+            site = sums.get(key)
+            if site is None:
+                sums[key] = site = [0, 0]
             site[0] += block.get("requested_size") or block.get("size", 0)
             site[1] += 1
+    if len(_torch_texts) > 100000:  # a program whose stacks never repeat
+        _torch_texts.clear()
+    sites = []
+    for key, (nbytes, tensors) in sums.items():
+        text = _torch_texts.get(key)
+        if text is None:
+            text = _torch_texts[key] = "\n".join("%s:%d:%s" % f for f in key).encode(
+                errors="replace")
+        sites.append((text, nbytes, tensors))
+    _torch_last_state, _torch_last_sites = state, sites
     return sites
 
 
@@ -447,13 +476,19 @@ def _tell_frameworks(api):
     torch = _torch()
     if torch is not None:
         try:
+            state = []
             for d in range(torch.cuda.device_count()):
-                reserved = torch.cuda.memory_reserved(d)
+                # One read of PyTorch's counters per device (memory_reserved and
+                # memory_allocated would each read them all).
+                stats = torch.cuda.memory_stats(d)
+                reserved = stats.get("reserved_bytes.all.current", 0)
+                allocated = stats.get("allocated_bytes.all.current", 0)
+                state.append((allocated, stats.get("allocation.all.current", 0)))
                 if reserved:
-                    api.framework_usage(b"PyTorch", d, torch.cuda.memory_allocated(d), reserved)
+                    api.framework_usage(b"PyTorch", d, allocated, reserved)
             if api.growth_checkpoints() > 0 and _torch_caching(torch):
-                for text, (nbytes, tensors) in _torch_sites(torch).items():
-                    api.framework_site(b"PyTorch", text.encode(errors="replace"), nbytes, tensors)
+                for text, nbytes, tensors in _torch_sites(torch, tuple(state)):
+                    api.framework_site(b"PyTorch", text, nbytes, tensors)
         except Exception:  # never break the program for a report
             pass
     cupy = sys.modules.get("cupy")

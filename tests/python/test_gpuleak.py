@@ -141,6 +141,76 @@ def test_no_leaks_reuses_its_checkpoints():
     """, preload=FAKE)
 
 
+def test_torch_record_read_when_its_tensors_change():
+    """With growth detection and PyTorch's cache on, each checkpoint hands the
+    runtime PyTorch's record summed by Python stack; the record (a snapshot of
+    every block, about a millisecond per thousand tensors) is read again only
+    when PyTorch's live tensors changed in count or bytes."""
+    run_code("""
+        import sys, types
+        import gpuleak
+
+        class Cuda:
+            live = [(1000, 1)]
+            snapshots = 0
+            recording = None
+            def is_available(self): return True
+            def is_initialized(self): return True
+            def device_count(self): return 1
+            def memory_stats(self, d):
+                b, n = self.live[-1]
+                return {"reserved_bytes.all.current": 1 << 21,
+                        "allocated_bytes.all.current": b, "allocation.all.current": n}
+
+        cuda = Cuda()
+        def frames(line):
+            return [{"filename": "train.py", "line": line, "name": "step"},
+                    {"filename": "train.py", "line": 90, "name": "<module>"}]
+        def snapshot():
+            cuda.snapshots += 1
+            blocks = [{"state": "active_allocated", "size": 512, "requested_size": 500,
+                       "frames": frames(10)} for _ in range(cuda.live[-1][1])]
+            blocks.append({"state": "inactive", "size": 512, "frames": frames(11)})
+            blocks.append({"state": "active_allocated", "size": 512, "frames": []})
+            return {"segments": [{"blocks": blocks}]}
+        def record(**kw):
+            cuda.recording = kw
+        cuda.memory = types.SimpleNamespace(get_allocator_backend=lambda: "native",
+                                            _snapshot=snapshot, _record_memory_history=record)
+        sys.modules["torch"] = types.SimpleNamespace(cuda=cuda)
+
+        class Api:
+            def __init__(self): self.usage, self.sites = [], []
+            def framework_usage(self, fw, d, used, reserved):
+                self.usage.append((fw, d, used, reserved))
+            def growth_checkpoints(self): return 5
+            def framework_site(self, fw, text, nbytes, n):
+                self.sites.append((fw, text, nbytes, n))
+
+        def checkpoint(live=None):
+            if live:
+                cuda.live.append(live)
+            api = Api()
+            gpuleak._tell_frameworks(api)
+            return api
+
+        a = checkpoint()  # starts PyTorch's record: nothing to read yet
+        assert cuda.recording == {"enabled": "state", "context": "alloc", "stacks": "python"}
+        assert a.usage == [(b"PyTorch", 0, 1000, 1 << 21)] and a.sites == [], a.sites
+        a = checkpoint()
+        assert cuda.snapshots == 1
+        site = (b"PyTorch", b"train.py:10:step\\ntrain.py:90:<module>", 500, 1)
+        assert a.sites == [site], a.sites
+        a = checkpoint()  # nothing changed: the same sites, no new read
+        assert cuda.snapshots == 1 and a.sites == [site], (cuda.snapshots, a.sites)
+        a = checkpoint((3000, 3))
+        assert cuda.snapshots == 2
+        assert a.sites == [(b"PyTorch", site[1], 1500, 3)], a.sites
+        a = checkpoint((3000, 2))  # same bytes, fewer tensors: read again
+        assert cuda.snapshots == 3 and a.sites == [(b"PyTorch", site[1], 1000, 2)], a.sites
+    """)
+
+
 def test_counts_reports_and_modes():
     run_code(prelude=FAKE_PRELUDE, code="""
         assert gpuleak.running() is True
