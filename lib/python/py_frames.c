@@ -29,17 +29,40 @@ struct py_layout {
         co_firsttraceable;
     /* str: where a compact ASCII string's characters start, and a compact one's */
     int ascii_data, compact_data;
+    /* 3.13+: where _Py_DebugOffsets (the start of _PyRuntime) keeps the same
+     * offsets, in this order: ts_frame, f_back, f_code, f_instr_ptr, f_owner,
+     * co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
+     * co_adaptive.  0: not published. */
+    short debug[11];
 };
 
 static const struct py_layout layouts[] = {
-    {9, 24, -1, -1, 32, 24, 104, -1, -1, -1, 40, 104, 112, -1, 120, -1, -1, 48, 72},
-    {10, 24, -1, -1, 32, 24, 96, -1, -1, -1, 40, 104, 112, -1, 120, -1, -1, 48, 72},
-    {11, -1, 56, 8, 32, 48, -1, 56, 69, 68, 72, 112, 120, 128, 136, 184, 168, 48, 72},
-    {12, -1, 56, 0, 0, 8, -1, 56, 70, -1, 68, 112, 120, 128, 136, 192, 176, 40, 56},
-    {13, 72, -1, -1, 0, 8, -1, 56, 70, -1, 68, 112, 120, 128, 136, 200, 184, 40, 56},
+    {9, 24, -1, -1, 32, 24, 104, -1, -1, -1, 40, 104, 112, -1, 120, -1, -1, 48, 72, {0}},
+    {10, 24, -1, -1, 32, 24, 96, -1, -1, -1, 40, 104, 112, -1, 120, -1, -1, 48, 72, {0}},
+    {11, -1, 56, 8, 32, 48, -1, 56, 69, 68, 72, 112, 120, 128, 136, 184, 168, 48, 72, {0}},
+    {12, -1, 56, 0, 0, 8, -1, 56, 70, -1, 68, 112, 120, 128, 136, 192, 176, 40, 56, {0}},
+    {13,  72,  -1,  -1,  0,
+     8,   -1,  56,  70,  -1,
+     68,  112, 120, 128, 136,
+     200, 184, 40,  56,  {184, 232, 240, 248, 264, 280, 288, 296, 304, 312, 344}},
+    /* 3.14: f_executable is a _PyStackRef (tag bits below the pointer), the
+     * owner moved behind the stack pointer, the code object grew */
+    {14,  72,  -1,  -1,  0,
+     8,   -1,  56,  74,  -1,
+     68,  112, 120, 128, 136,
+     208, 192, 40,  56,  {208, 256, 264, 272, 288, 320, 328, 336, 344, 352, 384}},
 };
 
-enum { OWNED_BY_GENERATOR = 1, OWNED_BY_CSTACK = 3 };
+#define FIRST_MINOR 9
+#define LAST_MINOR 14
+
+/* _PyInterpreterFrame.owner: a generator's frame; the entry shim that each
+ * call of the interpreter loop pushes (3.12, 3.13: FRAME_OWNED_BY_CSTACK; 3.14:
+ * FRAME_OWNED_BY_INTERPRETER, with FRAME_OWNED_BY_CSTACK = 4 assigned nowhere). */
+enum { OWNED_BY_GENERATOR = 1, OWNED_BY_ENTRY_SHIM = 3 };
+
+/* 3.14's _PyStackRef: an object pointer with tag bits in its low two. */
+#define STACKREF_TAG_BITS ((uintptr_t)3)
 
 #define MAX_WALK 1024 /* frames looked at, skipped ones included: a loop guard */
 
@@ -51,7 +74,7 @@ static struct {
     void *(*this_thread_state)(void);
     int (*is_finalizing)(void);
     const void *code_type, *frame_type, *none;
-    uintptr_t eval_lo, eval_hi;
+    uintptr_t eval_lo, eval_hi, cold_lo, cold_hi;
     unsigned nranges;
     struct {
         uintptr_t lo, hi;
@@ -62,48 +85,50 @@ static struct {
 
 /* ------------------------------------------------------------------ init */
 
-static int version_minor(void)
+/* The interpreter's version: Py_Version (3.11+), else Py_GetVersion's text
+ * ("3.10.13 (main, ...").  False if neither answers. */
+static bool interpreter_version(gl_py_lookup lookup, int *major, int *minor)
 {
-    const unsigned long *hex = dlsym(RTLD_DEFAULT, "Py_Version"); /* 3.11+ */
-    if (hex)
-        return (int)(*hex >> 24) == 3 ? (int)(*hex >> 16 & 0xff) : -1;
+    const unsigned long *hex = lookup("Py_Version");
+    if (hex) {
+        *major = (int)(*hex >> 24);
+        *minor = (int)(*hex >> 16 & 0xff);
+        return true;
+    }
     const char *(*get)(void) = NULL;
-    *(void **)&get = dlsym(RTLD_DEFAULT, "Py_GetVersion");
-    int major = 0, minor = -1;
-    if (!get || sscanf(get(), "%d.%d", &major, &minor) != 2 || major != 3)
-        return -1;
-    return minor;
+    *(void **)&get = lookup("Py_GetVersion");
+    return get && sscanf(get(), "%d.%d", major, minor) == 2;
 }
 
-/* 3.13 publishes its own offsets at the start of _PyRuntime for debuggers
- * (_Py_DebugOffsets): the table must agree with them, and a free-threaded
- * build, whose objects are laid out differently, says so there. */
-static bool check_debug_offsets(const struct py_layout *L, char *note, size_t len)
+/* 3.13+ publishes its own offsets for debuggers at the start of _PyRuntime
+ * (_Py_DebugOffsets: a cookie, the version, whether free-threaded, then the
+ * offsets); NULL where there are none. */
+static const unsigned char *debug_offsets(gl_py_lookup lookup)
 {
-    const unsigned char *rt = dlsym(RTLD_DEFAULT, "_PyRuntime");
-    if (!rt || memcmp(rt, "xdebugpy", 8) != 0) {
-        snprintf(note, len, "CPython 3.13 without its debug offsets");
+    const unsigned char *rt = lookup("_PyRuntime");
+    return rt && memcmp(rt, "xdebugpy", 8) == 0 ? rt : NULL;
+}
+
+/* The table must agree with the interpreter's own debug offsets. */
+static bool check_debug_offsets(const struct py_layout *L, const unsigned char *rt, char *note,
+                                size_t len)
+{
+    if (!rt) {
+        snprintf(note, len, "CPython 3.%d without its debug offsets", L->minor);
         return false;
     }
-    if (LD(rt, 16, uint64_t) != 0) {
-        snprintf(note, len, "a free-threaded CPython 3.13 (not supported)");
-        return false;
-    }
-    struct {
-        int at, want;
-    } checks[] = {
-        {184, L->ts_frame},       {232, L->f_back},      {240, L->f_code},
-        {248, L->f_instr_ptr},    {264, L->f_owner},     {280, L->co_filename},
-        {288, L->co_name},        {296, L->co_qualname}, {304, L->co_linetable},
-        {312, L->co_firstlineno}, {344, L->co_adaptive},
+    const int want[GL_ARRAY_SIZE(L->debug)] = {
+        L->ts_frame,     L->f_back,         L->f_code,      L->f_instr_ptr,
+        L->f_owner,      L->co_filename,    L->co_name,     L->co_qualname,
+        L->co_linetable, L->co_firstlineno, L->co_adaptive,
     };
-    for (size_t i = 0; i < GL_ARRAY_SIZE(checks); i++)
-        if (LD(rt, checks[i].at, uint64_t) != (uint64_t)checks[i].want) {
+    for (size_t i = 0; i < GL_ARRAY_SIZE(want); i++)
+        if (LD(rt, L->debug[i], uint64_t) != (uint64_t)want[i]) {
             snprintf(note, len,
                      "CPython 3.%d's debug offsets disagree with gpuleak's (field at %d: %llu, "
                      "expected %d)",
-                     L->minor, checks[i].at, (unsigned long long)LD(rt, checks[i].at, uint64_t),
-                     checks[i].want);
+                     L->minor, L->debug[i], (unsigned long long)LD(rt, L->debug[i], uint64_t),
+                     want[i]);
             return false;
         }
     return true;
@@ -112,6 +137,7 @@ static bool check_debug_offsets(const struct py_layout *L, char *note, size_t le
 struct find_object {
     uintptr_t addr;
     unsigned n;
+    const uint8_t *eh_frame_hdr; /* its PT_GNU_EH_FRAME, if any */
 };
 
 /* The executable segments of the object that holds the interpreter. */
@@ -128,9 +154,11 @@ static int interpreter_object(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!holds)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum && f->n < 4; i++) {
+    for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+        if (ph->p_type == PT_GNU_EH_FRAME)
+            f->eh_frame_hdr = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && f->n < 4) {
             py.interp[f->n].lo = info->dlpi_addr + ph->p_vaddr;
             py.interp[f->n].hi = py.interp[f->n].lo + ph->p_memsz;
             f->n++;
@@ -139,18 +167,149 @@ static int interpreter_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-static void find_eval_loop(void)
+/* The extent of the code that holds pc as .eh_frame_hdr's sorted table of
+ * FDEs tells it: from the start of pc's FDE to the next FDE's start.  Only the
+ * table encoding every x86-64 linker writes (DW_EH_PE_datarel | sdata4). */
+static bool fde_extent(const uint8_t *hdr, uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 {
-    void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    if (!hdr || hdr[0] != 1 || hdr[3] != 0x3b)
+        return false;
+    size_t ptr_size = (hdr[1] & 0x0f) == 0x03 || (hdr[1] & 0x0f) == 0x0b ? 4 : 8;
+    if ((hdr[2] & 0x0f) != 0x03 && (hdr[2] & 0x0f) != 0x0b)
+        return false; /* the count is not 4 bytes */
+    uint32_t count;
+    memcpy(&count, hdr + 4 + ptr_size, 4);
+    const int32_t *table = (const int32_t *)(hdr + 8 + ptr_size);
+    size_t a = 0, b = count; /* the last entry starting at or before pc: a - 1 */
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if ((uintptr_t)(hdr + table[2 * m]) <= pc)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == 0 || a == count)
+        return false; /* before the first, or in the last (no end known) */
+    *lo = (uintptr_t)(hdr + table[2 * (a - 1)]);
+    *hi = (uintptr_t)(hdr + table[2 * a]);
+    return true;
+}
+
+/* Builds with a profile (Debian's: PGO and LTO) move the interpreter loop's
+ * rarely run blocks out of _PyEval_EvalFrameDefault into a part of its own
+ * (_PyEval_EvalFrameDefault.cold), far away and named only in .symtab, which
+ * such builds strip; Debian's 3.14 keeps but 1 KiB of its loop under the
+ * exported symbol, so a Python call made from the loop returns into the cold
+ * part.  That part is found through the loop's jumps into it: the code it
+ * jumps to most often outside itself (the target's extent from .eh_frame_hdr,
+ * where the part has an entry of its own), if that is no exported function.
+ * Byte patterns stand in for decoding, so a stray hit is possible; two jumps
+ * to one place at least are wanted. */
+static void find_cold_part(const uint8_t *eh_frame_hdr)
+{
+    struct {
+        uintptr_t lo, hi;
+        unsigned hits;
+    } seen[8];
+    unsigned nseen = 0, best = 0;
+    const uint8_t *code = (const uint8_t *)py.eval_lo;
+    size_t len = py.eval_hi - py.eval_lo;
+    for (size_t i = 0; i + 6 <= len; i++) {
+        size_t at; /* where the rel32 is: after e9 (jmp), 0f 80..8f (jcc) */
+        if (code[i] == 0xe9)
+            at = i + 1;
+        else if (code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80)
+            at = i + 2;
+        else
+            continue;
+        if (at + 4 > len)
+            continue;
+        int32_t rel;
+        memcpy(&rel, code + at, 4);
+        uintptr_t target = py.eval_lo + at + 4 + (uintptr_t)(intptr_t)rel, lo, hi;
+        if ((target >= py.eval_lo && target < py.eval_hi) ||
+            !gl_py_frames_in_interpreter(target + 1) || !fde_extent(eh_frame_hdr, target, &lo, &hi))
+            continue;
+        unsigned k = 0;
+        while (k < nseen && seen[k].lo != lo)
+            k++;
+        if (k == nseen) {
+            if (nseen == GL_ARRAY_SIZE(seen))
+                continue;
+            seen[nseen++] = (__typeof__(seen[0])){lo, hi, 0};
+        }
+        if (++seen[k].hits > seen[best].hits)
+            best = k;
+    }
+    Dl_info info;
+    if (nseen && seen[best].hits >= 2 &&
+        !(dladdr((void *)seen[best].lo, &info) && info.dli_saddr == (void *)seen[best].lo)) {
+        py.cold_lo = seen[best].lo;
+        py.cold_hi = seen[best].hi;
+    }
+}
+
+static void find_eval_loop(gl_py_lookup lookup, const uint8_t *eh_frame_hdr)
+{
+    void *eval = lookup("_PyEval_EvalFrameDefault");
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
     if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_size) {
         py.eval_lo = (uintptr_t)eval;
         py.eval_hi = py.eval_lo + sym->st_size;
+        find_cold_part(eh_frame_hdr);
     }
 }
 
+static void *lookup_dlsym(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+
 int gl_py_frames_init(char *note, size_t notelen)
+{
+    return gl_py_frames_init_from(lookup_dlsym, note, notelen);
+}
+
+/* The layout of the interpreter that lookup answers for; NULL with a note
+ * naming an interpreter the walker does not know. */
+static const struct py_layout *known_layout(gl_py_lookup lookup, char *note, size_t notelen)
+{
+    int major = 0, minor = -1;
+    if (!interpreter_version(lookup, &major, &minor)) {
+        snprintf(note, notelen,
+                 "a Python whose version gpuleak cannot tell (CPython 3.%d to 3.%d are known)",
+                 FIRST_MINOR, LAST_MINOR);
+        return NULL;
+    }
+    if (major != 3) {
+        snprintf(note, notelen,
+                 "Python %d.%d is not known to this gpuleak (CPython 3.%d to 3.%d are)", major,
+                 minor, FIRST_MINOR, LAST_MINOR);
+        return NULL;
+    }
+    /* A free-threaded build lays its objects and frames out differently;
+     * only 3.13+ has one, and says so in its debug offsets. */
+    const unsigned char *rt = debug_offsets(lookup);
+    if (rt && LD(rt, 16, uint64_t) != 0) {
+        snprintf(note, notelen,
+                 "free-threaded CPython 3.%dt is not known to this gpuleak (3.%d to 3.%d with "
+                 "the GIL are)",
+                 minor, FIRST_MINOR, LAST_MINOR);
+        return NULL;
+    }
+    const struct py_layout *L = NULL;
+    for (size_t i = 0; i < GL_ARRAY_SIZE(layouts); i++)
+        if (layouts[i].minor == minor)
+            L = &layouts[i];
+    if (!L) {
+        snprintf(note, notelen, "CPython 3.%d is not known to this gpuleak (3.%d to 3.%d are)",
+                 minor, FIRST_MINOR, LAST_MINOR);
+        return NULL;
+    }
+    if (L->debug[0] && !check_debug_offsets(L, rt, note, notelen))
+        return NULL;
+    return L;
+}
+
+int gl_py_frames_init_from(gl_py_lookup lookup, char *note, size_t notelen)
 {
     if (notelen)
         note[0] = '\0';
@@ -159,29 +318,21 @@ int gl_py_frames_init(char *note, size_t notelen)
     if (atomic_load(&py.enabled))
         return py.L->minor;
     void *(*tstate)(void) = NULL;
-    *(void **)&tstate = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
-    const void *code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    *(void **)&tstate = lookup("PyGILState_GetThisThreadState");
+    const void *code_type = lookup("PyCode_Type");
     if (!tstate || !code_type)
         return -1; /* no Python here */
-    int minor = version_minor();
-    const struct py_layout *L = NULL;
-    for (size_t i = 0; i < GL_ARRAY_SIZE(layouts); i++)
-        if (layouts[i].minor == minor)
-            L = &layouts[i];
-    if (!L) {
-        snprintf(note, notelen, "CPython 3.%d is not supported (3.9 to 3.13 are)", minor);
+    const struct py_layout *L = known_layout(lookup, note, notelen);
+    if (!L)
         return -1;
-    }
-    if (minor == 13 && !check_debug_offsets(L, note, notelen))
-        return -1;
+    int minor = L->minor;
     /* Finalization frees every other thread's state while its lookup key still
      * answers with it: a daemon thread inside a CUDA call would walk freed
      * memory.  3.13 exports the check under its public name. */
     int (*finalizing)(void) = NULL;
-    *(void **)&finalizing =
-        dlsym(RTLD_DEFAULT, minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
-    const void *frame_type = dlsym(RTLD_DEFAULT, "PyFrame_Type");
-    const void *none = dlsym(RTLD_DEFAULT, "_Py_NoneStruct");
+    *(void **)&finalizing = lookup(minor >= 13 ? "Py_IsFinalizing" : "_Py_IsFinalizing");
+    const void *frame_type = lookup("PyFrame_Type");
+    const void *none = lookup("_Py_NoneStruct");
     if (!finalizing || !none || (minor <= 10 && !frame_type)) {
         snprintf(note, notelen, "CPython 3.%d without %s", minor,
                  !finalizing ? "its finalization check"
@@ -189,10 +340,10 @@ int gl_py_frames_init(char *note, size_t notelen)
                              : "PyFrame_Type");
         return -1;
     }
-    struct find_object f = {(uintptr_t)tstate, 0};
+    struct find_object f = {(uintptr_t)tstate, 0, NULL};
     dl_iterate_phdr(interpreter_object, &f);
     py.nranges = f.n;
-    find_eval_loop();
+    find_eval_loop(lookup, f.eh_frame_hdr);
     py.L = L;
     py.format = gl_py_lines_format_of(minor);
     py.this_thread_state = tstate;
@@ -223,7 +374,10 @@ bool gl_py_frames_in_interpreter(uintptr_t ip)
 }
 
 /* ip is a return address: the call is at ip - 1. */
-bool gl_py_frames_in_eval_loop(uintptr_t ip) { return ip > py.eval_lo && ip <= py.eval_hi; }
+bool gl_py_frames_in_eval_loop(uintptr_t ip)
+{
+    return (ip > py.eval_lo && ip <= py.eval_hi) || (ip > py.cold_lo && ip <= py.cold_hi);
+}
 
 /* --------------------------------------------------------------- strings */
 
@@ -330,16 +484,20 @@ static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, 
         if (L->minor <= 10 && LD(f, 8, const void *) != py.frame_type)
             break;
         int owner = L->f_owner >= 0 ? LD(f, L->f_owner, unsigned char) : 0;
-        if (owner == OWNED_BY_CSTACK) {
-            /* 3.12+: the entry shim of an interpreter call closes a group. */
-            if (g < max)
+        if (owner >= OWNED_BY_ENTRY_SHIM) {
+            /* 3.12+: the entry shim of an interpreter call closes a group;
+             * anything owned past it (3.14's unused C-stack owner) is no frame
+             * of Python's either. */
+            if (owner == OWNED_BY_ENTRY_SHIM && g < max)
                 ends[g++] = (uint16_t)n;
             continue;
         }
         uintptr_t co = LD(f, L->f_code, uintptr_t);
+        if (L->minor >= 14)
+            co &= ~STACKREF_TAG_BITS; /* a _PyStackRef */
         bool entry = L->minor <= 10 || (L->f_is_entry >= 0 && LD(f, L->f_is_entry, bool));
         if (!co || co == (uintptr_t)py.none)
-            goto next; /* 3.13's shims have None here */
+            goto next; /* 3.13's and 3.14's shims have None here */
         if (LD(co, 8, const void *) != py.code_type)
             break; /* neither: the chain is not what the table says */
         int64_t off;

@@ -3,7 +3,7 @@
  *
  * Most GPU memory is allocated from Python, where the native stack ends in
  * _PyEval_EvalFrameDefault and says nothing about which line of train.py asked.
- * This module finds a CPython 3.9 to 3.13 in the process at run time (no
+ * This module finds a CPython 3.9 to 3.14 in the process at run time (no
  * headers, no link-time dependency: its exported symbols and one table of
  * struct offsets per minor version, facts in doc/research/python-frames) and
  * walks the calling thread's interpreter frames from inside a CUPTI callback:
@@ -18,9 +18,10 @@
  * The thread state comes from PyGILState_GetThisThreadState, the one lookup
  * that is lock-free and right whether or not the thread holds the GIL (CPython's
  * faulthandler makes the same choice).  Anything unexpected - an unknown
- * version, a free-threaded build, 3.13's own debug offsets disagreeing with the
- * table, a frame whose code is not a code object - turns capture off or skips
- * the frame; it never guesses. */
+ * version, a free-threaded build, 3.13's or 3.14's own debug offsets
+ * disagreeing with the table, a frame whose code is not a code object - turns
+ * capture off (with a note naming the interpreter) or skips the frame; it
+ * never guesses. */
 #ifndef GPULEAK_PYTHON_FRAMES_H
 #define GPULEAK_PYTHON_FRAMES_H
 
@@ -45,11 +46,19 @@ static inline int32_t gl_py_frames_offset(uintptr_t w) { return (int32_t)(uint32
  * (it uses dlsym and dl_iterate_phdr).  The runtime calls it once, when CUDA
  * starts (inject.c): in a Python program that is from Python; a program that
  * starts CUDA first and embeds Python later gets no Python frames.  Returns
- * the minor version (9..13), or -1 with one line in note saying why there are
- * no Python frames (nothing in note when the process simply has no Python).
- * Capture turns itself off for good when the interpreter starts finalizing,
- * and after a walk that faulted (its reads are guarded: read_guard.h). */
+ * the minor version (9..14), or -1 with one line in note saying why there are
+ * no Python frames (nothing in note when the process simply has no Python):
+ * the interpreter named when it is one the walker does not know ("CPython 3.15
+ * is not known to this gpuleak (3.9 to 3.14 are)", a free-threaded build,
+ * Python 2).  Capture turns itself off for good when the interpreter starts
+ * finalizing, and after a walk that faulted (its reads are guarded:
+ * read_guard.h). */
 int gl_py_frames_init(char *note, size_t notelen);
+
+/* The same with the interpreter's symbols looked up through lookup instead of
+ * dlsym(RTLD_DEFAULT): tests make up interpreters with it. */
+typedef void *(*gl_py_lookup)(const char *name);
+int gl_py_frames_init_from(gl_py_lookup lookup, char *note, size_t notelen);
 
 /* Capture is set up and not turned off. */
 bool gl_py_frames_enabled(void);
@@ -69,7 +78,7 @@ unsigned gl_py_frames_capture(uintptr_t *frames, unsigned max, uint16_t *ends, u
 bool gl_py_frames_in_interpreter(uintptr_t ip);
 bool gl_py_frames_in_eval_loop(uintptr_t ip);
 
-/* The minor version found (9..13); -1 if none. */
+/* The minor version found (9..14); -1 if none. */
 int gl_py_frames_minor(void);
 
 /* Walks that faulted (read_guard.h) and gave up: after the first, capture is

@@ -16,6 +16,7 @@ int gl_py_lines_format_of(int minor)
     case 11:
     case 12:
     case 13:
+    case 14:
         return GL_PY_LOCATIONS;
     default:
         return -1;

@@ -26,7 +26,7 @@
 enum gl_py_line_format {
     GL_PY_LNOTAB,    /* 3.9 co_lnotab */
     GL_PY_LINETABLE, /* 3.10 co_linetable */
-    GL_PY_LOCATIONS, /* 3.11-3.13 co_linetable (location table) */
+    GL_PY_LOCATIONS, /* 3.11-3.14 co_linetable (location table) */
 };
 /* The format of a CPython minor version's line table (3.9 -> GL_PY_LNOTAB...);
  * -1 if unsupported. */

@@ -100,8 +100,8 @@ def main():
     if len(sys.argv) != 2:
         sys.exit("usage: line_oracle.py OUT")
     minor = sys.version_info[1]
-    if sys.version_info[0] != 3 or not 9 <= minor <= 13:
-        sys.exit("line_oracle.py: Python 3.9-3.13 only, not %s" % sys.version.split()[0])
+    if sys.version_info[0] != 3 or not 9 <= minor <= 14:
+        sys.exit("line_oracle.py: Python 3.9-3.14 only, not %s" % sys.version.split()[0])
     addr2line = ctypes.pythonapi.PyCode_Addr2Line
     addr2line.argtypes = [ctypes.py_object, ctypes.c_int]
     addr2line.restype = ctypes.c_int

@@ -35,7 +35,8 @@ START_TEST(test_format_of)
     ck_assert_int_eq(gl_py_lines_format_of(11), GL_PY_LOCATIONS);
     ck_assert_int_eq(gl_py_lines_format_of(12), GL_PY_LOCATIONS);
     ck_assert_int_eq(gl_py_lines_format_of(13), GL_PY_LOCATIONS);
-    ck_assert_int_eq(gl_py_lines_format_of(14), -1);
+    ck_assert_int_eq(gl_py_lines_format_of(14), GL_PY_LOCATIONS);
+    ck_assert_int_eq(gl_py_lines_format_of(15), -1);
     ck_assert_int_eq(gl_py_lines_format_of(-1), -1);
 }
 END_TEST

@@ -4,6 +4,7 @@
  * the report would, so that the test can compare them with what the
  * interpreter itself says (traceback.extract_stack). */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,61 @@ PROBE int probe_init(int num_callers, char *err, int errlen)
             gl_read_guard_chain(sig, &old);
     }
     return minor;
+}
+
+/* ------------------------------------------------ made-up interpreters */
+
+/* What a made-up interpreter answers for the symbols gl_py_frames_init looks
+ * up: its version (Py_Version from 3.11, Py_GetVersion's text), and from 3.13
+ * the start of _PyRuntime, its debug offsets (the cookie, the version, whether
+ * free-threaded; every offset 0). */
+static struct {
+    unsigned long version_hex;
+    char version_text[64];
+    bool has_runtime;
+    uint64_t runtime[128];
+} fake;
+static const uint64_t fake_code_type[64];
+
+static const char *fake_get_version(void) { return fake.version_text; }
+static void *fake_thread_state(void) { return NULL; }
+
+static void *fake_lookup(const char *name)
+{
+    if (!strcmp(name, "PyGILState_GetThisThreadState"))
+        return (void *)(uintptr_t)fake_thread_state;
+    if (!strcmp(name, "PyCode_Type"))
+        return (void *)fake_code_type;
+    if (!strcmp(name, "Py_Version"))
+        return fake.version_hex ? &fake.version_hex : NULL;
+    if (!strcmp(name, "Py_GetVersion"))
+        return (void *)(uintptr_t)fake_get_version;
+    if (!strcmp(name, "_PyRuntime"))
+        return fake.has_runtime ? fake.runtime : NULL;
+    return NULL;
+}
+
+/* gl_py_frames_init on a made-up interpreter: version "MAJOR.MINOR.MICRO",
+ * free-threaded or not.  Returns what it returns, the note in note.  Call it
+ * before probe_init: once capture is on, init answers at once. */
+PROBE int probe_init_fake(const char *version, int free_threaded, char *note, int notelen)
+{
+    int major = 0, minor = 0, micro = 0;
+    sscanf(version, "%d.%d.%d", &major, &minor, &micro);
+    memset(&fake, 0, sizeof fake);
+    snprintf(fake.version_text, sizeof fake.version_text, "%s (main, Jan  1 2026, 00:00:00)",
+             version);
+    unsigned long hex =
+        (unsigned long)major << 24 | (unsigned long)minor << 16 | (unsigned long)micro << 8 | 0xf0;
+    if (major > 3 || (major == 3 && minor >= 11))
+        fake.version_hex = hex;
+    if (major > 3 || (major == 3 && minor >= 13)) {
+        fake.has_runtime = true;
+        memcpy(fake.runtime, "xdebugpy", 8);
+        fake.runtime[1] = hex;
+        fake.runtime[2] = free_threaded != 0;
+    }
+    return gl_py_frames_init_from(fake_lookup, note, (size_t)notelen);
 }
 
 /* Walks that faulted and gave up. */
