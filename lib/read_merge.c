@@ -105,6 +105,54 @@ static const char *ending_of(const struct gl_log_summary *s, char *buf, size_t l
     return buf;
 }
 
+/* A process's loss record into the merged ones: with one of the same kind
+ * and frames, or as a new one. */
+static bool merge_record(struct gl_read_merge *m, const struct process *p,
+                         const struct gl_loss_record *r, const struct gl_report_input *in)
+{
+    unsigned n;
+    struct gl_frame *frames = gl_report_frames_get(in->stack_frames, r->stack,
+                                                   (unsigned)in->opt->num_callers, in->arg, &n);
+    char *key = record_key(r->kind, frames, n);
+    if (!key) {
+        free(frames);
+        return false;
+    }
+    struct record *rec = NULL;
+    for (size_t j = 0; j < m->nr && !rec; j++)
+        if (strcmp(m->r[j].key, key) == 0)
+            rec = &m->r[j];
+    if (rec) {
+        free(key);
+    } else {
+        if (!gl_util_grow((void **)&m->r, m->nr, sizeof *m->r)) {
+            free(key);
+            free(frames);
+            return false;
+        }
+        rec = &m->r[m->nr++];
+        *rec = (struct record){.kind = r->kind, .key = key, .nframes = n};
+        rec->frames = calloc(n ? n : 1, sizeof *rec->frames);
+        for (unsigned j = 0; rec->frames && j < n; j++) {
+            rec->frames[j] = frames[j];
+            rec->frames[j].function = copy_str(frames[j].function);
+            rec->frames[j].file = copy_str(frames[j].file);
+            rec->frames[j].object = copy_str(frames[j].object);
+            rec->frames[j].mangled = copy_str(frames[j].mangled);
+        }
+    }
+    free(frames);
+    rec->bytes += r->bytes;
+    rec->indirect += r->indirect_bytes;
+    rec->blocks += r->blocks;
+    if (!rec->npids || rec->pids[rec->npids - 1] != p->pid) {
+        if (!gl_util_grow((void **)&rec->pids, rec->npids, sizeof *rec->pids))
+            return false;
+        rec->pids[rec->npids++] = p->pid;
+    }
+    return true;
+}
+
 bool gl_read_merge_add(struct gl_read_merge *m, const struct gl_log_summary *s,
                        const struct gl_leak_run *run, const struct gl_report_input *in)
 {
@@ -122,48 +170,9 @@ bool gl_read_merge_add(struct gl_read_merge *m, const struct gl_log_summary *s,
                           .errors = gl_report_text_error_count(in)};
     memcpy(p->kind, l->kind, sizeof p->kind);
 
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    for (size_t i = 0; i < l->nrecords; i++) {
-        const struct gl_loss_record *r = &l->records[i];
-        if (r->suppressed_by)
-            continue;
-        unsigned n = in->stack_frames ? in->stack_frames(r->stack, frames,
-                                                         (unsigned)in->opt->num_callers, in->arg)
-                                      : 0;
-        char *key = record_key(r->kind, frames, n);
-        if (!key)
+    for (size_t i = 0; i < l->nrecords; i++)
+        if (!l->records[i].suppressed_by && !merge_record(m, p, &l->records[i], in))
             return false;
-        struct record *rec = NULL;
-        for (size_t j = 0; j < m->nr && !rec; j++)
-            if (strcmp(m->r[j].key, key) == 0)
-                rec = &m->r[j];
-        if (rec) {
-            free(key);
-        } else {
-            if (!gl_util_grow((void **)&m->r, m->nr, sizeof *m->r)) {
-                free(key);
-                return false;
-            }
-            rec = &m->r[m->nr++];
-            *rec = (struct record){.kind = r->kind, .key = key, .nframes = n};
-            rec->frames = calloc(n ? n : 1, sizeof *rec->frames);
-            for (unsigned j = 0; rec->frames && j < n; j++) {
-                rec->frames[j] = frames[j];
-                rec->frames[j].function = copy_str(frames[j].function);
-                rec->frames[j].file = copy_str(frames[j].file);
-                rec->frames[j].object = copy_str(frames[j].object);
-                rec->frames[j].mangled = copy_str(frames[j].mangled);
-            }
-        }
-        rec->bytes += r->bytes;
-        rec->indirect += r->indirect_bytes;
-        rec->blocks += r->blocks;
-        if (!rec->npids || rec->pids[rec->npids - 1] != p->pid) {
-            if (!gl_util_grow((void **)&rec->pids, rec->npids, sizeof *rec->pids))
-                return false;
-            rec->pids[rec->npids++] = p->pid;
-        }
-    }
     return true;
 }
 

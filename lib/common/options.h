@@ -86,8 +86,10 @@ int gl_options_make_absolute(struct gl_options *o, const char *dir, char *err, s
  * Returns 0, or -1 with one line in err. */
 int gl_options_check(const struct gl_options *o, char *err, size_t errlen);
 
-#define GL_MAX_CALLERS 64
-/* Frames a shown stack may have: --num-callers native and as many Python ones. */
+/* --num-callers' maximum, Valgrind's. */
+#define GL_MAX_CALLERS 500
+/* Frames a shown stack may have: --num-callers native and as many Python ones.
+ * A report asks for num_callers of each, not this (56 KB of struct gl_frame). */
 #define GL_FRAMES_SHOWN_MAX (2 * GL_MAX_CALLERS)
 
 enum gl_arg_result {

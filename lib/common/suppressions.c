@@ -431,24 +431,30 @@ bool gl_suppressions_matches(const struct gl_supp *e, const struct gl_frame *fra
 {
     if (!(e->leak_kinds & GL_LEAK_KIND_BIT(leak_kind)))
         return false;
-    /* ok[i][j]: entry lines i.. match stack frames j..; filled backwards.  A line
-     * "..." matches any number of frames, none included. */
-    enum { MAXF = 128 };
+    /* ok[i][j]: entry lines i.. match stack frames j..; filled backwards, a
+     * row i from row i + 1 (next), so that two rows are kept.  A line "..."
+     * matches any number of frames, none included.  Stacks hold at most 1,024
+     * frames (GL_STACK_MAX_FRAMES, stack/stack_depot.h). */
+    enum { MAXF = 1024 + 1 };
     if (n > MAXF - 1)
         n = MAXF - 1;
-    bool ok[GL_SUPP_MAX_FRAMES + 1][MAXF];
+    bool rows[2][MAXF];
+    bool *next = rows[0], *cur = rows[1];
     for (unsigned j = 0; j <= n; j++)
-        ok[e->nframes][j] = true; /* the rest of the stack does not matter */
+        next[j] = true; /* the rest of the stack does not matter */
     for (int i = (int)e->nframes - 1; i >= 0; i--) {
         const struct gl_supp_frame *sf = &e->frames[i];
         for (int j = (int)n; j >= 0; j--) {
             if (sf->type == GL_SF_ANY)
-                ok[i][j] = ok[i + 1][j] || (j < (int)n && ok[i][j + 1]);
+                cur[j] = next[j] || (j < (int)n && cur[j + 1]);
             else
-                ok[i][j] = j < (int)n && frame_matches(sf, &frames[j]) && ok[i + 1][j + 1];
+                cur[j] = j < (int)n && frame_matches(sf, &frames[j]) && next[j + 1];
         }
+        bool *t = next;
+        next = cur;
+        cur = t;
     }
-    return ok[0][0];
+    return next[0];
 }
 
 struct gl_supp *gl_suppressions_find(struct gl_supp_set *s, enum gl_supp_kind kind,

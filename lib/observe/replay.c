@@ -11,13 +11,16 @@
 #include "event/dispatch.h"
 #include "stack/stack_depot.h"
 
-#define MAX_FRAMES 256
+#define MAX_FRAMES GL_STACK_MAX_FRAMES
 #define MAX_STACK_ID (1u << 24)
+/* Room for a line: a stack of MAX_FRAMES frames, each "0x" and 16 digits. */
+#define MAX_LINE (32 * 1024)
 
 /* The recording's stack ids to the depot's. */
 struct stacks {
     uint32_t *depot_id; /* by recording id; 0: not defined */
     size_t cap;
+    uintptr_t *frames; /* MAX_FRAMES: a stack line's */
 };
 
 static bool stack_define(struct stacks *s, uint32_t id, uint32_t depot_id)
@@ -47,14 +50,14 @@ static int stack_line(struct stacks *s, const char *p, char *err, size_t errlen)
         snprintf(err, errlen, "a stack needs an id from 1 to %u", MAX_STACK_ID - 1);
         return -1;
     }
-    uintptr_t frames[MAX_FRAMES];
+    uintptr_t *frames = s->frames;
     unsigned n = 0;
     for (p = end; *(p += strspn(p, " \t"));) {
         errno = 0;
         unsigned long long ip = strtoull(p, &end, 16);
         if (end == p || errno || (*end && *end != ' ' && *end != '\t')) {
-            snprintf(err, errlen, "stack %lu: '%.*s' is not an address", id,
-                     (int)strcspn(p, " \t"), p);
+            snprintf(err, errlen, "stack %lu: '%.*s' is not an address", id, (int)strcspn(p, " \t"),
+                     p);
             return -1;
         }
         if (n == MAX_FRAMES) {
@@ -104,14 +107,20 @@ long gl_replay_text(const char *name, const char *text, size_t len, char *err, s
     struct stacks s = {0};
     long events = 0;
     unsigned lineno = 0;
-    char line[4096], why[256];
+    char *line = malloc(MAX_LINE), why[256];
+    s.frames = malloc(MAX_FRAMES * sizeof *s.frames);
+    if (!line || !s.frames) {
+        snprintf(err, errlen, "%s: out of memory", name);
+        free(line);
+        free(s.frames);
+        return -1;
+    }
     for (size_t pos = 0; pos < len;) {
         const char *nl = memchr(text + pos, '\n', len - pos);
         size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
         lineno++;
-        if (n >= sizeof line) {
-            snprintf(err, errlen, "%s:%u: line longer than %zu bytes", name, lineno,
-                     sizeof line - 1);
+        if (n >= MAX_LINE) {
+            snprintf(err, errlen, "%s:%u: line longer than %d bytes", name, lineno, MAX_LINE - 1);
             events = -1;
             break;
         }
@@ -129,6 +138,8 @@ long gl_replay_text(const char *name, const char *text, size_t len, char *err, s
         events += r;
     }
     free(s.depot_id);
+    free(s.frames);
+    free(line);
     return events;
 }
 

@@ -8,12 +8,14 @@
 #include "common/suppressions.h"
 #include "exit_report.h"
 #include "report/report_errors.h"
+#include "report/report_frames.h"
 #include "check/run_suppressions.h"
 #include "runtime.h"
 #include "track/errors.h"
 #include "check/counters.h"
 #include "check/device_memory.h"
 #include "stack/stack_capture.h"
+#include "stack/stack_depot.h"
 #include "symbol/frame_filter.h"
 #include "symbol/symbolize.h"
 
@@ -44,13 +46,16 @@ static const void *sink(const struct gl_api_error *e)
         pthread_mutex_unlock(&lock);
         return NULL;
     }
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    /* Suppressions see every kept frame, as for loss records. */
-    unsigned n = e->stack ? gl_error_sink_frames(e->stack, frames, GL_MAX_CALLERS, NULL) : 0;
+    /* Suppressions see every kept frame, as for loss records: malloc'ed, as
+     * the sink may (design.md, "API errors"), not on the program's stack. */
+    unsigned n;
+    struct gl_frame *frames =
+        gl_report_frames_get(gl_error_sink_frames, e->stack, GL_STACK_MAX_FRAMES / 2, NULL, &n);
     /* The leak run counts the entry's uses, from the contexts (every
      * occurrence, not only this first one). */
     const struct gl_supp *s = gl_suppressions_find_error(gl_run_suppressions(), e->kind, frames, n);
     if (s) {
+        free(frames);
         pthread_mutex_unlock(&lock);
         return s;
     }
@@ -68,6 +73,7 @@ static const void *sink(const struct gl_api_error *e)
             n < (unsigned)gl_runtime.opt.num_callers ? n : (unsigned)gl_runtime.opt.num_callers;
         text = gl_suppressions_entry(frames, shown, e->kind, 0, &len);
     }
+    free(frames);
     int fd = gl_runtime_open_log(&must_close);
     struct gl_out o;
     gl_out_init(&o, fd, (int)getpid());

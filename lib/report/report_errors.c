@@ -23,7 +23,7 @@ static unsigned frames_of(const struct gl_error_services *svc, uint32_t stack, s
 /* The API the program called for a stack ("cudaFree"), else the driver's name. */
 static const char *called(const struct gl_error_services *svc, uint32_t stack, unsigned api)
 {
-    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
+    struct gl_frame f[2]; /* one native frame, one Python */
     unsigned n = frames_of(svc, stack, f, 1);
     /* The name points into the symbolizer's strings, which outlive the report. */
     return gl_report_frames_api_called(&f[0], n, api);
@@ -218,11 +218,13 @@ void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_err
 static void print_stack(struct gl_out *o, const struct gl_error_services *svc, uint32_t stack,
                         bool missing)
 {
-    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
-    unsigned n = frames_of(svc, stack, f, svc->num_callers);
+    unsigned n;
+    struct gl_frame *f =
+        gl_report_frames_get(svc->stack_frames, stack, svc->num_callers, svc->arg, &n);
     gl_report_frames_print(o, f, n, "   ",
                            missing ? "(stack not kept: --keep-stacktraces=alloc-and-free keeps it)"
                                    : "(no stack recorded)");
+    free(f);
 }
 
 /* Who holds the memory: NVML's free and total, gpuleak's live bytes per kind

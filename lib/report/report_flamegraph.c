@@ -3,9 +3,11 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check/leak_check.h"
+#include "report/report_frames.h"
 
 /* One frame's name: ';' would split it and a newline end the line. */
 static void put_frame(struct gl_out *o, const struct gl_frame *f)
@@ -33,10 +35,9 @@ static void put_stack(struct gl_out *o, const struct gl_report_input *in, uint32
 {
     if (!bytes)
         return;
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    unsigned n = stack && in->stack_frames
-                     ? in->stack_frames(stack, frames, (unsigned)in->opt->num_callers, in->arg)
-                     : 0;
+    unsigned n;
+    struct gl_frame *frames =
+        gl_report_frames_get(in->stack_frames, stack, (unsigned)in->opt->num_callers, in->arg, &n);
     if (!n)
         gl_out_str(o, "(no stack recorded)");
     for (unsigned i = n; i-- > 0;) { /* outermost first */
@@ -44,6 +45,7 @@ static void put_stack(struct gl_out *o, const struct gl_report_input *in, uint32
         if (i)
             gl_out_str(o, ";");
     }
+    free(frames);
     gl_out_printf(o, " %" PRIu64 "\n", bytes);
 }
 

@@ -2,6 +2,7 @@
 #include "report/report_frames.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "event/api.h"
@@ -10,6 +11,18 @@ static const char *basename_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? slash + 1 : path;
+}
+
+struct gl_frame *gl_report_frames_get(gl_report_stack_fn fn, uint32_t stack, unsigned max,
+                                      void *arg, unsigned *n)
+{
+    *n = 0;
+    if (!fn || !stack || !max)
+        return NULL;
+    struct gl_frame *f = malloc(2 * (size_t)max * sizeof *f);
+    if (f)
+        *n = fn(stack, f, max, arg);
+    return f;
 }
 
 void gl_report_frames_print(struct gl_out *o, const struct gl_frame *frames, unsigned n,

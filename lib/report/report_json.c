@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/signals.h"
@@ -107,11 +108,10 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
                    const struct gl_loss_record *r, size_t index, bool last)
 {
     const struct gl_options *opt = in->opt;
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    unsigned n = in->stack_frames
-                     ? in->stack_frames(r->stack, frames, (unsigned)opt->num_callers, in->arg)
-                     : 0;
-    const char *api = gl_report_frames_api_called(&frames[0], n, r->first.api);
+    unsigned n;
+    struct gl_frame *frames =
+        gl_report_frames_get(in->stack_frames, r->stack, (unsigned)opt->num_callers, in->arg, &n);
+    const char *api = gl_report_frames_api_called(frames, n, r->first.api);
     char text[1024];
     gl_report_text_block_text(in, r, api, text, sizeof text);
     bool shown = opt->leak_check == GL_LEAK_CHECK_FULL && !r->suppressed_by &&
@@ -138,6 +138,7 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
     gl_out_str(o, ",\n     \"frames\": [\n");
     for (unsigned i = 0; i < n; i++)
         frame(o, &frames[i], i + 1 == n);
+    free(frames);
     gl_out_str(o, "     ],\n     \"block_list\": [\n");
     const struct gl_leak_result *lr = in->leaks;
     for (uint64_t i = 0; lr->blocks && i < r->blocks; i++)
@@ -148,11 +149,12 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
 static void frames_of_stack(struct gl_out *o, const struct gl_report_input *in, uint32_t stack,
                             unsigned max)
 {
-    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
-    unsigned n = in->stack_frames && stack ? in->stack_frames(stack, f, max, in->arg) : 0;
+    unsigned n;
+    struct gl_frame *f = gl_report_frames_get(in->stack_frames, stack, max, in->arg, &n);
     gl_out_str(o, "[\n");
     for (unsigned i = 0; i < n; i++)
         frame(o, &f[i], i + 1 == n);
+    free(f);
     gl_out_str(o, "     ]");
 }
 

@@ -106,11 +106,11 @@ void gl_report_text_termination(struct gl_out *o, const struct gl_report_input *
     const char *fault = fault_text(t->signal, t->si_code);
     if (fault && t->si_code > 0) /* sent by the kernel, not by kill() */
         gl_out_line(o, " %s at address 0x%" PRIX64, fault, t->fault_addr);
-    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
-    unsigned n = t->stack && in->stack_frames
-                     ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
-                     : 0;
+    unsigned n;
+    struct gl_frame *f = gl_report_frames_get(in->stack_frames, t->stack,
+                                              (unsigned)in->opt->num_callers, in->arg, &n);
     gl_report_frames_print(o, f, n, "   ", "(no stack recorded)");
+    free(f);
     gl_out_line(o, "%s", "");
 }
 
@@ -395,14 +395,13 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                 split, blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "",
                 num, of);
 
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    unsigned n = in->stack_frames
-                     ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
-                     : 0;
+    unsigned n;
+    struct gl_frame *frames = gl_report_frames_get(in->stack_frames, r->stack,
+                                                   (unsigned)in->opt->num_callers, in->arg, &n);
     gl_report_frames_print(o, frames, n, "   ", "(no stack recorded)");
     char block[1024];
-    gl_report_text_block_text(in, r, gl_report_frames_api_called(&frames[0], n, r->first.api),
-                              block, sizeof block);
+    gl_report_text_block_text(in, r, gl_report_frames_api_called(frames, n, r->first.api), block,
+                              sizeof block);
     gl_out_line(o, " %s", block);
     holder_line(o, in, r);
     gl_out_line(o, "%s", "");
@@ -415,6 +414,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
             gl_out_text(o, text, len);
         free(text);
     }
+    free(frames);
 }
 
 /* One LEAK SUMMARY line; before: the reference's totals for deltas, or NULL. */
@@ -547,11 +547,11 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
 static void print_stack_of(struct gl_out *o, const struct gl_report_input *in, uint32_t stack,
                            const char *indent)
 {
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    unsigned n = in->stack_frames && stack
-                     ? in->stack_frames(stack, frames, (unsigned)in->opt->num_callers, in->arg)
-                     : 0;
+    unsigned n;
+    struct gl_frame *frames =
+        gl_report_frames_get(in->stack_frames, stack, (unsigned)in->opt->num_callers, in->arg, &n);
     gl_report_frames_print(o, frames, n, indent, "(no stack recorded)");
+    free(frames);
 }
 
 static void slot_title(const struct gl_report_input *in, unsigned slot, char *buf, size_t len)

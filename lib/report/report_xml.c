@@ -148,10 +148,9 @@ static void suppression(struct gl_out *o, const struct gl_frame *frames, unsigne
 static void error(struct gl_out *o, const struct gl_report_input *in,
                   const struct gl_loss_record *r, size_t index, unsigned unique)
 {
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    unsigned n = in->stack_frames
-                     ? in->stack_frames(r->stack, frames, (unsigned)in->opt->num_callers, in->arg)
-                     : 0;
+    unsigned n;
+    struct gl_frame *frames = gl_report_frames_get(in->stack_frames, r->stack,
+                                                   (unsigned)in->opt->num_callers, in->arg, &n);
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
         of[GL_U64_COMMAS_LEN], text[512], block[1024];
     char split[2 * GL_U64_COMMAS_LEN + 32] = "";
@@ -164,8 +163,8 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
              gl_out_u64_commas(bytes, r->bytes + r->indirect_bytes), split,
              gl_out_u64_commas(blocks, r->blocks), gl_leak_kind_phrase(r->kind),
              gl_out_u64_commas(num, index), gl_out_u64_commas(of, in->leaks->nrecords));
-    gl_report_text_block_text(in, r, gl_report_frames_api_called(&frames[0], n, r->first.api),
-                              block, sizeof block);
+    gl_report_text_block_text(in, r, gl_report_frames_api_called(frames, n, r->first.api), block,
+                              sizeof block);
 
     gl_out_str(o, "<error>\n");
     gl_out_printf(o, "  <unique>0x%x</unique>\n", unique);
@@ -188,6 +187,7 @@ static void error(struct gl_out *o, const struct gl_report_input *in,
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0)
         suppression(o, frames, n, r->kind, GL_ERR_NONE);
     gl_out_str(o, "</error>\n\n");
+    free(frames);
 }
 
 static void stack(struct gl_out *o, const struct gl_frame *frames, unsigned n)
@@ -213,11 +213,11 @@ static void fatal_signal(struct gl_out *o, const struct gl_report_input *in)
     if (t->si_code > 0 &&
         (t->signal == SIGSEGV || t->signal == SIGBUS || t->signal == SIGILL || t->signal == SIGFPE))
         gl_out_printf(o, "  <siaddr>0x%" PRIX64 "</siaddr>\n", t->fault_addr);
-    struct gl_frame f[GL_FRAMES_SHOWN_MAX];
-    unsigned n = t->stack && in->stack_frames
-                     ? in->stack_frames(t->stack, f, (unsigned)in->opt->num_callers, in->arg)
-                     : 0;
+    unsigned n;
+    struct gl_frame *f = gl_report_frames_get(in->stack_frames, t->stack,
+                                              (unsigned)in->opt->num_callers, in->arg, &n);
     stack(o, f, n);
+    free(f);
     gl_out_str(o, "</fatal_signal>\n\n");
 }
 
@@ -230,9 +230,9 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
     gl_report_text_error_services(in, &svc);
     struct gl_error_text t;
     gl_report_errors_describe(&c->first, &svc, &t);
-    struct gl_frame frames[GL_FRAMES_SHOWN_MAX];
-    unsigned n =
-        in->stack_frames ? in->stack_frames(c->first.stack, frames, svc.num_callers, in->arg) : 0;
+    unsigned n;
+    struct gl_frame *frames =
+        gl_report_frames_get(in->stack_frames, c->first.stack, svc.num_callers, in->arg, &n);
     gl_out_str(o, "<error>\n");
     gl_out_printf(o, "  <unique>0x%x</unique>\n", unique);
     gl_out_printf(o, "  <tid>%u</tid>\n", c->first.tid);
@@ -243,15 +243,16 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
         if (!t.aux[i][0])
             continue;
         elem(o, "  ", "auxwhat", t.aux[i]);
-        struct gl_frame aux[GL_FRAMES_SHOWN_MAX];
-        unsigned na = in->stack_frames && t.aux_stack[i]
-                          ? in->stack_frames(t.aux_stack[i], aux, svc.num_callers, in->arg)
-                          : 0;
+        unsigned na;
+        struct gl_frame *aux =
+            gl_report_frames_get(in->stack_frames, t.aux_stack[i], svc.num_callers, in->arg, &na);
         stack(o, aux, na);
+        free(aux);
     }
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0)
         suppression(o, frames, n, GL_LEAK_DEFINITE, (enum gl_error_kind)c->first.kind);
     gl_out_str(o, "</error>\n\n");
+    free(frames);
 }
 
 static void pair(struct gl_out *o, uint64_t count, unsigned unique)

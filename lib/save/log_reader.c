@@ -188,7 +188,7 @@ static int cmp_error(const void *a, const void *b)
 static bool check_stack(struct gl_log_cursor *c, struct gl_log_file *f, uint64_t *max_module)
 {
     uint64_t id = gl_log_format_get(c), n = gl_log_format_get(c);
-    if (c->bad || id == 0 || id > UINT32_MAX || n == 0 || n > GL_DEPOT_MAX_FRAMES)
+    if (c->bad || id == 0 || id > UINT32_MAX || n == 0 || n > GL_STACK_MAX_FRAMES)
         return false;
     if (id > f->max_stack_id)
         f->max_stack_id = (uint32_t)id;
@@ -646,7 +646,11 @@ static uint32_t *restore_stacks(const struct gl_log_file *f, const uint64_t *bia
                                 const uint32_t *codes)
 {
     uint32_t *map = calloc((size_t)f->max_stack_id + 1, sizeof *map);
-    uintptr_t frames[GL_DEPOT_MAX_FRAMES];
+    uintptr_t *frames = malloc(GL_STACK_MAX_FRAMES * sizeof *frames);
+    if (!frames) {
+        free(map);
+        return NULL;
+    }
     for (size_t i = 0; map && i < f->nstacks; i++) {
         struct gl_log_cursor c = body_at(f, f->stacks[i]);
         uint32_t id = (uint32_t)gl_log_format_get(&c);
@@ -667,6 +671,7 @@ static uint32_t *restore_stacks(const struct gl_log_file *f, const uint64_t *bia
         if (!map[id] && k)
             map[id] = gl_stack_depot_intern(frames, k);
     }
+    free(frames);
     return map;
 }
 

@@ -216,13 +216,20 @@ static void write_code(uint32_t id)
     finish(at, GL_LOG_PYCODE, b, n);
 }
 
-static void write_stack(uint32_t id)
+/* A STACK body's bytes at most: id, count, and per frame a where and two
+ * varints. */
+#define STACK_BODY_MAX(frames)                                                                     \
+    (2 * GL_LOG_VARINT_MAX + (size_t)(frames) * (1 + 2 * GL_LOG_VARINT_MAX))
+/* Stacks up to this deep are encoded on the stack (3.4 KiB, as when every
+ * stack was this short); deeper ones (--num-callers above 76) in tool memory,
+ * mapped for the while: the writer runs in the program's threads, inside its
+ * CUDA calls, and each stack is written once. */
+#define STACK_ON_STACK GL_DEPOT_MAX_FRAMES
+_Static_assert(STACK_BODY_MAX(GL_STACK_MAX_FRAMES) <= GL_LOG_MAX_BODY, "a stack fits a record");
+
+/* Encode into body (STACK_BODY_MAX(nf) bytes) and append. */
+static void encode_stack(uint32_t id, const uintptr_t *frames, unsigned nf, uint8_t *body)
 {
-    unsigned nf = 0;
-    const uintptr_t *frames = gl_stack_depot_frames(id, &nf);
-    if (!frames)
-        return;
-    uint8_t body[16 + GL_DEPOT_MAX_FRAMES * (1 + 2 * GL_LOG_VARINT_MAX)];
     size_t n = gl_log_format_put(body, id);
     n += gl_log_format_put(body + n, nf);
     bool missed = false;
@@ -251,6 +258,25 @@ static void write_stack(uint32_t id)
     append(GL_LOG_STACK, body, n);
     if (missed)
         wake_helper(WAKE_MODULES); /* the reader maps absolute addresses by modules written later */
+}
+
+static void write_stack(uint32_t id)
+{
+    unsigned nf = 0;
+    const uintptr_t *frames = gl_stack_depot_frames(id, &nf);
+    if (!frames)
+        return;
+    if (nf <= STACK_ON_STACK) {
+        uint8_t body[STACK_BODY_MAX(STACK_ON_STACK)];
+        encode_stack(id, frames, nf, body);
+        return;
+    }
+    size_t size = STACK_BODY_MAX(nf);
+    uint8_t *body = gl_tool_map(size);
+    if (!body)
+        return; /* the reader gives the events naming it no stack */
+    encode_stack(id, frames, nf, body);
+    gl_tool_unmap(body, size);
 }
 
 /* ---- the consumer ---- */

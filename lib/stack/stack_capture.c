@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/options.h"
 #include "stack/mixed_stack.h"
 #include "stack/modules.h"
 #include "base/prof.h"
@@ -25,10 +26,25 @@ static unsigned keep_python = 12;
  * learnt from the stacks seen, so that a walk asks for no more frames than it keeps. */
 static _Atomic unsigned internal_hint = 12;
 
-#define MAX_RAW (GL_DEPOT_MAX_FRAMES + 64)
 /* Native frames walked past those kept, on a thread running Python, to find
  * the interpreter loops where its Python frames go. */
 #define PYTHON_REACH 64
+/* Room for raw frames beyond those kept: gpuleak's, CUPTI's and the driver's,
+ * and Python's reach. */
+#define RAW_EXTRA 144
+
+/* A capture's buffers live on the calling thread's stack (a program thread,
+ * inside its CUDA call) up to 80 native and 80 Python frames kept
+ * (--num-callers up to 76): some 5.5 KiB.  A deeper one takes them from the
+ * thread's room (deep_room), 24 KiB of tool memory mapped on its first such
+ * capture; where it has none, it keeps what the stack can hold. */
+#define SHALLOW_KEEP (GL_DEPOT_MAX_FRAMES / 2)
+#define SHALLOW_RAW (SHALLOW_KEEP + RAW_EXTRA)
+#define DEEP_KEEP (GL_STACK_MAX_FRAMES / 2)
+#define DEEP_RAW (DEEP_KEEP + RAW_EXTRA)
+
+_Static_assert(GL_MAX_CALLERS + GL_STACK_SLACK <= DEEP_KEEP, "the room keeps --num-callers");
+_Static_assert(SHALLOW_RAW >= GL_MEMO_FRAMES, "the memo copies its frames into raw");
 
 int gl_stack_capture_raw_mode;
 
@@ -45,9 +61,9 @@ void gl_stack_capture_init(unsigned num_callers)
     const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
     gl_stack_capture_raw_mode = raw && *raw == '1';
     keep_frames = num_callers + GL_STACK_SLACK;
-    if (keep_frames > GL_DEPOT_MAX_FRAMES / 2)
-        keep_frames = GL_DEPOT_MAX_FRAMES / 2;
-    keep_python = num_callers < GL_DEPOT_MAX_FRAMES / 2 ? num_callers : GL_DEPOT_MAX_FRAMES / 2;
+    if (keep_frames > DEEP_KEEP)
+        keep_frames = DEEP_KEEP;
+    keep_python = num_callers < DEEP_KEEP ? num_callers : DEEP_KEEP;
 }
 
 static inline bool internal(enum gl_modules_role r)
@@ -135,18 +151,64 @@ static bool is_sigreturn(uintptr_t ip)
 #endif
 }
 
-uint32_t gl_stack_capture_interrupted(void)
+/* A deep capture's buffers: one set per thread, in tool memory. */
+struct deep_room {
+    volatile int busy; /* taken: a signal handler's capture on the thread keeps to its stack */
+    uintptr_t raw[DEEP_RAW];
+    uintptr_t entered[DEEP_RAW + 1];
+    uintptr_t mixed[GL_STACK_MAX_FRAMES];
+    uintptr_t py_frames[DEEP_KEEP];
+    uint16_t py_ends[DEEP_KEEP];
+};
+
+/* The calling thread's room, taken; NULL if it has none (no thread state, no
+ * memory) or it is in use (a signal handler interrupted a capture). */
+static struct deep_room *deep_room_take(void)
 {
-    uintptr_t raw[MAX_RAW];
-    int got = gl_unwind_backtrace(raw, MAX_RAW);
+    struct gl_thread *self = gl_thread_self();
+    if (!self)
+        return NULL;
+    if (!self->stack_memo && !(self->stack_memo = gl_stack_memo_new()))
+        return NULL;
+    struct deep_room *room = gl_stack_memo_room(self->stack_memo, sizeof *room);
+    if (!room || room->busy)
+        return NULL;
+    room->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return room;
+}
+
+static void deep_room_give(struct deep_room *room)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    room->busy = 0;
+}
+
+static uint32_t interrupted(uintptr_t *raw, unsigned max, unsigned keep)
+{
+    int got = gl_unwind_backtrace(raw, (int)max);
     for (int i = 0; i < got; i++)
         if (is_sigreturn(raw[i])) {
             unsigned n = (unsigned)(got - i - 1);
-            if (n > keep_frames)
-                n = keep_frames;
+            if (n > keep)
+                n = keep;
             return n ? gl_stack_depot_intern(raw + i + 1, n) : 0;
         }
     return 0;
+}
+
+uint32_t gl_stack_capture_interrupted(void)
+{
+    if (keep_frames > SHALLOW_KEEP) {
+        struct deep_room *room = deep_room_take();
+        if (room) {
+            uint32_t id = interrupted(room->raw, DEEP_RAW, keep_frames);
+            deep_room_give(room);
+            return id;
+        }
+    }
+    uintptr_t raw[SHALLOW_RAW];
+    return interrupted(raw, SHALLOW_RAW, keep_frames < SHALLOW_KEEP ? keep_frames : SHALLOW_KEEP);
 }
 
 static const struct gl_interpreter_where interpreter = {gl_py_frames_in_interpreter,
@@ -201,15 +263,28 @@ uint32_t gl_stack_capture(void)
     return gl_stack_capture_entry(self ? self->call_entry : 0);
 }
 
-uint32_t gl_stack_capture_entry(uintptr_t entry)
+/* Where a capture puts its frames, and how many it keeps. */
+struct capture_room {
+    uintptr_t *raw; /* raw_max; then entered, raw_max + 1 */
+    unsigned raw_max;
+    uintptr_t *entered;
+    uintptr_t *mixed; /* mixed_max */
+    unsigned mixed_max;
+    uintptr_t *py_frames; /* keep_python, and as many py_ends */
+    uint16_t *py_ends;
+    unsigned keep_frames, keep_python;
+};
+
+/* The capture, inlined into the function that holds its buffers: its frame
+ * is the fixed point the memo places slots from (key.sp). */
+static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
+                                                              const struct capture_room *b)
 {
-    uintptr_t raw[MAX_RAW];
-    uintptr_t py_frames[GL_DEPOT_MAX_FRAMES / 2];
-    uint16_t py_ends[GL_DEPOT_MAX_FRAMES / 2];
-    struct gl_python_stack py = {py_frames, 0, py_ends, 0};
+    uintptr_t *raw = b->raw;
+    struct gl_python_stack py = {b->py_frames, 0, b->py_ends, 0};
     if (gl_py_frames_enabled() && !gl_stack_capture_raw_mode) {
         uint64_t t0 = gl_prof_now();
-        py.n = gl_py_frames_capture(py_frames, keep_python, py_ends, &py.ngroups);
+        py.n = gl_py_frames_capture(b->py_frames, b->keep_python, b->py_ends, &py.ngroups);
         if (gl_prof_on)
             gl_prof_add(GL_PROF_PYTHON, t0, gl_prof_now());
     }
@@ -217,11 +292,11 @@ uint32_t gl_stack_capture_entry(uintptr_t entry)
      * address lies, which is what the memo needs of a capture's position. */
     struct gl_memo_key key = {(uintptr_t)__builtin_frame_address(0), 0, gl_modules_generation()};
     struct gl_thread *self = memo_on && !gl_stack_capture_raw_mode ? gl_thread_self() : NULL;
-    unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + keep_frames +
+    unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + b->keep_frames +
                     (py.n ? PYTHON_REACH : 0);
     for (;;) {
-        if (want > MAX_RAW)
-            want = MAX_RAW;
+        if (want > b->raw_max)
+            want = b->raw_max;
         key.want = want;
         unsigned hit = 0;
         if (self && self->stack_memo) {
@@ -251,35 +326,81 @@ uint32_t gl_stack_capture_entry(uintptr_t entry)
             return gl_stack_depot_intern(raw, n);
         unsigned start = first_kept(raw, n, &internal_count);
         unsigned kept = n - start;
-        if (kept < keep_frames && n == want && want < MAX_RAW) {
+        if (kept < b->keep_frames && n == want && want < b->raw_max) {
             /* The buffer filled before the program's frames did: more internal
              * frames than expected.  Learn it and walk again. */
             unsigned hint = atomic_load_explicit(&internal_hint, memory_order_relaxed);
             if (internal_count + 4 > hint)
                 atomic_store_explicit(&internal_hint, internal_count + 4, memory_order_relaxed);
-            want = internal_count + 4 + keep_frames + (py.n ? PYTHON_REACH : 0);
+            want = internal_count + 4 + b->keep_frames + (py.n ? PYTHON_REACH : 0);
             continue;
         }
         uint32_t id;
         const uintptr_t *top = raw + start;
-        uintptr_t entered[MAX_RAW + 1];
         if (kept > 0 && wants_entry(entry, top[0])) {
-            kept = with_entry(entry, top, kept, entered);
-            top = entered;
+            kept = with_entry(entry, top, kept, b->entered);
+            top = b->entered;
         }
         if (py.n) {
-            uintptr_t mixed[GL_DEPOT_MAX_FRAMES];
-            unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, keep_frames, keep_python,
-                                        mixed, GL_DEPOT_MAX_FRAMES);
-            id = gl_stack_depot_intern(mixed, m);
+            unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
+                                        b->keep_python, b->mixed, b->mixed_max);
+            id = gl_stack_depot_intern(b->mixed, m);
         } else
-            id = gl_stack_depot_intern(top, kept < keep_frames ? kept : keep_frames);
+            id = gl_stack_depot_intern(top, kept < b->keep_frames ? kept : b->keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside
          * (it depends on the Python frames too). */
         if (self && !hit && kept > 0)
             learn(self, &key, raw, n, py.n ? 0 : id);
         return id;
     }
+}
+
+/* --num-callers above 76, in the thread's room; false if it has none. */
+static __attribute__((noinline)) bool capture_deep(uintptr_t entry, uint32_t *id)
+{
+    struct deep_room *room = deep_room_take();
+    if (!room)
+        return false;
+    const struct capture_room b = {
+        .raw = room->raw,
+        .raw_max = DEEP_RAW,
+        .entered = room->entered,
+        .mixed = room->mixed,
+        .mixed_max = GL_STACK_MAX_FRAMES,
+        .py_frames = room->py_frames,
+        .py_ends = room->py_ends,
+        .keep_frames = keep_frames,
+        .keep_python = keep_python,
+    };
+    *id = capture(entry, &b);
+    deep_room_give(room);
+    return true;
+}
+
+uint32_t gl_stack_capture_entry(uintptr_t entry)
+{
+    if (__builtin_expect(keep_frames > SHALLOW_KEEP, 0)) {
+        uint32_t id;
+        if (capture_deep(entry, &id))
+            return id;
+    }
+    uintptr_t raw[SHALLOW_RAW];
+    uintptr_t entered[SHALLOW_RAW + 1];
+    uintptr_t mixed[2 * SHALLOW_KEEP];
+    uintptr_t py_frames[SHALLOW_KEEP];
+    uint16_t py_ends[SHALLOW_KEEP];
+    const struct capture_room b = {
+        .raw = raw,
+        .raw_max = SHALLOW_RAW,
+        .entered = entered,
+        .mixed = mixed,
+        .mixed_max = 2 * SHALLOW_KEEP,
+        .py_frames = py_frames,
+        .py_ends = py_ends,
+        .keep_frames = keep_frames < SHALLOW_KEEP ? keep_frames : SHALLOW_KEEP,
+        .keep_python = keep_python < SHALLOW_KEEP ? keep_python : SHALLOW_KEEP,
+    };
+    return capture(entry, &b);
 }
 
 void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c)

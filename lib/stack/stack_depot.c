@@ -60,8 +60,8 @@ uint32_t gl_stack_depot_intern(const uintptr_t *frames, unsigned n)
 {
     if (n == 0)
         return 0;
-    if (n > GL_DEPOT_MAX_FRAMES)
-        n = GL_DEPOT_MAX_FRAMES;
+    if (n > GL_STACK_MAX_FRAMES)
+        n = GL_STACK_MAX_FRAMES;
     uint64_t hash = gl_stack_depot_hash(frames, n);
     struct gl_thread *self = gl_thread_self();
     unsigned slot = (unsigned)(hash & (GL_TCACHE_SIZE - 1));

@@ -11,12 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Native frames and Python frames, up to half of it each (mixed_stack.h). */
+/* The most frames a stack holds: native and Python frames, up to half of it
+ * each (mixed_stack.h), room for --num-callers=500 and the slack
+ * (stack_capture.h).  Too many to hold in an array on a program thread's
+ * stack: code that copies a whole stack sizes its room by the stack. */
+#define GL_STACK_MAX_FRAMES 1024
+/* What a stack held before --num-callers went past 64: 80 native and 80
+ * Python frames.  Still what a capture keeps on the thread's own stack
+ * (stack_capture.c), and what a framework's site keeps (check/framework.c). */
 #define GL_DEPOT_MAX_FRAMES 160
 
 uint64_t gl_stack_depot_hash(const uintptr_t *frames, unsigned n);
 
-/* Id of this stack (1-based), adding it if new; 0 if n == 0 or memory ran out. */
+/* Id of this stack (its first GL_STACK_MAX_FRAMES frames; 1-based), adding it
+ * if new; 0 if n == 0 or memory ran out. */
 uint32_t gl_stack_depot_intern(const uintptr_t *frames, unsigned n);
 
 /* Frames of a stack id; NULL (and *n = 0) for an unknown id. */

@@ -51,6 +51,8 @@ struct gl_stack_memo {
     _Atomic uint64_t hits, walks, refused, skipped;
     struct gl_memo_entry e[GL_MEMO_ENTRIES];
     struct gl_memo_entry scratch; /* a stack being learnt, until it proves whole */
+    _Atomic(void *) room;         /* gl_stack_memo_room's */
+    _Atomic size_t room_bytes;
 };
 
 static inline void bump(_Atomic uint64_t *c)
@@ -87,6 +89,22 @@ struct gl_stack_memo *gl_stack_memo_new(void)
     if (m)
         m->tokens = TOKENS_START;
     return m;
+}
+
+void *gl_stack_memo_room(struct gl_stack_memo *m, size_t bytes)
+{
+    void *room = atomic_load_explicit(&m->room, memory_order_relaxed);
+    if (room)
+        return room;
+    void *mapped = gl_tool_map(bytes);
+    if (!mapped)
+        return NULL;
+    if (atomic_compare_exchange_strong(&m->room, &room, mapped)) {
+        atomic_store_explicit(&m->room_bytes, gl_tool_page_round(bytes), memory_order_relaxed);
+        return mapped;
+    }
+    gl_tool_unmap(mapped, bytes); /* a signal handler's capture mapped one meanwhile */
+    return room;
 }
 
 void gl_stack_memo_clear(struct gl_stack_memo *m)
@@ -313,5 +331,6 @@ void gl_stack_memo_add_counts(const struct gl_stack_memo *m, struct gl_stack_mem
     c->walks += atomic_load_explicit(&m->walks, memory_order_relaxed);
     c->refused += atomic_load_explicit(&m->refused, memory_order_relaxed);
     c->skipped += atomic_load_explicit(&m->skipped, memory_order_relaxed);
-    c->bytes += gl_tool_page_round(sizeof *m);
+    c->bytes +=
+        gl_tool_page_round(sizeof *m) + atomic_load_explicit(&m->room_bytes, memory_order_relaxed);
 }

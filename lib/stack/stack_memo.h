@@ -115,6 +115,13 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
                          const uintptr_t *frames, unsigned n, const struct gl_unwind_frame *walk,
                          unsigned nwalk, uint32_t id);
 
+/* The thread's room for captures deeper than its own stack should hold
+ * (stack_capture.c, --num-callers above 76), kept beside its memo: bytes of
+ * tool memory (the same size at every call), mapped on first use and kept for
+ * the next thread the struct goes to; NULL if memory ran out.  Safe from a
+ * signal handler: a handler that maps it first wins, the other mapping goes. */
+void *gl_stack_memo_room(struct gl_stack_memo *m, size_t bytes);
+
 /* Forget every capture and restore the budget: when its thread exits (the
  * struct goes to the next new thread), and in tests. */
 void gl_stack_memo_clear(struct gl_stack_memo *m);
@@ -124,7 +131,7 @@ struct gl_stack_memo_counts {
     uint64_t walks;   /* captures walked to be remembered */
     uint64_t refused; /* walks whose stack could not be remembered */
     uint64_t skipped; /* misses the budget left unwalked */
-    uint64_t bytes;   /* the memos' memory */
+    uint64_t bytes;   /* the memos' memory, their rooms included */
 };
 /* Adds m's counts to *c. */
 void gl_stack_memo_add_counts(const struct gl_stack_memo *m, struct gl_stack_memo_counts *c);

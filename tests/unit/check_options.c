@@ -191,9 +191,8 @@ START_TEST(test_show_leak_kinds_bad)
               "--show-leak-kinds: invalid value 'all,definite' " KINDS_EXPECTED);
     parse_bad("--show-leak-kinds=definitely",
               "--show-leak-kinds: invalid value 'definitely' " KINDS_EXPECTED);
-    parse_bad("--show-leak-kinds",
-              "--show-leak-kinds: expects a value: "
-              "--show-leak-kinds=KIND,...|all|none");
+    parse_bad("--show-leak-kinds", "--show-leak-kinds: expects a value: "
+                                   "--show-leak-kinds=KIND,...|all|none");
 #undef KINDS_EXPECTED
 }
 END_TEST
@@ -206,6 +205,8 @@ START_TEST(test_num_callers_values)
     ck_assert_int_eq(opt.num_callers, 1);
     parse_ok("--num-callers=64");
     ck_assert_int_eq(opt.num_callers, 64);
+    parse_ok("--num-callers=500"); /* Valgrind's maximum */
+    ck_assert_int_eq(opt.num_callers, 500);
     parse_ok("--num-callers=20");
     ck_assert_int_eq(opt.num_callers, 20);
 }
@@ -213,17 +214,17 @@ END_TEST
 
 START_TEST(test_num_callers_bad)
 {
-    parse_bad("--num-callers=0", "--num-callers: invalid value '0' (expected 1..64)");
-    parse_bad("--num-callers=65", "--num-callers: invalid value '65' (expected 1..64)");
-    parse_bad("--num-callers=-1", "--num-callers: invalid value '-1' (expected 1..64)");
-    parse_bad("--num-callers=abc", "--num-callers: invalid value 'abc' (expected 1..64)");
-    parse_bad("--num-callers=12x", "--num-callers: invalid value '12x' (expected 1..64)");
-    parse_bad("--num-callers=", "--num-callers: invalid value '' (expected 1..64)");
+    parse_bad("--num-callers=0", "--num-callers: invalid value '0' (expected 1..500)");
+    parse_bad("--num-callers=501", "--num-callers: invalid value '501' (expected 1..500)");
+    parse_bad("--num-callers=-1", "--num-callers: invalid value '-1' (expected 1..500)");
+    parse_bad("--num-callers=abc", "--num-callers: invalid value 'abc' (expected 1..500)");
+    parse_bad("--num-callers=12x", "--num-callers: invalid value '12x' (expected 1..500)");
+    parse_bad("--num-callers=", "--num-callers: invalid value '' (expected 1..500)");
     parse_bad("--num-callers=99999999999999999999",
-              "--num-callers: invalid value '99999999999999999999' (expected 1..64)");
+              "--num-callers: invalid value '99999999999999999999' (expected 1..500)");
     parse_bad("--num-callers=4294967308", /* 2^32 + 12: no truncation to int */
-              "--num-callers: invalid value '4294967308' (expected 1..64)");
-    parse_bad("--num-callers", "--num-callers: expects a value: --num-callers=1..64");
+              "--num-callers: invalid value '4294967308' (expected 1..500)");
+    parse_bad("--num-callers", "--num-callers: expects a value: --num-callers=1..500");
 }
 END_TEST
 
@@ -478,7 +479,7 @@ END_TEST
 START_TEST(test_parse_env_errors)
 {
     ck_assert_int_eq(gl_options_parse_env(&opt, "--num-callers=0", err, sizeof err), -1);
-    ck_assert_str_eq(err, "--num-callers: invalid value '0' (expected 1..64)");
+    ck_assert_str_eq(err, "--num-callers: invalid value '0' (expected 1..500)");
     ck_assert_int_eq(gl_options_parse_env(&opt, "-q prog", err, sizeof err), -1);
     ck_assert_str_eq(err, "'prog' is not an option"); /* the caller names the variable */
     ck_assert_int_eq(gl_options_parse_env(&opt, "--nope", err, sizeof err), -1);
@@ -598,7 +599,7 @@ START_TEST(test_write_help)
     ck_assert_ptr_nonnull(strstr(help, "  -v, --verbose "));
     ck_assert_ptr_nonnull(strstr(help, "  --leak-check=no|summary|full "));
     ck_assert_ptr_nonnull(strstr(help, " [full]\n"));
-    ck_assert_ptr_nonnull(strstr(help, "  --num-callers=1..64 "));
+    ck_assert_ptr_nonnull(strstr(help, "  --num-callers=1..500 "));
     ck_assert_ptr_nonnull(strstr(help, " [12]\n"));
     ck_assert_ptr_nonnull(strstr(help, " [definite,possible]\n"));
     /* Every line is an entry head or its continuation: indented by two spaces. */
@@ -671,7 +672,8 @@ START_TEST(test_make_absolute)
     static char dir[GL_PATH_MAX];
     memset(dir, 'd', sizeof dir - 1);
     dir[0] = '/';
-    ck_assert_int_eq(gl_options_make_absolute(&opt, dir, err, sizeof err), 0); /* all absolute now */
+    ck_assert_int_eq(gl_options_make_absolute(&opt, dir, err, sizeof err),
+                     0); /* all absolute now */
     gl_options_defaults(&opt);
     parse_ok("--trace-file=t.csv");
     ck_assert_int_eq(gl_options_make_absolute(&opt, dir, err, sizeof err), -1);
@@ -736,9 +738,9 @@ START_TEST(test_valgrind_habits)
     ck_assert_uint_eq(opt.show_leak_kinds, def.show_leak_kinds);
     /* From GPULEAK_OPTIONS (the runtime's view): accepted, quietly. */
     gl_options_defaults(&opt);
-    ck_assert_int_eq(gl_options_parse_env(&opt, "--track-origins=yes --gen-suppressions=yes", err,
-                                          sizeof err),
-                     0);
+    ck_assert_int_eq(
+        gl_options_parse_env(&opt, "--track-origins=yes --gen-suppressions=yes", err, sizeof err),
+        0);
     ck_assert_int_eq(opt.gen_suppressions, GL_GEN_SUPP_ALL);
     /* An option Valgrind does not have either is still unknown. */
     parse_bad("--track-origin=yes", "unknown option '--track-origin' (try 'gpuleak --help')");

@@ -39,7 +39,8 @@ enum {
     STACK_VMM = 4,
     STACK_DRIVER = 5,
     STACK_LONG = 6,
-    STACK_SMALL = 7
+    STACK_SMALL = 7,
+    STACK_DEEP = 8 /* 600 frames: deeper than --num-callers goes */
 };
 
 static const struct gl_frame malloc_frames[] = {
@@ -98,6 +99,17 @@ static unsigned fake_stack_frames(uint32_t stack, struct gl_frame *out, unsigned
         }
         f = many;
         n = 64;
+        break;
+    }
+    case STACK_DEEP: {
+        static struct gl_frame deep[600];
+        static char names[600][16];
+        for (unsigned i = 0; i < 600; i++) {
+            snprintf(names[i], sizeof names[i], "depth%u", i);
+            deep[i] = (struct gl_frame){0x500000 + i * 16, names[i], "rec.c", (int)i + 1, NULL};
+        }
+        f = deep;
+        n = 600;
         break;
     }
     default:
@@ -568,6 +580,32 @@ START_TEST(test_num_callers)
     text = render();
     ck_assert_uint_eq(max_seen, 64);
     ck_assert_ptr_nonnull(strstr(text, P "   by 0x4023F0: level63 (deep.c:64)\n"));
+    free(text);
+}
+END_TEST
+
+/* Up to Valgrind's 500: the report's room for frames follows the option. */
+START_TEST(test_num_callers_deep)
+{
+    add_record(GL_LEAK_DEFINITE, STACK_DEEP, 8, 1, 1, 1, 0x7f0000000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    char *text = render(); /* the default */
+    ck_assert_uint_eq(max_seen, 12);
+    ck_assert_ptr_nonnull(strstr(text, P "   by 0x5000B0: depth11 (rec.c:12)\n" P " Block "));
+    free(text);
+    opt.num_callers = 300;
+    text = render();
+    ck_assert_uint_eq(max_seen, 300);
+    unsigned lines = 0;
+    for (const char *p = text; (p = strstr(p, ": depth")); p++)
+        lines++;
+    ck_assert_uint_eq(lines, 300);
+    ck_assert_ptr_nonnull(strstr(text, P "   at 0x500000: depth0 (rec.c:1)\n"));
+    ck_assert_ptr_nonnull(strstr(text, P "   by 0x5012B0: depth299 (rec.c:300)\n" P " Block "));
+    free(text);
+    opt.num_callers = GL_MAX_CALLERS;
+    text = render();
+    ck_assert_ptr_nonnull(strstr(text, P "   by 0x501F30: depth499 (rec.c:500)\n" P " Block "));
     free(text);
 }
 END_TEST
@@ -1316,6 +1354,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_vmm_variants);
     tcase_add_test(tc, test_arrays_and_other_threads);
     tcase_add_test(tc, test_num_callers);
+    tcase_add_test(tc, test_num_callers_deep);
     tcase_add_test(tc, test_no_stack);
     tcase_add_test(tc, test_leak_check_summary);
     tcase_add_test(tc, test_leak_check_no);

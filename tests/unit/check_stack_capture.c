@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -15,6 +16,7 @@
 #include "stack/stack_depot.h"
 #include "stack/stack_memo.h"
 #include "stack/unwind.h"
+#include "symbol/frame_filter.h"
 
 #define SELF1 0x1100
 #define SELF2 0x1200
@@ -207,6 +209,75 @@ START_TEST(test_capture_keeps_num_callers_and_slack)
 }
 END_TEST
 
+/* ---- --num-callers up to 500: past the thread's own buffers ---- */
+
+#define DEEP 300
+
+/* depth frames of one function, then the capture. */
+TEST_FN uint32_t deep_recurse(int depth)
+{
+    uint32_t id = depth > 0 ? deep_recurse(depth - 1) : gl_stack_capture();
+    sink++;
+    return id;
+}
+
+/* The frames a report shows of a stack, at most max (room for 2 * max). */
+static unsigned shown(uint32_t id, unsigned max)
+{
+    struct gl_frame *f = malloc(2 * max * sizeof *f);
+    ck_assert_ptr_nonnull(f);
+    unsigned n = gl_frame_filter_stack(NULL, id, true, f, max);
+    free(f);
+    return n;
+}
+
+/* The frames of a deep capture: DEEP + slack kept, most of them the
+ * recursion's return address. */
+static void *deep_capture(void *arg)
+{
+    unsigned keep = *(unsigned *)arg;
+    uint32_t id = deep_recurse(DEEP + 20);
+    unsigned n;
+    const uintptr_t *f = gl_stack_depot_frames(id, &n);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(n, keep + GL_STACK_SLACK);
+    unsigned same = 0;
+    for (unsigned i = 0; i < n; i++)
+        same += f[i] == f[n / 2];
+    ck_assert_uint_ge(same, n - 4); /* the capture's own frames aside */
+    ck_assert_uint_eq(shown(id, keep), keep);
+    /* Again: the same stack, from the room the first one mapped. */
+    ck_assert_uint_eq(deep_recurse(DEEP + 20), id);
+    return NULL;
+}
+
+START_TEST(test_capture_deep_num_callers)
+{
+    if (!load_unwinder())
+        return;
+    gl_modules_clear();
+    unsigned keep = DEEP;
+    gl_stack_capture_init(keep);
+    deep_capture(&keep);
+    /* On a thread of its own: its own room. */
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, deep_capture, &keep), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    /* The default keeps 12 (and the slack), whatever the stack's depth. */
+    keep = 12;
+    gl_stack_capture_init(keep);
+    deep_capture(&keep);
+    keep = 500; /* the most --num-callers takes */
+    gl_stack_capture_init(keep);
+    uint32_t id = deep_recurse(600);
+    unsigned n;
+    gl_stack_depot_frames(id, &n);
+    ck_assert_uint_eq(n, 500 + GL_STACK_SLACK);
+    ck_assert_uint_eq(shown(id, 500), 500);
+    gl_stack_capture_init(12);
+}
+END_TEST
+
 /* Stacks for the memo (stack_memo.h): depth frames of one function, each
  * with a variable-length array of pad bytes (its size moves every frame it
  * calls), reached from one of two call sites.  -O2's frames, not -O0's. */
@@ -395,6 +466,7 @@ static Suite *stack_capture_suite(void)
     tcase_add_test(cap, test_capture_through_libunwind);
     tcase_add_test(cap, test_capture_same_site_same_stack);
     tcase_add_test(cap, test_capture_keeps_num_callers_and_slack);
+    tcase_add_test(cap, test_capture_deep_num_callers);
     tcase_add_test(cap, test_memo_agrees_with_the_unwinder);
     tcase_add_test(cap, test_memo_threads);
     suite_add_tcase(s, cap);

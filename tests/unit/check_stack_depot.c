@@ -29,7 +29,8 @@ START_TEST(test_different_frames_different_ids)
     uintptr_t a[] = {0x401000, 0x402000, 0x403000};
     uintptr_t b[] = {0x401000, 0x402000, 0x403001}; /* last frame differs */
     uintptr_t c[] = {0x403000, 0x402000, 0x401000}; /* same frames, other order */
-    uint32_t ia = gl_stack_depot_intern(a, 3), ib = gl_stack_depot_intern(b, 3), ic = gl_stack_depot_intern(c, 3);
+    uint32_t ia = gl_stack_depot_intern(a, 3), ib = gl_stack_depot_intern(b, 3),
+             ic = gl_stack_depot_intern(c, 3);
     uint32_t ia2 = gl_stack_depot_intern(a, 2); /* a prefix is another stack */
     ck_assert_uint_ne(ia, ib);
     ck_assert_uint_ne(ia, ic);
@@ -105,20 +106,20 @@ END_TEST
 
 START_TEST(test_truncated_to_max)
 {
-    uintptr_t f[GL_DEPOT_MAX_FRAMES + 10];
-    for (unsigned i = 0; i < GL_DEPOT_MAX_FRAMES + 10; i++)
+    static uintptr_t f[GL_STACK_MAX_FRAMES + 10];
+    for (unsigned i = 0; i < GL_STACK_MAX_FRAMES + 10; i++)
         f[i] = 0x400000 + i * 16;
-    uint32_t id = gl_stack_depot_intern(f, GL_DEPOT_MAX_FRAMES + 10);
+    uint32_t id = gl_stack_depot_intern(f, GL_STACK_MAX_FRAMES + 10);
     ck_assert_uint_ne(id, 0);
     unsigned n;
     const uintptr_t *got = gl_stack_depot_frames(id, &n);
-    ck_assert_uint_eq(n, GL_DEPOT_MAX_FRAMES);
-    ck_assert(memcmp(got, f, GL_DEPOT_MAX_FRAMES * sizeof *f) == 0);
+    ck_assert_uint_eq(n, GL_STACK_MAX_FRAMES);
+    ck_assert(memcmp(got, f, GL_STACK_MAX_FRAMES * sizeof *f) == 0);
     /* Past the limit, frames no longer tell stacks apart. */
-    ck_assert_uint_eq(gl_stack_depot_intern(f, GL_DEPOT_MAX_FRAMES), id);
-    f[GL_DEPOT_MAX_FRAMES + 5] = 0xdead;
-    ck_assert_uint_eq(gl_stack_depot_intern(f, GL_DEPOT_MAX_FRAMES + 10), id);
-    ck_assert_uint_ne(gl_stack_depot_intern(f, GL_DEPOT_MAX_FRAMES - 1), id);
+    ck_assert_uint_eq(gl_stack_depot_intern(f, GL_STACK_MAX_FRAMES), id);
+    f[GL_STACK_MAX_FRAMES + 5] = 0xdead;
+    ck_assert_uint_eq(gl_stack_depot_intern(f, GL_STACK_MAX_FRAMES + 10), id);
+    ck_assert_uint_ne(gl_stack_depot_intern(f, GL_STACK_MAX_FRAMES - 1), id);
 }
 END_TEST
 
