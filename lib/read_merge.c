@@ -106,14 +106,16 @@ static const char *ending_of(const struct gl_log_summary *s, char *buf, size_t l
 }
 
 /* A process's loss record into the merged ones: with one of the same kind
- * and frames, or as a new one. */
+ * and frames, or as a new one.  With --leak-resolution=low or med, the first
+ * 2 or 4 frames decide, as they did within each process. */
 static bool merge_record(struct gl_read_merge *m, const struct process *p,
                          const struct gl_loss_record *r, const struct gl_report_input *in)
 {
     unsigned n;
     struct gl_frame *frames = gl_report_frames_get(in->stack_frames, r->stack,
                                                    (unsigned)in->opt->num_callers, in->arg, &n);
-    char *key = record_key(r->kind, frames, n);
+    unsigned same = gl_options_resolution_frames(in->opt->leak_resolution);
+    char *key = record_key(r->kind, frames, same && same < n ? same : n);
     if (!key) {
         free(frames);
         return false;

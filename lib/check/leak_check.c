@@ -7,6 +7,7 @@
 #include "check/reachability.h"
 #include "event/event.h"
 #include "base/tool.h"
+#include "python/py_frames.h"
 
 enum gl_leak_kind gl_leak_check_classify(const struct gl_block_info *b, void *arg)
 {
@@ -30,7 +31,7 @@ enum gl_leak_kind gl_leak_check_classify(const struct gl_block_info *b, void *ar
  * that each loss record is one run and its first block the oldest. */
 struct keyed {
     uint32_t kind;
-    uint32_t stack;
+    uint32_t stack;   /* the block's, or its class under --leak-resolution */
     uint32_t mem_api; /* memory kind and API: they tell records apart when stacks
                          are missing (libunwind unavailable) */
     uint64_t seq;
@@ -83,16 +84,131 @@ static uint64_t device_bit(const struct gl_block_info *b)
     return 1ULL << GL_RECORD_UNKNOWN_DEVICE_BIT;
 }
 
+/* ---- --leak-resolution ---- */
+
+/* A stack's first frames as shown, as words that compare: a native frame's
+ * address; a Python frame's code object and line (its address holds the
+ * instruction's offset, which two frames at one line need not share). */
+struct stack_key {
+    uint32_t stack;
+    uint32_t index; /* in the map's stacks */
+    unsigned n;
+    uint64_t word[GL_LEAK_MERGE_MAX_FRAMES];
+};
+
+static uint64_t frame_word(const struct gl_frame *f)
+{
+    if (f->python)
+        return GL_PY_FRAME_TAG | (uint64_t)gl_py_frames_code(f->ip) << 32 | (uint32_t)f->line;
+    return f->ip;
+}
+
+/* The same frames; a stack that shows none agrees only with itself. */
+static bool same_frames(const struct stack_key *x, const struct stack_key *y)
+{
+    return x->n && x->n == y->n && memcmp(x->word, y->word, x->n * sizeof *x->word) == 0;
+}
+
+static int cmp_stack_key(const void *a, const void *b)
+{
+    const struct stack_key *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n < y->n ? -1 : 1;
+    for (unsigned i = 0; i < x->n; i++)
+        if (x->word[i] != y->word[i])
+            return x->word[i] < y->word[i] ? -1 : 1;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The blocks' stacks, distinct and sorted, and for each the class its records
+ * go by: the lowest of the stacks agreeing with it.  (A record's own stack is
+ * the lowest of its blocks': one of theirs, whatever other kinds or APIs the
+ * class spans.) */
+struct stack_map {
+    uint32_t *stacks, *reps; /* n each, tool-mapped (bytes each) */
+    size_t n, bytes;
+};
+
+static void stack_map_free(struct stack_map *m)
+{
+    gl_tool_unmap(m->stacks, m->bytes);
+    gl_tool_unmap(m->reps, m->bytes);
+    memset(m, 0, sizeof *m);
+}
+
+static int stack_map_make(const struct gl_block_info *blocks, size_t n,
+                          const struct gl_leak_merge *merge, struct stack_map *m)
+{
+    m->bytes = n * sizeof *m->stacks;
+    m->stacks = gl_tool_map(m->bytes);
+    m->reps = gl_tool_map(m->bytes);
+    size_t kbytes = n * sizeof(struct stack_key);
+    struct stack_key *keys = gl_tool_map(kbytes);
+    if (!m->stacks || !m->reps || !keys) {
+        gl_tool_unmap(keys, kbytes);
+        stack_map_free(m);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        m->stacks[i] = blocks[i].stack;
+    qsort(m->stacks, n, sizeof *m->stacks, cmp_u32);
+    m->n = 0;
+    for (size_t i = 0; i < n; i++)
+        if (m->n == 0 || m->stacks[i] != m->stacks[m->n - 1])
+            m->stacks[m->n++] = m->stacks[i];
+    unsigned want =
+        merge->frames < GL_LEAK_MERGE_MAX_FRAMES ? merge->frames : GL_LEAK_MERGE_MAX_FRAMES;
+    for (size_t i = 0; i < m->n; i++) {
+        struct gl_frame f[2 * GL_LEAK_MERGE_MAX_FRAMES];
+        unsigned got = m->stacks[i] ? merge->stack_frames(m->stacks[i], f, want, merge->arg) : 0;
+        keys[i] = (struct stack_key){.stack = m->stacks[i], .index = (uint32_t)i};
+        keys[i].n = got < want ? got : want; /* the first frames shown, whichever their kind */
+        for (unsigned j = 0; j < keys[i].n; j++)
+            keys[i].word[j] = frame_word(&f[j]);
+    }
+    qsort(keys, m->n, sizeof *keys, cmp_stack_key);
+    for (size_t i = 0, first = 0; i < m->n; i++) {
+        if (!same_frames(&keys[i], &keys[first]))
+            first = i;
+        m->reps[keys[i].index] = keys[first].stack;
+    }
+    gl_tool_unmap(keys, kbytes);
+    return 0;
+}
+
+/* The class a block's record goes by. */
+static uint32_t record_stack(const struct stack_map *m, uint32_t stack)
+{
+    if (!m->n)
+        return stack;
+    const uint32_t *at = bsearch(&stack, m->stacks, m->n, sizeof stack, cmp_u32);
+    return at ? m->reps[at - m->stacks] : stack;
+}
+
 int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indirect,
-                  gl_classify_fn classify, void *arg, struct gl_leak_result *out)
+                  gl_classify_fn classify, void *arg, const struct gl_leak_merge *merge,
+                  struct gl_leak_result *out)
 {
     memset(out, 0, sizeof *out);
     if (n == 0)
         return 0;
+    struct stack_map map = {0};
+    if (merge && merge->frames && merge->stack_frames && stack_map_make(blocks, n, merge, &map) < 0)
+        return -1;
     size_t kbytes = n * sizeof(struct keyed);
     struct keyed *keys = gl_tool_map(kbytes);
-    if (!keys)
+    if (!keys) {
+        stack_map_free(&map);
         return -1;
+    }
     size_t shown = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t k;
@@ -106,8 +222,8 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indire
             out->kind[k].blocks++;
             shown++;
         }
-        keys[i] = (struct keyed){k, blocks[i].stack, (uint32_t)blocks[i].kind << 16 | blocks[i].api,
-                                 blocks[i].seq, i};
+        keys[i] = (struct keyed){k, record_stack(&map, blocks[i].stack),
+                                 (uint32_t)blocks[i].kind << 16 | blocks[i].api, blocks[i].seq, i};
         out->in_use.bytes += blocks[i].size;
         out->in_use.blocks++;
         if (blocks[i].flags & GL_BLK_IMPORTED) {
@@ -115,6 +231,7 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indire
             out->imported.blocks++;
         }
     }
+    stack_map_free(&map);
     qsort(keys, n, sizeof *keys, cmp_keyed);
 
     size_t nrec = 0;
@@ -145,11 +262,13 @@ int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indire
         if (!r || !same_record(&keys[i], &keys[i - 1])) {
             r = &out->records[out->nrecords++];
             r->kind = (enum gl_leak_kind)keys[i].kind;
-            r->stack = keys[i].stack;
+            r->stack = b->stack;
             r->first = *b; /* keys are sorted by seq within a record */
             r->seq_min = b->seq;
             r->block_begin = i;
         }
+        if (b->stack < r->stack) /* merged (--leak-resolution): the lowest of its blocks' */
+            r->stack = b->stack;
         r->bytes += b->size;
         if (indirect)
             r->indirect_bytes += indirect[keys[i].index];

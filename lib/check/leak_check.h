@@ -7,13 +7,19 @@
  * included), ascending, so the biggest leak is printed last, next to the
  * summary.  Classification into leak
  * kinds is a separate step (classify_fn).  Blocks the program asked never to
- * report (GL_BLK_IGNORED) count as in use and form no record. */
+ * report (GL_BLK_IGNORED) count as in use and form no record.
+ *
+ * --leak-resolution=low or med (struct gl_leak_merge) loosens "the same
+ * stack" to "the same first 2 or 4 frames, as reports show them", Valgrind's
+ * merging of loss records: the blocks of one record may then have stacks of
+ * their own, and the record shows one of them. */
 #ifndef GPULEAK_LEAK_CHECK_H
 #define GPULEAK_LEAK_CHECK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/frame.h"
 #include "common/leak_kind.h"
 #include "track/block_table.h"
 
@@ -21,7 +27,7 @@ struct gl_supp;
 
 struct gl_loss_record {
     enum gl_leak_kind kind;
-    uint32_t stack;
+    uint32_t stack; /* its blocks' stack; merged (gl_leak_merge), the lowest id of theirs */
     uint64_t bytes;          /* its own blocks' */
     uint64_t indirect_bytes; /* of the blocks its blocks lead (--scan-device): Valgrind's
                                 "N (D direct, I indirect) bytes" */
@@ -56,12 +62,32 @@ struct gl_leak_result {
 
 typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void *arg);
 
+/* Frames compared at most (--leak-resolution=med). */
+#define GL_LEAK_MERGE_MAX_FRAMES 4
+
+/* --leak-resolution: blocks of one leak kind (and memory kind and API) whose
+ * stacks agree on their first `frames` frames as shown form one record (a
+ * stack shorter than that agrees only with one as short).  Native frames
+ * agree by address, Python frames by code object and line.  The record's
+ * stack is the lowest stack id among its blocks': one of theirs, and the same
+ * from one check to the next while a block of it stays.  frames 0: blocks
+ * whose stacks are the same (high, the default, as when merge is NULL). */
+struct gl_leak_merge {
+    unsigned frames; /* 0, or up to GL_LEAK_MERGE_MAX_FRAMES */
+    /* The frames shown for a stack (report/report_frames.h's service): at most
+     * max native and max Python ones, into out (room for 2 * max). */
+    unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
+    void *arg;
+};
+
 /* Classify, group and sort.  blocks is reordered so that each record's blocks are
  * contiguous, oldest first (ignored blocks last).  indirect (may be NULL): per
  * block, in the order given, the bytes of the lost blocks it leads
- * (device_scan.h).  Returns 0, -1 if out of memory. */
+ * (device_scan.h).  merge (may be NULL): --leak-resolution.  Returns 0, -1 if
+ * out of memory. */
 int gl_leak_check(struct gl_block_info *blocks, size_t n, const uint64_t *indirect,
-                  gl_classify_fn classify, void *arg, struct gl_leak_result *out);
+                  gl_classify_fn classify, void *arg, const struct gl_leak_merge *merge,
+                  struct gl_leak_result *out);
 void gl_leak_check_result_free(struct gl_leak_result *r);
 
 /* The classifier: a custom pool's free part (GL_BLK_POOL, pools.h) and what

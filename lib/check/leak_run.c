@@ -250,13 +250,19 @@ void gl_leak_run_set_saved(const struct gl_leak_run_saved *s)
     saved = s ? *s : (struct gl_leak_run_saved){0};
 }
 
-/* Classify, group and sort (leak_check.h); the indirect bytes are used up. */
+/* Classify, group and sort (leak_check.h); the indirect bytes are used up.
+ * --leak-resolution compares stacks by the frames the report shows, as the
+ * suppressions match them. */
 static int classify(struct gl_leak_run *run, uint64_t *indirect, size_t indirect_bytes)
 {
+    const struct gl_leak_merge merge = {
+        .frames = gl_options_resolution_frames(gl_runtime.opt.leak_resolution),
+        .stack_frames = stack_frames,
+    };
     int checked = have_saved ? gl_leak_check(run->blocks, run->n, indirect, saved.classify,
-                                             saved.arg, &run->leaks)
+                                             saved.arg, &merge, &run->leaks)
                              : gl_leak_check(run->blocks, run->n, indirect, gl_leak_check_classify,
-                                             NULL, &run->leaks);
+                                             NULL, &merge, &run->leaks);
     gl_tool_unmap(indirect, indirect_bytes);
     if (checked == 0)
         return 0;

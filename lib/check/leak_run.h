@@ -7,8 +7,8 @@
  *   handles, pools) -> the devices' stream-ordered pools and graph memory ->
  *   custom pools settled -> the blocks allocated since a checkpoint ->
  *   reachability scan of the program's memory -> --scan-device -> classify,
- *   group, sort -> the counters the report prints beside -> Cached rules and
- *   suppressions.
+ *   group (by stack, or by the first frames shown: --leak-resolution), sort ->
+ *   the counters the report prints beside -> Cached rules and suppressions.
  *
  * The driver is asked through driver_query.h only: a run without one (a test
  * replaying events) is the run of a process whose driver cannot tell.  The

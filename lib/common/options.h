@@ -24,6 +24,7 @@ enum gl_leak_check_mode { GL_LEAK_CHECK_NO, GL_LEAK_CHECK_SUMMARY, GL_LEAK_CHECK
 
 struct gl_options {
     int leak_check;           /* enum gl_leak_check_mode */
+    int leak_resolution;      /* enum gl_leak_resolution */
     unsigned show_leak_kinds; /* GL_LEAK_KIND_BIT set */
     int num_callers;          /* 1..GL_MAX_CALLERS */
     bool show_below_main;
@@ -63,6 +64,15 @@ struct gl_options {
     bool quiet;
     int verbose;
 };
+
+/* --leak-resolution: how many frames, as reports show them, the stacks of two
+ * blocks must share for the blocks to form one loss record (Valgrind's). */
+enum gl_leak_resolution { GL_LEAK_RES_LOW, GL_LEAK_RES_MED, GL_LEAK_RES_HIGH };
+/* Those frames: 2, 4, or 0 for all (the same stack). */
+static inline unsigned gl_options_resolution_frames(int resolution)
+{
+    return resolution == GL_LEAK_RES_LOW ? 2 : resolution == GL_LEAK_RES_MED ? 4 : 0;
+}
 
 enum gl_gen_supp { GL_GEN_SUPP_NO, GL_GEN_SUPP_ALL };
 enum gl_framework_caching { GL_FRAMEWORK_CACHING_ON, GL_FRAMEWORK_CACHING_OFF };

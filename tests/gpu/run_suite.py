@@ -2250,6 +2250,91 @@ def t_save_torchrun_merge(s):
           "not a line per process")
     return f"1 merged record of the 2 ranks, {m.group(1)} processes"
 
+# ---- deep stacks and merged loss records (issue 26) ----
+
+DEEP_STACKS_PY = """import ctypes
+import sys
+
+cu = ctypes.CDLL("libcuda.so.1")
+
+
+def check(result):
+    if result:
+        sys.exit(f"deep_stacks.py: CUDA driver error {result}")
+
+
+check(cu.cuInit(0))
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+check(cu.cuDeviceGet(ctypes.byref(dev), 0))
+check(cu.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
+check(cu.cuCtxSetCurrent(ctx))
+keep = []
+
+
+def alloc(n):
+    p = ctypes.c_uint64()
+    check(cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)))
+    keep.append(p)
+
+
+def site_a():
+    alloc(1 << 20)
+
+
+def site_b():
+    alloc(2 << 20)
+
+
+def deep(k):
+    if k:
+        deep(k - 1)
+    else:
+        alloc(3 << 20)
+
+
+site_a()
+site_b()
+deep(320)
+print("deep_stacks.py: done", flush=True)
+"""
+
+
+def t_deep_stacks_and_leak_resolution(s):
+    """--num-callers up to 500, captured inside the driver's calls: a Python
+    recursion 320 deep shows 300 Python frames with --num-callers=300, 12 by
+    default.  --leak-resolution=low: the three sites' stacks agree on their
+    first 2 frames (cuMemAlloc_v2 and ctypes' call), so one record, showing the
+    stack seen first (site_a's); high, the default: three."""
+    path = os.path.join(s.logdir, "deep_stacks.py")
+    with open(path, "w") as f:
+        f.write(DEEP_STACKS_PY)
+
+    def report(name, options):
+        run = s.run(name, ["python3", path], options=["--show-leak-kinds=all", *options],
+                    env={"PYTHONMALLOC": "malloc"})
+        check(run.rc == 0 and "deep_stacks.py: done" in run.out, f"{name}: exit status {run.rc}")
+        return records_by_size(run.only_report())
+
+    for n in (300, 12):
+        recs = report(f"deep_stacks_{n}", [f"--num-callers={n}"])
+        rec = recs.get((3 << 20, 1))
+        check(rec, f"no 3 MiB record: {list(recs)}")
+        py = [f for f in rec["frames"] if PY_LOC.match(f[1])]
+        check(len(py) == n, f"--num-callers={n}: {len(py)} Python frames")
+        check(sum(f[0].endswith("deep") for f in py) >= n - 1, f"frames {py[:3]}...")
+        check(len(rec["frames"]) - len(py) <= n, f"{len(rec['frames']) - len(py)} native frames")
+    recs = report("leak_resolution_high", [])
+    for size in (1, 2, 3):
+        check((size << 20, 1) in recs, f"high: no {size} MiB record of its own: {list(recs)}")
+    recs = report("leak_resolution_low", ["--leak-resolution=low"])
+    rec = recs.get((6 << 20, 3))
+    check(rec, f"low: the three sites are not one record: {list(recs)}")
+    names = [f[0] for f in rec["frames"]]
+    check(any(n.endswith("site_a") for n in names) and
+          not any(n.endswith(("site_b", "deep")) for n in names), f"low: frames {names}")
+    return "300 Python frames shown; 3 sites, 1 record at low"
+
+
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
@@ -2274,6 +2359,7 @@ TESTS = [
     t_cupy_growth_clean, t_cupy_growth_pool_on, t_loss_history_example,
     t_save_agrees_c, t_save_agrees_torch, t_save_sigkill, t_save_timeout_kill,
     t_save_torchrun_merge,
+    t_deep_stacks_and_leak_resolution,
 ]
 
 

@@ -6,7 +6,9 @@
 
 #include "check/leak_check.h"
 #include "testutil.h"
+#include "common/util.h"
 #include "event/event.h"
+#include "python/py_frames.h"
 
 static struct gl_block_info blk(uint64_t key, uint64_t size, uint32_t stack, uint64_t seq)
 {
@@ -33,7 +35,7 @@ static struct gl_leak_result check(struct gl_block_info *b, size_t n)
 {
     struct gl_leak_result r;
     unsigned calls = 0;
-    ck_assert_int_eq(gl_leak_check(b, n, NULL, classify_by_aux, &calls, &r), 0);
+    ck_assert_int_eq(gl_leak_check(b, n, NULL, classify_by_aux, &calls, NULL, &r), 0);
     ck_assert_uint_eq(calls, n); /* every block classified once, arg passed through */
     return r;
 }
@@ -42,7 +44,7 @@ START_TEST(test_empty)
 {
     struct gl_leak_result r;
     memset(&r, 0xab, sizeof r);
-    ck_assert_int_eq(gl_leak_check(NULL, 0, NULL, gl_leak_check_classify, NULL, &r), 0);
+    ck_assert_int_eq(gl_leak_check(NULL, 0, NULL, gl_leak_check_classify, NULL, NULL, &r), 0);
     ck_assert_uint_eq(r.nrecords, 0);
     ck_assert_ptr_null(r.records);
     ck_assert_uint_eq(r.in_use.bytes, 0);
@@ -287,6 +289,182 @@ START_TEST(test_many_blocks)
 }
 END_TEST
 
+/* ---- --leak-resolution ---- */
+
+/* Stacks as a report shows them: ips of native frames; Python frames as
+ * tagged words (code object, instruction offset) with their line. */
+#define A 0x401000
+#define B 0x402000
+#define C 0x403000
+#define D 0x404000
+#define E 0x405000
+#define F 0x406000
+#define X 0x407000
+#define Y 0x408000
+#define PY(code, off) (GL_PY_FRAME_TAG | (uint64_t)(code) << 32 | (off))
+
+struct fake_stack {
+    uint32_t id;
+    unsigned n;
+    uint64_t ip[5];
+    int line[5]; /* of Python frames */
+};
+
+static const struct fake_stack fake_stacks[] = {
+    {21, 5, {A, B, C, D, E}, {0}},
+    {12, 5, {A, B, C, D, F}, {0}}, /* 21 but for frame 5 */
+    {30, 5, {A, B, X, D, E}, {0}}, /* 21 but for frame 3 */
+    {14, 5, {A, Y, C, D, E}, {0}}, /* 21 but for frame 2 */
+    {40, 1, {A}, {0}},             /* shorter than 2 frames */
+    {41, 1, {A}, {0}},
+    {50, 2, {PY(7, 4), A}, {10}},
+    {51, 2, {PY(7, 8), A}, {10}},  /* 50's code and line, another instruction */
+    {52, 2, {PY(7, 12), A}, {11}}, /* another line */
+    {60, 0, {0}, {0}},             /* no frame shown */
+    {61, 0, {0}, {0}},
+};
+
+static unsigned frames_asked;
+
+static unsigned fake_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    ck_assert_ptr_eq(arg, &frames_asked);
+    frames_asked++;
+    for (size_t i = 0; i < GL_ARRAY_SIZE(fake_stacks); i++) {
+        const struct fake_stack *fs = &fake_stacks[i];
+        if (fs->id != stack)
+            continue;
+        unsigned k = 0;
+        for (unsigned j = 0; j < fs->n && k < max; j++, k++)
+            out[k] = (struct gl_frame){.ip = fs->ip[j],
+                                       .function = "f",
+                                       .line = fs->line[j],
+                                       .python = gl_py_frames_is_frame(fs->ip[j])};
+        return k;
+    }
+    ck_abort_msg("stack %u asked for", stack);
+    return 0;
+}
+
+static struct gl_leak_result check_merged(struct gl_block_info *b, size_t n, unsigned frames)
+{
+    struct gl_leak_result r;
+    unsigned calls = 0;
+    const struct gl_leak_merge merge = {frames, fake_frames, &frames_asked};
+    frames_asked = 0;
+    ck_assert_int_eq(gl_leak_check(b, n, NULL, classify_by_aux, &calls, &merge, &r), 0);
+    return r;
+}
+
+/* The record of these bytes (each test's blocks have sizes of distinct bits). */
+static const struct gl_loss_record *by_bytes(const struct gl_leak_result *r, uint64_t bytes)
+{
+    for (size_t i = 0; i < r->nrecords; i++)
+        if (r->records[i].bytes == bytes)
+            return &r->records[i];
+    ck_abort_msg("no record of %lu bytes", (unsigned long)bytes);
+    return NULL;
+}
+
+/* Sites agreeing on 4 frames and differing at the 5th merge at low and med;
+ * one differing at the 3rd merges with them at low only; one differing at
+ * the 2nd never.  Leak kinds and APIs still part records. */
+static struct gl_block_info native_blocks[7];
+static size_t native_setup(void)
+{
+    size_t n = 0;
+    native_blocks[n++] = blk(0x1000, 1, 21, 1);
+    native_blocks[n++] = blk(0x2000, 2, 12, 2);
+    native_blocks[n++] = blk(0x3000, 4, 30, 3);
+    native_blocks[n++] = blk(0x4000, 8, 14, 4);
+    native_blocks[n] = blk(0x5000, 16, 12, 5);
+    native_blocks[n++].aux = GL_LEAK_POSSIBLE; /* 12, another leak kind */
+    native_blocks[n] = blk(0x6000, 32, 21, 6);
+    native_blocks[n++].api = 7; /* 21, another API */
+    native_blocks[n++] = blk(0x7000, 64, 30, 7);
+    return n;
+}
+
+START_TEST(test_resolution_high_is_the_stack)
+{
+    size_t n = native_setup();
+    struct gl_leak_result r = check_merged(native_blocks, n, 0);
+    ck_assert_uint_eq(frames_asked, 0); /* no frame needed */
+    ck_assert_uint_eq(r.nrecords, 6);
+    ck_assert_uint_eq(by_bytes(&r, 1)->stack, 21);
+    ck_assert_uint_eq(by_bytes(&r, 2)->stack, 12);
+    ck_assert_uint_eq(by_bytes(&r, 4 + 64)->stack, 30);
+    gl_leak_check_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_resolution_med_merges_four_frames)
+{
+    size_t n = native_setup();
+    struct gl_leak_result r = check_merged(native_blocks, n, 4);
+    ck_assert_uint_eq(frames_asked, 4); /* once per distinct stack */
+    ck_assert_uint_eq(r.nrecords, 5);
+    const struct gl_loss_record *m = by_bytes(&r, 1 + 2);
+    ck_assert_uint_eq(m->stack, 12); /* the lowest id of the two */
+    ck_assert_uint_eq(m->blocks, 2);
+    ck_assert_uint_eq(m->first.seq, 1); /* the oldest block, of stack 21 */
+    ck_assert_uint_eq(m->first.stack, 21);
+    /* Blocks keep their own stacks, oldest first. */
+    ck_assert_uint_eq(r.blocks[m->block_begin].stack, 21);
+    ck_assert_uint_eq(r.blocks[m->block_begin + 1].stack, 12);
+    ck_assert_uint_eq(by_bytes(&r, 4 + 64)->stack, 30);
+    ck_assert_uint_eq(by_bytes(&r, 8)->stack, 14);
+    ck_assert_int_eq(by_bytes(&r, 16)->kind, GL_LEAK_POSSIBLE);
+    ck_assert_uint_eq(by_bytes(&r, 32)->first.api, 7);
+    gl_leak_check_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_resolution_low_merges_two_frames)
+{
+    size_t n = native_setup();
+    struct gl_leak_result r = check_merged(native_blocks, n, 2);
+    ck_assert_uint_eq(r.nrecords, 4);
+    const struct gl_loss_record *m = by_bytes(&r, 1 + 2 + 4 + 64);
+    ck_assert_uint_eq(m->stack, 12);
+    ck_assert_uint_eq(m->blocks, 4);
+    ck_assert_uint_eq(m->seq_min, 1);
+    ck_assert_uint_eq(m->seq_max, 7);
+    const uint32_t want[] = {21, 12, 30, 30};
+    for (unsigned i = 0; i < 4; i++)
+        ck_assert_uint_eq(r.blocks[m->block_begin + i].stack, want[i]);
+    ck_assert_uint_eq(by_bytes(&r, 8)->stack, 14); /* frame 2 differs */
+    ck_assert_uint_eq(by_bytes(&r, 16)->stack, 12);
+    ck_assert_uint_eq(by_bytes(&r, 32)->stack, 21);
+    gl_leak_check_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_resolution_python_short_and_empty)
+{
+    struct gl_block_info b[] = {
+        blk(0x1000, 1, 50, 1),  blk(0x2000, 2, 51, 2),  blk(0x3000, 4, 52, 3),
+        blk(0x4000, 8, 40, 4),  blk(0x5000, 16, 41, 5), blk(0x6000, 32, 60, 6),
+        blk(0x7000, 64, 61, 7), blk(0x8000, 128, 0, 8), blk(0x9000, 256, 0, 9),
+    };
+    struct gl_leak_result r = check_merged(b, GL_ARRAY_SIZE(b), 2);
+    ck_assert_uint_eq(frames_asked, 7); /* each stack but 0, which is none */
+    ck_assert_uint_eq(r.nrecords, 6);
+    ck_assert_uint_eq(by_bytes(&r, 1 + 2)->stack, 50);  /* one code object, one line */
+    ck_assert_uint_eq(by_bytes(&r, 4)->stack, 52);      /* another line */
+    ck_assert_uint_eq(by_bytes(&r, 8 + 16)->stack, 40); /* as short as each other */
+    ck_assert_uint_eq(by_bytes(&r, 32)->stack, 60);     /* nothing shown: apart */
+    ck_assert_uint_eq(by_bytes(&r, 64)->stack, 61);
+    ck_assert_uint_eq(by_bytes(&r, 128 + 256)->stack, 0);
+    gl_leak_check_result_free(&r);
+    /* A stack of 1 frame does not agree with longer ones sharing it. */
+    struct gl_block_info c[] = {blk(0x1000, 1, 40, 1), blk(0x2000, 2, 21, 2)};
+    r = check_merged(c, 2, 2);
+    ck_assert_uint_eq(r.nrecords, 2);
+    gl_leak_check_result_free(&r);
+}
+END_TEST
+
 static Suite *leak_check_suite(void)
 {
     Suite *s = suite_create("leak_check");
@@ -302,6 +480,10 @@ static Suite *leak_check_suite(void)
     tcase_add_test(tc, test_device_bits);
     tcase_add_test(tc, test_totals);
     tcase_add_test(tc, test_many_blocks);
+    tcase_add_test(tc, test_resolution_high_is_the_stack);
+    tcase_add_test(tc, test_resolution_med_merges_four_frames);
+    tcase_add_test(tc, test_resolution_low_merges_two_frames);
+    tcase_add_test(tc, test_resolution_python_short_and_empty);
     suite_add_tcase(s, tc);
     return s;
 }

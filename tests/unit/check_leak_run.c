@@ -23,6 +23,8 @@
 #include "heap/heap.h"
 #include "report/report_text.h"
 #include "runtime.h"
+#include "stack/modules.h"
+#include "stack/stack_depot.h"
 #include "track/tracker.h"
 
 #define DEV_BLOCK 0x7f0000200000ULL
@@ -344,6 +346,131 @@ START_TEST(test_no_driver_is_a_driver_that_cannot_tell)
 }
 END_TEST
 
+/* ---- --leak-resolution: stacks compared as the report shows them ---- */
+
+/* A static CUDA runtime's API and internals, and the program's frames, in
+ * this program (symbolized as any): the report drops the internals and the
+ * driver's entry point before the API the program called. */
+#define TEST_FN __attribute__((noinline, noipa, used, optimize("O0")))
+static volatile int sink;
+TEST_FN void libcudart_static_fake_a(void) { sink++; }
+TEST_FN void libcudart_static_fake_b(void) { sink++; }
+TEST_FN void libcudart_static_fake_c(void) { sink++; }
+TEST_FN void cudaMallocFake(void) { sink++; }
+TEST_FN void fake_alloc_site(void) { sink++; }
+TEST_FN void fake_other_site(void) { sink++; }
+TEST_FN void fake_caller_one(void) { sink++; }
+TEST_FN void fake_caller_two(void) { sink++; }
+
+#define DRV_ENTRY 0x10001 /* in the made-up driver's range */
+#define IN(fn) ((uintptr_t)(fn) + 1)
+
+static void alloc_at(uint64_t key, uint64_t size, uint32_t stack)
+{
+    struct gl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = GL_EV_ALLOC;
+    ev.key = key;
+    ev.size = size;
+    ev.kind = GL_MEM_DEVICE;
+    ev.api = GL_API_cuMemAlloc_v2;
+    ev.ctx = CTX;
+    ev.tid = (uint32_t)getpid();
+    ev.stack = stack;
+    gl_dispatch(&ev);
+}
+
+/* Shown, s1 and s2 are cudaMallocFake, fake_alloc_site, then each its own
+ * caller: alike in 2 frames, though their stored frames differ from the 2nd
+ * (other runtime internals).  s3 differs at the 2nd frame shown. */
+static uint32_t s1, s2, s3;
+
+static void resolution_setup(void)
+{
+    gl_modules_add_range(0x10000, 0x20000, GL_MOD_DRIVER);
+    const uintptr_t f1[] = {
+        DRV_ENTRY,          IN(libcudart_static_fake_a), IN(libcudart_static_fake_b),
+        IN(cudaMallocFake), IN(fake_alloc_site),         IN(fake_caller_one)};
+    const uintptr_t f2[] = {DRV_ENTRY, IN(libcudart_static_fake_c), IN(cudaMallocFake),
+                            IN(fake_alloc_site), IN(fake_caller_two)};
+    const uintptr_t f3[] = {DRV_ENTRY, IN(libcudart_static_fake_a), IN(cudaMallocFake),
+                            IN(fake_other_site), IN(fake_caller_one)};
+    s1 = gl_stack_depot_intern(f1, 6);
+    s2 = gl_stack_depot_intern(f2, 5);
+    s3 = gl_stack_depot_intern(f3, 5);
+    ck_assert(s1 && s1 < s2 && s2 < s3);
+    alloc_at(DEV_BLOCK + 0x100000, 100, s2); /* the oldest, of the later stack */
+    alloc_at(DEV_BLOCK + 0x200000, 200, s1);
+    alloc_at(DEV_BLOCK + 0x300000, 400, s3);
+}
+
+/* The records of the three stacks: their sizes, in record order. */
+static unsigned stacked_records(const struct gl_leak_run *run, uint64_t *bytes, uint32_t *stack)
+{
+    unsigned k = 0;
+    for (size_t i = 0; i < run->leaks.nrecords; i++) {
+        const struct gl_loss_record *r = &run->leaks.records[i];
+        if (r->stack) {
+            bytes[k] = r->bytes;
+            stack[k++] = r->stack;
+        }
+    }
+    return k;
+}
+
+static enum gl_leak_kind all_definite(const struct gl_block_info *b, void *arg)
+{
+    (void)b, (void)arg;
+    return GL_LEAK_DEFINITE;
+}
+
+START_TEST(test_leak_resolution_compares_frames_shown)
+{
+    resolution_setup();
+    uint64_t bytes[8];
+    uint32_t stack[8];
+    struct gl_leak_run run;
+    for (int saved = 0; saved < 2; saved++) {
+        /* This process, then a saved log's (--read): classified apart, merged alike. */
+        const struct gl_leak_run_saved log = {.classify = all_definite, .main_tid = 1};
+        gl_leak_run_lock();
+        gl_leak_run_set_saved(saved ? &log : NULL);
+        gl_leak_run_unlock();
+
+        gl_runtime.opt.leak_resolution = GL_LEAK_RES_HIGH;
+        run_with(NULL, &run);
+        ck_assert_uint_eq(stacked_records(&run, bytes, stack), 3);
+        gl_leak_run_free(&run);
+
+        gl_runtime.opt.leak_resolution = GL_LEAK_RES_MED; /* 3 frames shown: all must agree */
+        run_with(NULL, &run);
+        ck_assert_uint_eq(stacked_records(&run, bytes, stack), 3);
+        gl_leak_run_free(&run);
+
+        gl_runtime.opt.leak_resolution = GL_LEAK_RES_LOW;
+        run_with(NULL, &run);
+        ck_assert_uint_eq(stacked_records(&run, bytes, stack), 2);
+        ck_assert_uint_eq(bytes[0], 300); /* s1 and s2 */
+        ck_assert_uint_eq(stack[0], s1);  /* the lowest id, not the oldest block's */
+        ck_assert_uint_eq(bytes[1], 400);
+        ck_assert_uint_eq(stack[1], s3);
+        static char text[16384];
+        report_text(&run, text, sizeof text);
+        const char *rec = strstr(text, "300 bytes in 2 blocks are definitely lost");
+        ck_assert_msg(rec != NULL, "%s", text);
+        ck_assert_ptr_nonnull(strstr(rec, "at 0x"));
+        ck_assert_ptr_nonnull(strstr(rec, ": cudaMallocFake"));
+        ck_assert_ptr_nonnull(strstr(rec, ": fake_caller_one")); /* s1's */
+        ck_assert_ptr_null(strstr(text, "libcudart_static_fake"));
+        gl_leak_run_free(&run);
+    }
+    gl_leak_run_lock();
+    gl_leak_run_set_saved(NULL);
+    gl_leak_run_unlock();
+    gl_modules_clear();
+}
+END_TEST
+
 static Suite *leak_run_suite(void)
 {
     Suite *s = suite_create("leak_run");
@@ -353,6 +480,7 @@ static Suite *leak_run_suite(void)
     tcase_add_test(tc, test_checks_since_a_checkpoint_leave_device_pools_alone);
     tcase_add_test(tc, test_scan_device_reads_through_the_driver);
     tcase_add_test(tc, test_no_driver_is_a_driver_that_cannot_tell);
+    tcase_add_test(tc, test_leak_resolution_compares_frames_shown);
     suite_add_tcase(s, tc);
     return s;
 }

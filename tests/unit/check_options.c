@@ -49,6 +49,7 @@ static void parse_bad(const char *arg, const char *want_err)
 static void assert_same_options(const struct gl_options *a, const struct gl_options *b)
 {
     ck_assert_int_eq(a->leak_check, b->leak_check);
+    ck_assert_int_eq(a->leak_resolution, b->leak_resolution);
     ck_assert_uint_eq(a->show_leak_kinds, b->show_leak_kinds);
     ck_assert_int_eq(a->num_callers, b->num_callers);
     ck_assert_int_eq(a->show_below_main, b->show_below_main);
@@ -69,6 +70,7 @@ START_TEST(test_defaults)
      * (gpuleak --read), where those blocks are what the user asks about. */
     ck_assert_uint_eq(o.show_leak_kinds, KB(DEFINITE) | KB(POSSIBLE) | KB(DEATH));
     ck_assert_int_eq(o.num_callers, 12);
+    ck_assert_int_eq(o.leak_resolution, GL_LEAK_RES_HIGH);
     ck_assert_int_eq(o.show_below_main, false);
     ck_assert_str_eq(o.log_file, "");
     ck_assert_int_eq(o.quiet, false);
@@ -108,6 +110,26 @@ START_TEST(test_leak_check_bad)
     parse_bad("--leak-check=fully",
               "--leak-check: invalid value 'fully' (expected no|summary|full)");
     parse_bad("--leak-check", "--leak-check: expects a value: --leak-check=no|summary|full");
+}
+END_TEST
+
+/* ---- --leak-resolution ---- */
+
+START_TEST(test_leak_resolution_values)
+{
+    parse_ok("--leak-resolution=low");
+    ck_assert_int_eq(opt.leak_resolution, GL_LEAK_RES_LOW);
+    ck_assert_uint_eq(gl_options_resolution_frames(opt.leak_resolution), 2);
+    parse_ok("--leak-resolution=med");
+    ck_assert_int_eq(opt.leak_resolution, GL_LEAK_RES_MED);
+    ck_assert_uint_eq(gl_options_resolution_frames(opt.leak_resolution), 4);
+    parse_ok("--leak-resolution=high");
+    ck_assert_int_eq(opt.leak_resolution, GL_LEAK_RES_HIGH);
+    ck_assert_uint_eq(gl_options_resolution_frames(opt.leak_resolution), 0); /* all */
+    parse_bad("--leak-resolution=medium",
+              "--leak-resolution: invalid value 'medium' (expected low|med|high)");
+    parse_bad("--leak-resolution",
+              "--leak-resolution: expects a value: --leak-resolution=low|med|high");
 }
 END_TEST
 
@@ -502,6 +524,7 @@ END_TEST
 
 static const char *const expected_names[] = {
     "leak-check",
+    "leak-resolution",
     "show-leak-kinds",
     "num-callers",
     "python-frames",
@@ -756,6 +779,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_leak_check_values);
     tcase_add_test(tc, test_leak_check_yes_is_full);
     tcase_add_test(tc, test_leak_check_bad);
+    tcase_add_test(tc, test_leak_resolution_values);
     tcase_add_test(tc, test_show_leak_kinds_values);
     tcase_add_test(tc, test_show_leak_kinds_death);
     tcase_add_test(tc, test_show_leak_kinds_bad);
