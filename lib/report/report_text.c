@@ -9,6 +9,7 @@
 
 #include "check/reachability.h"
 #include "common/signals.h"
+#include "common/suppressions.h"
 #include "event/api.h"
 #include "event/event.h"
 #include "report/report_frames.h"
@@ -371,6 +372,21 @@ static void holder_line(struct gl_out *o, const struct gl_report_input *in,
                 r->blocks > 1 ? " (the first block's)" : "");
 }
 
+/* A record a Cached rule reclassified: the rule's name says who holds it (a
+ * caching allocator, a framework's workspace), and where it is written. */
+static void held_by_line(struct gl_out *o, const struct gl_loss_record *r)
+{
+    const struct gl_supp *c = r->cached_by;
+    if (!c || !c->name)
+        return;
+    if (c->file) {
+        const char *base = strrchr(c->file, '/');
+        gl_out_line(o, " Held by %s (%s:%d)", c->name, base ? base + 1 : c->file, c->line);
+    } else {
+        gl_out_line(o, " Held by %s", c->name);
+    }
+}
+
 static void print_record(struct gl_out *o, const struct gl_report_input *in,
                          const struct gl_loss_record *r, size_t index, size_t total)
 {
@@ -404,6 +420,7 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                               sizeof block);
     gl_out_line(o, " %s", block);
     holder_line(o, in, r);
+    held_by_line(o, r);
     gl_out_line(o, "%s", "");
     if (in->opt->gen_suppressions == GL_GEN_SUPP_ALL && n > 0) {
         /* Unprefixed, ready to paste into a suppression file.  A record without

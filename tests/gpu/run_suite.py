@@ -75,6 +75,9 @@ class Report:
                 rec["block"] = line.strip()
                 rec = None
                 continue
+            if line.startswith(" Held by ") and self.records:
+                self.records[-1]["held_by"] = line[len(" Held by "):]
+                continue
             if line == "LEAK SUMMARY:":
                 section = "leak"
                 continue
@@ -1951,8 +1954,11 @@ def t_torch_frames_caching_off(s):
     ws = [rec for rec in r.records
           if any(f[0].startswith(("at::cuda::setWorkspaceForHandle",
                                   "at::cuda::getCUDABlasLtWorkspace")) for f in rec["frames"])]
-    check(ws and all(rec["kind"] == "cached" for rec in ws),
-          f"workspaces: {[(x['bytes'], x['kind']) for x in ws]}")
+    check(ws and all(rec["kind"] == "cached" and
+                     (rec.get("held_by") or "").startswith(("PyTorch: cuBLAS workspace",
+                                                            "PyTorch: cuBLASLt workspace"))
+                     for rec in ws),
+          f"workspaces: {[(x['bytes'], x['kind'], x.get('held_by')) for x in ws]}")
     return (f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}; "
             f"{codes.group(1)} code objects, {codes.group(2)} bytes")
 

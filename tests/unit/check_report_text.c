@@ -373,6 +373,27 @@ START_TEST(test_held_through_lost_host_block)
 }
 END_TEST
 
+/* A record a Cached rule reclassified names the rule: who holds the memory. */
+START_TEST(test_cached_record_names_its_holder)
+{
+    struct gl_loss_record *r = add_record(GL_LEAK_CACHED, STACK_SMALL, 33554432, 1, 9, 9,
+                                          0x7f4ad2000000, GL_MEM_DEVICE, GL_API_cuMemAlloc_v2, 0);
+    struct gl_supp rule = {.name = "PyTorch: cuBLAS workspace, kept for the whole run",
+                           .file = "/usr/share/gpuleak/frameworks.supp",
+                           .line = 73,
+                           .kind = GL_SUPP_CACHED};
+    r->cached_by = &rule;
+    usage(9, 8, 33554432, 33554432);
+    set_option("--show-leak-kinds=all");
+    char *got = render();
+    ck_assert_msg(strstr(got, "are cached in loss record 1 of 1\n"), "%s", got);
+    ck_assert_msg(strstr(got, P " Held by PyTorch: cuBLAS workspace, kept for the whole run "
+                                "(frameworks.supp:73)\n" BLANK),
+                  "%s", got);
+    free(got);
+}
+END_TEST
+
 START_TEST(test_record_of_many_blocks)
 {
     add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 409600, 100, 3, 102, 0x7fd1bbe00000, GL_MEM_DEVICE,
@@ -1349,6 +1370,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_record_of_many_blocks);
     tcase_add_test(tc, test_direct_and_indirect);
     tcase_add_test(tc, test_held_through_lost_host_block);
+    tcase_add_test(tc, test_cached_record_names_its_holder);
     tcase_add_test(tc, test_host_async_vmm_thread);
     tcase_add_test(tc, test_block_line_variants);
     tcase_add_test(tc, test_vmm_variants);
