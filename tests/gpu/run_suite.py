@@ -1488,10 +1488,15 @@ def t_graph_address_reuse(s):
     reused = "address reused" in run.out
     r = run.only_report()
     check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
-    bad = [rec for rec in r.records if rec["kind"] != "cached"]
-    check(not bad, f"records besides the cached graph memory: "
+    bad = [rec for rec in r.records if rec["kind"] != "cached" and
+           [f[0] for f in rec["frames"][1:2]] != ["kept_block()"]]
+    check(not bad, f"records besides the cached graph memory and kept_block(): "
           f"{[(x['bytes'], x['kind'], x['frames'][1:2]) for x in bad]}")
-    check(graph_reserve_records(r), "no cached record for the graph memory the driver keeps")
+    check(r.usage is not None and r.usage[:2] == (3, 2), f"usage {r.usage}: 3 allocs, 2 frees")
+    # The exec is never destroyed: what the driver still reserves for graphs, if
+    # it says so at exit, is cached (on the H200, CUDA 13.0, it said nothing).
+    reserve = graph_reserve_records(r)
+    check(all(rec["kind"] == "cached" for rec in reserve), f"graph memory {reserve}")
 
     run = s.run("graph_reuse_kept", [s.fixture("graph_capture"), "reuse_kept"])
     check(run.rc == 0 and "graph_capture reuse_kept: done" in run.out, f"exit status {run.rc}")
@@ -1503,7 +1508,8 @@ def t_graph_address_reuse(s):
     one_record(r, "cudaMallocAsync", "reuse_kept()", "graph_capture.cu", "reuse_kept",
                16000000, 1)
     return (f"address reused across graphs: {'yes' if reused else 'no'}, "
-            f"inside one: {'yes' if reused_inside else 'no'}")
+            f"inside one: {'yes' if reused_inside else 'no'}; "
+            f"graph memory cached: {sum(x['bytes'] for x in reserve):,} B")
 
 
 def t_graph_mem_trim(s):
@@ -1514,8 +1520,9 @@ def t_graph_mem_trim(s):
     r = run.only_report()
     check(not graph_reserve_records(r), f"graph memory cached after the trim: "
           f"{[(x['bytes'], x['block']) for x in graph_reserve_records(r)]}")
-    check(not r.records, f"records: {[(x['bytes'], x['kind'], x['block']) for x in r.records]}")
-    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+    check([(x["bytes"], [f[0] for f in x["frames"][1:2]]) for x in r.records] ==
+          [(1000, ["kept_block()"])],
+          f"records: {[(x['bytes'], x['kind'], x['block']) for x in r.records]}")
 
 
 def t_dlopen(s):
