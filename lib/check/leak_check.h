@@ -28,7 +28,7 @@ struct gl_supp;
 struct gl_loss_record {
     enum gl_leak_kind kind;
     uint32_t stack; /* its blocks' stack; merged (gl_leak_merge), the lowest id of theirs */
-    uint64_t bytes;          /* its own blocks' */
+    uint64_t bytes; /* its own blocks' */
     uint64_t indirect_bytes; /* of the blocks its blocks lead (--scan-device): Valgrind's
                                 "N (D direct, I indirect) bytes" */
     uint64_t blocks;
@@ -73,10 +73,8 @@ typedef enum gl_leak_kind (*gl_classify_fn)(const struct gl_block_info *b, void 
  * from one check to the next while a block of it stays.  frames 0: blocks
  * whose stacks are the same (high, the default, as when merge is NULL). */
 struct gl_leak_merge {
-    unsigned frames; /* 0, or up to GL_LEAK_MERGE_MAX_FRAMES */
-    /* The frames shown for a stack (report/report_frames.h's service): at most
-     * max native and max Python ones, into out (room for 2 * max). */
-    unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
+    unsigned frames;                 /* 0, or up to GL_LEAK_MERGE_MAX_FRAMES */
+    gl_stack_frames_fn stack_frames; /* the frames shown (common/frame.h) */
     void *arg;
 };
 

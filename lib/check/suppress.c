@@ -14,7 +14,7 @@ static void move_totals(struct gl_leak_totals *from, struct gl_leak_totals *to,
     to->blocks += r->blocks;
 }
 
-void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_match_frames_fn frames,
+void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_stack_frames_fn frames,
                          void *arg)
 {
     if (!s || s->n == 0)

@@ -13,11 +13,9 @@
 #include "common/suppressions.h"
 #include "check/leak_check.h"
 
-/* The frames to match for a stack id: all that are kept, not only --num-callers. */
-typedef unsigned (*gl_match_frames_fn)(uint32_t stack, struct gl_frame *out, unsigned max,
-                                       void *arg);
-
-void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_match_frames_fn frames,
+/* frames: the stack service (common/frame.h), asked for every frame kept, not
+ * only --num-callers. */
+void gl_suppress_records(struct gl_leak_result *r, struct gl_supp_set *s, gl_stack_frames_fn frames,
                          void *arg);
 
 #endif

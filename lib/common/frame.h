@@ -16,4 +16,11 @@ struct gl_frame {
     bool python;          /* a Python frame: ip is its code object, function its qualified name */
 };
 
+/* The frames of a stack id as reports show them (symbol/frame_filter.h): at
+ * most max native and max Python ones, into out (room for 2 * max); returns
+ * the count.  The one service reports, suppressions and --leak-resolution
+ * read stacks through. */
+typedef unsigned (*gl_stack_frames_fn)(uint32_t stack, struct gl_frame *out, unsigned max,
+                                       void *arg);
+
 #endif

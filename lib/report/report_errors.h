@@ -31,7 +31,7 @@
 struct gl_error_services {
     unsigned num_callers;
     int top_sites; /* OOM: allocation sites listed */
-    unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
+    gl_stack_frames_fn stack_frames;
     void *arg;
 };
 

@@ -13,7 +13,7 @@ static const char *basename_of(const char *path)
     return slash ? slash + 1 : path;
 }
 
-struct gl_frame *gl_report_frames_get(gl_report_stack_fn fn, uint32_t stack, unsigned max,
+struct gl_frame *gl_report_frames_get(gl_stack_frames_fn fn, uint32_t stack, unsigned max,
                                       void *arg, unsigned *n)
 {
     *n = 0;

@@ -10,18 +10,12 @@
 #include "common/frame.h"
 #include "common/out.h"
 
-/* A report's stack service: the frames of a stack as shown
- * (symbol/frame_filter.h), at most max native and max Python ones, into out
- * (room for 2 * max); returns the count. */
-typedef unsigned (*gl_report_stack_fn)(uint32_t stack, struct gl_frame *out, unsigned max,
-                                       void *arg);
-
 /* Those frames of a stack (not 0), in an array of their own: malloc'ed (free
  * it), since --num-callers=500 makes room for 1,000 frames (56 KB), too much
  * for the stack of a program thread, where checks and API errors are
  * reported.  *n gets the count; NULL and 0 when stack is 0, fn is NULL or
  * memory ran out. */
-struct gl_frame *gl_report_frames_get(gl_report_stack_fn fn, uint32_t stack, unsigned max,
+struct gl_frame *gl_report_frames_get(gl_stack_frames_fn fn, uint32_t stack, unsigned max,
                                       void *arg, unsigned *n);
 
 /* A stack, a line per frame: INDENT"at 0x...: fn (file:line)", then "by ..."

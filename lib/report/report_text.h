@@ -64,9 +64,7 @@ struct gl_report_input {
 
     /* services */
     const char *(*device_name)(int device, void *arg); /* NULL if unknown */
-    /* Frames to show for a stack id, at most max native and max Python ones
-     * (room for 2 * max); returns the count (report_frames.h). */
-    unsigned (*stack_frames)(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
+    gl_stack_frames_fn stack_frames; /* frames to show for a stack id (common/frame.h) */
     /* Addresses a VMM handle is mapped at; returns the count (may be NULL). */
     size_t (*vmm_mappings)(uint64_t handle_key, uint64_t *addrs, size_t max, void *arg);
     /* The function and line of a code address (a host block's allocation
