@@ -18,6 +18,7 @@
 #include "track/checks.h"
 #include "track/errors.h"
 #include "track/graphs.h"
+#include "track/history.h"
 #include "track/live_ranges.h"
 #include "track/quarantine.h"
 #include "track/stats.h"
@@ -61,6 +62,7 @@ const struct gl_component *const gl_components[] = {
     &gl_quarantine_component,
     &gl_checks_component,
     &gl_trace_file_component,
+    &gl_history_component,
     &gl_log_writer_component,
     /* Records and the leak run's services. */
     &gl_errors_component,

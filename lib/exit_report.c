@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "report/report_flamegraph.h"
+#include "report/report_memviz.h"
 #include "report/report_json.h"
 #include "track/trace_file.h"
 #include "report/report_xml.h"
@@ -22,11 +23,13 @@
 #include "save/log_writer.h"
 #include "symbol/symbolize.h"
 #include "base/prof.h"
+#include "base/tool.h"
 #include "python/py_code.h"
 #include "python/py_frames.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_depot.h"
 #include "stack/stack_memo.h"
+#include "track/history.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -272,6 +275,28 @@ static void flamegraph(struct gl_out *o, const struct gl_report_input *in)
     free(sites);
 }
 
+/* --memory-viz: the history's window and the blocks live now. */
+static void memory_viz(struct gl_out *o, const struct gl_report_input *in)
+{
+    struct gl_memviz_input v = {.max_entries = (uint64_t)gl_runtime.opt.memory_viz_entries,
+                                .epoch_ns = gl_history_epoch()};
+    struct gl_history_entry *events = NULL;
+    size_t events_bytes = 0;
+    v.nevents = gl_history_read(&events, &events_bytes, &v.dropped);
+    v.events = events;
+    struct gl_block_info *live = NULL;
+    size_t nlive = 0, live_bytes = 0;
+    if (gl_tracker_snapshot(&live, &nlive, &live_bytes) == 0) {
+        v.live = live;
+        v.nlive = nlive;
+    }
+    gl_report_memviz(o, in, &v);
+    if (events)
+        gl_tool_unmap(events, events_bytes);
+    if (live)
+        gl_tool_unmap(live, live_bytes);
+}
+
 static void write_documents(const struct gl_report_input *in)
 {
     if (gl_runtime.opt.xml && !gl_runtime.opt.xml_file[0]) {
@@ -283,6 +308,8 @@ static void write_documents(const struct gl_report_input *in)
         write_document("--json-file", gl_runtime.opt.json_file, gl_report_json, in);
     if (gl_runtime.opt.flamegraph_file[0])
         write_document("--flamegraph-file", gl_runtime.opt.flamegraph_file, flamegraph, in);
+    if (gl_runtime.opt.memory_viz[0])
+        write_document("--memory-viz", gl_runtime.opt.memory_viz, memory_viz, in);
 }
 
 static void command_lines_free(struct exit_report *r)

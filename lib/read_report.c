@@ -17,6 +17,7 @@
 #include "report/report_text.h"
 #include "runtime.h"
 #include "save/log_reader.h"
+#include "track/history.h"
 #include "symbol/symbolize.h"
 
 static void note(const char *line) { gl_runtime_message("gpuleak: %s", line); }
@@ -58,6 +59,7 @@ static void replay(struct gl_log_file *f, const char *path, struct gl_log_summar
     gl_runtime.pid = getpid();
     gl_heap_set_active(false); /* no memory image: reachability comes from the verdicts */
     gl_runtime_configure_tracking(gl_components);
+    gl_history_set_epoch((int64_t)s->header->start_unix_ns); /* the log's times count from it */
     gl_dispatch_set_placement(&gl_contexts_placement);
     gl_dispatch_reset();
     gl_error_sink_install();
@@ -142,11 +144,13 @@ int gl_read_report(const struct gl_options *opt, char *const *files, int nfiles,
         fprintf(stderr, "gpuleak: out of memory\n");
         return 1;
     }
-    if (nfiles > 1 && (opt->xml || opt->json_file[0])) {
+    if (nfiles > 1 && (opt->xml || opt->json_file[0] || opt->memory_viz[0])) {
         fprintf(stderr,
                 "gpuleak: --read: %s: a merged report of several files is text only; read "
                 "one file for a document\n",
-                opt->xml ? "--xml" : "--json-file");
+                opt->xml            ? "--xml"
+                : opt->json_file[0] ? "--json-file"
+                                    : "--memory-viz");
         free(logs);
         return 1;
     }

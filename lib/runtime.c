@@ -25,6 +25,7 @@
 #include "track/stats.h"
 #include "report/report_flamegraph.h"
 #include "save/log_writer.h"
+#include "track/history.h"
 #include "track/trace_file.h"
 #include "track/tracker.h"
 
@@ -311,6 +312,9 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
     }
     if (o->save[0])
         open_save(o);
+    if (!gl_history_configure(o->memory_viz[0] ? (size_t)o->memory_viz_entries : 0))
+        gl_runtime_message("gpuleak: --memory-viz: no memory for %d entries; no history is kept",
+                           o->memory_viz_entries);
     /* Events flow while the runtime tracks; every consumer the options want
      * is attached now, before the first. */
     gl_dispatch_set_registry(registry);

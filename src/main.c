@@ -187,7 +187,9 @@ static int read_logs(struct gl_options *opt, char **files, int n, const char *sy
         (opt->json_file[0] &&
          !gl_check_output_file("--json-file", opt->json_file, err, sizeof err)) ||
         (opt->flamegraph_file[0] &&
-         !gl_check_output_file("--flamegraph-file", opt->flamegraph_file, err, sizeof err))) {
+         !gl_check_output_file("--flamegraph-file", opt->flamegraph_file, err, sizeof err)) ||
+        (opt->memory_viz[0] &&
+         !gl_check_output_file("--memory-viz", opt->memory_viz, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }
@@ -303,7 +305,9 @@ int main(int argc, char **argv)
          !gl_check_output_file("--trace-file", opt.trace_file, err, sizeof err)) ||
         (opt.save[0] && !check_save(opt.save, err, sizeof err)) ||
         (opt.flamegraph_file[0] &&
-         !gl_check_output_file("--flamegraph-file", opt.flamegraph_file, err, sizeof err))) {
+         !gl_check_output_file("--flamegraph-file", opt.flamegraph_file, err, sizeof err)) ||
+        (opt.memory_viz[0] &&
+         !gl_check_output_file("--memory-viz", opt.memory_viz, err, sizeof err))) {
         fprintf(stderr, "gpuleak: %s\n", err);
         return 1;
     }

@@ -48,6 +48,8 @@ struct gl_options {
     bool merge;     /* the launcher's: a merged report of the processes' --save files */
     char flamegraph_file[GL_PATH_MAX];
     int flamegraph_cost; /* enum gl_flamegraph_cost (report/report_flamegraph.h) */
+    char memory_viz[GL_PATH_MAX];
+    int memory_viz_entries;
     char suppressions[GL_PATHLIST_MAX]; /* paths, each NUL-terminated; "" ends the list */
     bool default_suppressions;
     int gen_suppressions; /* enum gl_gen_supp */

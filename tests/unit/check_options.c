@@ -540,6 +540,8 @@ static const char *const expected_names[] = {
     "save-limit",
     "flamegraph-file",
     "flamegraph-cost",
+    "memory-viz",
+    "memory-viz-entries",
     "merge",
     "log-file",
     "log-fd",

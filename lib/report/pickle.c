@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+#include "report/pickle.h"
+
+#include <string.h>
+
+/* Opcodes (Python's Lib/pickletools.py names them). */
+enum {
+    OP_MARK = '(',
+    OP_STOP = '.',
+    OP_BININT = 'J',
+    OP_BININT1 = 'K',
+    OP_BININT2 = 'M',
+    OP_NONE = 'N',
+    OP_BINUNICODE = 'X',
+    OP_APPENDS = 'e',
+    OP_LONG_BINGET = 'j',
+    OP_LONG_BINPUT = 'r',
+    OP_SETITEMS = 'u',
+    OP_EMPTY_DICT = '}',
+    OP_EMPTY_LIST = ']',
+    OP_TUPLE = 't',
+    OP_PROTO = 0x80,
+    OP_LONG1 = 0x8a,
+    OP_NEWTRUE = 0x88,
+    OP_NEWFALSE = 0x89,
+};
+
+static void op(struct gl_pickle *p, int code)
+{
+    char c = (char)code;
+    gl_out_text(p->o, &c, 1);
+}
+
+static void le(struct gl_pickle *p, uint64_t v, unsigned n)
+{
+    char b[8];
+    for (unsigned i = 0; i < n; i++)
+        b[i] = (char)(v >> (8 * i));
+    gl_out_text(p->o, b, n);
+}
+
+void gl_pickle_begin(struct gl_pickle *p, struct gl_out *o)
+{
+    p->o = o;
+    p->memo = 0;
+    op(p, OP_PROTO);
+    op(p, 2);
+}
+
+void gl_pickle_end(struct gl_pickle *p) { op(p, OP_STOP); }
+
+void gl_pickle_dict_begin(struct gl_pickle *p)
+{
+    op(p, OP_EMPTY_DICT);
+    op(p, OP_MARK);
+}
+
+void gl_pickle_dict_end(struct gl_pickle *p) { op(p, OP_SETITEMS); }
+
+void gl_pickle_list_begin(struct gl_pickle *p)
+{
+    op(p, OP_EMPTY_LIST);
+    op(p, OP_MARK);
+}
+
+void gl_pickle_list_end(struct gl_pickle *p) { op(p, OP_APPENDS); }
+
+void gl_pickle_tuple_begin(struct gl_pickle *p) { op(p, OP_MARK); }
+
+void gl_pickle_tuple_end(struct gl_pickle *p) { op(p, OP_TUPLE); }
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if none:
+ * overlong forms, surrogates and code points past U+10FFFF are invalid, as
+ * Python's decoder says. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
+                 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
+                 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
+                                                : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return len;
+}
+
+static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+
+/* Text that is not UTF-8 (a path in Latin-1) would stop any unpickler: each
+ * byte of an invalid sequence becomes U+FFFD. */
+void gl_pickle_strn(struct gl_pickle *p, const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t out = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(u + i, len - i);
+        out += k ? k : sizeof replacement - 1;
+        i += k ? k : 1;
+    }
+    op(p, OP_BINUNICODE);
+    le(p, (uint32_t)out, 4);
+    if (out == len) {
+        gl_out_text(p->o, s, len);
+        return;
+    }
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq(u + i, len - i);
+        if (k)
+            gl_out_text(p->o, s + i, k);
+        else
+            gl_out_text(p->o, replacement, sizeof replacement - 1);
+        i += k ? k : 1;
+    }
+}
+
+void gl_pickle_str(struct gl_pickle *p, const char *s) { gl_pickle_strn(p, s, strlen(s)); }
+
+/* The shortest form: BININT1/2 for small naturals, BININT for 32 bits,
+ * else LONG1 with the two's complement bytes a reader sign-extends. */
+void gl_pickle_int(struct gl_pickle *p, int64_t v)
+{
+    if (v >= 0 && v < 256) {
+        op(p, OP_BININT1);
+        le(p, (uint64_t)v, 1);
+    } else if (v >= 0 && v < 65536) {
+        op(p, OP_BININT2);
+        le(p, (uint64_t)v, 2);
+    } else if (v >= INT32_MIN && v <= INT32_MAX) {
+        op(p, OP_BININT);
+        le(p, (uint64_t)v, 4);
+    } else {
+        unsigned n = 8;
+        /* Drop bytes that only repeat the sign. */
+        while (n > 1) {
+            int64_t top = v >> (8 * (n - 1) - 1);
+            if (top != 0 && top != -1)
+                break;
+            n--;
+        }
+        op(p, OP_LONG1);
+        le(p, n, 1);
+        le(p, (uint64_t)v, n);
+    }
+}
+
+void gl_pickle_uint(struct gl_pickle *p, uint64_t v)
+{
+    if (v <= INT64_MAX) {
+        gl_pickle_int(p, (int64_t)v);
+        return;
+    }
+    op(p, OP_LONG1); /* a ninth byte keeps it positive */
+    le(p, 9, 1);
+    le(p, v, 8);
+    le(p, 0, 1);
+}
+
+void gl_pickle_bool(struct gl_pickle *p, bool v) { op(p, v ? OP_NEWTRUE : OP_NEWFALSE); }
+
+void gl_pickle_none(struct gl_pickle *p) { op(p, OP_NONE); }
+
+uint32_t gl_pickle_put(struct gl_pickle *p)
+{
+    op(p, OP_LONG_BINPUT);
+    le(p, p->memo, 4);
+    return p->memo++;
+}
+
+void gl_pickle_get(struct gl_pickle *p, uint32_t id)
+{
+    op(p, OP_LONG_BINGET);
+    le(p, id, 4);
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+#include "report/report_memviz.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/gl_uthash.h"
+#include "event/key.h"
+#include "event/mem_kind.h"
+#include "report/pickle.h"
+#include "report/report_frames.h"
+#include "track/stats.h"
+
+/* A stack's frames list, written once and then named by its memo number. */
+struct memo {
+    uint32_t stack;
+    uint32_t id;
+    UT_hash_handle hh;
+};
+
+struct writer {
+    struct gl_pickle p;
+    const struct gl_report_input *in;
+    const struct gl_memviz_input *v;
+    struct memo *memos;
+};
+
+static void frame(struct writer *w, const struct gl_frame *f)
+{
+    char name[64];
+    const char *fn = f->function;
+    if (!fn) {
+        snprintf(name, sizeof name, "0x%" PRIxPTR, f->ip);
+        fn = name;
+    }
+    gl_pickle_dict_begin(&w->p);
+    gl_pickle_str(&w->p, "filename");
+    gl_pickle_str(&w->p, f->file ? f->file : f->object ? f->object : "??");
+    gl_pickle_str(&w->p, "line");
+    gl_pickle_int(&w->p, f->line);
+    gl_pickle_str(&w->p, "name");
+    gl_pickle_str(&w->p, fn);
+    gl_pickle_dict_end(&w->p);
+}
+
+static void frames(struct writer *w, uint32_t stack)
+{
+    struct memo *m;
+    HASH_FIND(hh, w->memos, &stack, sizeof stack, m);
+    if (m) {
+        gl_pickle_get(&w->p, m->id);
+        return;
+    }
+    unsigned n = 0;
+    struct gl_frame *f =
+        stack && w->in->stack_frames
+            ? gl_report_frames_get(w->in->stack_frames, stack, (unsigned)w->in->opt->num_callers,
+                                   w->in->arg, &n)
+            : NULL;
+    gl_pickle_list_begin(&w->p);
+    for (unsigned i = 0; i < n; i++) /* innermost first, as PyTorch's */
+        frame(w, &f[i]);
+    gl_pickle_list_end(&w->p);
+    free(f);
+    uint32_t id = gl_pickle_put(&w->p);
+    m = calloc(1, sizeof *m);
+    if (m) { /* else written again next time: larger, still right */
+        m->stack = stack;
+        m->id = id;
+        HASH_ADD(hh, w->memos, stack, sizeof m->stack, m);
+    }
+}
+
+static void key_int(struct writer *w, const char *key, uint64_t v)
+{
+    gl_pickle_str(&w->p, key);
+    gl_pickle_uint(&w->p, v);
+}
+
+/* Where the viewer puts a block: its address, or a handle's value. */
+static uint64_t address(uint64_t key) { return gl_key_value(key); }
+
+static void trace_entry(struct writer *w, const struct gl_history_entry *e, const char *action)
+{
+    gl_pickle_dict_begin(&w->p);
+    gl_pickle_str(&w->p, "action");
+    gl_pickle_str(&w->p, action);
+    key_int(w, "addr", address(e->key));
+    key_int(w, "size", e->size);
+    key_int(w, "stream", e->stream);
+    int64_t t = (int64_t)e->time_ns + w->v->epoch_ns;
+    key_int(w, "time_us", t > 0 ? (uint64_t)t / 1000 : 0);
+    if (e->action == GL_HIST_OOM)
+        key_int(w, "device_free", e->dev_free);
+    gl_pickle_str(&w->p, "frames");
+    frames(w, e->stack);
+    gl_pickle_dict_end(&w->p);
+}
+
+static void device_trace(struct writer *w, int device)
+{
+    static const char *const made[] = {"segment_alloc", "alloc"};
+    static const char *const gone[] = {"free_requested", "free_completed", "segment_free"};
+    gl_pickle_list_begin(&w->p);
+    for (size_t i = 0; i < w->v->nevents; i++) {
+        const struct gl_history_entry *e = &w->v->events[i];
+        if (e->device != device)
+            continue;
+        if (e->action == GL_HIST_ALLOC)
+            for (size_t k = 0; k < 2; k++)
+                trace_entry(w, e, made[k]);
+        else if (e->action == GL_HIST_FREE)
+            for (size_t k = 0; k < 3; k++)
+                trace_entry(w, e, gone[k]);
+        else if (e->action == GL_HIST_OOM)
+            trace_entry(w, e, "oom");
+    }
+    gl_pickle_list_end(&w->p);
+}
+
+static bool drawn(const struct gl_block_info *b)
+{
+    return b->device >= 0 && gl_mem_kind_counted(b->kind) && !(b->flags & GL_BLK_SIZE_UNKNOWN);
+}
+
+static int by_place(const void *a, const void *b)
+{
+    const struct gl_block_info *x = *(const struct gl_block_info *const *)a;
+    const struct gl_block_info *y = *(const struct gl_block_info *const *)b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    uint64_t ax = address(x->key), ay = address(y->key);
+    return ax < ay ? -1 : ax > ay;
+}
+
+/* A driver allocation live at the end: a segment of one active block. */
+static void segment(struct writer *w, const struct gl_block_info *b)
+{
+    uint64_t stream = b->kind == GL_MEM_ASYNC ? b->aux : 0;
+    gl_pickle_dict_begin(&w->p);
+    key_int(w, "device", (uint64_t)b->device);
+    key_int(w, "address", address(b->key));
+    key_int(w, "total_size", b->size);
+    key_int(w, "allocated_size", b->size);
+    key_int(w, "active_size", b->size);
+    key_int(w, "requested_size", b->size);
+    key_int(w, "stream", stream);
+    gl_pickle_str(&w->p, "segment_type");
+    gl_pickle_str(&w->p, b->size < GL_STATS_SMALL_LIMIT ? "small" : "large");
+    gl_pickle_str(&w->p, "segment_pool_id");
+    gl_pickle_tuple_begin(&w->p);
+    gl_pickle_int(&w->p, 0);
+    gl_pickle_int(&w->p, 0);
+    gl_pickle_tuple_end(&w->p);
+    gl_pickle_str(&w->p, "is_expandable");
+    gl_pickle_bool(&w->p, false);
+    gl_pickle_str(&w->p, "frames");
+    frames(w, b->stack);
+    gl_pickle_str(&w->p, "blocks");
+    gl_pickle_list_begin(&w->p);
+    gl_pickle_dict_begin(&w->p);
+    key_int(w, "address", address(b->key));
+    key_int(w, "size", b->size);
+    key_int(w, "requested_size", b->size);
+    gl_pickle_str(&w->p, "state");
+    gl_pickle_str(&w->p, "active_allocated");
+    gl_pickle_str(&w->p, "frames");
+    frames(w, b->stack);
+    gl_pickle_dict_end(&w->p);
+    gl_pickle_list_end(&w->p);
+    gl_pickle_dict_end(&w->p);
+}
+
+static void segments(struct writer *w)
+{
+    const struct gl_memviz_input *v = w->v;
+    const struct gl_block_info **sorted = calloc(v->nlive ? v->nlive : 1, sizeof *sorted);
+    size_t n = 0;
+    for (size_t i = 0; sorted && i < v->nlive; i++)
+        if (drawn(&v->live[i]))
+            sorted[n++] = &v->live[i];
+    qsort(sorted, n, sizeof *sorted, by_place);
+    gl_pickle_list_begin(&w->p);
+    for (size_t i = 0; i < n; i++)
+        segment(w, sorted[i]);
+    gl_pickle_list_end(&w->p);
+    free(sorted);
+}
+
+static void about(struct writer *w, int ndevices)
+{
+    const struct gl_report_input *in = w->in;
+    gl_pickle_dict_begin(&w->p);
+    key_int(w, "version", 1);
+    gl_pickle_str(&w->p, "tool");
+    gl_pickle_str(&w->p, in->tool_version ? in->tool_version : "");
+    key_int(w, "pid", (uint64_t)(in->pid > 0 ? in->pid : 0));
+    gl_pickle_str(&w->p, "command");
+    gl_pickle_str(&w->p, in->command ? in->command : "");
+    key_int(w, "max_entries", w->v->max_entries);
+    key_int(w, "dropped_events", w->v->dropped);
+    /* gpuleak's own per-device peak, to compare with the timeline's. */
+    gl_pickle_str(&w->p, "peak_bytes");
+    gl_pickle_list_begin(&w->p);
+    for (int d = 0; d < ndevices; d++)
+        gl_pickle_uint(&w->p, in->usage && d < GL_STATS_DEVICES ? in->usage->dev[d].peak_bytes : 0);
+    gl_pickle_list_end(&w->p);
+    gl_pickle_dict_end(&w->p);
+}
+
+void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,
+                      const struct gl_memviz_input *v)
+{
+    struct writer w = {.in = in, .v = v};
+    int ndevices = 0;
+    for (size_t i = 0; i < v->nevents; i++)
+        if (v->events[i].device >= ndevices)
+            ndevices = v->events[i].device + 1;
+    for (size_t i = 0; i < v->nlive; i++)
+        if (drawn(&v->live[i]) && v->live[i].device >= ndevices)
+            ndevices = v->live[i].device + 1;
+    for (int d = 0; in->usage && d < GL_STATS_DEVICES; d++)
+        if (in->usage->used[d] && d >= ndevices)
+            ndevices = d + 1;
+    gl_pickle_begin(&w.p, o);
+    gl_pickle_dict_begin(&w.p);
+    gl_pickle_str(&w.p, "segments");
+    segments(&w);
+    gl_pickle_str(&w.p, "device_traces");
+    gl_pickle_list_begin(&w.p);
+    for (int d = 0; d < ndevices; d++)
+        device_trace(&w, d);
+    gl_pickle_list_end(&w.p);
+    gl_pickle_str(&w.p, "gpuleak");
+    about(&w, ndevices);
+    gl_pickle_dict_end(&w.p);
+    gl_pickle_end(&w.p);
+    struct memo *m, *tmp;
+    HASH_ITER(hh, w.memos, m, tmp)
+    {
+        HASH_DEL(w.memos, m);
+        free(m);
+    }
+}

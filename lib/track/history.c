@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+#include "track/history.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/tool.h"
+#include "common/clock.h"
+#include "event/event.h"
+#include "event/key.h"
+#include "event/mem_kind.h"
+#include "base/gl_uthash.h"
+#include "track/errors.h"
+
+/* An entry and the position that wrote it (1-based: 0 is "being written"). */
+struct slot {
+    struct gl_history_entry e;
+    _Atomic uint64_t stamp;
+};
+
+static struct {
+    struct slot *ring;
+    size_t cap, bytes;
+    _Atomic uint64_t next; /* positions handed out */
+    int64_t epoch_ns;
+} h;
+
+bool gl_history_configure(size_t max_entries)
+{
+    if (h.ring)
+        gl_tool_unmap(h.ring, h.bytes);
+    h.ring = NULL;
+    h.cap = h.bytes = 0;
+    atomic_store(&h.next, 0);
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    h.epoch_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (int64_t)gl_clock_ns();
+    if (!max_entries)
+        return true;
+    h.bytes = gl_tool_page_round(max_entries * sizeof *h.ring);
+    h.ring = gl_tool_map(h.bytes);
+    if (!h.ring) {
+        h.bytes = 0;
+        return false;
+    }
+    h.cap = max_entries;
+    return true;
+}
+
+bool gl_history_on(void) { return h.cap > 0; }
+
+void gl_history_set_epoch(int64_t ns) { h.epoch_ns = ns; }
+
+int64_t gl_history_epoch(void) { return h.epoch_ns; }
+
+/* Device memory only: what the viewer draws is one device's memory, and host
+ * memory (pinned, registered) has none. */
+static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint8_t action)
+{
+    int device = blk ? blk->device : ev->device;
+    unsigned kind = blk ? blk->kind : ev->kind;
+    if (device < 0 || !gl_mem_kind_counted(kind))
+        return;
+    uint64_t pos = atomic_fetch_add_explicit(&h.next, 1, memory_order_relaxed);
+    struct slot *s = &h.ring[pos % h.cap];
+    /* Unstamped first: a reader at exit never takes a half-written entry for
+     * the one a slower thread wrote there a lap ago. */
+    atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    struct gl_history_entry *e = &s->e;
+    e->time_ns = ev->time_ns;
+    e->action = action;
+    e->device = (int16_t)device;
+    e->kind = (uint8_t)kind;
+    if (blk) {
+        e->key = blk->key;
+        e->size = blk->size;
+        e->stream = kind == GL_MEM_ASYNC ? blk->aux : 0;
+        e->seq = blk->seq;
+        e->stack = blk->stack;
+        e->dev_free = 0;
+    } else { /* an allocation refused */
+        e->key = 0;
+        e->size = ev->size;
+        e->stream = ev->kind == GL_MEM_ASYNC ? ev->aux : 0;
+        e->seq = 0;
+        e->stack = ev->stack;
+        uint64_t total = 0;
+        e->dev_free = 0;
+        if (gl_errors_device_memory)
+            gl_errors_device_memory(device, &e->dev_free, &total);
+    }
+    atomic_store_explicit(&s->stamp, pos + 1, memory_order_release);
+}
+
+static void on_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    if (blk && !(ev->flags & GL_EVF_FAILED))
+        put(ev, blk, GL_HIST_ALLOC);
+}
+
+/* Every block gone, a context's too (one derived free each). */
+static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    if (blk && !(ev->flags & GL_EVF_FAILED))
+        put(ev, blk, GL_HIST_FREE);
+}
+
+static void on_alloc_failed(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    put(ev, NULL, GL_HIST_OOM);
+}
+
+/* ---- reading the window, at exit ---- */
+
+/* Allocation numbers of the blocks an entry frees, to find a free that came
+ * after its address was reused. */
+struct freed {
+    uint64_t seq;
+    size_t at; /* index in the window */
+    UT_hash_handle hh;
+};
+struct live {
+    uint64_t key;
+    uint64_t seq; /* allocation number of the block live at key */
+    UT_hash_handle hh;
+};
+
+/* Put each free before an allocation at its address made while its block
+ * still looked live: the two calls overlapped on two threads, and the free's
+ * observer ran last. */
+size_t gl_history_order(const struct gl_history_entry *in, size_t n, struct gl_history_entry *out)
+{
+    struct freed *frees = NULL, *f, *ftmp;
+    struct live *live = NULL, *l, *ltmp;
+    bool *moved = calloc(n ? n : 1, sizeof *moved);
+    struct freed *fslab = calloc(n ? n : 1, sizeof *fslab);
+    struct live *lslab = calloc(n ? n : 1, sizeof *lslab);
+    size_t nf = 0, nl = 0, m = 0;
+    if (!moved || !fslab || !lslab) { /* no room to check: as recorded */
+        memcpy(out, in, n * sizeof *in);
+        m = n;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (in[i].action == GL_HIST_FREE && in[i].seq) {
+            HASH_FIND(hh, frees, &in[i].seq, sizeof(uint64_t), f);
+            if (!f) {
+                f = &fslab[nf++];
+                f->seq = in[i].seq;
+                f->at = i;
+                HASH_ADD(hh, frees, seq, sizeof(uint64_t), f);
+            }
+        }
+    for (size_t i = 0; i < n; i++) {
+        const struct gl_history_entry *e = &in[i];
+        if (moved[i])
+            continue;
+        if (e->action == GL_HIST_ALLOC) {
+            HASH_FIND(hh, live, &e->key, sizeof(uint64_t), l);
+            if (l && l->seq != e->seq) {
+                HASH_FIND(hh, frees, &l->seq, sizeof(uint64_t), f);
+                if (f && f->at > i && !moved[f->at]) {
+                    out[m] = in[f->at];
+                    out[m].time_ns = e->time_ns; /* the same moment */
+                    m++;
+                    moved[f->at] = true;
+                }
+            }
+            if (!l) {
+                l = &lslab[nl++];
+                l->key = e->key;
+                HASH_ADD(hh, live, key, sizeof(uint64_t), l);
+            }
+            l->seq = e->seq;
+        } else if (e->action == GL_HIST_FREE) {
+            HASH_FIND(hh, live, &e->key, sizeof(uint64_t), l);
+            if (l && l->seq == e->seq)
+                l->seq = 0;
+        }
+        out[m++] = *e;
+    }
+done:
+    HASH_ITER(hh, frees, f, ftmp) { HASH_DEL(frees, f); }
+    HASH_ITER(hh, live, l, ltmp) { HASH_DEL(live, l); }
+    free(moved);
+    free(fslab);
+    free(lslab);
+    return m;
+}
+
+size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *dropped)
+{
+    *out = NULL;
+    *bytes = 0;
+    *dropped = 0;
+    uint64_t end = atomic_load_explicit(&h.next, memory_order_acquire);
+    if (!h.cap || !end)
+        return 0;
+    uint64_t start = end > h.cap ? end - h.cap : 0;
+    size_t n = (size_t)(end - start);
+    struct gl_history_entry *tmp = malloc(n * sizeof *tmp);
+    size_t want = gl_tool_page_round(n * sizeof **out);
+    struct gl_history_entry *win = gl_tool_map(want);
+    if (!tmp || !win) {
+        free(tmp);
+        if (win)
+            gl_tool_unmap(win, want);
+        *dropped = end;
+        return 0;
+    }
+    size_t k = 0;
+    for (uint64_t pos = start; pos < end; pos++) {
+        const struct slot *s = &h.ring[pos % h.cap];
+        if (atomic_load_explicit(&s->stamp, memory_order_acquire) != pos + 1)
+            continue; /* still being written, or already written over */
+        tmp[k] = s->e;
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->stamp, memory_order_relaxed) == pos + 1)
+            k++;
+    }
+    size_t m = gl_history_order(tmp, k, win);
+    free(tmp);
+    *out = win;
+    *bytes = want;
+    *dropped = start + (uint64_t)((end - start) - k);
+    return m;
+}
+
+static void forget(void) { atomic_store(&h.next, 0); }
+
+static bool wanted(void) { return h.cap > 0; }
+
+static const struct gl_consumer consumer = {
+    .on =
+        {[GL_EV_ALLOC] = on_alloc, [GL_EV_FREE] = on_free, [GL_EV_ALLOC_FAILED] = on_alloc_failed},
+    .wanted = wanted,
+    .flags = GL_CONSUMER_TIMED,
+};
+
+/* A fork child's device memory is its own: the parent's history is not. */
+const struct gl_component gl_history_component = {
+    .name = "history", .reset = forget, .after_fork = forget, .consumer = &consumer};

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/track/history.h: the allocation history behind --memory-viz, fed
+ * through the dispatcher as the runtime feeds it. */
+#include <check.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "tracker_util.h"
+#include "base/tool.h"
+#include "event/api.h"
+#include "track/history.h"
+
+static void setup(void)
+{
+    gl_history_configure(8);
+    tu_pipeline_reset();
+    atomic_store(&gl_runtime.state, GL_RT_TRACKING);
+}
+
+static void teardown(void)
+{
+    gl_history_configure(0);
+    tu_pipeline_restart();
+}
+
+static void alloc(uint64_t key, uint64_t size, enum gl_mem_kind kind, int device, uint32_t stack)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = (uint8_t)kind,
+                          .key = key,
+                          .size = size,
+                          .device = (int16_t)device,
+                          .stack = stack,
+                          .tid = 7,
+                          .ctx = 0x10};
+    gl_dispatch(&ev);
+}
+
+static void release(uint64_t key)
+{
+    struct gl_event ev = {.type = GL_EV_FREE, .key = key, .tid = 7, .ctx = 0x10};
+    gl_dispatch(&ev);
+}
+
+static size_t window(struct gl_history_entry **e, size_t *bytes, uint64_t *dropped)
+{
+    return gl_history_read(e, bytes, dropped);
+}
+
+START_TEST(test_off_keeps_nothing)
+{
+    gl_history_configure(0);
+    tu_pipeline_restart();
+    ck_assert(!gl_dispatch_attached("history"));
+    alloc(0x1000, 4096, GL_MEM_DEVICE, 0, 3);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    ck_assert_uint_eq(window(&e, &bytes, &dropped), 0);
+    ck_assert_ptr_null(e);
+}
+END_TEST
+
+/* Device memory in order, with what the viewer needs; host memory and custom
+ * pools' sub-allocations are not device allocations of their own. */
+START_TEST(test_records_device_memory)
+{
+    ck_assert(gl_dispatch_attached("history"));
+    alloc(0x7f0000000000, 1 << 20, GL_MEM_DEVICE, 0, 3);
+    alloc(0x7f0000200000, 4096, GL_MEM_HOST_PINNED, -1, 4);
+    struct gl_event a = {.type = GL_EV_ALLOC,
+                         .kind = GL_MEM_ASYNC,
+                         .key = 0x7f0000400000,
+                         .size = 512,
+                         .device = 1,
+                         .stack = 5,
+                         .aux = 0xabc,
+                         .ctx = 0x10};
+    gl_dispatch(&a);
+    release(0x7f0000000000);
+    release(0x7f0000200000);
+    struct gl_event oom = {.type = GL_EV_ALLOC_FAILED,
+                           .kind = GL_MEM_DEVICE,
+                           .size = 1ULL << 40,
+                           .device = 0,
+                           .stack = 6};
+    gl_dispatch(&oom);
+
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_uint_eq(dropped, 0);
+    ck_assert_int_eq(e[0].action, GL_HIST_ALLOC);
+    ck_assert_uint_eq(e[0].key, 0x7f0000000000);
+    ck_assert_uint_eq(e[0].size, 1 << 20);
+    ck_assert_uint_eq(e[0].stack, 3);
+    ck_assert_int_eq(e[0].device, 0);
+    ck_assert_uint_eq(e[0].seq, 1);
+    ck_assert(e[0].time_ns != 0);
+    ck_assert_int_eq(e[1].action, GL_HIST_ALLOC);
+    ck_assert_uint_eq(e[1].stream, 0xabc);
+    ck_assert_int_eq(e[1].device, 1);
+    /* A free says what it freed: size, stack and number of the allocation. */
+    ck_assert_int_eq(e[2].action, GL_HIST_FREE);
+    ck_assert_uint_eq(e[2].size, 1 << 20);
+    ck_assert_uint_eq(e[2].stack, 3);
+    ck_assert_uint_eq(e[2].seq, 1);
+    ck_assert(e[2].time_ns >= e[0].time_ns);
+    ck_assert_int_eq(e[3].action, GL_HIST_OOM);
+    ck_assert_uint_eq(e[3].size, 1ULL << 40);
+    ck_assert_uint_eq(e[3].stack, 6);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
+/* The last N: older events are counted, not kept. */
+START_TEST(test_ring_keeps_the_last)
+{
+    for (uint64_t i = 0; i < 20; i++)
+        alloc(0x7f0000000000 + (i << 20), 100 + i, GL_MEM_DEVICE, 0, 3);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, 8);
+    ck_assert_uint_eq(dropped, 12);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_uint_eq(e[i].size, 100 + 12 + i);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
+/* A context destroyed takes its blocks: one free each. */
+START_TEST(test_context_sweep_frees)
+{
+    alloc(0x7f0000000000, 4096, GL_MEM_DEVICE, 0, 3);
+    alloc(0x7f0000100000, 8192, GL_MEM_DEVICE, 0, 3);
+    struct gl_event d = {.type = GL_EV_CTX_DESTROY, .ctx = 0x10};
+    gl_dispatch(&d);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(e[2].action, GL_HIST_FREE);
+    ck_assert_int_eq(e[3].action, GL_HIST_FREE);
+    ck_assert_uint_eq(e[2].size + e[3].size, 4096 + 8192);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
+static struct gl_history_entry ent(uint8_t action, uint64_t key, uint64_t seq, uint64_t t)
+{
+    return (struct gl_history_entry){
+        .action = action, .key = key, .seq = seq, .size = 64, .time_ns = t};
+}
+
+/* A free whose observer ran after another thread got its address again. */
+START_TEST(test_order_moves_late_free)
+{
+    struct gl_history_entry in[] = {
+        ent(GL_HIST_ALLOC, 0xa000, 1, 10), ent(GL_HIST_ALLOC, 0xa000, 2, 20),
+        ent(GL_HIST_FREE, 0xa000, 1, 25),  ent(GL_HIST_FREE, 0xb000, 9, 30),
+        ent(GL_HIST_FREE, 0xa000, 2, 40),
+    };
+    struct gl_history_entry out[5];
+    size_t n = gl_history_order(in, 5, out);
+    ck_assert_uint_eq(n, 5);
+    uint64_t seqs[5] = {1, 1, 2, 9, 2};
+    uint8_t acts[5] = {GL_HIST_ALLOC, GL_HIST_FREE, GL_HIST_ALLOC, GL_HIST_FREE, GL_HIST_FREE};
+    for (int i = 0; i < 5; i++) {
+        ck_assert_uint_eq(out[i].seq, seqs[i]);
+        ck_assert_int_eq(out[i].action, acts[i]);
+    }
+    ck_assert_uint_eq(out[1].time_ns, 20); /* at the reuse's moment */
+}
+END_TEST
+
+/* In order already: unchanged, including frees of blocks older than the window. */
+START_TEST(test_order_keeps_good_order)
+{
+    struct gl_history_entry in[] = {
+        ent(GL_HIST_FREE, 0xc000, 3, 5),   ent(GL_HIST_ALLOC, 0xa000, 4, 10),
+        ent(GL_HIST_FREE, 0xa000, 4, 20),  ent(GL_HIST_ALLOC, 0xa000, 5, 30),
+        ent(GL_HIST_ALLOC, 0xc000, 6, 40),
+    };
+    struct gl_history_entry out[5];
+    ck_assert_uint_eq(gl_history_order(in, 5, out), 5);
+    ck_assert_mem_eq(in, out, sizeof in);
+}
+END_TEST
+
+static Suite *history_suite(void)
+{
+    Suite *s = suite_create("history");
+    TCase *tc = tcase_create("core");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, test_off_keeps_nothing);
+    tcase_add_test(tc, test_records_device_memory);
+    tcase_add_test(tc, test_ring_keeps_the_last);
+    tcase_add_test(tc, test_context_sweep_frees);
+    tcase_add_test(tc, test_order_moves_late_free);
+    tcase_add_test(tc, test_order_keeps_good_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(history_suite)
