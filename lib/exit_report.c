@@ -278,8 +278,7 @@ static void flamegraph(struct gl_out *o, const struct gl_report_input *in)
 /* --memory-viz: the history's window and the blocks live now. */
 static void memory_viz(struct gl_out *o, const struct gl_report_input *in)
 {
-    struct gl_memviz_input v = {.max_entries = (uint64_t)gl_runtime.opt.memory_viz_entries,
-                                .epoch_ns = gl_history_epoch()};
+    struct gl_memviz_input v = {.max_entries = (uint64_t)gl_runtime.opt.memory_viz_entries};
     struct gl_history_entry *events = NULL;
     size_t events_bytes = 0;
     v.nevents = gl_history_read(&events, &events_bytes, &v.dropped);

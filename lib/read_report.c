@@ -59,7 +59,8 @@ static void replay(struct gl_log_file *f, const char *path, struct gl_log_summar
     gl_runtime.pid = getpid();
     gl_heap_set_active(false); /* no memory image: reachability comes from the verdicts */
     gl_runtime_configure_tracking(gl_components);
-    gl_history_set_epoch((int64_t)s->header->start_unix_ns); /* the log's times count from it */
+    gl_history_use_event_times(
+        (int64_t)s->header->start_unix_ns); /* the log's times count from it */
     gl_dispatch_set_placement(&gl_contexts_placement);
     gl_dispatch_reset();
     gl_error_sink_install();

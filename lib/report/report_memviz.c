@@ -90,8 +90,7 @@ static void trace_entry(struct writer *w, const struct gl_history_entry *e, cons
     key_int(w, "addr", address(e->key));
     key_int(w, "size", e->size);
     key_int(w, "stream", e->stream);
-    int64_t t = (int64_t)e->time_ns + w->v->epoch_ns;
-    key_int(w, "time_us", t > 0 ? (uint64_t)t / 1000 : 0);
+    key_int(w, "time_us", e->time_ns / 1000);
     if (e->action == GL_HIST_OOM)
         key_int(w, "device_free", e->dev_free);
     gl_pickle_str(&w->p, "frames");

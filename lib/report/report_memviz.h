@@ -42,7 +42,6 @@ struct gl_memviz_input {
     size_t nlive;
     uint64_t dropped;     /* events older than the window */
     uint64_t max_entries; /* --memory-viz-entries */
-    int64_t epoch_ns;     /* added to an event's time_ns: ns since the Unix epoch */
 };
 
 void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "base/tool.h"
 #include "common/clock.h"
@@ -24,8 +27,22 @@ static struct {
     struct slot *ring;
     size_t cap, bytes;
     _Atomic uint64_t next; /* positions handed out */
+    /* Live: the time-stamp counter, CLOCK_MONOTONIC and CLOCK_REALTIME at
+     * start, to turn ticks into Unix time.  Replay: the times given. */
+    uint64_t tsc0, mono0;
+    int64_t real0;
+    bool given;
     int64_t epoch_ns;
 } h;
+
+static inline uint64_t ticks(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __rdtsc();
+#else
+    return gl_clock_ns();
+#endif
+}
 
 bool gl_history_configure(size_t max_entries)
 {
@@ -36,7 +53,10 @@ bool gl_history_configure(size_t max_entries)
     atomic_store(&h.next, 0);
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
-    h.epoch_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (int64_t)gl_clock_ns();
+    h.mono0 = gl_clock_ns();
+    h.tsc0 = ticks();
+    h.real0 = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+    h.given = false;
     if (!max_entries)
         return true;
     h.bytes = gl_tool_page_round(max_entries * sizeof *h.ring);
@@ -51,9 +71,11 @@ bool gl_history_configure(size_t max_entries)
 
 bool gl_history_on(void) { return h.cap > 0; }
 
-void gl_history_set_epoch(int64_t ns) { h.epoch_ns = ns; }
-
-int64_t gl_history_epoch(void) { return h.epoch_ns; }
+void gl_history_use_event_times(int64_t epoch_ns)
+{
+    h.given = true;
+    h.epoch_ns = epoch_ns;
+}
 
 /* Device memory only: what the viewer draws is one device's memory, and host
  * memory (pinned, registered) has none. */
@@ -70,7 +92,7 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
     atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     struct gl_history_entry *e = &s->e;
-    e->time_ns = ev->time_ns;
+    e->time_ns = h.given ? ev->time_ns : ticks();
     e->action = action;
     e->device = (int16_t)device;
     e->kind = (uint8_t)kind;
@@ -222,6 +244,16 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) == pos + 1)
             k++;
     }
+    /* Ticks to Unix time, at the counter's rate over the run so far. */
+    double ns_per_tick = 1.0;
+    uint64_t now_mono = gl_clock_ns(), now_tsc = ticks();
+    if (now_tsc > h.tsc0 && now_mono > h.mono0)
+        ns_per_tick = (double)(now_mono - h.mono0) / (double)(now_tsc - h.tsc0);
+    for (size_t i = 0; i < k; i++)
+        tmp[i].time_ns =
+            h.given
+                ? (uint64_t)(h.epoch_ns + (int64_t)tmp[i].time_ns)
+                : (uint64_t)(h.real0 + (int64_t)((double)(tmp[i].time_ns - h.tsc0) * ns_per_tick));
     size_t m = gl_history_order(tmp, k, win);
     free(tmp);
     *out = win;
@@ -238,7 +270,6 @@ static const struct gl_consumer consumer = {
     .on =
         {[GL_EV_ALLOC] = on_alloc, [GL_EV_FREE] = on_free, [GL_EV_ALLOC_FAILED] = on_alloc_failed},
     .wanted = wanted,
-    .flags = GL_CONSUMER_TIMED,
 };
 
 /* A fork child's device memory is its own: the parent's history is not. */

@@ -10,7 +10,10 @@
  * atomic add reserves an entry of a ring of N (--memory-viz-entries) in tool
  * memory, mapped once at start (untouched pages cost nothing); the entry is
  * written, then stamped with its position, so that a reader skips entries a
- * thread had not finished.  No lock, no malloc, no CUDA.  When the ring wraps
+ * thread had not finished.  No lock, no malloc, no CUDA, and no clock call:
+ * an entry's time is the CPU's time-stamp counter, turned into Unix time when
+ * read out (the counter's rate measured over the whole run against
+ * CLOCK_MONOTONIC), since clock_gettime costs twice as much on a VM.  When the ring wraps
  * the oldest entries go: the window holds the last N events, and what was
  * live at its start is known from the window's frees of older blocks and
  * from the blocks live at the end (the viewer's own rule).
@@ -34,7 +37,7 @@ enum gl_history_action {
 };
 
 struct gl_history_entry {
-    uint64_t time_ns;  /* the event's clock (common/clock.h; a --read: since the log's start) */
+    uint64_t time_ns;  /* as read out: ns since the Unix epoch */
     uint64_t key;      /* block key (event/key.h): an address, or a namespaced handle */
     uint64_t size;     /* bytes (OOM: asked for) */
     uint64_t stream;   /* stream-ordered memory's stream, else 0 */
@@ -53,10 +56,9 @@ extern const struct gl_component gl_history_component;
  * false when the ring could not be mapped (nothing is kept). */
 bool gl_history_configure(size_t max_entries);
 bool gl_history_on(void);
-/* What turns an entry's time_ns into ns since the Unix epoch: set at
- * gl_history_configure from the clocks then; a --read sets the log's. */
-void gl_history_set_epoch(int64_t ns);
-int64_t gl_history_epoch(void);
+/* A replay's events carry their times (a --read: ns since the log's start,
+ * epoch_ns in Unix time): kept as given, not read from the clock. */
+void gl_history_use_event_times(int64_t epoch_ns);
 
 /* The window, oldest first, in a fresh tool mapping (*bytes for
  * gl_tool_unmap): entries a thread was still writing are left out, and a free

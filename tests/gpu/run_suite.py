@@ -2356,6 +2356,166 @@ def t_deep_stacks_and_leak_resolution(s):
     return "300 Python frames shown; 3 sites, 1 record at low"
 
 
+# ---- --memory-viz: PyTorch memory snapshots for any program ----
+
+def load_memviz(path):
+    import pickle
+    with open(path, "rb") as f:
+        return pickle.load(f)
+
+
+def memviz_timeline(d, device):
+    """What PyTorch's viewer draws for device ('Active Memory Timeline',
+    process_alloc_data in MemoryViz.js): blocks live before the window (freed
+    in it without an alloc, or active at the end without one), then the
+    running sum over alloc and free actions.  Returns (allocs, maximum)."""
+    trace = d["device_traces"][device] if device < len(d["device_traces"]) else []
+    live, initial, allocs, actions = {}, 0, 0, []
+    for e in trace:
+        if e["action"] == "alloc":
+            check(e["addr"] not in live, f"address {e['addr']:#x} allocated twice")
+            live[e["addr"]] = e["size"]
+            allocs += 1
+            actions.append(e["size"])
+        elif e["action"] == "free_completed":
+            if e["addr"] in live:
+                actions.append(-live.pop(e["addr"]))
+            else:
+                initial += e["size"]
+                actions.append(-e["size"])
+    at_end = {}
+    for seg in d["segments"]:
+        if seg["device"] != device:
+            continue
+        addr = seg["address"]
+        for b in seg["blocks"]:
+            if b["state"] == "active_allocated":
+                at_end[addr] = b["requested_size"]
+            addr += b["size"]
+    # The replay's survivors are exactly the segments' blocks.
+    check(all(at_end.get(a) == n for a, n in live.items()),
+          f"{sum(1 for a in live if a not in at_end)} blocks live at the end of the trace "
+          f"are not in the segments")
+    initial += sum(n for a, n in at_end.items() if a not in live)
+    cur = top = initial
+    for delta in actions:
+        cur += delta
+        top = max(top, cur)
+    return allocs, top
+
+
+def device_peak(r, device=0):
+    m = re.search(rf"^  device {device} \(.*\): in use [\d,]+ bytes, peak ([\d,]+) bytes", r.text(),
+                  re.M)
+    return num(m.group(1)) if m else None
+
+
+def memviz_frames_text(d):
+    return {(f["filename"], f["name"]) for t in d["device_traces"] for e in t
+            for f in e["frames"]}
+
+
+def t_memory_viz_torch(s):
+    """A PyTorch training run with caching off: one alloc per tensor
+    allocation gpuleak saw, the timeline's maximum equal to gpuleak's peak,
+    native and Python frames, and torch's own _memory_viz renders it."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    out = os.path.join(s.logdir, "memory_viz_torch.pickle")
+    run = growth_run(s, "memory_viz_torch", "torch_growth.py", "leak",
+                     ["--framework-caching=off", f"--memory-viz={out}", "--stats=yes"])
+    check(run.rc == 0, f"exit status {run.rc}")
+    r = run.only_report()
+    d = load_memviz(out)
+    allocs, top = memviz_timeline(d, 0)
+    check(allocs == r.usage[0], f"{allocs} allocs in the timeline, gpuleak saw {r.usage[0]}")
+    peak = device_peak(r) or r.usage[3]
+    check(top == peak == d["gpuleak"]["peak_bytes"][0],
+          f"timeline maximum {top:,}, gpuleak's peak {peak:,}, file's {d['gpuleak']['peak_bytes']}")
+    names = memviz_frames_text(d)
+    check(any(f.endswith("torch_growth.py") for f, _ in names), "no Python frame of torch_growth.py")
+    check(any("libtorch" in f or "libc10" in f for f, _ in names), "no native frame of libtorch")
+    check(d["gpuleak"]["dropped_events"] == 0, f"dropped {d['gpuleak']['dropped_events']}")
+    html = os.path.join(s.logdir, "memory_viz_torch.html")
+    p = subprocess.run(["python3", "-m", "torch.cuda._memory_viz", "trace_plot", out, "-o", html],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"_memory_viz trace_plot: {p.returncode} {p.stderr[-500:]}")
+    with open(html) as f:
+        page = f.read()
+    check("snapshot.pickle" in page and "Active Memory Timeline" in page,
+          f"trace_plot page: {page[:200]!r}")
+    p = subprocess.run(["python3", "-m", "torch.cuda._memory_viz", "stats", out],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"_memory_viz stats: {p.returncode} {p.stderr[-500:]}")
+    return f"{allocs} allocs, maximum {top:,} bytes, {len(d['segments'])} segments at exit"
+
+
+def t_memory_viz_c(s):
+    """A C program: the blocks live at exit are the segments, every allocation
+    one alloc, and the timeline's maximum is gpuleak's peak; a history of 64
+    entries keeps the last 64 and still draws what was live before them."""
+    out = os.path.join(s.logdir, "memory_viz_c.pickle")
+    run = s.run("memory_viz_c", [s.fixture("leak_many")], options=[f"--memory-viz={out}"])
+    r = run.only_report()
+    d = load_memviz(out)
+    allocs, top = memviz_timeline(d, 0)
+    check(allocs == r.usage[0], f"{allocs} allocs, gpuleak saw {r.usage[0]}")
+    check(len(d["segments"]) == 103, f"{len(d['segments'])} segments, expected 103 leaked blocks")
+    check(top == (device_peak(r) or r.usage[3]), f"timeline maximum {top:,}, usage {r.usage}")
+    frames = d["device_traces"][0][0]["frames"]
+    check(frames and frames[0]["name"] == "cudaMalloc" and
+          any(f["name"] == "small_block()" and f["filename"].endswith("leak_many.cu")
+              for f in frames), f"frames {frames[:3]}")
+    small = os.path.join(s.logdir, "memory_viz_c64.pickle")
+    s.run("memory_viz_c64", [s.fixture("leak_many")],
+          options=[f"--memory-viz={small}", "--memory-viz-entries=64"])
+    d = load_memviz(small)
+    allocs64, top64 = memviz_timeline(d, 0)
+    check(allocs64 == 64 and d["gpuleak"]["dropped_events"] == r.usage[0] + r.usage[1] - 64,
+          f"{allocs64} allocs kept, {d['gpuleak']['dropped_events']} dropped")
+    check(top64 == top, f"windowed maximum {top64:,}, whole {top:,}")
+    return f"{allocs} allocs, maximum {top:,}; window of 64 draws the same maximum"
+
+
+def t_memory_viz_cupy(s):
+    """CuPy without its pool: a file the viewer loads, with Python frames."""
+    if not have_cupy():
+        raise Skip("python3 cannot import cupy")
+    out = os.path.join(s.logdir, "memory_viz_cupy.pickle")
+    run = growth_run(s, "memory_viz_cupy", "cupy_growth.py", "leak",
+                     ["--framework-caching=off", f"--memory-viz={out}"])
+    r = run.only_report()
+    d = load_memviz(out)
+    allocs, top = memviz_timeline(d, 0)
+    check(allocs == r.usage[0], f"{allocs} allocs, gpuleak saw {r.usage[0]}")
+    check(top == (device_peak(r) or r.usage[3]), f"timeline maximum {top:,}, usage {r.usage}")
+    check(any(f.endswith("cupy_growth.py") for f, _ in memviz_frames_text(d)),
+          "no Python frame of cupy_growth.py")
+    return f"{allocs} allocs, maximum {top:,}"
+
+
+def t_memory_viz_read(s):
+    """--read of a saved log writes the same file as the run did (times aside)."""
+    d = tempfile.mkdtemp(prefix="gpuleak-memviz-", dir=s.logdir)
+    live = os.path.join(d, "live.pickle")
+    s.run("memory_viz_read", [s.fixture("families")],
+          options=[f"--memory-viz={live}", f"--save={d}/f.gl"])
+    back = os.path.join(d, "back.pickle")
+    s.run("memory_viz_read", ["--read=" + os.path.join(d, "f.gl"), f"--memory-viz={back}"])
+    a, b = load_memviz(live), load_memviz(back)
+
+    def strip(x):
+        return [[{k: v for k, v in e.items() if k != "time_us"} for e in t]
+                for t in x["device_traces"]]
+    check(strip(a) == strip(b), "the traces read back differ from the run's")
+    check(a["segments"] == b["segments"], "the segments read back differ from the run's")
+    ta = [e["time_us"] for e in a["device_traces"][0]]
+    tb = [e["time_us"] for e in b["device_traces"][0]]
+    check(all(abs(x - y) < 5000 for x, y in zip(ta, tb)),
+          f"times differ by up to {max(abs(x - y) for x, y in zip(ta, tb))} us")
+    return f"{sum(len(t) for t in a['device_traces'])} entries agree"
+
+
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
@@ -2381,6 +2541,7 @@ TESTS = [
     t_save_agrees_c, t_save_agrees_torch, t_save_sigkill, t_save_timeout_kill,
     t_save_torchrun_merge,
     t_deep_stacks_and_leak_resolution,
+    t_memory_viz_torch, t_memory_viz_c, t_memory_viz_cupy, t_memory_viz_read,
 ]
 
 

@@ -184,28 +184,28 @@ static void history(void)
 {
     /* 1 MiB and 4 KiB on device 0, the first freed; 512 B on device 1;
      * an OOM; a free of a block older than the window. */
-    events[0] = (struct gl_history_entry){.time_ns = 1000,
+    events[0] = (struct gl_history_entry){.time_ns = 1700000000000001000,
                                           .key = 0x7f0000000000,
                                           .size = 1 << 20,
                                           .seq = 5,
                                           .stack = 1,
                                           .action = GL_HIST_ALLOC,
                                           .kind = GL_MEM_DEVICE};
-    events[1] = (struct gl_history_entry){.time_ns = 2000,
+    events[1] = (struct gl_history_entry){.time_ns = 1700000000000002000,
                                           .key = 0x7f0000100000,
                                           .size = 4096,
                                           .seq = 6,
                                           .stack = 2,
                                           .action = GL_HIST_ALLOC,
                                           .kind = GL_MEM_DEVICE};
-    events[2] = (struct gl_history_entry){.time_ns = 3000,
+    events[2] = (struct gl_history_entry){.time_ns = 1700000000000003000,
                                           .key = 0x7f0000000000,
                                           .size = 1 << 20,
                                           .seq = 5,
                                           .stack = 1,
                                           .action = GL_HIST_FREE,
                                           .kind = GL_MEM_DEVICE};
-    events[3] = (struct gl_history_entry){.time_ns = 4000,
+    events[3] = (struct gl_history_entry){.time_ns = 1700000000000004000,
                                           .key = 0x7e0000000000,
                                           .size = 512,
                                           .stream = 0x55aa,
@@ -214,13 +214,13 @@ static void history(void)
                                           .device = 1,
                                           .action = GL_HIST_ALLOC,
                                           .kind = GL_MEM_ASYNC};
-    events[4] = (struct gl_history_entry){.time_ns = 5000,
+    events[4] = (struct gl_history_entry){.time_ns = 1700000000000005000,
                                           .size = 1ULL << 40,
                                           .stack = 1,
                                           .dev_free = 123456,
                                           .action = GL_HIST_OOM,
                                           .kind = GL_MEM_DEVICE};
-    events[5] = (struct gl_history_entry){.time_ns = 6000,
+    events[5] = (struct gl_history_entry){.time_ns = 1700000000000006000,
                                           .key = 0x7f0000500000,
                                           .size = 8192,
                                           .seq = 2,
@@ -247,13 +247,8 @@ static void history(void)
                                      .size = 64,
                                      .device = 0,
                                      .kind = GL_MEM_POOL_SUB};
-    v = (struct gl_memviz_input){.events = events,
-                                 .nevents = 6,
-                                 .live = live,
-                                 .nlive = 4,
-                                 .dropped = 3,
-                                 .max_entries = 9,
-                                 .epoch_ns = 1700000000000000000};
+    v = (struct gl_memviz_input){
+        .events = events, .nevents = 6, .live = live, .nlive = 4, .dropped = 3, .max_entries = 9};
     usage.used[0] = usage.used[1] = true;
     usage.dev[0].peak_bytes = (1 << 20) + 4096;
     usage.dev[1].peak_bytes = 512;
