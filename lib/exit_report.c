@@ -30,6 +30,7 @@
 #include "stack/stack_depot.h"
 #include "stack/stack_memo.h"
 #include "track/history.h"
+#include "track/stats.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -275,14 +276,50 @@ static void flamegraph(struct gl_out *o, const struct gl_report_input *in)
     free(sites);
 }
 
+/* The history's window, read once for the report (exact peaks) and the
+ * --memory-viz file. */
+static struct {
+    struct gl_history_entry *events;
+    size_t n, bytes;
+    uint64_t dropped;
+} window;
+
+static void window_read(void)
+{
+    if (gl_history_on())
+        window.n = gl_history_read(&window.events, &window.bytes, &window.dropped);
+}
+
+static void window_release(void)
+{
+    if (window.events)
+        gl_tool_unmap(window.events, window.bytes);
+    memset(&window, 0, sizeof window);
+}
+
+/* A whole history knows the devices' peaks exactly (track/history.h): they
+ * replace the statistics', which other threads' unflushed counts leave low. */
+static void exact_peaks(struct gl_usage *u)
+{
+    if (!u || !window.events || window.dropped)
+        return;
+    struct gl_history_peak peaks[GL_STATS_DEVICES];
+    gl_history_peaks(window.events, window.n, peaks, GL_STATS_DEVICES);
+    for (unsigned d = 0; d < GL_STATS_DEVICES; d++)
+        if (u->used[d] && peaks[d].bytes) {
+            u->dev[d].peak_bytes = peaks[d].bytes;
+            u->dev[d].peak_seq = peaks[d].seq;
+            u->dev[d].peak_stack = peaks[d].stack;
+        }
+}
+
 /* --memory-viz: the history's window and the blocks live now. */
 static void memory_viz(struct gl_out *o, const struct gl_report_input *in)
 {
-    struct gl_memviz_input v = {.max_entries = (uint64_t)gl_runtime.opt.memory_viz_entries};
-    struct gl_history_entry *events = NULL;
-    size_t events_bytes = 0;
-    v.nevents = gl_history_read(&events, &events_bytes, &v.dropped);
-    v.events = events;
+    struct gl_memviz_input v = {.max_entries = (uint64_t)gl_runtime.opt.memory_viz_entries,
+                                .events = window.events,
+                                .nevents = window.n,
+                                .dropped = window.dropped};
     struct gl_block_info *live = NULL;
     size_t nlive = 0, live_bytes = 0;
     if (gl_tracker_snapshot(&live, &nlive, &live_bytes) == 0) {
@@ -290,8 +327,6 @@ static void memory_viz(struct gl_out *o, const struct gl_report_input *in)
         v.nlive = nlive;
     }
     gl_report_memviz(o, in, &v);
-    if (events)
-        gl_tool_unmap(events, events_bytes);
     if (live)
         gl_tool_unmap(live, live_bytes);
 }
@@ -377,6 +412,8 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
         gl_leak_run_set_driver(gl_log_answers_recorder(gl_driver_query_cuda()));
     if (gl_leak_run(&r.run, 0, cc) == 0) {
         save_verdicts(&r.run);
+        window_read();
+        exact_peaks(r.run.usage);
         make_input(&r);
         write_text(&r);
         write_documents(&r.in);
@@ -384,6 +421,7 @@ static inline __attribute__((always_inline)) void report(struct gl_caller_contex
         gl_runtime_status("report errors=%llu", (unsigned long long)last_errors);
     }
     exit_report_release(&r);
+    window_release();
     gl_leak_run_unlock();
     gl_log_writer_close();
 }

@@ -262,6 +262,26 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
     return m;
 }
 
+void gl_history_peaks(const struct gl_history_entry *e, size_t n, struct gl_history_peak *out,
+                      unsigned ndevices)
+{
+    uint64_t *live = calloc(ndevices ? ndevices : 1, sizeof *live);
+    memset(out, 0, ndevices * sizeof *out);
+    for (size_t i = 0; live && i < n; i++) {
+        if (e[i].device < 0 || (unsigned)e[i].device >= ndevices)
+            continue;
+        uint64_t *l = &live[e[i].device];
+        if (e[i].action == GL_HIST_ALLOC) {
+            *l += e[i].size;
+            if (*l > out[e[i].device].bytes)
+                out[e[i].device] = (struct gl_history_peak){*l, e[i].seq, e[i].stack};
+        } else if (e[i].action == GL_HIST_FREE) {
+            *l = *l > e[i].size ? *l - e[i].size : 0;
+        }
+    }
+    free(live);
+}
+
 static void forget(void) { atomic_store(&h.next, 0); }
 
 static bool wanted(void) { return h.cap > 0; }

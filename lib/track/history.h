@@ -67,6 +67,19 @@ void gl_history_use_event_times(int64_t epoch_ns);
  * empty or off). */
 size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *dropped);
 
+/* A device's peak over a window: the most its allocations held at once, in
+ * the window's order, and the allocation that reached it. */
+struct gl_history_peak {
+    uint64_t bytes, seq;
+    uint32_t stack;
+};
+/* Over a whole history (nothing dropped: every device starts empty), the
+ * peak of devices 0 to ndevices - 1 into out.  The statistics' peaks are low
+ * by up to one flush per other allocating thread (track/stats.h); these are
+ * exact in the history's order, the one the timeline is drawn in. */
+void gl_history_peaks(const struct gl_history_entry *e, size_t n, struct gl_history_peak *out,
+                      unsigned ndevices);
+
 /* gl_history_read's reordering, pure: in (n entries) to out (room for n);
  * returns the count. */
 size_t gl_history_order(const struct gl_history_entry *in, size_t n, struct gl_history_entry *out);

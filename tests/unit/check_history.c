@@ -194,6 +194,34 @@ START_TEST(test_order_keeps_good_order)
 }
 END_TEST
 
+/* Each device's running sum, and the allocation that took it highest. */
+START_TEST(test_peaks)
+{
+    struct gl_history_entry in[] = {
+        ent(GL_HIST_ALLOC, 0xa000, 1, 10), ent(GL_HIST_ALLOC, 0xb000, 2, 20),
+        ent(GL_HIST_FREE, 0xa000, 1, 30),  ent(GL_HIST_ALLOC, 0xc000, 3, 40),
+        ent(GL_HIST_ALLOC, 0xd000, 4, 50), ent(GL_HIST_FREE, 0xb000, 2, 60),
+    };
+    in[1].size = 100;
+    in[3].device = 1;
+    in[3].size = 500;
+    in[4].stack = 9;
+    in[4].size = 10; /* device 0: 64 + 100, then 100 + 10: the peak stays 164 */
+    struct gl_history_peak p[3];
+    gl_history_peaks(in, 6, p, 3);
+    ck_assert_uint_eq(p[0].bytes, 164);
+    ck_assert_uint_eq(p[0].seq, 2);
+    ck_assert_uint_eq(p[1].bytes, 500);
+    ck_assert_uint_eq(p[1].seq, 3);
+    ck_assert_uint_eq(p[2].bytes, 0);
+    in[4].size = 200; /* now the fourth allocation reaches 300 */
+    gl_history_peaks(in, 6, p, 3);
+    ck_assert_uint_eq(p[0].bytes, 300);
+    ck_assert_uint_eq(p[0].seq, 4);
+    ck_assert_uint_eq(p[0].stack, 9);
+}
+END_TEST
+
 static Suite *history_suite(void)
 {
     Suite *s = suite_create("history");
@@ -205,6 +233,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_context_sweep_frees);
     tcase_add_test(tc, test_order_moves_late_free);
     tcase_add_test(tc, test_order_keeps_good_order);
+    tcase_add_test(tc, test_peaks);
     suite_add_tcase(s, tc);
     return s;
 }
