@@ -74,6 +74,11 @@ struct gl_thread {
     /* Depth of gpuleak_disable() calls: allocations made while it is above 0
      * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
     int disabled;
+    /* The allocation history's entries reserved for this thread (track/
+     * history.c): [hist_next, hist_end), reserved when the counter read
+     * hist_tsc; and the events it recorded. */
+    uint64_t hist_next, hist_end, hist_tsc;
+    _Atomic int64_t hist_events;
     struct gl_thread *next; /* registry */
     _Atomic int live;
 };

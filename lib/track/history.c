@@ -9,6 +9,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "base/thread.h"
 #include "base/tool.h"
 #include "common/clock.h"
 #include "event/event.h"
@@ -23,10 +24,20 @@ struct slot {
     _Atomic uint64_t stamp;
 };
 
+/* Threads take positions in chunks, so that they neither share a counter
+ * nor write into one another's cache lines: one atomic add per chunk.  A
+ * thread that sat idle keeps its chunk no longer than CHUNK_TICKS (about a
+ * millisecond), so that it never writes where the ring has already come
+ * round again (that takes cap events, far more than a millisecond holds). */
+#define CHUNK 64
+#define CHUNK_TICKS (1ULL << 21)
+
 static struct {
     struct slot *ring;
     size_t cap, bytes;
-    _Atomic uint64_t next; /* positions handed out */
+    uint64_t chunk;                 /* positions a thread takes at once */
+    _Atomic uint64_t next;          /* positions handed out */
+    _Atomic uint64_t orphan_events; /* recorded by threads with no state */
     /* Live: the time-stamp counter, CLOCK_MONOTONIC and CLOCK_REALTIME at
      * start, to turn ticks into Unix time.  Replay: the times given. */
     uint64_t tsc0, mono0;
@@ -44,13 +55,25 @@ static inline uint64_t ticks(void)
 #endif
 }
 
+static void forget(void)
+{
+    atomic_store(&h.next, 0);
+    atomic_store(&h.orphan_events, 0);
+    gl_thread_registry_lock();
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
+        t->hist_next = t->hist_end = 0;
+        atomic_store_explicit(&t->hist_events, 0, memory_order_relaxed);
+    }
+    gl_thread_registry_unlock();
+}
+
 bool gl_history_configure(size_t max_entries)
 {
     if (h.ring)
         gl_tool_unmap(h.ring, h.bytes);
     h.ring = NULL;
     h.cap = h.bytes = 0;
-    atomic_store(&h.next, 0);
+    forget();
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
     h.mono0 = gl_clock_ns();
@@ -66,6 +89,8 @@ bool gl_history_configure(size_t max_entries)
         return false;
     }
     h.cap = max_entries;
+    /* Small rings: chunks would leave most of them to idle threads. */
+    h.chunk = max_entries >= 64 * CHUNK ? CHUNK : 1;
     return true;
 }
 
@@ -85,14 +110,30 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
     unsigned kind = blk ? blk->kind : ev->kind;
     if (device < 0 || !gl_mem_kind_counted(kind))
         return;
-    uint64_t pos = atomic_fetch_add_explicit(&h.next, 1, memory_order_relaxed);
+    uint64_t now = h.given ? 0 : ticks();
+    struct gl_thread *t = gl_thread_self();
+    uint64_t pos;
+    if (t && t->hist_next < t->hist_end && now - t->hist_tsc < CHUNK_TICKS) {
+        pos = t->hist_next++;
+    } else {
+        pos = atomic_fetch_add_explicit(&h.next, h.chunk, memory_order_relaxed);
+        if (t) {
+            t->hist_next = pos + 1;
+            t->hist_end = pos + h.chunk;
+            t->hist_tsc = now;
+        }
+    }
+    if (t)
+        gl_thread_add(&t->hist_events, 1);
+    else
+        atomic_fetch_add_explicit(&h.orphan_events, 1, memory_order_relaxed);
     struct slot *s = &h.ring[pos % h.cap];
     /* Unstamped first: a reader at exit never takes a half-written entry for
      * the one a slower thread wrote there a lap ago. */
     atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
     struct gl_history_entry *e = &s->e;
-    e->time_ns = h.given ? ev->time_ns : ticks();
+    e->time_ns = h.given ? ev->time_ns : now;
     e->action = action;
     e->device = (int16_t)device;
     e->kind = (uint8_t)kind;
@@ -214,6 +255,30 @@ done:
     return m;
 }
 
+struct timed {
+    uint64_t time;
+    size_t at;
+};
+
+static int by_time_cmp(const void *a, const void *b)
+{
+    const struct timed *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Events recorded since the start: every thread's count. */
+static uint64_t recorded(void)
+{
+    uint64_t n = atomic_load(&h.orphan_events);
+    gl_thread_registry_lock();
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
+        n += (uint64_t)atomic_load_explicit(&t->hist_events, memory_order_relaxed);
+    gl_thread_registry_unlock();
+    return n;
+}
+
 size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *dropped)
 {
     *out = NULL;
@@ -231,7 +296,7 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
         free(tmp);
         if (win)
             gl_tool_unmap(win, want);
-        *dropped = end;
+        *dropped = recorded();
         return 0;
     }
     size_t k = 0;
@@ -254,11 +319,26 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
             h.given
                 ? (uint64_t)(h.epoch_ns + (int64_t)tmp[i].time_ns)
                 : (uint64_t)(h.real0 + (int64_t)((double)(tmp[i].time_ns - h.tsc0) * ns_per_tick));
+    /* Threads fill chunks of their own: the time puts them back in one
+     * order (the position decides between equal times). */
+    struct timed *by_time = malloc((k ? k : 1) * sizeof *by_time);
+    struct gl_history_entry *sorted = malloc((k ? k : 1) * sizeof *sorted);
+    if (by_time && sorted) {
+        for (size_t i = 0; i < k; i++)
+            by_time[i] = (struct timed){tmp[i].time_ns, i};
+        qsort(by_time, k, sizeof *by_time, by_time_cmp);
+        for (size_t i = 0; i < k; i++)
+            sorted[i] = tmp[by_time[i].at];
+        memcpy(tmp, sorted, k * sizeof *tmp);
+    }
+    free(by_time);
+    free(sorted);
     size_t m = gl_history_order(tmp, k, win);
     free(tmp);
     *out = win;
     *bytes = want;
-    *dropped = start + (uint64_t)((end - start) - k);
+    uint64_t events = recorded();
+    *dropped = events > m ? events - m : 0;
     return m;
 }
 
@@ -281,8 +361,6 @@ void gl_history_peaks(const struct gl_history_entry *e, size_t n, struct gl_hist
     }
     free(live);
 }
-
-static void forget(void) { atomic_store(&h.next, 0); }
 
 static bool wanted(void) { return h.cap > 0; }
 

@@ -2,6 +2,7 @@
 /* lib/track/history.h: the allocation history behind --memory-viz, fed
  * through the dispatcher as the runtime feeds it. */
 #include <check.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -153,6 +154,57 @@ START_TEST(test_context_sweep_frees)
 }
 END_TEST
 
+/* Threads fill chunks of their own; read back, the entries are in time
+ * order, every free after its allocation, nothing lost. */
+#define THREAD_PAIRS 2000
+static void *pairs(void *arg)
+{
+    uint64_t base = (uint64_t)(uintptr_t)arg << 32;
+    for (uint64_t i = 0; i < THREAD_PAIRS; i++) {
+        alloc(base + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
+        release(base + (i << 12));
+    }
+    return NULL;
+}
+
+START_TEST(test_threads_in_chunks)
+{
+    gl_history_configure(1 << 16);
+    tu_pipeline_restart();
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, pairs, (void *)(0x7f00 + i));
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, 4 * 2 * THREAD_PAIRS);
+    ck_assert_uint_eq(dropped, 0);
+    uint64_t live = 0, top = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ck_assert_uint_ge(e[i].time_ns, e[i - 1].time_ns);
+        live = e[i].action == GL_HIST_ALLOC ? live + 4096 : live - 4096;
+        top = live > top ? live : top;
+    }
+    ck_assert_uint_eq(live, 0);
+    ck_assert_uint_le(top, 4 * 4096);
+    gl_tool_unmap(e, bytes);
+    /* Kept to 4096: the last ones, the others counted. */
+    gl_history_configure(4096);
+    tu_pipeline_restart();
+    for (uintptr_t i = 0; i < 3; i++)
+        pairs((void *)(0x7e00 + i));
+    n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n + dropped, 3 * 2 * THREAD_PAIRS);
+    ck_assert_uint_ge(n, 4096 - 64);
+    ck_assert_uint_le(n, 4096);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
 static struct gl_history_entry ent(uint8_t action, uint64_t key, uint64_t seq, uint64_t t)
 {
     return (struct gl_history_entry){
@@ -234,6 +286,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_order_moves_late_free);
     tcase_add_test(tc, test_order_keeps_good_order);
     tcase_add_test(tc, test_peaks);
+    tcase_add_test(tc, test_threads_in_chunks);
     suite_add_tcase(s, tc);
     return s;
 }
