@@ -95,7 +95,8 @@ SEGMENT_KEYS = {'device': int, 'address': int, 'total_size': int, 'allocated_siz
 BLOCK_KEYS = {'size': int, 'requested_size': int, 'state': str, 'frames': list}
 EVENT_KEYS = {'action': str, 'addr': int, 'size': int, 'stream': int, 'time_us': int, 'frames': list}
 FRAME_KEYS = {'filename': str, 'line': int, 'name': str}
-GPULEAK_KEYS = {'version': int, 'peak_bytes': list, 'dropped_events': int, 'max_entries': int}
+GPULEAK_KEYS = {'version': int, 'peak_bytes': list,
+                'dropped_events': int, 'max_entries': int}
 
 
 class SnapshotError(Exception):
@@ -262,7 +263,12 @@ def check_schema(data):
         allocated = active = requested = total = 0
         for b, block in enumerate(seg['blocks']):
             bw = f'{where}.blocks[{b}]'
-            _check_dict(bw, block, BLOCK_KEYS)
+            _check_dict(bw, block, BLOCK_KEYS, optional=('address',))
+            # PyTorch's snapshots name each block's address too; the viewer
+            # computes it from the tiling, so the two must agree.
+            if 'address' in block and block['address'] != seg['address'] + total:
+                fail(f'{bw}.address', f"{block['address']:#x}, but the blocks before it put it "
+                     f"at {seg['address'] + total:#x}")
             if block['state'] not in BLOCK_STATES:
                 fail(f'{bw}.state', f"{block['state']!r}, expected 'active_allocated' or 'inactive'")
             _check_frames(f'{bw}.frames', block['frames'])
@@ -291,7 +297,7 @@ def check_schema(data):
         fail('allocator_settings', f'{type(data["allocator_settings"]).__name__}, expected dict')
     if 'gpuleak' in data:
         g = data['gpuleak']
-        _check_dict('gpuleak', g, GPULEAK_KEYS)
+        _check_dict('gpuleak', g, GPULEAK_KEYS, optional=('tool', 'pid', 'command'))
         if g['version'] != 1:
             fail('gpuleak.version', f'{g["version"]}, this checker reads version 1')
         if len(g['peak_bytes']) != len(traces):
@@ -622,9 +628,14 @@ def check(data, raw=None, gpuleak_layout=True, max_entries=None, viz_entries=VIE
     if limit is None and g is not None and g['max_entries'] > 0:
         limit = g['max_entries']
     summary = {'devices': []}
+    # gpuleak's max_entries counts its history's events (allocations, frees,
+    # refusals), each written as two or three trace entries, over all devices.
+    recorded = sum(1 for trace in traces for e in trace
+                   if e.get('action') in ('alloc', 'free_completed', 'oom'))
+    if limit is not None and recorded > limit:
+        fail('device_traces', f'{recorded} allocations, frees and ooms, more than max_entries '
+             f'{limit}')
     for d, trace in enumerate(traces):
-        if limit is not None and len(trace) > limit:
-            fail(f'device_traces[{d}]', f'{len(trace)} events, more than max_entries {limit}')
         counts = replay(data, d, gpuleak_layout)
         counts['max'], counts['elements'], counts['initially'] = timeline(data, d, viz_entries)
         counts['events'] = len(trace)

@@ -20,11 +20,21 @@ struct memo {
     UT_hash_handle hh;
 };
 
+/* Where a block that is not an address range is drawn (below). */
+struct placed {
+    uint64_t key;
+    uint64_t addr;
+    UT_hash_handle hh;
+};
+
 struct writer {
     struct gl_pickle p;
     const struct gl_report_input *in;
     const struct gl_memviz_input *v;
     struct memo *memos;
+    uint64_t *event_addr; /* per event: where it is drawn */
+    struct placed *placed;
+    uint64_t next_place;
 };
 
 static void frame(struct writer *w, const struct gl_frame *f)
@@ -79,15 +89,86 @@ static void key_int(struct writer *w, const char *key, uint64_t v)
     gl_pickle_uint(&w->p, v);
 }
 
-/* Where the viewer puts a block: its address, or a handle's value. */
-static uint64_t address(uint64_t key) { return gl_key_value(key); }
+/* Handles (VMM physical memory, arrays) are no addresses: their values are
+ * host pointers that overlap one another's sizes.  Each such allocation is
+ * drawn at an address of its own, from 2^52 up (JavaScript's integers are
+ * exact to 2^53), 2 MiB apart at least; never reused. */
+#define PLACE_BASE (1ULL << 52)
+#define PLACE_ALIGN (2ULL << 20)
 
-static void trace_entry(struct writer *w, const struct gl_history_entry *e, const char *action)
+static uint64_t place_new(struct writer *w, uint64_t size)
 {
+    if (!w->next_place)
+        w->next_place = PLACE_BASE;
+    uint64_t at = w->next_place;
+    w->next_place += (size + PLACE_ALIGN - 1) / PLACE_ALIGN * PLACE_ALIGN + PLACE_ALIGN;
+    return at;
+}
+
+static struct placed *place_find(struct writer *w, uint64_t key)
+{
+    struct placed *p;
+    HASH_FIND(hh, w->placed, &key, sizeof key, p);
+    return p;
+}
+
+/* The addresses of the window's events: an allocation's handle gets a new
+ * place, its free the same one; a free of a handle allocated before the
+ * window, a place of its own.  Handles still live keep theirs for the
+ * segments. */
+static void place_events(struct writer *w)
+{
+    const struct gl_memviz_input *v = w->v;
+    w->event_addr = calloc(v->nevents ? v->nevents : 1, sizeof *w->event_addr);
+    for (size_t i = 0; w->event_addr && i < v->nevents; i++) {
+        const struct gl_history_entry *e = &v->events[i];
+        if (gl_key_ns(e->key) == GL_NS_ADDR || e->action == GL_HIST_OOM) {
+            w->event_addr[i] = e->key;
+            continue;
+        }
+        struct placed *p = place_find(w, e->key);
+        if (e->action == GL_HIST_ALLOC) {
+            if (!p && (p = calloc(1, sizeof *p))) {
+                p->key = e->key;
+                HASH_ADD(hh, w->placed, key, sizeof p->key, p);
+            }
+            w->event_addr[i] = place_new(w, e->size);
+            if (p)
+                p->addr = w->event_addr[i];
+        } else if (p) {
+            w->event_addr[i] = p->addr;
+            HASH_DEL(w->placed, p);
+            free(p);
+        } else {
+            w->event_addr[i] = place_new(w, e->size);
+        }
+    }
+}
+
+/* Where the viewer puts a block live at the end. */
+static uint64_t block_address(struct writer *w, const struct gl_block_info *b)
+{
+    if (gl_key_ns(b->key) == GL_NS_ADDR)
+        return b->key;
+    struct placed *p = place_find(w, b->key);
+    if (p)
+        return p->addr;
+    uint64_t at = place_new(w, b->size);
+    if ((p = calloc(1, sizeof *p))) {
+        p->key = b->key;
+        p->addr = at;
+        HASH_ADD(hh, w->placed, key, sizeof p->key, p);
+    }
+    return at;
+}
+
+static void trace_entry(struct writer *w, size_t i, const char *action)
+{
+    const struct gl_history_entry *e = &w->v->events[i];
     gl_pickle_dict_begin(&w->p);
     gl_pickle_str(&w->p, "action");
     gl_pickle_str(&w->p, action);
-    key_int(w, "addr", address(e->key));
+    key_int(w, "addr", w->event_addr ? w->event_addr[i] : gl_key_value(e->key));
     key_int(w, "size", e->size);
     key_int(w, "stream", e->stream);
     key_int(w, "time_us", e->time_ns / 1000);
@@ -109,12 +190,12 @@ static void device_trace(struct writer *w, int device)
             continue;
         if (e->action == GL_HIST_ALLOC)
             for (size_t k = 0; k < 2; k++)
-                trace_entry(w, e, made[k]);
+                trace_entry(w, i, made[k]);
         else if (e->action == GL_HIST_FREE)
             for (size_t k = 0; k < 3; k++)
-                trace_entry(w, e, gone[k]);
+                trace_entry(w, i, gone[k]);
         else if (e->action == GL_HIST_OOM)
-            trace_entry(w, e, "oom");
+            trace_entry(w, i, "oom");
     }
     gl_pickle_list_end(&w->p);
 }
@@ -124,23 +205,26 @@ static bool drawn(const struct gl_block_info *b)
     return b->device >= 0 && gl_mem_kind_counted(b->kind) && !(b->flags & GL_BLK_SIZE_UNKNOWN);
 }
 
+struct live_at {
+    const struct gl_block_info *b;
+    uint64_t addr;
+};
+
 static int by_place(const void *a, const void *b)
 {
-    const struct gl_block_info *x = *(const struct gl_block_info *const *)a;
-    const struct gl_block_info *y = *(const struct gl_block_info *const *)b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    uint64_t ax = address(x->key), ay = address(y->key);
-    return ax < ay ? -1 : ax > ay;
+    const struct live_at *x = a, *y = b;
+    if (x->b->device != y->b->device)
+        return x->b->device < y->b->device ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 /* A driver allocation live at the end: a segment of one active block. */
-static void segment(struct writer *w, const struct gl_block_info *b)
+static void segment(struct writer *w, const struct gl_block_info *b, uint64_t addr)
 {
     uint64_t stream = b->kind == GL_MEM_ASYNC ? b->aux : 0;
     gl_pickle_dict_begin(&w->p);
     key_int(w, "device", (uint64_t)b->device);
-    key_int(w, "address", address(b->key));
+    key_int(w, "address", addr);
     key_int(w, "total_size", b->size);
     key_int(w, "allocated_size", b->size);
     key_int(w, "active_size", b->size);
@@ -160,7 +244,7 @@ static void segment(struct writer *w, const struct gl_block_info *b)
     gl_pickle_str(&w->p, "blocks");
     gl_pickle_list_begin(&w->p);
     gl_pickle_dict_begin(&w->p);
-    key_int(w, "address", address(b->key));
+    key_int(w, "address", addr);
     key_int(w, "size", b->size);
     key_int(w, "requested_size", b->size);
     gl_pickle_str(&w->p, "state");
@@ -175,15 +259,15 @@ static void segment(struct writer *w, const struct gl_block_info *b)
 static void segments(struct writer *w)
 {
     const struct gl_memviz_input *v = w->v;
-    const struct gl_block_info **sorted = calloc(v->nlive ? v->nlive : 1, sizeof *sorted);
+    struct live_at *sorted = calloc(v->nlive ? v->nlive : 1, sizeof *sorted);
     size_t n = 0;
     for (size_t i = 0; sorted && i < v->nlive; i++)
         if (drawn(&v->live[i]))
-            sorted[n++] = &v->live[i];
+            sorted[n++] = (struct live_at){&v->live[i], block_address(w, &v->live[i])};
     qsort(sorted, n, sizeof *sorted, by_place);
     gl_pickle_list_begin(&w->p);
     for (size_t i = 0; i < n; i++)
-        segment(w, sorted[i]);
+        segment(w, sorted[i].b, sorted[i].addr);
     gl_pickle_list_end(&w->p);
     free(sorted);
 }
@@ -223,6 +307,7 @@ void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,
     for (int d = 0; in->usage && d < GL_STATS_DEVICES; d++)
         if (in->usage->used[d] && d >= ndevices)
             ndevices = d + 1;
+    place_events(&w);
     gl_pickle_begin(&w.p, o);
     gl_pickle_dict_begin(&w.p);
     gl_pickle_str(&w.p, "segments");
@@ -242,4 +327,11 @@ void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,
         HASH_DEL(w.memos, m);
         free(m);
     }
+    struct placed *p, *ptmp;
+    HASH_ITER(hh, w.placed, p, ptmp)
+    {
+        HASH_DEL(w.placed, p);
+        free(p);
+    }
+    free(w.event_addr);
 }

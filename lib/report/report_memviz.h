@@ -23,7 +23,8 @@
  * PyTorch's: the report's frames, Python's among them, each {'filename',
  * 'line', 'name'}; a free carries the stack of the allocation it frees.
  * Blocks that are not address ranges (VMM physical allocations, arrays) are
- * at their handle's value.  Times are microseconds since the Unix epoch. */
+ * drawn at made-up addresses from 2^52 up, one per allocation, so that they
+ * overlap nothing.  Times are microseconds since the Unix epoch. */
 #ifndef GPULEAK_REPORT_MEMVIZ_H
 #define GPULEAK_REPORT_MEMVIZ_H
 

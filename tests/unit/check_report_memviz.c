@@ -296,6 +296,47 @@ START_TEST(test_snapshot_segments)
 }
 END_TEST
 
+/* Handles are no addresses: each allocation of one is drawn at a place of
+ * its own from 2^52 up, its free at the same, and places never overlap. */
+START_TEST(test_handles_placed)
+{
+    uint64_t h1 = gl_key_make(GL_NS_VMM_HANDLE, 0x55e44f4fa820);
+    uint64_t h2 = gl_key_make(GL_NS_ARRAY, 0x55e44f4fa830); /* 16 bytes on: ranges overlap */
+    events[0] = (struct gl_history_entry){.key = h1,
+                                          .size = 2 << 20,
+                                          .seq = 1,
+                                          .stack = 1,
+                                          .action = GL_HIST_ALLOC,
+                                          .kind = GL_MEM_VMM};
+    events[1] = (struct gl_history_entry){.key = h2,
+                                          .size = 4 << 20,
+                                          .seq = 2,
+                                          .stack = 1,
+                                          .action = GL_HIST_ALLOC,
+                                          .kind = GL_MEM_ARRAY};
+    events[2] = (struct gl_history_entry){.key = h1,
+                                          .size = 2 << 20,
+                                          .seq = 1,
+                                          .stack = 1,
+                                          .action = GL_HIST_FREE,
+                                          .kind = GL_MEM_VMM};
+    events[3] = (struct gl_history_entry){.key = h1,
+                                          .size = 2 << 20,
+                                          .seq = 3,
+                                          .stack = 1,
+                                          .action = GL_HIST_ALLOC,
+                                          .kind = GL_MEM_VMM};
+    live[0] = (struct gl_block_info){.key = h2, .size = 4 << 20, .seq = 2, .kind = GL_MEM_ARRAY};
+    live[1] = (struct gl_block_info){.key = h1, .size = 2 << 20, .seq = 3, .kind = GL_MEM_VMM};
+    v = (struct gl_memviz_input){.events = events, .nevents = 4, .live = live, .nlive = 2};
+    in.usage = NULL;
+    write_file(snapshot, NULL);
+    PY_CHECK("[e['addr'] for e in d['device_traces'][0] if e['action'] in ('alloc', "
+             "'free_completed')] == [2**52, 2**52 + (4 << 20), 2**52, 2**52 + (10 << 20)]",
+             "[s['address'] for s in d['segments']] == [2**52 + (4 << 20), 2**52 + (10 << 20)]");
+}
+END_TEST
+
 /* Nothing happened: still a snapshot the viewer opens. */
 START_TEST(test_snapshot_empty)
 {
@@ -316,6 +357,7 @@ static Suite *memviz_suite(void)
     tcase_add_test(tc, test_snapshot_traces);
     tcase_add_test(tc, test_snapshot_segments);
     tcase_add_test(tc, test_snapshot_empty);
+    tcase_add_test(tc, test_handles_placed);
     suite_add_tcase(s, tc);
     return s;
 }
