@@ -15,6 +15,7 @@
 
 #include "gpuleak.h"
 #include "client_api.h"
+#include "check_history.h"
 #include "check/checkpoints.h"
 #include "save/log_writer.h"
 #include "check/framework.h"
@@ -264,6 +265,7 @@ GL_EXPORT long gpuleak_runtime_leak_check(int mode, const char *since, char *buf
         gl_out_init(&out, fd, (int)gl_runtime.pid);
     }
     uint64_t errors = gl_report_text_check(&out, &in, title);
+    gl_check_history_add(&in, checks, since_seq, buf && buflen, errors);
     gl_out_flush(&out);
     if (must_close)
         close(fd);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_history.h"
 #include "check/owners.h"
 #include "common/clock.h"
 #include "common/env.h"
@@ -190,6 +191,7 @@ static void command_lines(struct exit_report *r)
 static void make_input(struct exit_report *r)
 {
     gl_leak_run_input(&r->run, &r->in);
+    gl_check_history_input(&r->in);
     r->in.termination = ending_set ? &ending : NULL;
     command_lines(r);
 }
@@ -462,6 +464,7 @@ void gl_exit_report_untracked(const char *note)
                                 .ppid = (int)getppid(),
                                 .elapsed_s = gl_runtime_elapsed(),
                             }};
+    gl_check_history_input(&r.in); /* checks made before CUDA started, if any */
     command_lines(&r);
     write_documents(&r.in);
     command_lines_free(&r);

@@ -57,6 +57,12 @@ static void block_line(char *buf, size_t len, uint64_t addr, const struct gl_blo
              C(off, addr - gl_key_value(b->key)), what, C(size, b->size), verb);
 }
 
+const char *gl_report_errors_growth_unit(const struct gl_api_error *e)
+{
+    enum gl_framework fw = (enum gl_framework)e->growth.framework;
+    return fw == GL_FW_NONE ? "block" : fw == GL_FW_PYTORCH ? "tensor" : "array";
+}
+
 /* "Growth: +256,000 bytes in 1 tensor per checkpoint, +1,280,000 bytes in 5
  * tensors over the last 5 checkpoints; 35,883,008 bytes in 7 tensors
  * allocated here (PyTorch's record) (from 34,603,008 bytes, checkpoint
@@ -68,7 +74,7 @@ static void growth_text(const struct gl_api_error *e, char *out, size_t len)
     enum gl_framework fw = (enum gl_framework)e->growth.framework;
     if (fw != GL_FW_NONE)
         snprintf(record, sizeof record, " (%s's record)", gl_framework_name(fw));
-    const char *unit = fw == GL_FW_NONE ? "block" : fw == GL_FW_PYTORCH ? "tensor" : "array";
+    const char *unit = gl_report_errors_growth_unit(e);
     uint32_t k = e->growth.checkpoints ? e->growth.checkpoints : 1;
     uint64_t delta = e->size > e->growth.from_bytes ? e->size - e->growth.from_bytes : 0;
     uint64_t dblocks =

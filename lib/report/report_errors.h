@@ -52,6 +52,10 @@ void gl_report_errors_api_error(struct gl_out *o, const struct gl_api_error *e,
                                 const struct gl_error_services *svc,
                                 const struct gl_counters_holders *holders);
 
+/* What a Growth error counts: "block", or "tensor" and "array" for the sites
+ * of a framework's own record (PyTorch's; CuPy's and JAX's). */
+const char *gl_report_errors_growth_unit(const struct gl_api_error *e);
+
 /* Valgrind's note when the context table is full. */
 void gl_report_errors_overflow(struct gl_out *o);
 

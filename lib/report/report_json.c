@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check/framework.h"
 #include "common/signals.h"
 #include "event/api.h"
 #include "event/event.h"
+#include "event/mem_kind.h"
 #include "report/report_frames.h"
+#include "track/stats.h"
 
 /* A JSON string, or null. */
 static void str(struct gl_out *o, const char *s)
@@ -216,6 +219,249 @@ static void api_error(struct gl_out *o, const struct gl_report_input *in,
     gl_out_str(o, last ? "]}\n" : "]},\n");
 }
 
+/* ---- usage, statistics, the program's checks, growth (issue 24) ---- */
+
+static void bytes_blocks(struct gl_out *o, uint64_t bytes, uint64_t blocks)
+{
+    gl_out_printf(o, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", bytes, blocks);
+}
+
+/* One split's counters, torch.cuda.memory_stats()'s four. */
+static void stat_counts(struct gl_out *o, const struct gl_stat_counts *c)
+{
+    gl_out_str(o, "{\"current\": ");
+    bytes_blocks(o, c->cur_bytes, c->cur_blocks);
+    gl_out_str(o, ", \"peak\": ");
+    bytes_blocks(o, c->peak_bytes, c->peak_blocks);
+    gl_out_str(o, ", \"allocated\": ");
+    bytes_blocks(o, c->alloc_bytes, c->alloc_blocks);
+    gl_out_str(o, ", \"freed\": ");
+    bytes_blocks(o, c->freed_bytes, c->freed_blocks);
+    gl_out_str(o, "}");
+}
+
+/* GPU MEMORY SUMMARY's groups: always, as the text always prints them (the
+ * counters are kept whatever the options); with --stats=yes each memory kind
+ * also has GPU MEMORY STATISTICS's small and large splits. */
+static void usage(struct gl_out *o, const struct gl_report_input *in)
+{
+    const struct gl_usage *u = in->usage;
+    gl_out_str(o, "  \"usage\": [");
+    bool first = true;
+    for (unsigned sl = 0; u && sl < GL_STATS_SLOTS; sl++) {
+        if (!u->used[sl])
+            continue;
+        const struct gl_stat_device *d = &u->dev[sl];
+        gl_out_str(o, first ? "\n    {\"slot\": " : ",\n    {\"slot\": ");
+        first = false;
+        if (sl < GL_STATS_DEVICES) {
+            gl_out_printf(o, "\"device\", \"device\": %u, \"name\": ", sl);
+            str(o, in->device_name ? in->device_name((int)sl, in->arg) : NULL);
+        } else {
+            gl_out_printf(o, "\"%s\", \"device\": null, \"name\": null",
+                          sl == GL_STATS_SLOT_HOST ? "host" : "other");
+        }
+        gl_out_printf(o, ",\n     \"in_use_bytes\": %" PRIu64 ", \"peak_bytes\": %" PRIu64,
+                      d->cur_bytes, d->peak_bytes);
+        if (d->peak_bytes) {
+            gl_out_printf(
+                o, ", \"peak_allocation\": %" PRIu64 ",\n     \"peak_frames\": ", d->peak_seq);
+            frames_of_stack(o, in, d->peak_stack, (unsigned)in->opt->num_callers);
+        } else {
+            gl_out_str(o, ", \"peak_allocation\": null, \"peak_frames\": []");
+        }
+        gl_out_str(o, ",\n     \"kinds\": [");
+        bool first_kind = true;
+        for (unsigned k = 1; k < GL_MEM_NKINDS; k++) {
+            const struct gl_stat_group *g = &u->grp[sl][k];
+            const struct gl_stat_counts *a = &g->split[GL_SPLIT_ALL];
+            if (!a->alloc_blocks && !g->failed)
+                continue;
+            gl_out_str(o,
+                       first_kind ? "\n       {\"memory_kind\": " : ",\n       {\"memory_kind\": ");
+            first_kind = false;
+            str(o, gl_mem_kind_name(k));
+            gl_out_str(o, ", \"current\": ");
+            bytes_blocks(o, a->cur_bytes, a->cur_blocks);
+            gl_out_str(o, ", \"peak\": ");
+            bytes_blocks(o, a->peak_bytes, a->peak_blocks);
+            gl_out_str(o, ",\n        \"allocated\": ");
+            bytes_blocks(o, a->alloc_bytes, a->alloc_blocks);
+            gl_out_str(o, ", \"freed\": ");
+            bytes_blocks(o, a->freed_bytes, a->freed_blocks);
+            gl_out_printf(
+                o, ",\n        \"failed\": {\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
+                g->failed, g->failed_bytes);
+            if (in->opt->stats) {
+                gl_out_str(o, ",\n        \"small\": ");
+                stat_counts(o, &g->split[GL_SPLIT_SMALL]);
+                gl_out_str(o, ",\n        \"large\": ");
+                stat_counts(o, &g->split[GL_SPLIT_LARGE]);
+            }
+            gl_out_str(o, "}");
+        }
+        gl_out_str(o, first_kind ? "]}" : "\n     ]}");
+    }
+    gl_out_str(o, first ? "],\n" : "\n  ],\n");
+}
+
+/* --stats=yes: the allocation sites that held the most at one time; null
+ * without it (sites are counted only then). */
+static void stats(struct gl_out *o, const struct gl_report_input *in)
+{
+    if (!in->opt->stats || !in->usage) {
+        gl_out_str(o, "  \"stats\": null,\n");
+        return;
+    }
+    gl_out_printf(o, "  \"stats\": {\"small_limit\": %u, \"top_sites\": [", GL_STATS_SMALL_LIMIT);
+    for (size_t i = 0; i < in->ntop_sites; i++) {
+        const struct gl_site_stats *site = &in->top_sites[i];
+        gl_out_printf(o,
+                      "%s\n    {\"peak_bytes\": %" PRIu64 ", \"live_bytes\": %" PRIu64
+                      ", \"live_blocks\": %" PRIu64 ",\n     \"frames\": ",
+                      i ? "," : "", site->peak_bytes, site->live_bytes, site->live_blocks);
+        frames_of_stack(o, in, site->stack, (unsigned)in->opt->num_callers);
+        gl_out_str(o, "}");
+    }
+    gl_out_str(o, in->ntop_sites ? "\n  ]},\n" : "]},\n");
+}
+
+/* Per leak kind as summary.leaks has them, suppressed last. */
+static void check_leaks(struct gl_out *o, const struct gl_leak_totals *kind,
+                        const struct gl_leak_totals *suppressed, bool death)
+{
+    gl_out_str(o, "{");
+    for (int k = 0; k < GL_LEAK_NKINDS; k++) {
+        if (k == GL_LEAK_DEATH && !death)
+            continue;
+        totals(o, gl_leak_kind_option_name((enum gl_leak_kind)k), &kind[k], false);
+    }
+    totals(o, "suppressed", suppressed, true);
+    gl_out_str(o, "}");
+}
+
+static void check_record(struct gl_out *o, const struct gl_report_input *in,
+                         const struct gl_report_check *c, const struct gl_report_check_record *r,
+                         bool last)
+{
+    unsigned n;
+    struct gl_frame *frames = gl_report_frames_get(in->stack_frames, r->stack,
+                                                   (unsigned)in->opt->num_callers, in->arg, &n);
+    gl_out_printf(o, "       {\"index\": %" PRIu64 ", \"kind\": ", r->index);
+    str(o, gl_leak_kind_option_name((enum gl_leak_kind)r->kind));
+    gl_out_printf(o,
+                  ", \"error\": %s, \"new\": %s, \"bytes\": %" PRIu64
+                  ", \"indirect_bytes\": %" PRIu64 ", \"blocks\": %" PRIu64
+                  ",\n        \"before\": ",
+                  r->error ? "true" : "false", r->is_new ? "true" : "false", r->bytes,
+                  r->indirect_bytes, r->blocks);
+    if (c->delta)
+        bytes_blocks(o, r->before_bytes, r->before_blocks);
+    else
+        gl_out_str(o, "null");
+    gl_out_str(o, ", \"api\": ");
+    str(o, gl_report_frames_api_called(frames, n, r->api));
+    gl_out_str(o, ", \"memory_kind\": ");
+    str(o, gl_mem_kind_name(r->mem_kind));
+    gl_out_printf(o,
+                  ", \"allocations\": {\"first\": %" PRIu64 ", \"last\": %" PRIu64
+                  "},\n        \"what\": ",
+                  r->seq_min, r->seq_max);
+    str(o, r->title);
+    gl_out_str(o, ",\n        \"text\": ");
+    str(o, r->text);
+    gl_out_str(o, ",\n        \"frames\": [\n");
+    for (unsigned i = 0; i < n; i++)
+        frame(o, &frames[i], i + 1 == n);
+    free(frames);
+    gl_out_str(o, last ? "        ]}\n" : "        ]},\n");
+}
+
+static void leak_check(struct gl_out *o, const struct gl_report_input *in,
+                       const struct gl_report_check *c, bool last)
+{
+    gl_out_printf(o, "    {\"number\": %" PRIu64 ", \"mode\": ", c->number);
+    str(o, gl_report_text_select_name(c->select));
+    gl_out_str(o, ", \"since\": ");
+    str(o, c->since[0] ? c->since : NULL);
+    if (c->since[0])
+        gl_out_printf(o, ", \"since_allocation\": %" PRIu64, c->since_seq);
+    else
+        gl_out_str(o, ", \"since_allocation\": null");
+    gl_out_printf(o,
+                  ", \"output\": \"%s\",\n     \"elapsed_s\": %.3f, \"allocations\": %" PRIu64
+                  ", \"errors\": %" PRIu64 ",\n     ",
+                  c->to_buffer ? "buffer" : "log", c->elapsed_s, c->allocs, c->errors);
+    totals(o, "in_use", &c->in_use, false);
+    totals(o, "ignored", &c->ignored, false);
+    /* As LEAK SUMMARY: live at death only where there is some. */
+    bool death =
+        c->kind[GL_LEAK_DEATH].blocks || (c->delta && c->before_kind[GL_LEAK_DEATH].blocks);
+    gl_out_str(o, "\n     \"leaks\": ");
+    check_leaks(o, c->kind, &c->suppressed, death);
+    gl_out_str(o, ",\n     \"before\": ");
+    if (c->delta)
+        check_leaks(o, c->before_kind, &c->before_suppressed, death);
+    else
+        gl_out_str(o, "null");
+    gl_out_printf(o,
+                  ",\n     \"records_total\": %" PRIu64 ", \"records_printed\": %" PRIu64
+                  ", \"records\": [\n",
+                  c->nrecords, c->printed);
+    for (size_t i = 0; i < c->nkept; i++)
+        check_record(o, in, c, &c->records[i], i + 1 == c->nkept);
+    gl_out_str(o, last ? "     ]}\n" : "     ]},\n");
+}
+
+/* The checks the program asked for, in order, as kept (lib/check_history.h). */
+static void leak_checks(struct gl_out *o, const struct gl_report_input *in)
+{
+    gl_out_printf(o, "  \"leak_checks_dropped\": %" PRIu64 ",\n  \"leak_checks\": [\n",
+                  in->checks_dropped);
+    for (size_t i = 0; i < in->nchecks; i++)
+        leak_check(o, in, &in->checks[i], i + 1 == in->nchecks);
+    gl_out_str(o, "  ],\n");
+}
+
+/* Each Growth error of api_errors, its figures apart. */
+static void growth(struct gl_out *o, const struct gl_report_input *in)
+{
+    gl_out_str(o, "  \"growth\": [");
+    bool first = true;
+    for (size_t i = 0; i < in->napi_contexts; i++) {
+        const struct gl_error_context *c = &in->api_contexts[i];
+        const struct gl_api_error *e = &c->first;
+        if (e->kind != GL_ERR_GROWTH)
+            continue;
+        struct gl_error_services svc;
+        gl_report_text_error_services(in, &svc);
+        struct gl_error_text t;
+        gl_report_errors_describe(e, &svc, &t);
+        uint32_t k = e->growth.checkpoints, at = e->growth.ordinal;
+        gl_out_printf(o, "%s\n    {\"api_error\": %zu, \"suppressed\": %s, \"checkpoint\": ",
+                      first ? "" : ",", i, c->suppressed_by ? "true" : "false");
+        first = false;
+        str(o, e->growth.checkpoint);
+        gl_out_printf(o,
+                      ", \"checkpoint_number\": %u, \"from_checkpoint_number\": %u, "
+                      "\"checkpoints\": %u,\n     \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64
+                      ", \"from_bytes\": %" PRIu64 ", \"from_blocks\": %" PRIu64 ", \"unit\": ",
+                      at, at >= k ? at - k : 0, k, e->size, e->growth.blocks, e->growth.from_bytes,
+                      e->growth.from_blocks);
+        str(o, gl_report_errors_growth_unit(e));
+        gl_out_str(o, ", \"framework\": ");
+        str(o, e->growth.framework != GL_FW_NONE
+                   ? gl_framework_name((enum gl_framework)e->growth.framework)
+                   : NULL);
+        gl_out_str(o, ",\n     \"what\": ");
+        str(o, t.what);
+        gl_out_str(o, ",\n     \"frames\": ");
+        frames_of_stack(o, in, e->stack, svc.num_callers);
+        gl_out_str(o, "}");
+    }
+    gl_out_str(o, first ? "],\n" : "\n  ],\n");
+}
+
 void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
 {
     const struct gl_leak_result *lr = in->leaks;
@@ -285,6 +531,10 @@ void gl_report_json(struct gl_out *o, const struct gl_report_input *in)
                   "}\n  },\n  \"errors\": {\"errors\": %" PRIu64 ", \"contexts\": %" PRIu64
                   ", \"suppressed\": %" PRIu64 ", \"suppressed_contexts\": %" PRIu64 "},\n",
                   c.errors, c.contexts, c.suppressed, c.suppressed_contexts);
+    usage(o, in);
+    stats(o, in);
+    leak_checks(o, in);
+    growth(o, in);
     gl_out_str(o, "  \"suppressions_used\": [");
     first = true;
     if (in->supps)

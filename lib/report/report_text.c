@@ -326,6 +326,20 @@ static const char *delta_text(char *buf, size_t len, bool delta, uint64_t now, u
     return buf;
 }
 
+const char *gl_report_text_select_name(enum gl_report_select s)
+{
+    switch (s) {
+    case GL_SELECT_NEW:
+        return "new";
+    case GL_SELECT_ADDED:
+        return "added";
+    case GL_SELECT_CHANGED:
+        return "changed";
+    default:
+        return "full";
+    }
+}
+
 bool gl_report_text_selected(const struct gl_report_input *in, const struct gl_loss_record *r)
 {
     if (in->select == GL_SELECT_ALL)
@@ -387,15 +401,15 @@ static void held_by_line(struct gl_out *o, const struct gl_loss_record *r)
     }
 }
 
-static void print_record(struct gl_out *o, const struct gl_report_input *in,
-                         const struct gl_loss_record *r, size_t index, size_t total)
+void gl_report_text_record_title(const struct gl_report_input *in, const struct gl_loss_record *r,
+                                 size_t index, char *buf, size_t len)
 {
     char bytes[GL_U64_COMMAS_LEN], blocks[GL_U64_COMMAS_LEN], num[GL_U64_COMMAS_LEN],
         of[GL_U64_COMMAS_LEN], dbytes[GL_U64_COMMAS_LEN + 8], dblocks[GL_U64_COMMAS_LEN + 8];
     gl_out_u64_commas(bytes, r->bytes);
     gl_out_u64_commas(blocks, r->blocks);
     gl_out_u64_commas(num, index);
-    gl_out_u64_commas(of, total);
+    gl_out_u64_commas(of, in->leaks->nrecords);
     bool delta = in->delta != NULL;
     const struct gl_ref_record *old = delta ? gl_checkpoints_ref_find(in->delta, r) : NULL;
     delta_text(dbytes, sizeof dbytes, delta, r->bytes, old ? old->bytes : 0);
@@ -407,9 +421,17 @@ static void print_record(struct gl_out *o, const struct gl_report_input *in,
                  gl_out_u64_commas(i, r->indirect_bytes));
         gl_out_u64_commas(bytes, r->bytes + r->indirect_bytes);
     }
-    gl_out_line(o, "%s%s%s bytes in %s%s blocks are %s in %sloss record %s of %s", bytes, dbytes,
-                split, blocks, dblocks, gl_leak_kind_phrase(r->kind), delta && !old ? "new " : "",
-                num, of);
+    snprintf(buf, len, "%s%s%s bytes in %s%s blocks are %s in %sloss record %s of %s", bytes,
+             dbytes, split, blocks, dblocks, gl_leak_kind_phrase(r->kind),
+             delta && !old ? "new " : "", num, of);
+}
+
+static void print_record(struct gl_out *o, const struct gl_report_input *in,
+                         const struct gl_loss_record *r, size_t index)
+{
+    char title[512];
+    gl_report_text_record_title(in, r, index, title, sizeof title);
+    gl_out_line(o, "%s", title);
 
     unsigned n;
     struct gl_frame *frames = gl_report_frames_get(in->stack_frames, r->stack,
@@ -687,7 +709,7 @@ void gl_report_text_leaks(struct gl_out *o, const struct gl_report_input *in)
             bool error = gl_report_text_is_error(opt, r);
             if (quiet && !error)
                 continue;
-            print_record(o, in, r, i + 1, lr->nrecords);
+            print_record(o, in, r, i + 1);
             if (error && opt->exit_on_first_error) {
                 gl_out_line(o,
                             "gpuleak: the first error ends the list (--exit-on-first-error=yes)");
@@ -747,6 +769,15 @@ void gl_report_text_leaks(struct gl_out *o, const struct gl_report_input *in)
                 gl_out_u64_commas(e3, c.suppressed), gl_out_u64_commas(e4, c.suppressed_contexts));
 }
 
+bool gl_report_text_check_prints(const struct gl_report_input *in, const struct gl_loss_record *r)
+{
+    const struct gl_options *opt = in->opt;
+    if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)) ||
+        !gl_report_text_selected(in, r))
+        return false;
+    return !opt->quiet || is_error_kind(opt, r->kind);
+}
+
 uint64_t gl_report_text_check(struct gl_out *o, const struct gl_report_input *in, const char *title)
 {
     const struct gl_options *opt = in->opt;
@@ -762,10 +793,9 @@ uint64_t gl_report_text_check(struct gl_out *o, const struct gl_report_input *in
         if (r->suppressed_by || !(opt->show_leak_kinds & GL_LEAK_KIND_BIT(r->kind)) ||
             !gl_report_text_selected(in, r))
             continue;
-        bool error = is_error_kind(opt, r->kind);
-        errors += error;
-        if (!opt->quiet || error)
-            print_record(o, in, r, i + 1, lr->nrecords);
+        errors += is_error_kind(opt, r->kind);
+        if (gl_report_text_check_prints(in, r))
+            print_record(o, in, r, i + 1);
     }
     if (opt->quiet)
         return errors;

@@ -44,6 +44,43 @@ struct gl_termination {
     uint32_t tid;        /* the thread it struck */
 };
 
+/* A leak check the program asked for while it ran (gl_report_text_check), as
+ * kept for the exit's XML and JSON documents (lib/check_history.h): what it
+ * found, and the records it printed with their lines as printed then (a
+ * block's line names its mappings and pool as they were). */
+struct gl_report_check_record {
+    uint64_t index; /* among the check's loss records, from 1 */
+    uint64_t bytes, indirect_bytes, blocks;
+    uint64_t before_bytes, before_blocks; /* in the reference of a delta check (0: new) */
+    uint64_t seq_min, seq_max;
+    uint32_t stack;
+    uint16_t api;      /* enum gl_api of its first block */
+    uint8_t kind;      /* enum gl_leak_kind */
+    uint8_t mem_kind;  /* enum gl_mem_kind */
+    bool is_new;       /* a delta check whose reference had no such record */
+    bool error;        /* one of the errors the check returned */
+    const char *title; /* "2,097,152 (+1,048,576) bytes in 2 (+1) blocks are ..." */
+    const char *text;  /* "Blocks 0x... and 1 more on device 0 (...): ..." */
+};
+
+struct gl_report_check {
+    uint64_t number;              /* "Leak check N" */
+    enum gl_report_select select; /* its mode */
+    bool to_buffer; /* gpuleak_leak_check_to: into the program's buffer, not the log */
+    char since[GL_CHECKPOINT_NAME_MAX]; /* its checkpoint; "" for every block */
+    uint64_t since_seq;                 /* where the checkpoint's scope began */
+    double elapsed_s;                   /* when, from the program's start */
+    uint64_t allocs;                    /* the allocations counted by then */
+    uint64_t errors;                    /* what the call returned */
+    struct gl_leak_totals in_use, ignored, kind[GL_LEAK_NKINDS], suppressed;
+    bool delta; /* a delta check: before_* are its reference's totals */
+    struct gl_leak_totals before_kind[GL_LEAK_NKINDS], before_suppressed;
+    uint64_t nrecords;                            /* its loss records, of every kind */
+    uint64_t printed;                             /* those it printed */
+    const struct gl_report_check_record *records; /* the first printed, up to a bound */
+    size_t nkept;
+};
+
 struct gl_report_input {
     const struct gl_options *opt;
     const char *tool_version; /* "0.1.0" */
@@ -94,6 +131,12 @@ struct gl_report_input {
     /* How the blocks' reachability was found (NULL: not looked for). */
     const struct gl_reachability *reach;
 
+    /* The leak checks the program asked for, oldest first, for the XML and
+     * JSON documents, and how many earlier ones were not kept. */
+    const struct gl_report_check *checks;
+    size_t nchecks;
+    uint64_t checks_dropped;
+
     /* Leak checks asked for while the program runs (gl_report_text_check). */
     const struct gl_leak_ref *delta; /* print deltas against it, Valgrind-style; NULL: none */
     enum gl_report_select select;
@@ -124,8 +167,18 @@ void gl_report_text_leaks(struct gl_out *o, const struct gl_report_input *in);
  * --leak-check says.  Returns the errors among the records printed. */
 uint64_t gl_report_text_check(struct gl_out *o, const struct gl_report_input *in,
                               const char *title);
+/* A check's mode as the documents name it: "full", "new", "added", "changed". */
+const char *gl_report_text_select_name(enum gl_report_select s);
 /* Does the selection print this record (leak kinds and suppression aside)? */
 bool gl_report_text_selected(const struct gl_report_input *in, const struct gl_loss_record *r);
+/* Does gl_report_text_check print this record (kinds, suppression, selection,
+ * -q)? */
+bool gl_report_text_check_prints(const struct gl_report_input *in, const struct gl_loss_record *r);
+/* A record's first line, as printed (with deltas when in->delta is set):
+ * "2,097,152 (+1,048,576) bytes in 2 (+1) blocks are definitely lost in loss
+ * record 1 of 1".  index counts from 1. */
+void gl_report_text_record_title(const struct gl_report_input *in, const struct gl_loss_record *r,
+                                 size_t index, char *buf, size_t len);
 
 /* ERROR SUMMARY's figures, as Valgrind counts them for leaks: with
  * --leak-check=full, each loss record of a kind in --errors-for-leak-kinds is one

@@ -9,7 +9,9 @@
  *       <xwhat><text> <leakedbytes> <leakedblocks></xwhat> <auxwhat>the block line
  *       <stack><frame><ip><obj><fn><dir><file><line></frame></stack>
  *       <suppression> with --gen-suppressions=all </error>
- *     <errorcounts> <suppcounts> </valgrindoutput>
+ *     <errorcounts> <suppcounts>
+ *     then gpuleak's own: <usage> <stats> <leakchecks> <growth>
+ *   </valgrindoutput>
  *
  * Kinds: Leak_DefinitelyLost, Leak_IndirectlyLost, Leak_PossiblyLost,
  * Leak_StillReachable, and gpuleak's Leak_Cached and Leak_LiveAtDeath (only in

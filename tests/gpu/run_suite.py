@@ -958,6 +958,115 @@ def t_client_api(s):
     check(r.errors == (1, 1), f"errors {r.errors}")
 
 
+def t_documents_stats_checks_growth(s):
+    """client_api.cu with --stats=yes, --growth-checkpoints=1 and both documents
+    (issue 24): the usage per device and kind with its splits, the top sites,
+    the five checks the program asked for, in order, with the records they
+    printed, and the Growth errors of its second checkpoint, in the XML as in
+    the JSON."""
+    import xml.etree.ElementTree as ET
+    xml_path = os.path.join(s.logdir, "documents.xml")
+    json_path = os.path.join(s.logdir, "documents.json")
+    run = s.run("documents", [s.fixture("client_api")],
+                options=["--stats=yes", "--growth-checkpoints=1", "--xml=yes",
+                         f"--xml-file={xml_path}", f"--json-file={json_path}"])
+    check(run.rc == 0 and "client_api: done, 0 failures" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-1500:]}")
+    with open(json_path) as f:
+        j = json.load(f)
+    x = ET.parse(xml_path).getroot()
+    src = "client_api.cu"
+
+    def fns(frames):
+        return [f["function"] for f in frames]
+
+    def xfns(e):
+        return [f.findtext("fn") for f in e.findall("stack/frame")]
+
+    # Usage: device 0's device memory, as GPU MEMORY SUMMARY counts it (five
+    # cudaMalloc blocks, the two of the loop freed), split small and large.
+    dev = [u for u in j["usage"] if u["slot"] == "device" and u["device"] == 0]
+    check(len(dev) == 1, f"usage slots {[(u['slot'], u['device']) for u in j['usage']]}")
+    kinds = {k["memory_kind"]: k for k in dev[0]["kinds"]}
+    mem = kinds.get("device memory")
+    check(mem and (mem["allocated"]["blocks"], mem["freed"]["blocks"]) == (5, 2),
+          f"device memory {mem}")
+    check(mem["small"]["allocated"]["blocks"] + mem["large"]["allocated"]["blocks"] == 5 and
+          mem["large"]["allocated"]["blocks"] == 3, f"splits {mem['small']} {mem['large']}")
+    check(dev[0]["peak_bytes"] >= (6 << 20) and dev[0]["peak_frames"], f"peak {dev[0]['peak_bytes']}")
+    xdev = [d for d in x.findall("usage/device") if d.findtext("ordinal") == "0"]
+    check(len(xdev) == 1 and xdev[0].findtext("peakbytes") == str(dev[0]["peak_bytes"]),
+          "XML usage/device")
+    xmem = [m for m in xdev[0].findall("memkind") if m.findtext("name") == "device memory"]
+    check(xmem and xmem[0].findtext("allocatedblocks") == "5" and
+          [sp.findtext("name") for sp in xmem[0].findall("split")] == ["small", "large"],
+          "XML memkind")
+
+    # The top sites: the 4 MiB pool first, the loop's site (2 MiB at its peak,
+    # freed since) among them.
+    sites = j["stats"]["top_sites"]
+    check(sites and sites[0]["peak_bytes"] == 4 << 20 and
+          "device_block(unsigned long)" in fns(sites[0]["frames"]), f"top site {sites[:1]}")
+    loop = [t for t in sites if t["peak_bytes"] == 2 << 20]
+    check(loop and loop[0]["live_bytes"] == 0 and loop[0]["live_blocks"] == 0,
+          f"loop site {[(t['peak_bytes'], t['live_bytes']) for t in sites]}")
+    check(x.findtext("stats/smalllimit") == "1048576" and
+          [t.findtext("peakbytes") for t in x.findall("stats/site")] ==
+          [str(t["peak_bytes"]) for t in sites], "XML stats")
+
+    # The checks, in order: checks 1 to 3 printed in the log, 4 and 5 into
+    # the program's buffer (gpuleak_leak_check_to).
+    checks = j["leak_checks"]
+    check(j["leak_checks_dropped"] == 0, f"dropped {j['leak_checks_dropped']}")
+    got = [(c["number"], c["mode"], c["since"], c["output"], c["errors"]) for c in checks]
+    want = [(1, "full", None, "log", 1), (2, "added", None, "log", 1),
+            (3, "added", None, "log", 0), (4, "changed", None, "buffer", 1),
+            (5, "full", "middle", "buffer", 0)]
+    check(got == want, f"checks {got}")
+    check([len(c["records"]) for c in checks] == [1, 1, 0, 1, 0],
+          f"records kept {[len(c['records']) for c in checks]}")
+    r1, r2, r4 = checks[0]["records"][0], checks[1]["records"][0], checks[3]["records"][0]
+    check((r1["kind"], r1["bytes"], r1["blocks"], r1["error"]) == ("definite", 1 << 20, 1, True),
+          f"check 1 record {r1['what']}")
+    check(fns(r1["frames"])[1:3] == ["device_block(unsigned long)", "main"] and
+          r1["frames"][2]["line"] == site_line(src, "main_loop"), f"check 1 frames {fns(r1['frames'])}")
+    check((r2["bytes"], r2["blocks"], r2["new"], r2["before"]) ==
+          (2 << 20, 2, False, {"bytes": 1 << 20, "blocks": 1}), f"check 2 record {r2['what']}")
+    check(r2["what"] == "2,097,152 (+1,048,576) bytes in 2 (+1) blocks are definitely lost in "
+          "loss record 1 of 1", f"check 2 line {r2['what']}")
+    check(checks[1]["before"]["definite"] == {"bytes": 1 << 20, "blocks": 1}, "check 2 reference")
+    check((r4["bytes"], r4["new"]) == (3000, True) and
+          any(f.startswith("Arena::alloc") for f in fns(r4["frames"]) if f), f"check 4 {r4['what']}")
+    check(checks[4]["in_use"] == {"bytes": 0, "blocks": 0} and checks[4]["since_allocation"] > 0,
+          f"check 5 {checks[4]['in_use']}")
+    check([c["allocations"] for c in checks] == sorted(c["allocations"] for c in checks),
+          "checks out of order")
+    xc = x.findall("leakchecks/leakcheck")
+    check([(c.findtext("number"), c.findtext("mode"), c.findtext("output")) for c in xc] ==
+          [(str(n), m, o) for n, m, _, o, _ in want], "XML leakchecks")
+    check(xc[1].findtext("record/xwhat/text") == r2["what"] and
+          "device_block(unsigned long)" in xfns(xc[1].find("record")), "XML check 2 record")
+
+    # Growth, K=1: at checkpoint "middle" (#2) every site that holds memory
+    # grew from nothing since "start"; the loop's site holds its 2 blocks.
+    growth = [g for g in j["growth"] if not g["suppressed"]]
+    check(growth and all((g["checkpoint"], g["checkpoint_number"], g["from_checkpoint_number"],
+                          g["checkpoints"], g["from_bytes"]) == ("middle", 2, 1, 1, 0)
+                         for g in growth), f"growth {[g['what'] for g in growth]}")
+    loop = [g for g in growth if (g["bytes"], g["blocks"]) == (2 << 20, 2)]
+    check(len(loop) == 1 and "device_block(unsigned long)" in fns(loop[0]["frames"]) and
+          loop[0]["unit"] == "block", f"growth {[(g['bytes'], g['blocks']) for g in growth]}")
+    check(all(j["api_errors"][g["api_error"]]["kind"] == "Growth" for g in j["growth"]),
+          "growth entries name no Growth error")
+    xg = x.findall("growth/site")
+    check(len(xg) == len(growth) and
+          any(g.findtext("bytes") == str(2 << 20) and g.findtext("checkpoint") == "middle"
+              for g in xg), f"XML growth: {len(xg)} sites")
+    uniques = {e.findtext("unique"): e.findtext("kind") for e in x.findall("error")}
+    check(all(uniques.get(g.findtext("unique")) == "Growth" for g in xg), "XML growth uniques")
+    return f"{len(checks)} checks, {len(growth)} growth sites, {len(sites)} top sites"
+
+
 def t_check_suite(s):
     run = s.run("check_suite", [s.fixture("check_suite")], options=["--child-silent-after-fork=yes"])
     check(run.rc == 1, f"exit status {run.rc}, expected 1 (one failed test)")
@@ -2546,7 +2655,7 @@ TESTS = [
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_cupy, t_frameworks_jax,
-    t_client_api, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached, t_pytest_cupy,
+    t_client_api, t_documents_stats_checks_growth, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached, t_pytest_cupy,
     t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_graph_capture,
     t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_address_reuse,
     t_graph_mem_trim, t_dlopen, t_proc_fork, t_proc_exec,

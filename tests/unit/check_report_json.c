@@ -14,6 +14,7 @@
 
 #include "check/leak_check.h"
 #include "check/suppress.h"
+#include "check/framework.h"
 #include "common/suppressions.h"
 #include "report/report_json.h"
 #include "testutil.h"
@@ -504,6 +505,294 @@ START_TEST(test_api_errors)
 }
 END_TEST
 
+/* ---- usage, statistics, the program's checks, growth (issue 24) ---- */
+
+static struct gl_usage usage_in;
+static struct gl_site_stats sites_in[2];
+
+/* Device 0: device memory, 3 blocks allocated (2 small, one of them freed, and
+ * 1 large), and a stream-ordered allocation that failed; pinned host memory,
+ * allocated and freed; a device beyond 31.  Two top sites. */
+static void usage_input(void)
+{
+    memset(&usage_in, 0, sizeof usage_in);
+    usage_in.used[0] = true;
+    usage_in.dev[0] = (struct gl_stat_device){
+        .cur_bytes = 1052672, .peak_bytes = 1056768, .peak_stack = STACK_MALLOC, .peak_seq = 7};
+    struct gl_stat_group *g = &usage_in.grp[0][GL_MEM_DEVICE];
+    g->split[GL_SPLIT_SMALL] = (struct gl_stat_counts){.cur_blocks = 1,
+                                                       .peak_blocks = 2,
+                                                       .alloc_blocks = 2,
+                                                       .freed_blocks = 1,
+                                                       .cur_bytes = 4096,
+                                                       .peak_bytes = 8192,
+                                                       .alloc_bytes = 8192,
+                                                       .freed_bytes = 4096};
+    g->split[GL_SPLIT_LARGE] = (struct gl_stat_counts){.cur_blocks = 1,
+                                                       .peak_blocks = 1,
+                                                       .alloc_blocks = 1,
+                                                       .cur_bytes = 1048576,
+                                                       .peak_bytes = 1048576,
+                                                       .alloc_bytes = 1048576};
+    g->split[GL_SPLIT_ALL] = (struct gl_stat_counts){.cur_blocks = 2,
+                                                     .peak_blocks = 3,
+                                                     .alloc_blocks = 3,
+                                                     .freed_blocks = 1,
+                                                     .cur_bytes = 1052672,
+                                                     .peak_bytes = 1056768,
+                                                     .alloc_bytes = 1056768,
+                                                     .freed_bytes = 4096};
+    usage_in.grp[0][GL_MEM_ASYNC].failed = 1;
+    usage_in.grp[0][GL_MEM_ASYNC].failed_bytes = 1ULL << 40;
+    usage_in.used[GL_STATS_SLOT_HOST] = true;
+    usage_in.dev[GL_STATS_SLOT_HOST] =
+        (struct gl_stat_device){.peak_bytes = 4096, .peak_stack = STACK_SMALL, .peak_seq = 2};
+    usage_in.grp[GL_STATS_SLOT_HOST][GL_MEM_HOST_PINNED].split[GL_SPLIT_ALL] =
+        (struct gl_stat_counts){.peak_blocks = 1,
+                                .alloc_blocks = 1,
+                                .freed_blocks = 1,
+                                .peak_bytes = 4096,
+                                .alloc_bytes = 4096,
+                                .freed_bytes = 4096};
+    usage_in.used[GL_STATS_SLOT_OTHER] = true; /* used, but nothing allocated there */
+    in.usage = &usage_in;
+    sites_in[0] = (struct gl_site_stats){
+        .stack = STACK_MALLOC, .live_bytes = 1048576, .live_blocks = 1, .peak_bytes = 1048576};
+    sites_in[1] = (struct gl_site_stats){
+        .stack = STACK_SMALL, .live_bytes = 4096, .live_blocks = 1, .peak_bytes = 8192};
+    in.top_sites = sites_in;
+    in.ntop_sites = 2;
+}
+
+/* GPU MEMORY SUMMARY's groups always; the splits and the sites with --stats. */
+START_TEST(test_usage)
+{
+    char *text = render();
+    JSON_CHECK("d['usage'] == [] and d['stats'] is None", "d['leak_checks'] == []",
+               "d['leak_checks_dropped'] == 0 and d['growth'] == []");
+    free(text);
+    usage_input();
+    text = render();
+    JSON_CHECK(
+        "[u['slot'] for u in d['usage']] == ['device', 'host', 'other']",
+        "[u['device'] for u in d['usage']] == [0, None, None]",
+        "[u['name'] for u in d['usage']] == ['NVIDIA H200', None, None]",
+        "d['usage'][0]['in_use_bytes'] == 1052672 and d['usage'][0]['peak_bytes'] == 1056768",
+        "d['usage'][0]['peak_allocation'] == 7",
+        "[f['function'] for f in d['usage'][0]['peak_frames']][1] == 'make_buffer(unsigned long)'",
+        "[k['memory_kind'] for k in d['usage'][0]['kinds']] == ['device memory', "
+        "'stream-ordered memory']",
+        "d['usage'][0]['kinds'][0] == {'memory_kind': 'device memory', "
+        "'current': {'bytes': 1052672, 'blocks': 2}, 'peak': {'bytes': 1056768, 'blocks': 3}, "
+        "'allocated': {'bytes': 1056768, 'blocks': 3}, 'freed': {'bytes': 4096, 'blocks': 1}, "
+        "'failed': {'allocations': 0, 'bytes': 0}}",
+        "d['usage'][0]['kinds'][1]['failed'] == {'allocations': 1, 'bytes': 1099511627776}",
+        "d['usage'][0]['kinds'][1]['allocated'] == {'bytes': 0, 'blocks': 0}",
+        "d['usage'][1]['kinds'][0]['memory_kind'] == 'pinned host memory'",
+        "d['usage'][1]['peak_allocation'] == 2 and len(d['usage'][1]['peak_frames']) == 1",
+        "d['usage'][2]['peak_allocation'] is None and d['usage'][2]['peak_frames'] == []",
+        "d['usage'][2]['kinds'] == []", "d['stats'] is None");
+    free(text);
+    opt.stats = true;
+    text = render();
+    JSON_CHECK("d['usage'][0]['kinds'][0]['small'] == {'current': {'bytes': 4096, 'blocks': 1}, "
+               "'peak': {'bytes': 8192, 'blocks': 2}, 'allocated': {'bytes': 8192, 'blocks': 2}, "
+               "'freed': {'bytes': 4096, 'blocks': 1}}",
+               "d['usage'][0]['kinds'][0]['large']['current'] == {'bytes': 1048576, 'blocks': 1}",
+               "d['usage'][0]['kinds'][0]['large']['freed'] == {'bytes': 0, 'blocks': 0}",
+               "'small' in d['usage'][1]['kinds'][0]", "d['stats']['small_limit'] == 1048576",
+               "[(s['peak_bytes'], s['live_bytes'], s['live_blocks']) for s in "
+               "d['stats']['top_sites']] == [(1048576, 1048576, 1), (8192, 4096, 1)]",
+               "len(d['stats']['top_sites'][0]['frames']) == 4",
+               "d['stats']['top_sites'][1]['frames'][0]['function'] == 'cudaMalloc'");
+    free(text);
+    in.ntop_sites = 0;
+    text = render();
+    JSON_CHECK("d['stats'] == {'small_limit': 1048576, 'top_sites': []}");
+    free(text);
+}
+END_TEST
+
+/* Two checks the program asked for: a full one into the log, and a delta
+ * since a checkpoint into its buffer; five earlier ones not kept. */
+static struct gl_report_check_record check_recs[2];
+static struct gl_report_check checks_in[3];
+
+static void checks_input(void)
+{
+    memset(check_recs, 0, sizeof check_recs);
+    memset(checks_in, 0, sizeof checks_in);
+    check_recs[0] = (struct gl_report_check_record){
+        .index = 1,
+        .bytes = 1048576,
+        .indirect_bytes = 64,
+        .blocks = 1,
+        .seq_min = 11,
+        .seq_max = 11,
+        .stack = STACK_MALLOC,
+        .api = GL_API_cuMemAlloc_v2,
+        .kind = GL_LEAK_DEFINITE,
+        .mem_kind = GL_MEM_DEVICE,
+        .error = true,
+        .title = "1,048,640 (1,048,576 direct, 64 indirect) bytes in 1 blocks are definitely "
+                 "lost in loss record 1 of 2",
+        .text = "Block 0x7f0000b00000 on device 0 (NVIDIA H200): \"quoted\" \\",
+    };
+    struct gl_report_check *c = &checks_in[0];
+    c->number = 6;
+    c->select = GL_SELECT_ALL;
+    c->elapsed_s = 1.5;
+    c->allocs = 10;
+    c->errors = 1;
+    c->in_use = (struct gl_leak_totals){1048640, 3};
+    c->kind[GL_LEAK_DEFINITE] = (struct gl_leak_totals){1048576, 1};
+    c->kind[GL_LEAK_REACHABLE] = (struct gl_leak_totals){64, 2};
+    c->nrecords = 2;
+    c->printed = 1;
+    c->records = &check_recs[0];
+    c->nkept = 1;
+    check_recs[1] = (struct gl_report_check_record){
+        .index = 1,
+        .bytes = 2097152,
+        .blocks = 2,
+        .before_bytes = 1048576,
+        .before_blocks = 1,
+        .seq_min = 11,
+        .seq_max = 12,
+        .stack = STACK_SMALL,
+        .api = GL_API_cuMemAllocAsync,
+        .kind = GL_LEAK_POSSIBLE,
+        .mem_kind = GL_MEM_ASYNC,
+        .is_new = true,
+        .title = "2,097,152 (+2,097,152) bytes in 2 (+2) blocks are possibly lost in new loss "
+                 "record 1 of 1",
+        .text = "Blocks 0x7f0000b00000 and 1 more on device 0 (NVIDIA H200)",
+    };
+    c = &checks_in[1];
+    c->number = 7;
+    c->select = GL_SELECT_CHANGED;
+    c->to_buffer = true;
+    snprintf(c->since, sizeof c->since, "step \"1\"");
+    c->since_seq = 42;
+    c->elapsed_s = 62.25;
+    c->allocs = 12;
+    c->in_use = (struct gl_leak_totals){2101258, 4};
+    c->ignored = (struct gl_leak_totals){4096, 1};
+    c->kind[GL_LEAK_POSSIBLE] = (struct gl_leak_totals){2097152, 2};
+    c->suppressed = (struct gl_leak_totals){10, 1};
+    c->delta = true;
+    c->before_kind[GL_LEAK_DEFINITE] = (struct gl_leak_totals){1048576, 1};
+    c->before_suppressed = (struct gl_leak_totals){5, 1};
+    c->nrecords = 1;
+    c->printed = 1;
+    c->records = &check_recs[1];
+    c->nkept = 1;
+    /* One that printed more than the bound kept: none kept here. */
+    c = &checks_in[2];
+    c->number = 8;
+    c->select = GL_SELECT_NEW;
+    c->nrecords = 40;
+    c->printed = 40;
+    in.checks = checks_in;
+    in.nchecks = 3;
+    in.checks_dropped = 5;
+}
+
+START_TEST(test_leak_checks)
+{
+    checks_input();
+    char *text = render();
+    JSON_CHECK(
+        "d['leak_checks_dropped'] == 5", "[c['number'] for c in d['leak_checks']] == [6, 7, 8]",
+        "[c['mode'] for c in d['leak_checks']] == ['full', 'changed', 'new']",
+        "[c['since'] for c in d['leak_checks']] == [None, 'step \"1\"', None]",
+        "[c['since_allocation'] for c in d['leak_checks']] == [None, 42, None]",
+        "[c['output'] for c in d['leak_checks']] == ['log', 'buffer', 'log']",
+        "[c['elapsed_s'] for c in d['leak_checks']][:2] == [1.5, 62.25]",
+        "[c['allocations'] for c in d['leak_checks']] == [10, 12, 0]",
+        "[c['errors'] for c in d['leak_checks']] == [1, 0, 0]",
+        "d['leak_checks'][0]['in_use'] == {'bytes': 1048640, 'blocks': 3}",
+        "d['leak_checks'][1]['ignored'] == {'bytes': 4096, 'blocks': 1}",
+        "list(d['leak_checks'][0]['leaks']) == ['definite', 'indirect', 'possible', "
+        "'reachable', 'cached', 'suppressed']",
+        "d['leak_checks'][0]['leaks']['reachable'] == {'bytes': 64, 'blocks': 2}",
+        "d['leak_checks'][0]['before'] is None",
+        "d['leak_checks'][1]['leaks']['possible'] == {'bytes': 2097152, 'blocks': 2}",
+        "d['leak_checks'][1]['leaks']['suppressed'] == {'bytes': 10, 'blocks': 1}",
+        "d['leak_checks'][1]['before']['definite'] == {'bytes': 1048576, 'blocks': 1}",
+        "d['leak_checks'][1]['before']['suppressed'] == {'bytes': 5, 'blocks': 1}",
+        "[(c['records_total'], c['records_printed'], len(c['records'])) for c in "
+        "d['leak_checks']] == [(2, 1, 1), (1, 1, 1), (40, 40, 0)]",
+        /* A record as the exit's records, with its lines as printed. */
+        "d['leak_checks'][0]['records'][0]['index'] == 1",
+        "d['leak_checks'][0]['records'][0]['kind'] == 'definite'",
+        "d['leak_checks'][0]['records'][0]['error'] is True",
+        "d['leak_checks'][0]['records'][0]['new'] is False",
+        "d['leak_checks'][0]['records'][0]['before'] is None",
+        "(d['leak_checks'][0]['records'][0]['bytes'], d['leak_checks'][0]['records'][0]"
+        "['indirect_bytes'], d['leak_checks'][0]['records'][0]['blocks']) == (1048576, 64, 1)",
+        "d['leak_checks'][0]['records'][0]['api'] == 'cudaMalloc'",
+        "d['leak_checks'][0]['records'][0]['memory_kind'] == 'device memory'",
+        "d['leak_checks'][0]['records'][0]['allocations'] == {'first': 11, 'last': 11}",
+        "d['leak_checks'][0]['records'][0]['what'].startswith('1,048,640 (1,048,576 direct')",
+        "d['leak_checks'][0]['records'][0]['text'] == 'Block 0x7f0000b00000 on device 0 "
+        "(NVIDIA H200): \"quoted\" \\\\'",
+        "[f['function'] for f in d['leak_checks'][0]['records'][0]['frames']] == ['cudaMalloc', "
+        "'make_buffer(unsigned long)', None, 'main']",
+        "d['leak_checks'][1]['records'][0]['new'] is True",
+        "d['leak_checks'][1]['records'][0]['kind'] == 'possible'",
+        "d['leak_checks'][1]['records'][0]['before'] == {'bytes': 1048576, 'blocks': 1}",
+        "d['leak_checks'][1]['records'][0]['memory_kind'] == 'stream-ordered memory'",
+        "d['leak_checks'][1]['records'][0]['api'] == 'cudaMalloc'");
+    free(text);
+}
+END_TEST
+
+/* Each Growth error of api_errors, its figures apart, suppressed or not. */
+START_TEST(test_growth)
+{
+    struct gl_error_context ctx[3];
+    memset(ctx, 0, sizeof ctx);
+    ctx[0].first.kind = GL_ERR_DOUBLE_FREE;
+    ctx[0].first.stack = STACK_SMALL;
+    ctx[0].count = 1;
+    for (int i = 1; i < 3; i++) {
+        struct gl_api_error *e = &ctx[i].first;
+        e->kind = GL_ERR_GROWTH;
+        e->stack = STACK_MALLOC;
+        e->device = -1;
+        e->size = 35883008;
+        e->growth.from_bytes = 34603008;
+        e->growth.blocks = 7;
+        e->growth.from_blocks = 2;
+        e->growth.checkpoints = 5;
+        e->growth.ordinal = 12;
+        snprintf(e->growth.checkpoint, sizeof e->growth.checkpoint, "step");
+        ctx[i].count = 1;
+    }
+    ctx[1].suppressed_by = &ctx[1];
+    ctx[2].first.growth.framework = GL_FW_CUPY;
+    ctx[2].first.growth.checkpoints = 20; /* found at 12: the run began before the first */
+    in.api_contexts = ctx;
+    in.napi_contexts = 3;
+    char *text = render();
+    JSON_CHECK(
+        "len(d['growth']) == 2 and [g['api_error'] for g in d['growth']] == [1, 2]",
+        "all(d['api_errors'][g['api_error']]['kind'] == 'Growth' for g in d['growth'])",
+        "[g['suppressed'] for g in d['growth']] == [True, False]",
+        "{k: v for k, v in d['growth'][0].items() if k not in ('what', 'frames')} == "
+        "{'api_error': 1, 'suppressed': True, 'checkpoint': 'step', 'checkpoint_number': 12, "
+        "'from_checkpoint_number': 7, 'checkpoints': 5, 'bytes': 35883008, 'blocks': 7, "
+        "'from_bytes': 34603008, 'from_blocks': 2, 'unit': 'block', 'framework': None}",
+        "d['growth'][0]['what'] == d['api_errors'][1]['what']",
+        "d['growth'][0]['what'].startswith('Growth: +256,000 bytes in 1 block per checkpoint')",
+        "[f['function'] for f in d['growth'][0]['frames']][1] == 'make_buffer(unsigned long)'",
+        "d['growth'][1]['unit'] == 'array' and d['growth'][1]['framework'] == 'CuPy'",
+        "d['growth'][1]['from_checkpoint_number'] == 0");
+    free(text);
+}
+END_TEST
+
 START_TEST(test_no_records)
 {
     in.argc = 1;
@@ -581,6 +870,9 @@ static Suite *report_json_suite(void)
     tcase_add_test(tc, test_leak_check_summary);
     tcase_add_test(tc, test_non_utf8_names);
     tcase_add_test(tc, test_api_errors);
+    tcase_add_test(tc, test_usage);
+    tcase_add_test(tc, test_leak_checks);
+    tcase_add_test(tc, test_growth);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -19,6 +19,7 @@
 #include "report/report_xml.h"
 #include "testutil.h"
 #include "common/util.h"
+#include "check/framework.h"
 #include "event/api.h"
 #include "track/errors.h"
 #include "event/event.h"
@@ -682,6 +683,380 @@ START_TEST(test_api_errors)
 }
 END_TEST
 
+/* ---- gpuleak's own elements, after Valgrind's (issue 24) ---- */
+
+static struct gl_usage usage_in;
+static struct gl_site_stats sites_in[2];
+
+/* Device 0: device memory, 3 blocks allocated (2 small, one of them freed, and
+ * 1 large), and a stream-ordered allocation that failed; pinned host memory,
+ * allocated and freed.  Two top sites. */
+static void usage_input(void)
+{
+    memset(&usage_in, 0, sizeof usage_in);
+    usage_in.used[0] = true;
+    usage_in.dev[0] = (struct gl_stat_device){
+        .cur_bytes = 1052672, .peak_bytes = 1056768, .peak_stack = STACK_MALLOC, .peak_seq = 7};
+    struct gl_stat_group *g = &usage_in.grp[0][GL_MEM_DEVICE];
+    g->split[GL_SPLIT_SMALL] = (struct gl_stat_counts){.cur_blocks = 1,
+                                                       .peak_blocks = 2,
+                                                       .alloc_blocks = 2,
+                                                       .freed_blocks = 1,
+                                                       .cur_bytes = 4096,
+                                                       .peak_bytes = 8192,
+                                                       .alloc_bytes = 8192,
+                                                       .freed_bytes = 4096};
+    g->split[GL_SPLIT_LARGE] = (struct gl_stat_counts){.cur_blocks = 1,
+                                                       .peak_blocks = 1,
+                                                       .alloc_blocks = 1,
+                                                       .cur_bytes = 1048576,
+                                                       .peak_bytes = 1048576,
+                                                       .alloc_bytes = 1048576};
+    g->split[GL_SPLIT_ALL] = (struct gl_stat_counts){.cur_blocks = 2,
+                                                     .peak_blocks = 3,
+                                                     .alloc_blocks = 3,
+                                                     .freed_blocks = 1,
+                                                     .cur_bytes = 1052672,
+                                                     .peak_bytes = 1056768,
+                                                     .alloc_bytes = 1056768,
+                                                     .freed_bytes = 4096};
+    usage_in.grp[0][GL_MEM_ASYNC].failed = 1;
+    usage_in.grp[0][GL_MEM_ASYNC].failed_bytes = 1ULL << 40;
+    usage_in.used[GL_STATS_SLOT_HOST] = true;
+    usage_in.dev[GL_STATS_SLOT_HOST] =
+        (struct gl_stat_device){.peak_bytes = 4096, .peak_stack = STACK_SMALL, .peak_seq = 2};
+    usage_in.grp[GL_STATS_SLOT_HOST][GL_MEM_HOST_PINNED].split[GL_SPLIT_ALL] =
+        (struct gl_stat_counts){.peak_blocks = 1,
+                                .alloc_blocks = 1,
+                                .freed_blocks = 1,
+                                .peak_bytes = 4096,
+                                .alloc_bytes = 4096,
+                                .freed_bytes = 4096};
+    in.usage = &usage_in;
+    sites_in[0] = (struct gl_site_stats){
+        .stack = STACK_MALLOC, .live_bytes = 1048576, .live_blocks = 1, .peak_bytes = 1048576};
+    sites_in[1] = (struct gl_site_stats){
+        .stack = STACK_SMALL, .live_bytes = 4096, .live_blocks = 1, .peak_bytes = 8192};
+    in.top_sites = sites_in;
+    in.ntop_sites = 2;
+}
+
+static const char *const counters[] = {
+    "currentbytes",   "currentblocks",   "peakbytes",  "peakblocks",
+    "allocatedbytes", "allocatedblocks", "freedbytes", "freedblocks",
+};
+
+/* GPU MEMORY SUMMARY's groups always; the splits and the sites with --stats. */
+START_TEST(test_usage)
+{
+    usage_input();
+    char *text = render();
+    assert_well_formed();
+    static const char *const top[] = {
+        "protocolversion", "protocoltool", "preamble",    "pid",        "ppid",  "tool", "args",
+        "status",          "status",       "errorcounts", "suppcounts", "usage",
+    };
+    assert_children("/valgrindoutput", top, GL_ARRAY_SIZE(top));
+    static const char *const slots[] = {"device", "host"};
+    assert_children("/valgrindoutput/usage", slots, 2);
+    static const char *const dev[] = {"ordinal",        "name",  "inusebytes", "peakbytes",
+                                      "peakallocation", "stack", "memkind",    "memkind"};
+    assert_children("/valgrindoutput/usage/device", dev, GL_ARRAY_SIZE(dev));
+    XPATH_EQ("string(/valgrindoutput/usage/device/ordinal)", "0");
+    XPATH_EQ("string(/valgrindoutput/usage/device/name)", "NVIDIA H200");
+    XPATH_EQ("string(/valgrindoutput/usage/device/inusebytes)", "1052672");
+    XPATH_EQ("string(/valgrindoutput/usage/device/peakbytes)", "1056768");
+    XPATH_EQ("string(/valgrindoutput/usage/device/peakallocation)", "7");
+    XPATH_EQ("string(/valgrindoutput/usage/device/stack/frame[2]/fn)",
+             "make_buffer(unsigned long)");
+    const char *kind = "/valgrindoutput/usage/device/memkind[1]";
+    char expr[256];
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/name)", "device memory");
+    XPATH_EQ("count(/valgrindoutput/usage/device/memkind[1]/*)", "11");
+    static const char *const want[] = {"1052672", "2", "1056768", "3", "1056768", "3", "4096", "1"};
+    for (size_t i = 0; i < GL_ARRAY_SIZE(counters); i++) {
+        snprintf(expr, sizeof expr, "name(%s/*[%zu])", kind, i + 2);
+        XPATH_EQ(expr, counters[i]);
+        snprintf(expr, sizeof expr, "string(%s/%s)", kind, counters[i]);
+        XPATH_EQ(expr, want[i]);
+    }
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/failedallocs)", "0");
+    /* A kind whose only allocation failed has its group too. */
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[2]/name)", "stream-ordered memory");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[2]/failedallocs)", "1");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[2]/failedbytes)", "1099511627776");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[2]/allocatedblocks)", "0");
+    /* Host memory: no ordinal, no name. */
+    static const char *const host[] = {"inusebytes", "peakbytes", "peakallocation", "stack",
+                                       "memkind"};
+    assert_children("/valgrindoutput/usage/host", host, GL_ARRAY_SIZE(host));
+    XPATH_EQ("string(/valgrindoutput/usage/host/memkind/name)", "pinned host memory");
+    XPATH_EQ("string(/valgrindoutput/usage/host/memkind/freedbytes)", "4096");
+    XPATH_EQ("count(//split)", "0");
+    free(text);
+
+    opt.stats = true;
+    text = render();
+    assert_well_formed();
+    XPATH_EQ("name(/valgrindoutput/*[last()])", "stats");
+    XPATH_EQ("name(/valgrindoutput/*[last() - 1])", "usage");
+    XPATH_EQ("count(/valgrindoutput/usage/device/memkind[1]/split)", "2");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/split[1]/name)", "small");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/split[1]/peakbytes)", "8192");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/split[1]/freedblocks)", "1");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/split[2]/name)", "large");
+    XPATH_EQ("string(/valgrindoutput/usage/device/memkind[1]/split[2]/currentbytes)", "1048576");
+    static const char *const split[] = {
+        "name",           "currentbytes",    "currentblocks", "peakbytes",  "peakblocks",
+        "allocatedbytes", "allocatedblocks", "freedbytes",    "freedblocks"};
+    assert_children("/valgrindoutput/usage/device/memkind[1]/split[2]", split,
+                    GL_ARRAY_SIZE(split));
+    static const char *const stats[] = {"smalllimit", "site", "site"};
+    assert_children("/valgrindoutput/stats", stats, 3);
+    XPATH_EQ("string(/valgrindoutput/stats/smalllimit)", "1048576");
+    static const char *const site[] = {"peakbytes", "livebytes", "liveblocks", "stack"};
+    assert_children("/valgrindoutput/stats/site[1]", site, 4);
+    XPATH_EQ("string(/valgrindoutput/stats/site[1]/peakbytes)", "1048576");
+    XPATH_EQ("string(/valgrindoutput/stats/site[2]/peakbytes)", "8192");
+    XPATH_EQ("string(/valgrindoutput/stats/site[2]/livebytes)", "4096");
+    XPATH_EQ("string(/valgrindoutput/stats/site[2]/liveblocks)", "1");
+    XPATH_EQ("count(/valgrindoutput/stats/site[1]/stack/frame)", "4");
+    XPATH_EQ("string(/valgrindoutput/stats/site[2]/stack/frame[1]/fn)", "cudaMalloc");
+    free(text);
+}
+END_TEST
+
+/* Two checks the program asked for: a full one into the log, and a delta
+ * since a checkpoint into its buffer; five earlier ones not kept. */
+static struct gl_report_check_record check_recs[2];
+static struct gl_report_check checks_in[2];
+
+static void checks_input(void)
+{
+    memset(check_recs, 0, sizeof check_recs);
+    memset(checks_in, 0, sizeof checks_in);
+    check_recs[0] = (struct gl_report_check_record){
+        .index = 1,
+        .bytes = 1048576,
+        .blocks = 1,
+        .seq_min = 11,
+        .seq_max = 11,
+        .stack = STACK_MALLOC,
+        .api = GL_API_cuMemAlloc_v2,
+        .kind = GL_LEAK_DEFINITE,
+        .mem_kind = GL_MEM_DEVICE,
+        .error = true,
+        .title = "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 2",
+        .text = "Block 0x7f0000b00000 on device 0 (NVIDIA H200): <a & b>",
+    };
+    struct gl_report_check *c = &checks_in[0];
+    c->number = 6;
+    c->select = GL_SELECT_ALL;
+    c->elapsed_s = 1.5;
+    c->allocs = 10;
+    c->errors = 1;
+    c->in_use = (struct gl_leak_totals){1048640, 3};
+    c->kind[GL_LEAK_DEFINITE] = (struct gl_leak_totals){1048576, 1};
+    c->kind[GL_LEAK_REACHABLE] = (struct gl_leak_totals){64, 2};
+    c->nrecords = 2;
+    c->printed = 1;
+    c->records = &check_recs[0];
+    c->nkept = 1;
+    check_recs[1] = (struct gl_report_check_record){
+        .index = 1,
+        .bytes = 2097152,
+        .blocks = 2,
+        .before_bytes = 1048576,
+        .before_blocks = 1,
+        .seq_min = 11,
+        .seq_max = 12,
+        .stack = STACK_SMALL,
+        .api = GL_API_cuMemAlloc_v2,
+        .kind = GL_LEAK_DEFINITE,
+        .mem_kind = GL_MEM_DEVICE,
+        .title = "2,097,152 (+1,048,576) bytes in 2 (+1) blocks are definitely lost in loss "
+                 "record 1 of 1",
+        .text = "Blocks 0x7f0000b00000 and 1 more on device 0 (NVIDIA H200): device memory",
+    };
+    c = &checks_in[1];
+    c->number = 7;
+    c->select = GL_SELECT_ADDED;
+    c->to_buffer = true;
+    snprintf(c->since, sizeof c->since, "step <1>");
+    c->since_seq = 42;
+    c->elapsed_s = 62.25;
+    c->allocs = 12;
+    c->in_use = (struct gl_leak_totals){2101258, 4};
+    c->ignored = (struct gl_leak_totals){4096, 1};
+    c->kind[GL_LEAK_DEFINITE] = (struct gl_leak_totals){2097152, 2};
+    c->suppressed = (struct gl_leak_totals){10, 1};
+    c->delta = true;
+    c->before_kind[GL_LEAK_DEFINITE] = (struct gl_leak_totals){1048576, 1};
+    c->nrecords = 1;
+    c->printed = 1;
+    c->records = &check_recs[1];
+    c->nkept = 1;
+    in.checks = checks_in;
+    in.nchecks = 2;
+    in.checks_dropped = 5;
+}
+
+START_TEST(test_leak_checks)
+{
+    checks_input();
+    char *text = render();
+    assert_well_formed();
+    XPATH_EQ("name(/valgrindoutput/*[last()])", "leakchecks");
+    static const char *const lc[] = {"dropped", "leakcheck", "leakcheck"};
+    assert_children("/valgrindoutput/leakchecks", lc, 3);
+    XPATH_EQ("string(/valgrindoutput/leakchecks/dropped)", "5");
+    static const char *const full[] = {
+        "number",     "mode",        "output",      "time",         "allocations",    "errors",
+        "inusebytes", "inuseblocks", "leaksummary", "totalrecords", "printedrecords", "record"};
+    const char *c1 = "/valgrindoutput/leakchecks/leakcheck[1]";
+    assert_children(c1, full, GL_ARRAY_SIZE(full));
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/number)", "6");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/mode)", "full");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/output)", "log");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/time)", "00:00:00:01.500 ");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/allocations)", "10");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/errors)", "1");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/inusebytes)", "1048640");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/totalrecords)", "2");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/printedrecords)", "1");
+    /* LEAK SUMMARY: every kind but live at death, then suppressed. */
+    static const char *const summary[] = {"leak", "leak", "leak", "leak", "leak", "suppressed"};
+    assert_children("/valgrindoutput/leakchecks/leakcheck[1]/leaksummary", summary,
+                    GL_ARRAY_SIZE(summary));
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/leaksummary/leak[4]/kind)",
+             "Leak_StillReachable");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/leaksummary/leak[4]/bytes)", "64");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/leaksummary/leak[4]/blocks)", "2");
+    static const char *const leak[] = {"kind", "bytes", "blocks"};
+    assert_children("/valgrindoutput/leakchecks/leakcheck[1]/leaksummary/leak[1]", leak, 3);
+    /* A record as an <error>'s: kind, xwhat, stack, auxwhat. */
+    static const char *const rec[] = {"kind", "iserror", "xwhat", "stack", "auxwhat"};
+    assert_children("/valgrindoutput/leakchecks/leakcheck[1]/record", rec, GL_ARRAY_SIZE(rec));
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/record/kind)", "Leak_DefinitelyLost");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/record/xwhat/text)",
+             "1,048,576 bytes in 1 blocks are definitely lost in loss record 1 of 2");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/record/xwhat/leakedbytes)", "1048576");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/record/xwhat/leakedblocks)", "1");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/record/auxwhat)",
+             "Block 0x7f0000b00000 on device 0 (NVIDIA H200): <a & b>");
+    XPATH_EQ("count(/valgrindoutput/leakchecks/leakcheck[1]/record/stack/frame)", "4");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[1]/record/stack/frame[2]/fn)",
+             "make_buffer(unsigned long)");
+    ck_assert_ptr_nonnull(strstr(text, "&lt;a &amp; b&gt;"));
+
+    /* The delta check since a checkpoint: its scope, the reference's totals. */
+    static const char *const delta[] = {
+        "number",      "mode",         "since",          "sinceallocation", "output",
+        "time",        "allocations",  "errors",         "inusebytes",      "inuseblocks",
+        "leaksummary", "totalrecords", "printedrecords", "record"};
+    assert_children("/valgrindoutput/leakchecks/leakcheck[2]", delta, GL_ARRAY_SIZE(delta));
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/mode)", "added");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/since)", "step <1>");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/sinceallocation)", "42");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/output)", "buffer");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/time)", "00:00:01:02.250 ");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/errors)", "0");
+    static const char *const dleak[] = {"kind", "bytes", "blocks", "beforebytes", "beforeblocks"};
+    assert_children("/valgrindoutput/leakchecks/leakcheck[2]/leaksummary/leak[1]", dleak, 5);
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/leaksummary/leak[1]/bytes)",
+             "2097152");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/leaksummary/leak[1]/beforebytes)",
+             "1048576");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/leaksummary/suppressed/bytes)", "10");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/leaksummary/suppressed/beforebytes)",
+             "0");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/leaksummary/ignored/bytes)", "4096");
+    static const char *const drec[] = {"kind",         "xwhat", "beforebytes",
+                                       "beforeblocks", "stack", "auxwhat"};
+    assert_children("/valgrindoutput/leakchecks/leakcheck[2]/record", drec, GL_ARRAY_SIZE(drec));
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/record/beforebytes)", "1048576");
+    XPATH_EQ("string(/valgrindoutput/leakchecks/leakcheck[2]/record/xwhat/leakedbytes)", "2097152");
+    free(text);
+
+    /* None asked for: no element. */
+    in.nchecks = 0;
+    in.checks_dropped = 0;
+    text = render();
+    XPATH_EQ("count(/valgrindoutput/leakchecks)", "0");
+    free(text);
+}
+END_TEST
+
+/* A Growth error beside the <error>s: its figures, and the <unique> of the
+ * <error> that reports it; a suppressed one has neither. */
+START_TEST(test_growth)
+{
+    api_contexts(); /* a double free, then a suppressed invalid free */
+    static struct gl_error_context ctx[4];
+    memcpy(ctx, api_ctx, sizeof api_ctx);
+    for (int i = 2; i < 4; i++) {
+        memset(&ctx[i], 0, sizeof ctx[i]);
+        struct gl_api_error *e = &ctx[i].first;
+        e->kind = GL_ERR_GROWTH;
+        e->stack = STACK_MALLOC;
+        e->device = -1;
+        e->size = 35883008;
+        e->growth.from_bytes = 34603008;
+        e->growth.blocks = 7;
+        e->growth.from_blocks = 2;
+        e->growth.checkpoints = 5;
+        e->growth.ordinal = 12;
+        e->growth.framework = GL_FW_PYTORCH;
+        snprintf(e->growth.checkpoint, sizeof e->growth.checkpoint, "step");
+        ctx[i].count = 1;
+    }
+    ctx[2].suppressed_by = &ctx[2];
+    ctx[3].first.stack = STACK_SMALL;
+    ctx[3].first.growth.framework = 0;
+    in.api_contexts = ctx;
+    in.napi_contexts = 4;
+    char *text = render();
+    assert_well_formed();
+    XPATH_EQ("name(/valgrindoutput/*[last()])", "growth");
+    XPATH_EQ("count(/valgrindoutput/error)", "2");
+    XPATH_EQ("string(/valgrindoutput/error[2]/kind)", "Growth");
+    XPATH_EQ("string(/valgrindoutput/error[2]/unique)", "0x1");
+    XPATH_EQ("count(/valgrindoutput/growth/site)", "1");
+    static const char *const site[] = {
+        "unique", "checkpoint", "checkpointnumber", "fromcheckpointnumber", "checkpoints",
+        "bytes",  "blocks",     "frombytes",        "fromblocks",           "unit",
+        "what",   "stack"};
+    assert_children("/valgrindoutput/growth/site", site, GL_ARRAY_SIZE(site));
+    XPATH_EQ("string(/valgrindoutput/growth/site/unique)", "0x1");
+    XPATH_EQ("string(/valgrindoutput/growth/site/checkpoint)", "step");
+    XPATH_EQ("string(/valgrindoutput/growth/site/checkpointnumber)", "12");
+    XPATH_EQ("string(/valgrindoutput/growth/site/fromcheckpointnumber)", "7");
+    XPATH_EQ("string(/valgrindoutput/growth/site/checkpoints)", "5");
+    XPATH_EQ("string(/valgrindoutput/growth/site/bytes)", "35883008");
+    XPATH_EQ("string(/valgrindoutput/growth/site/blocks)", "7");
+    XPATH_EQ("string(/valgrindoutput/growth/site/frombytes)", "34603008");
+    XPATH_EQ("string(/valgrindoutput/growth/site/fromblocks)", "2");
+    XPATH_EQ("string(/valgrindoutput/growth/site/unit)", "block");
+    XPATH_EQ("string(/valgrindoutput/growth/site/what)",
+             "Growth: +256,000 bytes in 1 block per checkpoint, +1,280,000 bytes in 5 blocks "
+             "over the last 5 checkpoints; 35,883,008 bytes in 7 blocks allocated here (from "
+             "34,603,008 bytes, checkpoint \"step\" #12)");
+    XPATH_EQ("string(/valgrindoutput/growth/site/stack/frame[1]/fn)", "cudaMalloc");
+    free(text);
+    /* A framework's site: its unit and name. */
+    ctx[2].suppressed_by = NULL;
+    text = render();
+    assert_well_formed();
+    XPATH_EQ("count(/valgrindoutput/growth/site)", "2");
+    XPATH_EQ("string(/valgrindoutput/growth/site[1]/unique)", "0x1");
+    XPATH_EQ("string(/valgrindoutput/growth/site[1]/unit)", "tensor");
+    XPATH_EQ("string(/valgrindoutput/growth/site[1]/framework)", "PyTorch");
+    XPATH_EQ("string(/valgrindoutput/growth/site[2]/unique)", "0x2");
+    XPATH_EQ("count(/valgrindoutput/growth/site[2]/framework)", "0");
+    free(text);
+}
+END_TEST
+
 START_TEST(test_no_records)
 {
     in.argc = 1;
@@ -719,6 +1094,9 @@ static Suite *report_xml_suite(void)
     tcase_add_test(tc, test_quiet_and_exit_on_first_error);
     tcase_add_test(tc, test_no_records);
     tcase_add_test(tc, test_api_errors);
+    tcase_add_test(tc, test_usage);
+    tcase_add_test(tc, test_leak_checks);
+    tcase_add_test(tc, test_growth);
     suite_add_tcase(s, tc);
     return s;
 }
