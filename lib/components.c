@@ -20,6 +20,7 @@
 #include "track/graphs.h"
 #include "track/history.h"
 #include "track/live_ranges.h"
+#include "track/oom_snapshot.h"
 #include "track/quarantine.h"
 #include "track/stats.h"
 #include "track/trace_file.h"
@@ -61,6 +62,7 @@ const struct gl_component *const gl_components[] = {
     &gl_live_ranges_component,
     &gl_quarantine_component,
     &gl_checks_component,
+    &gl_oom_snapshot_component,
     &gl_trace_file_component,
     &gl_history_component,
     &gl_log_writer_component,

@@ -14,7 +14,9 @@
 #include "common/env.h"
 #include "report/report_flamegraph.h"
 #include "report/report_memviz.h"
+#include "report/report_frames.h"
 #include "report/report_json.h"
+#include "track/oom_snapshot.h"
 #include "track/trace_file.h"
 #include "report/report_xml.h"
 #include "check/leak_run.h"
@@ -264,18 +266,90 @@ static void write_text(const struct exit_report *r)
 }
 
 /* --xml-file and --json-file. */
-/* --flamegraph-file, as a document writer: the sites' peaks read now. */
-static void flamegraph(struct gl_out *o, const struct gl_report_input *in)
+/* --flamegraph-cost=oom: which error the picture is of, in one line, with
+ * the API the program called, as its error names it. */
+static void say_oom(const struct gl_oom_snapshot *s, const struct gl_report_input *in)
 {
+    if (gl_runtime.opt.quiet)
+        return;
+    unsigned n;
+    struct gl_frame *frames = gl_report_frames_get(in->stack_frames, s->stack, 1, in->arg, &n);
+    char where[32], b1[32], b2[32], b3[32];
+    if (s->device >= 0)
+        snprintf(where, sizeof where, "device %d", s->device);
+    else
+        snprintf(where, sizeof where, "host memory");
+    gl_runtime_message("gpuleak: --flamegraph-file: the blocks live on %s at out-of-memory error "
+                       "%llu of %llu (%s of %s bytes)%s: %s bytes in %s blocks",
+                       where, (unsigned long long)s->number, (unsigned long long)s->failures,
+                       gl_report_frames_api_called(frames, n, s->api),
+                       gl_out_u64_commas(b1, s->size),
+                       s->failures > 1 ? ", the one that found its device fullest" : "",
+                       gl_out_u64_commas(b2, s->live_bytes), gl_out_u64_commas(b3, s->live_blocks));
+    free(frames);
+}
+
+bool gl_exit_report_flamegraph_add(struct gl_report_flamegraph *fg,
+                                   const struct gl_report_input *in)
+{
+    enum gl_flamegraph_cost cost = (enum gl_flamegraph_cost)gl_runtime.opt.flamegraph_cost;
+    if (cost == GL_FLAMEGRAPH_OOM) {
+        struct gl_oom_snapshot oom;
+        bool taken = gl_oom_snapshot_read(&oom);
+        if (taken) {
+            say_oom(&oom, in);
+            gl_report_flamegraph_add(fg, in, cost, oom.sites, oom.nsites);
+        }
+        gl_oom_snapshot_free(&oom);
+        return taken;
+    }
     size_t n = 0;
     struct gl_site_stats *sites = NULL;
-    if (gl_runtime.opt.flamegraph_cost == GL_FLAMEGRAPH_PEAK) {
-        n = gl_stack_depot_sites(NULL, 0);
-        sites = n ? calloc(n, sizeof *sites) : NULL;
-        n = sites ? gl_stack_depot_sites(sites, n) : 0;
+    if (cost == GL_FLAMEGRAPH_PEAK || cost == GL_FLAMEGRAPH_ALLOCATED) { /* read now */
+        size_t all = gl_stack_depot_sites(NULL, 0);
+        sites = calloc(all + 1, sizeof *sites); /* and the blocks with no stack */
+        n = sites ? gl_stack_depot_sites(sites, all) : 0;
+        n = n < all ? n : all; /* sites added since the count are left out */
+        if (sites && gl_stack_depot_site_stackless(&sites[n]))
+            n++;
     }
-    gl_report_flamegraph(o, in, (enum gl_flamegraph_cost)gl_runtime.opt.flamegraph_cost, sites, n);
+    gl_report_flamegraph_add(fg, in, cost, sites, n);
     free(sites);
+    return true;
+}
+
+static void say_no_oom(void)
+{
+    if (!gl_runtime.opt.quiet)
+        gl_runtime_message("gpuleak: --flamegraph-file: no allocation ran out of memory: no "
+                           "stacks to draw for --flamegraph-cost=oom");
+}
+
+/* --flamegraph-file, as a document writer. */
+static void flamegraph(struct gl_out *o, const struct gl_report_input *in)
+{
+    struct gl_report_flamegraph *fg = gl_report_flamegraph_new();
+    if (!fg)
+        return;
+    if (!gl_exit_report_flamegraph_add(fg, in))
+        say_no_oom();
+    gl_report_flamegraph_write(o, fg);
+    gl_report_flamegraph_free(fg);
+}
+
+void gl_exit_report_flamegraph_write(struct gl_report_flamegraph *fg, bool drawn)
+{
+    if (!drawn)
+        say_no_oom();
+    int fd = gl_runtime_open_output("--flamegraph-file", gl_runtime.opt.flamegraph_file);
+    if (fd < 0)
+        return;
+    struct gl_out o;
+    gl_out_init(&o, fd, (int)getpid());
+    gl_report_flamegraph_write(&o, fg);
+    if (!gl_out_flush(&o))
+        gl_runtime_message("gpuleak: --flamegraph-file: write failed");
+    close(fd);
 }
 
 /* The history's window, read once for the report (exact peaks) and the

@@ -4,6 +4,7 @@
 #ifndef GPULEAK_EXIT_REPORT_H
 #define GPULEAK_EXIT_REPORT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/out.h"
@@ -26,6 +27,16 @@ void gl_exit_report_ending(const struct gl_termination *how);
  * report.  Valgrind's order: preamble, errors, summaries. */
 void gl_exit_report_preamble(struct gl_out *o);
 void gl_exit_report_after_fork_child(void);
+
+/* --flamegraph-file of several processes (a merged --read): each process's
+ * stacks added while its log is in place (named then), weighed by
+ * --flamegraph-cost, its sites' figures read now; false when the cost has
+ * nothing in this process (oom: no allocation ran out of memory).  Then the
+ * file written once, saying so when no process had anything (!drawn). */
+struct gl_report_flamegraph;
+bool gl_exit_report_flamegraph_add(struct gl_report_flamegraph *fg,
+                                   const struct gl_report_input *in);
+void gl_exit_report_flamegraph_write(struct gl_report_flamegraph *fg, bool drawn);
 
 /* The errors the last report counted (what --error-exitcode looks at). */
 uint64_t gl_exit_report_errors(void); /* the child's report has its own */

@@ -14,6 +14,7 @@
 #include "read_merge.h"
 #include "observe/contexts.h"
 #include "report/error_sink.h"
+#include "report/report_flamegraph.h"
 #include "report/report_text.h"
 #include "runtime.h"
 #include "save/log_reader.h"
@@ -107,6 +108,10 @@ static uint64_t report_merged(struct gl_log_file **logs, char *const *files, int
 {
     struct gl_read_merge *m = gl_read_merge_new();
     bool ok = m != NULL;
+    /* --flamegraph-file: each process's stacks named with its own modules. */
+    struct gl_report_flamegraph *fg =
+        gl_runtime.opt.flamegraph_file[0] ? gl_report_flamegraph_new() : NULL;
+    bool drawn = false;
     for (int i = 0; i < n && ok; i++) {
         struct gl_log_summary s;
         replay(logs[i], files[i], &s);
@@ -116,6 +121,8 @@ static uint64_t report_merged(struct gl_log_file **logs, char *const *files, int
             struct gl_report_input in;
             gl_leak_run_input(&run, &in);
             ok = gl_read_merge_add(m, &s, &run, &in);
+            if (fg)
+                drawn |= gl_exit_report_flamegraph_add(fg, &in);
             gl_leak_run_free(&run);
         }
         gl_leak_run_unlock();
@@ -134,6 +141,9 @@ static uint64_t report_merged(struct gl_log_file **logs, char *const *files, int
     if (must_close)
         close(fd);
     gl_read_merge_free(m);
+    if (fg && ok)
+        gl_exit_report_flamegraph_write(fg, drawn);
+    gl_report_flamegraph_free(fg);
     return errors;
 }
 

@@ -21,6 +21,7 @@
 #include "observe/call.h"
 #include "stack/stack_capture.h"
 #include "track/live_ranges.h"
+#include "track/oom_snapshot.h"
 #include "track/quarantine.h"
 #include "track/stats.h"
 #include "report/report_flamegraph.h"
@@ -300,9 +301,13 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
     gl_live_ranges_configure(o->check_api_ranges);
     gl_call_set_free_stacks(o->keep_stacktraces == GL_KEEP_ALLOC_AND_FREE);
     /* Growth detection compares sites' live bytes: counted per allocation. */
-    /* Per site too for --flamegraph-cost=peak: each site's peak is its weight. */
+    /* Per site too for --flamegraph-cost=peak|allocated: each site's figure is
+     * its weight.  The OOM picture is taken only when asked for. */
+    bool flame = o->flamegraph_file[0] != '\0';
     gl_stats_configure(o->stats || o->growth_checkpoints > 0 ||
-                       (o->flamegraph_file[0] && o->flamegraph_cost == GL_FLAMEGRAPH_PEAK));
+                       (flame && (o->flamegraph_cost == GL_FLAMEGRAPH_PEAK ||
+                                  o->flamegraph_cost == GL_FLAMEGRAPH_ALLOCATED)));
+    gl_oom_snapshot_configure(flame && o->flamegraph_cost == GL_FLAMEGRAPH_OOM);
     gl_growth_configure((unsigned)o->growth_checkpoints);
     gl_stack_capture_init((unsigned)o->num_callers);
     if (o->trace_file[0]) {

@@ -11,16 +11,26 @@
 #include "base/gl_uthash.h"
 #include "base/thread.h"
 
+/* An allocation site's usage: moved by track/stats.c on counted allocations
+ * and frees. */
+struct site {
+    _Atomic int64_t live_bytes, live_blocks;
+    _Atomic uint64_t peak_bytes;
+    _Atomic uint64_t alloc_bytes; /* every byte allocated there */
+};
+
 struct depot_entry {
     UT_hash_handle hh;
     uint64_t hash;
     uint32_t id;
     uint32_t n;
-    /* The site's usage: moved by mem_stats.c on counted allocations and frees. */
-    _Atomic int64_t live_bytes, live_blocks;
-    _Atomic uint64_t peak_bytes;
+    struct site site;
     uintptr_t frames[];
 };
+
+/* The blocks allocated with no stack (no libunwind, the depot full): a site
+ * of their own, so that the sites add up to the statistics' totals. */
+static struct site stackless;
 
 static _Atomic uint32_t next_id = 1;
 static _Atomic size_t depot_bytes;
@@ -79,9 +89,7 @@ uint32_t gl_stack_depot_intern(const uintptr_t *frames, unsigned n)
         if (e) {
             e->hash = hash;
             e->n = n;
-            atomic_init(&e->live_bytes, 0);
-            atomic_init(&e->live_blocks, 0);
-            atomic_init(&e->peak_bytes, 0);
+            memset(&e->site, 0, sizeof e->site);
             memcpy(e->frames, frames, n * sizeof *frames);
             e->id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
             if (!gl_id_pages_put(&by_id, e->id, e)) {
@@ -126,13 +134,56 @@ size_t gl_stack_depot_memory_bytes(void) { return atomic_load(&depot_bytes); }
 
 void gl_stack_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks)
 {
-    struct depot_entry *e = entry(id);
-    if (!e)
+    struct depot_entry *e = id ? entry(id) : NULL;
+    struct site *x = e ? &e->site : id ? NULL : &stackless;
+    if (!x)
         return;
-    int64_t now = atomic_fetch_add_explicit(&e->live_bytes, bytes, memory_order_relaxed) + bytes;
-    atomic_fetch_add_explicit(&e->live_blocks, blocks, memory_order_relaxed);
+    int64_t now = atomic_fetch_add_explicit(&x->live_bytes, bytes, memory_order_relaxed) + bytes;
+    atomic_fetch_add_explicit(&x->live_blocks, blocks, memory_order_relaxed);
     if (now > 0)
-        gl_atomic_raise(&e->peak_bytes, (uint64_t)now);
+        gl_atomic_raise(&x->peak_bytes, (uint64_t)now);
+    if (blocks > 0) /* an allocation: on the line the adds above brought in */
+        atomic_fetch_add_explicit(&x->alloc_bytes, (uint64_t)bytes, memory_order_relaxed);
+}
+
+static void site_reset(struct site *x)
+{
+    atomic_store_explicit(&x->live_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&x->live_blocks, 0, memory_order_relaxed);
+    atomic_store_explicit(&x->peak_bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&x->alloc_bytes, 0, memory_order_relaxed);
+}
+
+void gl_stack_depot_sites_reset(void)
+{
+    uint32_t end = atomic_load_explicit(&next_id, memory_order_acquire);
+    for (uint32_t id = 1; id < end; id++) {
+        struct depot_entry *e = entry(id);
+        if (e)
+            site_reset(&e->site);
+    }
+    site_reset(&stackless);
+}
+
+/* A site's figures; false if it never held memory. */
+static bool site_read(const struct site *x, uint32_t id, struct gl_site_stats *out)
+{
+    uint64_t peak = atomic_load_explicit(&x->peak_bytes, memory_order_relaxed);
+    uint64_t allocated = atomic_load_explicit(&x->alloc_bytes, memory_order_relaxed);
+    if (!peak && !allocated)
+        return false;
+    if (out) {
+        int64_t live = atomic_load_explicit(&x->live_bytes, memory_order_relaxed);
+        int64_t blocks = atomic_load_explicit(&x->live_blocks, memory_order_relaxed);
+        *out = (struct gl_site_stats){
+            .stack = id,
+            .live_bytes = live > 0 ? (uint64_t)live : 0,
+            .live_blocks = blocks > 0 ? (uint64_t)blocks : 0,
+            .peak_bytes = peak,
+            .alloc_bytes = allocated,
+        };
+    }
+    return true;
 }
 
 size_t gl_stack_depot_sites(struct gl_site_stats *out, size_t max)
@@ -141,22 +192,13 @@ size_t gl_stack_depot_sites(struct gl_site_stats *out, size_t max)
     uint32_t end = atomic_load_explicit(&next_id, memory_order_acquire);
     for (uint32_t id = 1; id < end; id++) {
         struct depot_entry *e = entry(id);
-        if (!e)
-            continue;
-        uint64_t peak = atomic_load_explicit(&e->peak_bytes, memory_order_relaxed);
-        if (!peak)
-            continue;
-        if (n < max) {
-            int64_t live = atomic_load_explicit(&e->live_bytes, memory_order_relaxed);
-            int64_t blocks = atomic_load_explicit(&e->live_blocks, memory_order_relaxed);
-            out[n] = (struct gl_site_stats){
-                .stack = id,
-                .live_bytes = live > 0 ? (uint64_t)live : 0,
-                .live_blocks = blocks > 0 ? (uint64_t)blocks : 0,
-                .peak_bytes = peak,
-            };
-        }
-        n++;
+        if (e && site_read(&e->site, id, n < max ? &out[n] : NULL))
+            n++;
     }
     return n;
+}
+
+bool gl_stack_depot_site_stackless(struct gl_site_stats *out)
+{
+    return site_read(&stackless, 0, out);
 }

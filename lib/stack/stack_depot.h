@@ -8,6 +8,7 @@
 #ifndef GPULEAK_STACK_DEPOT_H
 #define GPULEAK_STACK_DEPOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -30,16 +31,24 @@ uint32_t gl_stack_depot_intern(const uintptr_t *frames, unsigned n);
 /* Frames of a stack id; NULL (and *n = 0) for an unknown id. */
 const uintptr_t *gl_stack_depot_frames(uint32_t id, unsigned *n);
 
-/* Allocation sites: what the blocks allocated from each stack hold now and held
- * at most.  Moved by the usage statistics (mem_stats.h). */
+/* Allocation sites: what the blocks allocated from each stack hold now, held
+ * at most, and were given in all.  Moved by the usage statistics
+ * (track/stats.h): blocks > 0 is an allocation. */
 void gl_stack_depot_site_move(uint32_t id, int64_t bytes, int64_t blocks);
 struct gl_site_stats {
     uint32_t stack;
     uint64_t live_bytes, live_blocks, peak_bytes;
+    uint64_t alloc_bytes; /* every byte allocated there, freed since or not */
 };
 /* Every site that ever held memory, in id order, copied into out (up to max);
  * returns how many there are. */
 size_t gl_stack_depot_sites(struct gl_site_stats *out, size_t max);
+/* The blocks allocated with no stack (id 0), counted apart; false if there
+ * were none. */
+bool gl_stack_depot_site_stackless(struct gl_site_stats *out);
+/* Every site's figures back to zero, the stacks kept (the statistics' reset:
+ * a replay, each log of a --read). */
+void gl_stack_depot_sites_reset(void);
 
 unsigned gl_stack_depot_count(void);
 size_t gl_stack_depot_memory_bytes(void);

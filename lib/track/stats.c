@@ -476,6 +476,9 @@ static void reset(void)
     memset(groups, 0, sizeof groups);
     memset(devices, 0, sizeof devices);
     memset(&total, 0, sizeof total);
+    /* The sites' figures are this module's too: each log of a --read counts
+     * its own (the stacks stay in the depot). */
+    gl_stack_depot_sites_reset();
 }
 
 static const struct gl_consumer consumer = {.on = {

@@ -16,8 +16,9 @@
  * allocation that reached it) and for the process, by compare-and-swap only
  * when exceeded, each checked against the shared count plus the thread's own
  * pending share: exact for one thread, low by less than one flush's worth per
- * other thread.  Per allocation site (stack/stack_depot.h), live and peak bytes are
- * kept only when asked (--stats=yes): they are shared atomics per site. */
+ * other thread.  Per allocation site (stack/stack_depot.h), live, peak and
+ * allocated bytes are kept only when asked (--stats=yes, --growth-checkpoints,
+ * --flamegraph-cost=peak|allocated): they are shared atomics per site. */
 #ifndef GPULEAK_STATS_H
 #define GPULEAK_STATS_H
 

@@ -63,6 +63,40 @@ NOINLINE static void out_of_memory(void)
     CHECK(cudaFree(keep));
 }
 
+/* --flamegraph-cost: two sites hold 32 MiB each (hold_b allocated 48 MiB, a
+ * third block freed at once) when a petabyte is asked for; then hold_a's
+ * block is freed and the request fails again, the device less full.  The oom
+ * picture is the first failure's: 32 MiB from each site. */
+NOINLINE static void *hold_a(size_t n)
+{
+    void *p;
+    CHECK(cudaMalloc(&p, n)); // SITE:hold_a
+    return p;
+}
+
+NOINLINE static void *hold_b(size_t n)
+{
+    void *p;
+    CHECK(cudaMalloc(&p, n)); // SITE:hold_b
+    return p;
+}
+
+NOINLINE static void oom_sites(void)
+{
+    void *p, *a = hold_a(32 << 20), *b1 = hold_b(16 << 20), *b2 = hold_b(16 << 20);
+    void *b3 = hold_b(16 << 20);
+    CHECK(cudaFree(b3));
+    if (cudaMalloc(&p, (size_t)1 << 50) == cudaSuccess) // SITE:oom_sites_full
+        exit(98);
+    cudaGetLastError();
+    CHECK(cudaFree(a));
+    if (cudaMalloc(&p, (size_t)1 << 50) == cudaSuccess) // SITE:oom_sites_less
+        exit(98);
+    cudaGetLastError();
+    CHECK(cudaFree(b1));
+    CHECK(cudaFree(b2));
+}
+
 /* A VMM handle released twice while mapped (its mapping keeps the memory),
  * then once more after the unmap freed it. */
 NOINLINE static void vmm_double_release(void)
@@ -126,12 +160,15 @@ int main(int argc, char **argv)
         ranges();
     else if (!strcmp(mode, "oom"))
         out_of_memory();
+    else if (!strcmp(mode, "oom_sites"))
+        oom_sites();
     else if (!strcmp(mode, "vmm"))
         vmm_double_release();
     else if (!strcmp(mode, "clean"))
         clean();
     else {
-        fprintf(stderr, "usage: api_errors double|interior|never|mismatched|ranges|oom|vmm|clean\n");
+        fprintf(stderr, "usage: api_errors double|interior|never|mismatched|ranges|oom|"
+                        "oom_sites|vmm|clean\n");
         return 2;
     }
     return 0;

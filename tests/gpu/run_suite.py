@@ -1313,6 +1313,120 @@ def t_api_oom(s):
                     r"allocated at$", r2.text(), re.M), "top site with its peak (--stats=yes)")
 
 
+# ---- --flamegraph-file: folded stacks of each --flamegraph-cost ----
+
+def read_folded(path):
+    """A --flamegraph-file: (frames outermost first, bytes) per line; fails on
+    a line that is not frames, a space and an integer."""
+    check(os.path.exists(path), f"no {path}")
+    lines = []
+    with open(path) as f:
+        for line in f.read().splitlines():
+            m = re.fullmatch(r"(\S.*) (\d+)", line)
+            check(m, f"{path}: not a folded line: {line[:200]!r}")
+            lines.append((m.group(1).split(";"), int(m.group(2))))
+    return lines
+
+
+def folded_bytes(lines, func, loc):
+    """Bytes of the lines one of whose frames is func at loc ("file:line")."""
+    return sum(n for frames, n in lines
+               if any(f.startswith(func) and f.endswith(f"({loc})") for f in frames))
+
+
+OOM_LINE = re.compile(r"--flamegraph-file: the blocks live on device (\d+) at out-of-memory error "
+                      r"(\d+) of (\d+) \((\S+) of ([\d,]+) bytes\)(, the one that found its device "
+                      r"fullest)?: ([\d,]+) bytes in ([\d,]+) blocks$", re.M)
+
+
+def t_flamegraph_oom(s):
+    """--flamegraph-cost=oom: hold_a and hold_b hold 32 MiB each when a petabyte
+    is asked for, then hold_a frees and the request fails again.  The folded
+    file is the first, fuller failure's blocks (freed by exit), by stack; a
+    line says which failure it is; its total is the first error's "Live on
+    device 0"."""
+    fg = os.path.join(s.logdir, "flamegraph_oom.folded")
+    run = s.run("flamegraph_oom", [s.fixture("api_errors"), "oom_sites"],
+                options=[f"--flamegraph-file={fg}", "--flamegraph-cost=oom"])
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-300:]}")
+    lines = read_folded(fg)
+    a = folded_bytes(lines, "hold_a(", where("hold_a"))
+    b = folded_bytes(lines, "hold_b(", where("hold_b"))
+    check((a, b) == (32 << 20, 32 << 20), f"hold_a {a}, hold_b {b} bytes: {lines}")
+    m = OOM_LINE.search(run.err)
+    check(m, "no line saying which failure is drawn: " +
+          "; ".join(l for l in run.err.splitlines() if "flamegraph" in l))
+    check(m.group(1, 2, 3, 5) == ("0", "1", "2", "1,125,899,906,842,624") and m.group(6),
+          f"the line: {m.group(0)}")
+    total = sum(n for _, n in lines)
+    check(num(m.group(7)) == total, f"the line says {m.group(7)} bytes, the file has {total}")
+    live = [num(x) for x in re.findall(r"Live on device 0, as gpuleak tracked it: ([\d,]+) bytes",
+                                       run.err)]
+    check(len(live) == 2 and live[0] == total and live[1] == total - (32 << 20),
+          f"the errors' live bytes {live}, the file's {total}")
+    return f"{len(lines)} stacks, {total:,} bytes at failure 1 of 2"
+
+
+def t_flamegraph_allocated(s):
+    """--flamegraph-cost=allocated and peak on the same program: hold_a
+    allocated 32 MiB, hold_b 48 MiB (a block freed at once), adding up to the
+    report's bytes allocated; hold_b's peak is 48 MiB.  Saved and read back,
+    the same file."""
+    d = tempfile.mkdtemp(prefix="gpuleak-flamegraph-", dir=s.logdir)
+    fg = os.path.join(d, "allocated.folded")
+    run = s.run("flamegraph_allocated", [s.fixture("api_errors"), "oom_sites"],
+                options=[f"--flamegraph-file={fg}", "--flamegraph-cost=allocated",
+                         f"--save={d}/run.%p.gl"])
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-300:]}")
+    lines = read_folded(fg)
+    a = folded_bytes(lines, "hold_a(", where("hold_a"))
+    b = folded_bytes(lines, "hold_b(", where("hold_b"))
+    check((a, b) == (32 << 20, 48 << 20), f"hold_a {a}, hold_b {b} bytes: {lines}")
+    total = sum(n for _, n in lines)
+    usage = run.only_report().usage
+    check(usage[2] == total, f"the file's {total} bytes, the report's bytes allocated {usage}")
+    back = os.path.join(d, "read.folded")
+    read = s.run("flamegraph_allocated_read", [],
+                 options=[f"--read={saved_file(d, 'run.')}", f"--flamegraph-file={back}",
+                          "--flamegraph-cost=allocated", "-q"])
+    check(read.rc == 0, f"--read exit status {read.rc}: {read.err[-300:]}")
+    check(sorted(read_folded(back)) == sorted(lines), "read back, the file differs")
+    pk = os.path.join(d, "peak.folded")
+    run = s.run("flamegraph_peak", [s.fixture("api_errors"), "oom_sites"],
+                options=[f"--flamegraph-file={pk}", "--flamegraph-cost=peak"])
+    check(run.rc == 0, f"peak: exit status {run.rc}")
+    peaks = read_folded(pk)
+    b = folded_bytes(peaks, "hold_b(", where("hold_b"))
+    check(b == 48 << 20, f"hold_b's peak {b}: {peaks}")
+    return f"{total:,} bytes allocated in {len(lines)} stacks"
+
+
+def t_flamegraph_torch_oom(s):
+    """PyTorch runs out (torch_oom_retry.py): its first failure finds the
+    device fullest, its 1 GiB tensors cached; the folded file names them at
+    their Python line, and has Python frames where the interpreter's are."""
+    if not have_torch():
+        raise Skip("no torch")
+    fg = os.path.join(s.logdir, "flamegraph_torch_oom.folded")
+    script = os.path.join(HERE, "torch_oom_retry.py")
+    run = s.run("flamegraph_torch_oom", ["python3", script],
+                options=[f"--flamegraph-file={fg}", "--flamegraph-cost=oom"])
+    check(run.rc == 0, f"exit status {run.rc}: {run.err[-400:]}")
+    lines = read_folded(fg)
+    m = OOM_LINE.search(run.err)
+    check(m, "no line saying which failure is drawn")
+    check(m.group(2) == "1" and int(m.group(3)) >= 2, f"the line: {m.group(0)}")
+    total = sum(n for _, n in lines)
+    check(num(m.group(7)) == total, f"the line says {m.group(7)} bytes, the file has {total}")
+    with open(script) as f:
+        lineno = next(i for i, l in enumerate(f, 1) if l.startswith("cached = ["))
+    cached = sum(n for frames, n in lines
+                 if any(f.endswith(f"(torch_oom_retry.py:{lineno})") for f in frames))
+    check(cached >= 1 << 30 and cached >= total * 0.9,
+          f"{cached:,} of {total:,} bytes at torch_oom_retry.py:{lineno}: {lines[:3]}")
+    return f"{cached:,} of {total:,} bytes held by the cached tensors"
+
+
 def t_api_clean(s):
     trace = os.path.join(s.logdir, "clean.trace.csv")
     r, errs = api_error_run(s, "clean", options=["--stats=yes", f"--trace-file={trace}",
@@ -2645,7 +2759,7 @@ def t_memory_viz_read(s):
 TESTS = [
     t_api_double_free, t_api_interior_free, t_api_never_allocated, t_api_mismatched,
     t_api_vmm_double_release, t_api_ranges,
-    t_api_oom, t_api_clean,
+    t_api_oom, t_api_clean, t_flamegraph_oom, t_flamegraph_allocated, t_flamegraph_torch_oom,
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
@@ -2672,8 +2786,9 @@ TESTS = [
 
 
 # Tests that fill the GPU, time themselves or use every GPU: with -j they run alone.
-SERIAL = {t_api_oom, t_torch_oom_retry, t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc,
-          t_proc_torchrun, t_threads, t_save_torchrun_merge}
+SERIAL = {t_api_oom, t_torch_oom_retry, t_flamegraph_oom, t_flamegraph_torch_oom, t_stress,
+          t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_proc_torchrun, t_threads,
+          t_save_torchrun_merge}
 
 
 def run_test(suite, t):

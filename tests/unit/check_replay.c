@@ -31,6 +31,10 @@
 #endif
 
 static char log_path[4096];
+/* --flamegraph-file for the next replay, with this cost (NULL: none), over
+ * the recording's own options. */
+static const char *flame_cost;
+static char flame_path[4096];
 
 /* The recording's "# options:" line, if any, parsed as GPULEAK_OPTIONS is. */
 static void recording_options(const char *text)
@@ -43,8 +47,8 @@ static void recording_options(const char *text)
     o += strlen("# options:");
     char line[1024], err[512];
     snprintf(line, sizeof line, "%.*s", (int)strcspn(o, "\n"), o);
-    ck_assert_msg(gl_options_parse_env(&gl_runtime.opt, line, err, sizeof err) == 0,
-                  "options: %s", err);
+    ck_assert_msg(gl_options_parse_env(&gl_runtime.opt, line, err, sizeof err) == 0, "options: %s",
+                  err);
 }
 
 /* "==1234==" as "==PID==", so that a report reads the same in any process. */
@@ -80,6 +84,15 @@ static char *replay(const char *name)
              (int)getpid());
     snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "%s", log_path);
     unlink(log_path);
+    if (flame_cost) {
+        char line[8192];
+        snprintf(flame_path, sizeof flame_path, "%s/gpuleak-replay.%d.folded", t && *t ? t : "/tmp",
+                 (int)getpid());
+        snprintf(line, sizeof line, "--flamegraph-file=%s --flamegraph-cost=%s", flame_path,
+                 flame_cost);
+        ck_assert_msg(gl_options_parse_env(&gl_runtime.opt, line, err, sizeof err) == 0, "%s", err);
+        unlink(flame_path);
+    }
     gl_runtime.pid = getpid();
     snprintf(gl_runtime.command, sizeof gl_runtime.command, "./%s", name);
     gl_modules_clear();
@@ -137,6 +150,76 @@ END_TEST
 START_TEST(test_pools_and_ranges) { check_recording("pools_ranges"); }
 END_TEST
 
+START_TEST(test_oom) { check_recording("oom"); }
+END_TEST
+
+/* oom.events drawn with a --flamegraph-cost: the folded file; *log gets the
+ * log (the exit report, the notes). */
+static char *folded(const char *cost, char **log)
+{
+    flame_cost = cost;
+    *log = replay("oom");
+    flame_cost = NULL;
+    char *text;
+    size_t len;
+    ck_assert_msg(gl_file_read(flame_path, 1 << 20, &text, &len) == 0, "no %s", flame_path);
+    unlink(flame_path);
+    return text;
+}
+
+/* Each cost from the same events: at exit what is left; each site's peak;
+ * device 0's blocks at its first, fuller out-of-memory failure (freed
+ * since); every byte each site allocated.  Frames outermost first. */
+START_TEST(test_flamegraph_costs)
+{
+    static const struct {
+        const char *cost, *want, *note;
+    } cases[] = {
+        {"leaked",
+         "0x401200;0x405050 777\n0x401200;0x404040 8192\n0x401200;0x401100;0x401010 1048576\n",
+         NULL},
+        {"peak",
+         "0x401200;0x401100;0x401010 2097152\n0x401200;0x401300;0x402020 8388608\n"
+         "0x401200;0x404040 8192\n0x401200;0x405050 777\n",
+         NULL},
+        {"oom", "0x401200;0x401100;0x401010 2097152\n0x401200;0x401300;0x402020 8388608\n",
+         "==PID== gpuleak: --flamegraph-file: the blocks live on device 0 at out-of-memory error 1 "
+         "of 2 (cuMemAlloc_v2 of 17,179,869,184 bytes), the one that found its device fullest: "
+         "10,485,760 bytes in 4 blocks\n"},
+        {"allocated",
+         "0x401200;0x401100;0x401010 3145728\n0x401200;0x401300;0x402020 8388608\n"
+         "0x401200;0x404040 8192\n0x401200;0x405050 777\n",
+         NULL},
+    };
+    for (size_t i = 0; i < GL_ARRAY_SIZE(cases); i++) {
+        char *log, *got = folded(cases[i].cost, &log);
+        tu_assert_text_eq(got, cases[i].want);
+        if (cases[i].note)
+            ck_assert_msg(strstr(log, cases[i].note), "--flamegraph-cost=%s: no note in %s",
+                          cases[i].cost, log);
+        else
+            ck_assert_msg(!strstr(log, "--flamegraph-file"), "--flamegraph-cost=%s: %s",
+                          cases[i].cost, log);
+        free(got);
+        free(log);
+    }
+    /* No failure in the recording: an empty file, and one line saying why. */
+    flame_cost = "oom";
+    char *log = replay("families");
+    flame_cost = NULL;
+    char *text;
+    size_t len;
+    ck_assert(gl_file_read(flame_path, 1 << 20, &text, &len) == 0);
+    unlink(flame_path);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_msg(strstr(log, "==PID== gpuleak: --flamegraph-file: no allocation ran out of "
+                              "memory: no stacks to draw for --flamegraph-cost=oom\n"),
+                  "%s", log);
+    free(text);
+    free(log);
+}
+END_TEST
+
 /* A bad recording stops at the line at fault, named with the file. */
 START_TEST(test_bad_recordings)
 {
@@ -181,6 +264,8 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_graphs);
     tcase_add_test(tc, test_pools_and_ranges);
+    tcase_add_test(tc, test_oom);
+    tcase_add_test(tc, test_flamegraph_costs);
     tcase_add_test(tc, test_bad_recordings);
     suite_add_tcase(s, tc);
     return s;
