@@ -20,6 +20,7 @@
 #include "track/graphs.h"
 #include "track/live_ranges.h"
 #include "track/quarantine.h"
+#include "track/regions.h"
 #include "track/stats.h"
 #include "track/trace_file.h"
 #include "track/tracker.h"
@@ -62,6 +63,8 @@ const struct gl_component *const gl_components[] = {
     &gl_checks_component,
     &gl_trace_file_component,
     &gl_log_writer_component,
+    /* On demand, after the others: only while a profiled region is open. */
+    &gl_regions_component,
     /* Records and the leak run's services. */
     &gl_errors_component,
     &pools,
