@@ -17,6 +17,10 @@
  * hook does around the driver's function (gl_driver_enter, then
  * gl_driver_exit), for the same pair.
  *
+ * GPULEAK_HOTPATH_REGIONS=N opens N profiled regions (track/regions.h) before
+ * the pairs, as N nested gpuleak_profile_begin() calls would: their cost per
+ * event, which none open must not have.
+ *
  * What CUPTI itself costs, and the driver, only the GPU benchmark (bench/run)
  * can tell; this isolates the part gpuleak can make faster. */
 #include <pthread.h>
@@ -35,6 +39,7 @@
 #include "observe/cupti.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_memo.h"
+#include "track/regions.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -141,6 +146,12 @@ int main(int argc, char **argv)
         gl_driver_start(gl_runtime.opt.check_api_ranges, false);
     }
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
+    const char *regions = getenv("GPULEAK_HOTPATH_REGIONS");
+    for (int i = 0, n = regions ? atoi(regions) : 0; i < n; i++)
+        if (gl_regions_open("hotpath", 0) < 0) {
+            fprintf(stderr, "hotpath: could not open region %d\n", i + 1);
+            return 1;
+        }
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++)
         pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);

@@ -68,7 +68,52 @@ struct gpuleak_counts {
  * names, for dlsym and Python's ctypes. */
 #define GPULEAK_API_ENV "GPULEAK_CLIENT_API"
 #define GPULEAK_API_MAGIC 0x47504c4bu /* "GPLK" */
-#define GPULEAK_API_VERSION 2u        /* members are only ever added, at the end */
+#define GPULEAK_API_VERSION 3u        /* members are only ever added, at the end */
+
+/* ---- profiled regions (version 3): see gpuleak_profile_begin() below ---- */
+#define GPULEAK_PROFILE_SITES 10 /* allocation sites at the peak, per device */
+
+/* An allocation site at a device's peak: the bytes and blocks it had live
+ * then. */
+struct gpuleak_profile_site {
+    unsigned long long bytes, blocks;
+    unsigned stack; /* its stack's id: gpuleak_profile_frames() names its frames */
+    unsigned reserved_;
+};
+
+/* One device (or host memory) over a region, in bytes of the allocations the
+ * GPU MEMORY SUMMARY counts (every kind but pool sub-allocations). */
+struct gpuleak_profile_device {
+    /* CUDA ordinal; -1: host memory (pinned, registered); -2: ordinal 32 or
+     * above, or unknown. */
+    int device;
+    unsigned flags; /* GPULEAK_PROFILE_* below */
+    unsigned long long live_at_open, live_at_close;
+    /* The most bytes live at once while it was open (>= live_at_open), the
+     * allocation that reached it (its number, as reports print "allocation
+     * #N"; 0: the peak is live_at_open) and when, in nanoseconds after the
+     * region began. */
+    unsigned long long peak, peak_seq, peak_ns;
+    /* Bytes allocated and freed while it was open, and how many times. */
+    unsigned long long allocated, freed, allocs, frees;
+    unsigned nsites; /* entries of sites[] filled */
+    unsigned reserved_;
+    struct gpuleak_profile_site sites[GPULEAK_PROFILE_SITES]; /* biggest first */
+};
+/* The sites are not known exactly: they do not add up to the peak (more events
+ * after the peak than the region remembers, or another thread allocating or
+ * freeing while it ended). */
+#define GPULEAK_PROFILE_SITES_INEXACT 0x1u
+
+/* The region as a whole. */
+struct gpuleak_profile {
+    unsigned long long duration_ns;
+    /* Of the allocations and frees it counted, those made by threads other
+     * than the one that began it. */
+    unsigned long long other_thread_events;
+    unsigned tid; /* the thread that began it (kernel thread id) */
+    int ndevices; /* devices with memory live or events: may exceed the array given */
+};
 
 struct gpuleak_api {
     unsigned magic;   /* GPULEAK_API_MAGIC */
@@ -91,6 +136,11 @@ struct gpuleak_api {
     int (*framework_site)(const char *framework, const char *frames, unsigned long long bytes,
                           unsigned long long tensors);
     int (*growth_checkpoints)(void);
+    /* Version 3: profiled regions (gpuleak_profile_begin and the calls after it). */
+    int (*profile_begin)(const char *name);
+    int (*profile_end)(int region, struct gpuleak_profile *out,
+                       struct gpuleak_profile_device *devices, int max_devices);
+    long (*profile_frames)(unsigned stack, char *buf, size_t buflen);
 };
 
 /* This program image's id: 32 bits mixed from its AT_RANDOM bytes (a one-way
@@ -286,6 +336,62 @@ static inline int gpuleak_pool_destroy(const void *pool)
 {
     const struct gpuleak_api *t = gpuleak_api_table();
     return t ? t->pool(GPULEAK_POOL_DESTROY, pool, NULL, 0, NULL) : -1;
+}
+
+/* ---- profiled regions (as GPUMemoryProfiler's profile_context, but exact) ----
+ * What GPU memory did between gpuleak_profile_begin() and gpuleak_profile_end(),
+ * per device, from gpuleak's own record of every allocation and free (no
+ * polling, no reset of any counter): the bytes live at both ends, the bytes
+ * allocated and freed and how many times, the peak of the live bytes while it
+ * was open with the allocation that reached it and when, and the allocation
+ * sites that held the most at that peak.
+ *
+ * GPU memory belongs to the process: a region counts every thread's
+ * allocations and frees while it is open (other_thread_events says how many
+ * were not its opener's).  Regions nest and overlap, on one thread or several,
+ * up to 64 open at once; one may end on another thread than began it.  Begun
+ * and ended while no other thread allocates or frees, a region is exact to the
+ * byte; an event of another thread racing with the begin or the end may count
+ * in live_at_open and in the changes both, or in neither.  While no region is
+ * open, profiling costs the program nothing but a branch per allocation and
+ * free; while one is, a few stores each. */
+
+/* Begin a region (name: for gpuleak's messages, NULL allowed).  Returns its id
+ * (>= 0), for gpuleak_profile_end(); -1 when not running under gpuleak or 64
+ * regions are open already (one line in the log says so). */
+static inline int gpuleak_profile_begin(const char *name)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    return t && t->version >= 3 ? t->profile_begin(name) : -1;
+}
+
+/* End region and fill *out, and devices[] with up to max_devices devices that
+ * had memory live or events (devices in order, then host memory), each with
+ * its top sites at its peak.  out->ndevices says how many there were.  Returns
+ * the number of entries filled, or -1 (and zeros) when not running under
+ * gpuleak or region names no open region (ended already; a line in the log). */
+static inline int gpuleak_profile_end(int region, struct gpuleak_profile *out,
+                                      struct gpuleak_profile_device *devices, int max_devices)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    struct gpuleak_profile zero = {0, 0, 0, 0};
+    *out = zero;
+    return t && t->version >= 3 ? t->profile_end(region, out, devices, max_devices) : -1;
+}
+
+/* The frames of a site's stack (gpuleak_profile_site.stack) as reports show
+ * them, one "FILE:LINE:FUNCTION" line each, innermost first (FILE is the
+ * object when there is no line information, LINE then 0; FUNCTION "???" when
+ * unknown), cut to fit buf and NUL-terminated.  Symbolizes: call it after the
+ * region, not in a hot loop.  Returns the length of the whole text (as
+ * snprintf), or -1 (buf emptied) when not running under gpuleak or stack is
+ * 0. */
+static inline long gpuleak_profile_frames(unsigned stack, char *buf, size_t buflen)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    if (buf && buflen)
+        buf[0] = '\0';
+    return t && t->version >= 3 ? t->profile_frames(stack, buf, buflen) : -1;
 }
 
 #ifdef __cplusplus

@@ -26,9 +26,11 @@
 #include "event/api.h"
 #include "event/dispatch.h"
 #include "event/event.h"
+#include "report/report_frames.h"
 #include "stack/stack_capture.h"
 #include "base/thread.h"
 #include "base/tool.h"
+#include "track/regions.h"
 #include "track/tracker.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
@@ -451,6 +453,120 @@ GL_EXPORT int gpuleak_runtime_pool(int op, const void *pool, const void *addr, s
     }
 }
 
+/* ---- profiled regions (track/regions.h) ---- */
+
+_Static_assert(GPULEAK_PROFILE_SITES == GL_REGIONS_TOP, "gpuleak.h's sites are the regions'");
+
+GL_EXPORT int gpuleak_runtime_profile_begin(const char *name)
+{
+    /* Before CUDA starts too: the region sees its first allocations. */
+    if (!usable())
+        return -1;
+    int id = gl_regions_open(name, gl_thread_id());
+    if (id < 0) {
+        const char *other;
+        unsigned n = gl_regions_open_count(&other);
+        gl_runtime_message("gpuleak: gpuleak_profile_begin: %u regions are open already (end "
+                           "each with gpuleak_profile_end; one of them is \"%s\")",
+                           n, other ? other : "");
+    }
+    return id;
+}
+
+static int device_of_slot(unsigned slot)
+{
+    if (slot < GL_STATS_DEVICES)
+        return (int)slot;
+    return slot == GL_STATS_SLOT_HOST ? -1 : -2;
+}
+
+static void profile_device(const struct gl_regions_device *d, struct gpuleak_profile_device *o)
+{
+    memset(o, 0, sizeof *o);
+    o->device = device_of_slot(d->slot);
+    o->flags = d->sites_exact ? 0 : GPULEAK_PROFILE_SITES_INEXACT;
+    o->live_at_open = d->live_open;
+    o->live_at_close = d->live_close;
+    o->peak = d->peak;
+    o->peak_seq = d->peak_seq;
+    o->peak_ns = d->peak_ns;
+    o->allocated = d->alloc_bytes;
+    o->freed = d->freed_bytes;
+    o->allocs = d->allocs;
+    o->frees = d->frees;
+    o->nsites = d->nsites;
+    for (unsigned i = 0; i < d->nsites; i++) {
+        o->sites[i].bytes = d->sites[i].bytes;
+        o->sites[i].blocks = d->sites[i].blocks;
+        o->sites[i].stack = d->sites[i].stack;
+    }
+}
+
+GL_EXPORT int gpuleak_runtime_profile_end(int region, struct gpuleak_profile *out,
+                                          struct gpuleak_profile_device *devices, int max_devices)
+{
+    memset(out, 0, sizeof *out);
+    if (!usable())
+        return -1;
+    /* 11 KiB: tool memory, not the caller's stack. */
+    struct gl_regions_result *r = gl_tool_alloc(sizeof *r);
+    if (!r) {
+        gl_runtime_message("gpuleak: gpuleak_profile_end: out of memory");
+        return -1;
+    }
+    if (gl_regions_close(region, r, GL_REGIONS_TOP) < 0) {
+        gl_runtime_message("gpuleak: gpuleak_profile_end: %d names no open region (ended "
+                           "already, or not from gpuleak_profile_begin)",
+                           region);
+        gl_tool_free(r, sizeof *r);
+        return -1;
+    }
+    out->duration_ns = r->duration_ns;
+    out->other_thread_events = r->other_thread_events;
+    out->tid = r->tid;
+    out->ndevices = (int)r->ndevices;
+    int n = 0;
+    for (unsigned d = 0; d < r->ndevices && devices && n < max_devices; d++)
+        profile_device(&r->dev[d], &devices[n++]);
+    gl_tool_free(r, sizeof *r);
+    return n;
+}
+
+/* "FILE:LINE:FUNCTION" lines, as gpuleak_framework_site takes them. */
+static size_t frame_lines(const struct gl_frame *frames, unsigned n, char *buf, size_t buflen)
+{
+    size_t len = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct gl_frame *f = &frames[i];
+        bool lines = f->file && f->line > 0;
+        const char *file = lines ? f->file : f->object ? f->object : "???";
+        char *at = buf && len < buflen ? buf + len : NULL;
+        int w = snprintf(at, at ? buflen - len : 0, "%s:%d:%s\n", file, lines ? f->line : 0,
+                         f->function ? f->function : "???");
+        if (w > 0)
+            len += (size_t)w;
+    }
+    return len;
+}
+
+GL_EXPORT long gpuleak_runtime_profile_frames(unsigned stack, char *buf, size_t buflen)
+{
+    if (buf && buflen)
+        buf[0] = '\0';
+    if (!stack || !usable() || !lock_usable())
+        return -1;
+    unsigned n;
+    struct gl_frame *frames = gl_report_frames_get(gl_leak_run_stack_frames, stack,
+                                                   (unsigned)gl_runtime.opt.num_callers, NULL, &n);
+    long len = -1;
+    if (frames) {
+        len = (long)frame_lines(frames, n, buflen ? buf : NULL, buflen);
+        free(frames);
+    }
+    gl_leak_run_unlock();
+    return len;
+}
+
 static const struct gpuleak_api api_table = {
     .magic = GPULEAK_API_MAGIC,
     .version = GPULEAK_API_VERSION,
@@ -464,6 +580,9 @@ static const struct gpuleak_api api_table = {
     .framework_usage = gpuleak_runtime_framework_usage,
     .framework_site = gpuleak_runtime_framework_site,
     .growth_checkpoints = gpuleak_runtime_growth_checkpoints,
+    .profile_begin = gpuleak_runtime_profile_begin,
+    .profile_end = gpuleak_runtime_profile_end,
+    .profile_frames = gpuleak_runtime_profile_frames,
 };
 
 void gl_client_api_publish(void)

@@ -22,6 +22,7 @@
 #include "track/live_ranges.h"
 #include "track/oom_snapshot.h"
 #include "track/quarantine.h"
+#include "track/regions.h"
 #include "track/stats.h"
 #include "track/trace_file.h"
 #include "track/tracker.h"
@@ -66,6 +67,8 @@ const struct gl_component *const gl_components[] = {
     &gl_trace_file_component,
     &gl_history_component,
     &gl_log_writer_component,
+    /* On demand, after the others: only while a profiled region is open. */
+    &gl_regions_component,
     /* Records and the leak run's services. */
     &gl_errors_component,
     &pools,

@@ -79,6 +79,11 @@ static unsigned stack_frames(uint32_t stack, struct gl_frame *out, unsigned max,
     return gl_frame_filter_stack(symbolizer(), stack, gl_runtime.opt.show_below_main, out, max);
 }
 
+unsigned gl_leak_run_stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg)
+{
+    return stack_frames(stack, out, max, arg);
+}
+
 static bool code_frame(uint64_t ip, struct gl_frame *out, void *arg)
 {
     (void)arg;

@@ -85,6 +85,11 @@ void gl_leak_run_set_saved(const struct gl_leak_run_saved *s);
  * is particular to its report. */
 void gl_leak_run_input(const struct gl_leak_run *run, struct gl_report_input *in);
 
+/* A stack's frames as the checks' reports show them (common/frame.h's
+ * gl_stack_frames_fn), through the runs' symbolizer: under the lock, from a
+ * program's thread (profiled regions name their sites with it). */
+unsigned gl_leak_run_stack_frames(uint32_t stack, struct gl_frame *out, unsigned max, void *arg);
+
 /* Close the services (after the exit report).  The suppression set stays:
  * errors may still come from threads running on. */
 void gl_leak_run_close(void);

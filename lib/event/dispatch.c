@@ -35,7 +35,7 @@ void gl_dispatch_set_registry(const struct gl_component *const *list)
 static const struct gl_component *const *registry(void) { return d.list ? d.list : the_registry; }
 
 static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV_NTYPES],
-                   size_t *nrouters)
+                   size_t ndemand[GL_EV_NTYPES], size_t *nrouters)
 {
     struct gl_dispatch_tables *t = &gl_dispatch_tables;
     const struct gl_consumer *k = c->consumer;
@@ -52,20 +52,32 @@ static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV
     }
     if (k->claim && k->take)
         d.routers[(*nrouters)++] = k;
-    for (unsigned type = 0; type < GL_EV_NTYPES; type++)
-        if (k->on[type])
+    bool on_demand = (k->flags & GL_CONSUMER_ON_DEMAND) != 0;
+    for (unsigned type = 0; type < GL_EV_NTYPES; type++) {
+        if (!k->on[type])
+            continue;
+        if (!on_demand) {
             t->observe[type][nobs[type]++] = k->on[type];
+            continue;
+        }
+        GL_ASSERT(ndemand[type] < GL_DISPATCH_ON_DEMAND_MAX,
+                  "at most GL_DISPATCH_ON_DEMAND_MAX observers on demand");
+        if (ndemand[type] < GL_DISPATCH_ON_DEMAND_MAX)
+            t->on_demand[type][ndemand[type]++] = k->on[type];
+    }
     t->timed |= (k->flags & GL_CONSUMER_TIMED) != 0;
 }
 
 void gl_dispatch_start(const struct gl_component *const *list)
 {
     int armed = atomic_load(&gl_dispatch_tables.armed);
+    int demand = atomic_load(&gl_dispatch_tables.demand);
     memset(&gl_dispatch_tables, 0, sizeof gl_dispatch_tables);
     atomic_store(&gl_dispatch_tables.armed, armed);
+    atomic_store(&gl_dispatch_tables.demand, demand);
     memset(&d, 0, sizeof d);
     d.list = list;
-    size_t nattached = 0, nrouters = 0, nobs[GL_EV_NTYPES] = {0};
+    size_t nattached = 0, nrouters = 0, nobs[GL_EV_NTYPES] = {0}, ndemand[GL_EV_NTYPES] = {0};
     for (const struct gl_component *const *c = registry(); *c; c++) {
         const struct gl_consumer *k = (*c)->consumer;
         if (!k || (k->wanted && !k->wanted()))
@@ -73,7 +85,7 @@ void gl_dispatch_start(const struct gl_component *const *list)
         GL_ASSERT(nattached < GL_DISPATCH_MAX, "at most GL_DISPATCH_MAX consumers");
         if (nattached >= GL_DISPATCH_MAX)
             break;
-        attach(*c, nattached++, nobs, &nrouters);
+        attach(*c, nattached++, nobs, ndemand, &nrouters);
     }
 }
 
@@ -91,6 +103,7 @@ void gl_dispatch_reset(void)
         if ((*c)->reset)
             (*c)->reset();
     atomic_store(&gl_dispatch_tables.armed, 0);
+    atomic_store(&gl_dispatch_tables.demand, 0);
 }
 
 void gl_dispatch_after_fork(void)
@@ -103,6 +116,17 @@ void gl_dispatch_after_fork(void)
 void gl_dispatch_arm(int delta)
 {
     atomic_fetch_add_explicit(&gl_dispatch_tables.armed, delta, memory_order_relaxed);
+}
+
+void gl_dispatch_demand(int delta)
+{
+    atomic_fetch_add_explicit(&gl_dispatch_tables.demand, delta, memory_order_relaxed);
+}
+
+void gl_dispatch_observe_on_demand(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    for (gl_event_fn const *f = gl_dispatch_tables.on_demand[ev->type]; *f; f++)
+        (*f)(ev, blk);
 }
 
 uint64_t gl_dispatch_clock_ns(void) { return gl_clock_ns(); }

@@ -14,6 +14,10 @@ is False, checks find nothing, no_leaks() never fails.
     counts = gpuleak.count_leaks(since="warm")
     assert counts.definite.blocks == 0, gpuleak.leak_report(since="warm")
 
+    with gpuleak.profile("step") as p:  # what the block did to GPU memory
+        train_one_step(model)         # (gpuleak/profile.py; without gpuleak,
+    print(p.result)                   # PyTorch's own counters)
+
 Pure Python (ctypes), no compiled extension.  See doc/manual.md, section 5,
 "Checks from the program: checkpoints, test suites, pools".
 """
@@ -28,7 +32,8 @@ import threading
 __all__ = [
     "KINDS", "MODES", "Amount", "LeakCounts", "GpuLeakError", "running", "checkpoint",
     "leak_check", "leak_report", "count_leaks", "ignore", "disable", "enable", "disabled",
-    "empty_caches", "no_leaks",
+    "empty_caches", "no_leaks", "profile", "profile_summary", "ProfileResult", "DeviceProfile",
+    "MemoryView", "Site", "ProfileSummary", "RegionStats",
 ]
 
 #: Leak kinds, in the order of gpuleak.h's enum gpuleak_kind.
@@ -61,14 +66,48 @@ _FW_SITE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p, ctyp
                             ctypes.c_ulonglong)
 _GROWTH = ctypes.CFUNCTYPE(ctypes.c_int)
 
+#: gpuleak.h's GPULEAK_PROFILE_SITES: sites at the peak, per device.
+_PROFILE_SITES = 10
+
+
+class _ProfileSite(ctypes.Structure):
+    """struct gpuleak_profile_site."""
+    _fields_ = [("bytes", ctypes.c_ulonglong), ("blocks", ctypes.c_ulonglong),
+                ("stack", ctypes.c_uint), ("reserved_", ctypes.c_uint)]
+
+
+class _ProfileDevice(ctypes.Structure):
+    """struct gpuleak_profile_device."""
+    _fields_ = [("device", ctypes.c_int), ("flags", ctypes.c_uint),
+                ("live_at_open", ctypes.c_ulonglong), ("live_at_close", ctypes.c_ulonglong),
+                ("peak", ctypes.c_ulonglong), ("peak_seq", ctypes.c_ulonglong),
+                ("peak_ns", ctypes.c_ulonglong), ("allocated", ctypes.c_ulonglong),
+                ("freed", ctypes.c_ulonglong), ("allocs", ctypes.c_ulonglong),
+                ("frees", ctypes.c_ulonglong), ("nsites", ctypes.c_uint),
+                ("reserved_", ctypes.c_uint), ("sites", _ProfileSite * _PROFILE_SITES)]
+
+
+class _Profile(ctypes.Structure):
+    """struct gpuleak_profile."""
+    _fields_ = [("duration_ns", ctypes.c_ulonglong), ("other_thread_events", ctypes.c_ulonglong),
+                ("tid", ctypes.c_uint), ("ndevices", ctypes.c_int)]
+
+
+_PROFILE_BEGIN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
+_PROFILE_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Profile),
+                                ctypes.POINTER(_ProfileDevice), ctypes.c_int)
+_PROFILE_FRAMES = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_uint, ctypes.c_char_p, ctypes.c_size_t)
+
 
 class _Table(ctypes.Structure):
-    """struct gpuleak_api, version 2 (the last three members are version 2's)."""
+    """struct gpuleak_api, version 3 (framework_usage to growth_checkpoints are
+    version 2's, the profile_* members version 3's)."""
     _fields_ = [("magic", ctypes.c_uint), ("version", ctypes.c_uint), ("running", _RUNNING),
                 ("checkpoint", _CHECKPOINT), ("leak_check", _LEAK_CHECK), ("count_leaks", _COUNT),
                 ("ignore", _IGNORE), ("tracking", _TRACKING), ("pool", _POOL),
                 ("framework_usage", _FW_USAGE), ("framework_site", _FW_SITE),
-                ("growth_checkpoints", _GROWTH)]
+                ("growth_checkpoints", _GROWTH), ("profile_begin", _PROFILE_BEGIN),
+                ("profile_end", _PROFILE_END), ("profile_frames", _PROFILE_FRAMES)]
 
 
 class _Api:
@@ -79,6 +118,8 @@ class _Api:
         self.ignore = self.tracking = self.pool = None
         # Version 2 (a runtime without them: None, and frameworks go unreported).
         self.framework_usage = self.framework_site = self.growth_checkpoints = None
+        # Version 3 (without them, gpuleak.profile falls back to PyTorch's counters).
+        self.profile_begin = self.profile_end = self.profile_frames = None
         try:
             process = ctypes.CDLL(None)
         except OSError:
@@ -102,6 +143,12 @@ class _Api:
                 self.growth_checkpoints = _GROWTH(("gpuleak_runtime_growth_checkpoints", process))
             except AttributeError:
                 self.framework_usage = self.framework_site = self.growth_checkpoints = None
+            try:
+                self.profile_begin = _PROFILE_BEGIN(("gpuleak_runtime_profile_begin", process))
+                self.profile_end = _PROFILE_END(("gpuleak_runtime_profile_end", process))
+                self.profile_frames = _PROFILE_FRAMES(("gpuleak_runtime_profile_frames", process))
+            except AttributeError:
+                self.profile_begin = self.profile_end = self.profile_frames = None
             return
         # Injected by hand without LD_PRELOAD: the table the runtime publishes
         # in its environment (read through libc: os.environ is a copy made at
@@ -125,6 +172,9 @@ class _Api:
             setattr(self, name, getattr(table, name))
         if table.version >= 2:
             for name in ("framework_usage", "framework_site", "growth_checkpoints"):
+                setattr(self, name, getattr(table, name))
+        if table.version >= 3:
+            for name in ("profile_begin", "profile_end", "profile_frames"):
                 setattr(self, name, getattr(table, name))
 
     def found(self):
@@ -615,3 +665,9 @@ class no_leaks:
             lines.append(f"gpuleak: {view} grew by {delta:,} bytes: tensors or arrays made here "
                          f"are still alive")
         raise GpuLeakError("\n".join(lines), counts)
+
+
+# Imported last: it builds on the entry points and framework helpers above.
+from .profile import (  # noqa: E402
+    DeviceProfile, MemoryView, ProfileResult, ProfileSummary, RegionStats, Site, profile,
+    profile_summary)

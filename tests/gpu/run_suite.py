@@ -1067,6 +1067,63 @@ def t_documents_stats_checks_growth(s):
     return f"{len(checks)} checks, {len(growth)} growth sites, {len(sites)} top sites"
 
 
+# ---- profiled regions (issue 24, gpuleak.profile) ----
+
+PROFILE_LINE = re.compile(r"^profile_api: (\w+) device (-?\d+) open (\d+) peak (\d+) close (\d+) "
+                          r"allocated (\d+) freed (\d+) allocs (\d+) frees (\d+)")
+
+
+def t_profile_api(s):
+    """gpuleak_profile_begin/_end from CUDA C++: peaks computed by hand (10,
+    30, free the 10, 50 MiB: 80 MiB above the start), a nested region, a
+    block older than the region freed in it, pinned host memory, another
+    thread's allocations; sites at the peak named by their lines.  The
+    program checks each figure to the byte and prints them."""
+    run = s.run("profile_api", [s.fixture("profile_api")])
+    check(run.rc == 0 and "profile_api: done, 0 failures" in run.out,
+          f"exit status {run.rc}: {run.out[-600:]} {run.err[-1500:]}")
+    got = {(m.group(1), int(m.group(2))): [int(x) for x in m.groups()[2:]]
+           for m in map(PROFILE_LINE.match, run.out.splitlines()) if m}
+    check(("outer", 0) in got and ("inner", 0) in got and ("outer", -1) in got,
+          f"regions printed: {sorted(got)}")
+    open_, peak = got[("outer", 0)][:2]
+    check(peak - open_ == 80 << 20, f"outer: peak {peak:,} - open {open_:,}")
+    r = run.only_report()
+    check(not r.records, f"records at exit: {[(x['bytes'], x['kind']) for x in r.records]}")
+    check(r.errors == (0, 0), f"errors {r.errors}")
+    return f"outer peak +{(peak - open_) >> 20} MiB"
+
+
+def torch_profile(s, name, mode, env=None):
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    run = s.run(name, ["python3", os.path.join(HERE, "torch_profile.py"), mode], env=env)
+    check(run.rc == 0 and "torch_profile: done, 0 failures" in run.out,
+          f"exit status {run.rc}: " + "; ".join(
+              l for l in run.out.splitlines() if "FAILED" in l)[:1200] + run.err[-800:])
+    m = re.search(r"^torch_profile: torch (\{.*\})$", run.out, re.M)
+    check(m, "no torch line")
+    facts = json.loads(m.group(1))
+    check(not api_errors(run.only_report()), "API errors")
+    return f"torch {facts['version']}, max_memory_allocated rose {facts['max_memory_allocated_rise']:,}"
+
+
+def t_profile_torch_uncached(s):
+    """gpuleak.profile with PYTORCH_NO_CUDA_MEMORY_CACHING=1: every tensor a
+    cudaMalloc; the peak agrees to the byte with the hand-computed one, and
+    with torch.cuda.max_memory_allocated() where PyTorch counts uncached
+    tensors (torch_profile.py)."""
+    return torch_profile(s, "profile_torch_uncached", "uncached",
+                         env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"})
+
+
+def t_profile_torch_cached(s):
+    """gpuleak.profile with the caching allocator on: both views; the
+    tensors' peak equals torch.cuda.max_memory_allocated(), the driver's rise
+    max_memory_reserved()'s (torch_profile.py)."""
+    return torch_profile(s, "profile_torch_cached", "cached")
+
+
 def t_check_suite(s):
     run = s.run("check_suite", [s.fixture("check_suite")], options=["--child-silent-after-fork=yes"])
     check(run.rc == 1, f"exit status {run.rc}, expected 1 (one failed test)")
@@ -2769,7 +2826,9 @@ TESTS = [
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_cupy, t_frameworks_jax,
-    t_client_api, t_documents_stats_checks_growth, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached, t_pytest_cupy,
+    t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
+    t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
+    t_pytest_cupy,
     t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_graph_capture,
     t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_address_reuse,
     t_graph_mem_trim, t_dlopen, t_proc_fork, t_proc_exec,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A stand-in for gpuleak's runtime, for testing the Python package and the
  * pytest plugin on a machine without a GPU: the same exported entry points
- * (lib/client_api.h), over "blocks" that Python makes and frees through
- * gpuleak_fake_alloc / gpuleak_fake_free (ctypes).  Not thread-safe; the tests
- * are single-threaded. */
+ * (lib/client_api.h), over "blocks" on device 0 that Python makes and frees
+ * through gpuleak_fake_alloc(_at) / gpuleak_fake_free (ctypes), and profiled
+ * regions over them computed the simple way (every site's bytes summed again
+ * at each new peak).  Not thread-safe; the tests are single-threaded. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 
 static struct {
     unsigned long long size, seq;
+    unsigned stack;
     int live;
 } blocks[MAX_BLOCKS];
 static int nblocks;
@@ -26,20 +28,157 @@ static struct {
 static int ncheckpoints;
 static int depth;
 
-EXPORT int gpuleak_fake_alloc(unsigned long long size)
+/* ---- profiled regions, the simple way ---- */
+#define MAX_REGIONS 8
+#define MAX_STACKS 16
+static struct {
+    int open;
+    unsigned long long live_open, allocated, freed, allocs, frees, peak_seq, open_ns, peak_ns;
+    long long net, peak_net;
+    unsigned long long site_bytes[MAX_STACKS], site_blocks[MAX_STACKS]; /* at the peak */
+} regions[MAX_REGIONS];
+static unsigned long long fake_ns; /* a clock the test moves */
+
+static unsigned long long live_bytes(void)
+{
+    unsigned long long sum = 0;
+    for (int i = 0; i < nblocks; i++)
+        sum += blocks[i].live ? blocks[i].size : 0;
+    return sum;
+}
+
+static void take_sites(int r)
+{
+    memset(regions[r].site_bytes, 0, sizeof regions[r].site_bytes);
+    memset(regions[r].site_blocks, 0, sizeof regions[r].site_blocks);
+    for (int i = 0; i < nblocks; i++)
+        if (blocks[i].live) {
+            regions[r].site_bytes[blocks[i].stack % MAX_STACKS] += blocks[i].size;
+            regions[r].site_blocks[blocks[i].stack % MAX_STACKS]++;
+        }
+}
+
+static void to_regions(unsigned long long size, unsigned long long seq, int alloc)
+{
+    for (int r = 0; r < MAX_REGIONS; r++) {
+        if (!regions[r].open)
+            continue;
+        if (alloc) {
+            regions[r].allocs++;
+            regions[r].allocated += size;
+            regions[r].net += (long long)size;
+            if (regions[r].net > regions[r].peak_net) {
+                regions[r].peak_net = regions[r].net;
+                regions[r].peak_seq = seq;
+                regions[r].peak_ns = fake_ns - regions[r].open_ns;
+                take_sites(r);
+            }
+        } else {
+            regions[r].frees++;
+            regions[r].freed += size;
+            regions[r].net -= (long long)size;
+        }
+    }
+}
+
+EXPORT void gpuleak_fake_advance_ns(unsigned long long ns) { fake_ns += ns; }
+
+EXPORT int gpuleak_fake_alloc_at(unsigned long long size, unsigned stack)
 {
     if (nblocks == MAX_BLOCKS)
         return -1;
     blocks[nblocks].size = size;
     blocks[nblocks].seq = next_seq++;
+    blocks[nblocks].stack = stack;
     blocks[nblocks].live = 1;
-    return nblocks++;
+    nblocks++;
+    to_regions(size, blocks[nblocks - 1].seq, 1);
+    return nblocks - 1;
 }
+
+EXPORT int gpuleak_fake_alloc(unsigned long long size) { return gpuleak_fake_alloc_at(size, 0); }
 
 EXPORT void gpuleak_fake_free(int id)
 {
-    if (id >= 0 && id < nblocks)
+    if (id >= 0 && id < nblocks && blocks[id].live) {
         blocks[id].live = 0;
+        to_regions(blocks[id].size, 0, 0);
+    }
+}
+
+EXPORT int gpuleak_runtime_profile_begin(const char *name)
+{
+    (void)name;
+    for (int r = 0; r < MAX_REGIONS; r++)
+        if (!regions[r].open) {
+            memset(&regions[r], 0, sizeof regions[r]);
+            regions[r].open = 1;
+            regions[r].live_open = live_bytes();
+            regions[r].open_ns = fake_ns;
+            take_sites(r);
+            return r + 100;
+        }
+    return -1;
+}
+
+EXPORT int gpuleak_runtime_profile_end(int id, struct gpuleak_profile *out,
+                                       struct gpuleak_profile_device *devices, int max_devices)
+{
+    memset(out, 0, sizeof *out);
+    int r = id - 100;
+    if (r < 0 || r >= MAX_REGIONS || !regions[r].open)
+        return -1;
+    regions[r].open = 0;
+    out->duration_ns = fake_ns - regions[r].open_ns;
+    out->tid = 7;
+    unsigned long long live = live_bytes();
+    if (!regions[r].allocs && !regions[r].frees && !live && !regions[r].live_open)
+        return 0;
+    out->ndevices = 1;
+    if (max_devices < 1)
+        return 0;
+    struct gpuleak_profile_device *d = devices;
+    memset(d, 0, sizeof *d);
+    d->live_at_open = regions[r].live_open;
+    d->live_at_close = live;
+    d->peak = regions[r].live_open + (unsigned long long)regions[r].peak_net;
+    d->peak_seq = regions[r].peak_seq;
+    d->peak_ns = regions[r].peak_ns;
+    d->allocated = regions[r].allocated;
+    d->freed = regions[r].freed;
+    d->allocs = regions[r].allocs;
+    d->frees = regions[r].frees;
+    /* Sites by bytes, biggest first (a selection sort: a handful of stacks). */
+    int used[MAX_STACKS] = {0};
+    while (d->nsites < GPULEAK_PROFILE_SITES) {
+        int best = -1;
+        for (int st = 0; st < MAX_STACKS; st++)
+            if (!used[st] && regions[r].site_bytes[st] &&
+                (best < 0 || regions[r].site_bytes[st] > regions[r].site_bytes[best]))
+                best = st;
+        if (best < 0)
+            break;
+        used[best] = 1;
+        d->sites[d->nsites].bytes = regions[r].site_bytes[best];
+        d->sites[d->nsites].blocks = regions[r].site_blocks[best];
+        d->sites[d->nsites].stack = (unsigned)best;
+        d->nsites++;
+    }
+    return 1;
+}
+
+EXPORT long gpuleak_runtime_profile_frames(unsigned stack, char *buf, size_t buflen)
+{
+    char text[256];
+    if (!stack)
+        return -1;
+    int n = snprintf(text, sizeof text,
+                     "/usr/lib/python3/site-packages/torch/nn/module.py:%u:Module._call\n"
+                     "/home/u/train.py:%u:step\n/home/u/train.py:90:<module>\n",
+                     stack, 10 + stack);
+    if (buf && buflen)
+        snprintf(buf, buflen, "%s", text);
+    return n;
 }
 
 /* How many distinct checkpoints the runtime was given. */

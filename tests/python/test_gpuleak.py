@@ -296,6 +296,351 @@ def test_inherited_table_not_followed_after_exec():
     assert r.stdout == "running False\n", r.stdout + r.stderr
 
 
+# ---- gpuleak.profile ----
+
+# A stand-in for torch.cuda: memory_stats() per device from a list of
+# readings the test moves through (one per call of memory_stats(0)).
+FAKE_TORCH = """
+    import sys, types
+
+    class Cuda:
+        def __init__(self):
+            self.readings = [{}]
+            self.at = 0
+            self.history = None
+        def is_available(self): return True
+        def is_initialized(self): return True
+        def device_count(self): return 1
+        def memory_stats(self, d):
+            r = self.readings[min(self.at, len(self.readings) - 1)]
+            self.at += 1
+            return dict(r)
+
+    def stats(cur, peak, alloc_bytes, freed_bytes, allocs, frees, reserved=0, rpeak=0):
+        return {"allocated_bytes.all.current": cur, "allocated_bytes.all.peak": peak,
+                "allocated_bytes.all.allocated": alloc_bytes,
+                "allocated_bytes.all.freed": freed_bytes,
+                "allocation.all.allocated": allocs, "allocation.all.freed": frees,
+                "reserved_bytes.all.current": reserved, "reserved_bytes.all.peak": rpeak,
+                "reserved_bytes.all.allocated": rpeak, "reserved_bytes.all.freed": rpeak - reserved,
+                "segment.all.allocated": 1 if rpeak else 0, "segment.all.freed": 0}
+
+    cuda = Cuda()
+    def snapshot():
+        return {"segments": [], "device_traces": [cuda.history or []]}
+    cuda.memory = types.SimpleNamespace(get_allocator_backend=lambda: "native", _snapshot=snapshot)
+    torch = types.SimpleNamespace(cuda=cuda, _C=types.SimpleNamespace(
+        _cuda_isHistoryEnabled=lambda: cuda.history is not None))
+    sys.modules["torch"] = torch
+"""
+
+
+def test_profile_without_gpuleak_or_torch():
+    run_code("""
+        import warnings, gpuleak
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with gpuleak.profile("empty") as p:
+                pass
+            with gpuleak.profile("empty"):
+                pass
+        r = p.result
+        assert isinstance(r, gpuleak.ProfileResult)
+        assert r.name == "empty" and r.source == "" and r.devices == ()
+        assert "not running under gpuleak, and PyTorch's CUDA is not in use" in r.note, r.note
+        assert r.device(0) is None and r.other_thread_events is None
+        assert len(w) == 1 and issubclass(w[0].category, RuntimeWarning), [str(x.message) for x in w]
+        assert "nothing is measured" in str(w[0].message)
+        assert "(nothing measured)" in str(r) and "note:" in str(r)
+        assert gpuleak.profile.summary() == gpuleak.profile_summary() == ()
+        assert str(gpuleak.profile_summary()) == "gpuleak.profile: no region ended yet"
+        try:
+            gpuleak.profile(5)
+        except TypeError as e:
+            assert "a name is a string" in str(e)
+        else:
+            raise AssertionError("a number taken for a name")
+    """)
+
+
+def test_profile_pytorch_counters_without_gpuleak():
+    """Not under gpuleak: PyTorch's own counters, its tensors and its reserved
+    memory, with the peak exact only when PyTorch's peak rose inside."""
+    run_code(prelude=FAKE_TORCH, code="""
+        import warnings, gpuleak
+        MIB = 1 << 20
+        # Open: 4 MiB live, peak 4 MiB (reset before).  Close: the region went
+        # up to 24 MiB and ended at 8 MiB; 24 MiB allocated, 20 freed.
+        cuda.readings = [stats(4 * MIB, 4 * MIB, 100 * MIB, 96 * MIB, 10, 9, 20 * MIB, 20 * MIB),
+                         stats(8 * MIB, 24 * MIB, 124 * MIB, 116 * MIB, 13, 11, 40 * MIB, 40 * MIB)]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with gpuleak.profile("step") as p:
+                pass
+        assert len(w) == 1 and "PyTorch's own counters" in str(w[0].message), w
+        r = p.result
+        assert r.source == "PyTorch" and "not running under gpuleak" in r.note, r
+        d = r.device(0)
+        t = d.tensors
+        assert t.source == "PyTorch (allocated)"
+        assert (t.at_open, t.at_close, t.peak, t.peak_exact) == (4 * MIB, 8 * MIB, 24 * MIB, True)
+        assert (t.allocated, t.freed, t.allocs, t.frees) == (24 * MIB, 20 * MIB, 3, 2)
+        assert t.net == 4 * MIB and t.peak_increase == 20 * MIB and t.peak_bound == 24 * MIB
+        assert t.top_sites == () and t.peak_time_s is None
+        # The shortcuts read the tensors' view without gpuleak.
+        assert d.view is t and d.peak == 24 * MIB and d.net == 4 * MIB and d.allocs == 3
+        v = d.driver
+        assert v.source == "PyTorch (reserved)"
+        assert (v.at_open, v.at_close, v.peak, v.peak_exact) == (20 * MIB, 40 * MIB, 40 * MIB, True)
+        text = str(r)
+        assert "tensors (PyTorch)" in text and "driver (PyTorch reserved)" in text, text
+        assert "25,165,824" in text, text
+
+        # No new high: a bound, between the bytes live at the ends and the old peak.
+        cuda.at = 0
+        cuda.readings = [stats(4 * MIB, 30 * MIB, 0, 0, 0, 0), stats(6 * MIB, 30 * MIB, 2 * MIB, 0, 1, 0)]
+        with gpuleak.profile("step") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact, t.peak_bound) == (6 * MIB, False, 30 * MIB), t
+        assert "the peak lies between 6,291,456 and 31,457,280 bytes" in str(p.result)
+        # PyTorch's peak reset inside (lower than at the start): what it saw since counts.
+        cuda.at = 0
+        cuda.readings = [stats(4 * MIB, 30 * MIB, 0, 0, 0, 0), stats(5 * MIB, 9 * MIB, 0, 0, 0, 0)]
+        with gpuleak.profile("reset inside") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact, t.peak_bound) == (9 * MIB, False, 30 * MIB), t
+
+        s = gpuleak.profile.summary()
+        st = s.get("step")
+        assert st.calls == 2 and st.peak_max == 24 * MIB and st.peak_mean == 15 * MIB, st
+        assert st.net_max == 4 * MIB and st.net_mean == 3 * MIB, st
+        assert s.get("reset inside").calls == 1 and s.get("nope") is None
+        assert "step" in str(s) and "calls" in str(s)
+        assert gpuleak.profile_summary(reset=True) and gpuleak.profile_summary() == ()
+    """)
+
+
+def test_profile_pytorch_history_makes_the_peak_exact():
+    """With PyTorch's allocation history on, a peak PyTorch's counter cannot
+    give is replayed from the region's trace entries, which must account for
+    every byte the counters say was allocated and freed."""
+    run_code(prelude=FAKE_TORCH, code="""
+        import warnings, gpuleak
+        warnings.simplefilter("ignore")
+        K = 1024
+        old = [{"action": "alloc", "size": 512 * K}, {"action": "segment_alloc", "size": 2048 * K}]
+        mine = [{"action": "alloc", "size": 8 * K}, {"action": "free_completed", "size": 0},
+                {"action": "alloc", "size": 4 * K}, {"action": "free_requested", "size": 8 * K},
+                {"action": "alloc", "size": 2 * K}]
+        cuda.history = old + mine
+        cuda.readings = [stats(100 * K, 900 * K, 0, 0, 0, 0),
+                         stats(106 * K, 900 * K, 14 * K, 8 * K, 3, 1)]
+        with gpuleak.profile("h") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact) == (112 * K, True), t
+        # Sizes that do not add up (a request smaller than its block): a bound.
+        cuda.at = 0
+        cuda.history = old + mine[:-1] + [{"action": "alloc", "size": 1 * K}]
+        with gpuleak.profile("h") as p:
+            pass
+        assert p.result.device(0).tensors.peak_exact is False
+        # A trace shorter than the region: a bound.
+        cuda.at = 0
+        cuda.history = mine[2:]
+        with gpuleak.profile("h") as p:
+            pass
+        assert p.result.device(0).tensors.peak_exact is False
+    """)
+
+
+def test_profile_pytorch_uncached_counts_nothing():
+    run_code(prelude=FAKE_TORCH, code="""
+        import os, warnings, gpuleak
+        warnings.simplefilter("ignore")
+        os.environ["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+        cuda.readings = [stats(0, 0, 0, 0, 0, 0)]
+        with gpuleak.profile("raw") as p:
+            pass
+        assert p.result.devices == () and p.result.source == "", p.result
+        assert "caching allocator is off" in p.result.note and "run under gpuleak" in p.result.note
+    """)
+
+
+FAKE_PROFILE = FAKE_PRELUDE + """
+    at, advance = lib.gpuleak_fake_alloc_at, lib.gpuleak_fake_advance_ns
+    at.restype = ctypes.c_int
+    MIB = 1 << 20
+"""
+
+
+def test_profile_regions_over_the_runtime():
+    """Nested regions, their figures and sites, from the runtime's view."""
+    run_code(prelude=FAKE_PROFILE, code="""
+        import warnings
+        warnings.simplefilter("error")  # under gpuleak: no warning
+        keep = at(1000, 1)
+        with gpuleak.profile("outer") as outer:
+            a = at(10 * MIB, 2)
+            advance(2_000_000)
+            with gpuleak.profile() as inner:
+                b = at(30 * MIB, 3)
+                free(a)
+                c = at(50 * MIB, 4)
+            free(b)
+            free(c)
+        r = inner.result
+        assert r.source == "gpuleak" and r.note == "", r
+        assert r.name.startswith("<string>:") and r.parent == "outer" and r.depth == 1, r
+        assert r.thread_id == 7 and r.other_thread_events == 0 and r.thread_name == "MainThread"
+        d = r.device(0)
+        assert d.driver.source == "gpuleak" and d.tensors is None and d.view is d.driver
+        assert (d.driver.at_open, d.peak, d.driver.at_close) == (1000 + 10 * MIB,
+                                                              1000 + 80 * MIB, 1000 + 80 * MIB)
+        assert d.peak_increase == 70 * MIB and d.net == 70 * MIB
+        assert (d.allocated, d.freed, d.allocs, d.frees) == (80 * MIB, 10 * MIB, 2, 1)
+        assert d.driver.peak_exact and d.driver.peak_seq > 0 and d.peak_time_s == 0.0
+        sites = d.top_sites
+        assert [(s.bytes, s.blocks) for s in sites] == [(50 * MIB, 1), (30 * MIB, 1), (1000, 1)]
+        assert sites[0].frames[0].endswith("torch/nn/module.py:4:Module._call"), sites[0].frames
+        assert sites[0].where == "step (train.py:14)", sites[0].where  # the program's own frame
+        assert str(sites[0]) == "52,428,800 bytes in 1 blocks at step (train.py:14)"
+        assert d.driver.sites_exact
+
+        o = outer.result
+        assert o.parent is None and o.depth == 0 and o.device(0).peak == 1000 + 80 * MIB
+        assert o.duration_s == 0.002 and o.device(0).peak_time_s == 0.002, o
+        assert o.device(0).net == 0 and o.device(0).freed == 90 * MIB
+        text = str(o)
+        for want in ('gpuleak.profile "outer": 2.000 ms on thread MainThread (gpuleak)',
+                     "driver (gpuleak)", "83,887,080", "+83,886,080", "2.000 ms",
+                     "94,371,840 in 3", "sites at the peak (driver):",
+                     "52,428,800 bytes in 1 blocks at step (train.py:14)"):
+            assert want in text, (want, text)
+        # The same object again, once it ended: a new region.
+        with outer:
+            free(keep)
+        assert outer.result.device(0).freed == 1000
+        s = gpuleak.profile.summary().get("outer")
+        assert s.calls == 2 and s.peak_max == 1000 + 80 * MIB and s.net_max == 0, s
+    """, preload=FAKE)
+
+
+def test_profile_decorator_and_errors():
+    run_code(prelude=FAKE_PROFILE, code="""
+        @gpuleak.profile
+        def bare(n):
+            return at(n, 5)
+
+        @gpuleak.profile("named", sites=False)
+        def named(n):
+            \"\"\"named's doc\"\"\"
+            free(at(n, 6))
+            return n
+
+        class Net:
+            @gpuleak.profile
+            def forward(self, n):
+                return at(n, 7)
+
+        assert bare.last_profile is None
+        bare(MIB)
+        assert bare.last_profile.name == "test_profile_decorator_and_errors.<locals>.bare" or \\
+            bare.last_profile.name.endswith("bare"), bare.last_profile.name
+        bare(3 * MIB)
+        assert named(2 * MIB) == 2 * MIB and named.__doc__ == "named's doc"
+        assert named.last_profile.name == "named"
+        d = named.last_profile.device(0)
+        assert d.peak_increase == 2 * MIB and d.top_sites[0].frames == ()
+        assert not d.driver.sites_exact  # not asked for
+        Net().forward(MIB)
+        s = gpuleak.profile.summary()
+        b = s.get(bare.last_profile.name)
+        assert b.calls == 2 and b.peak_increase_max == 3 * MIB and b.peak_increase_mean == 2 * MIB
+        assert s.get("Net.forward").calls == 1
+        # The body's exception goes on; the region still ends and counts.
+        p = gpuleak.profile("fails")
+        try:
+            with p:
+                at(MIB, 8)
+                raise KeyError("the body's own")
+        except KeyError:
+            pass
+        else:
+            raise AssertionError("exception swallowed")
+        assert p.result.device(0).allocs == 1 and s.get("fails") is None
+        assert gpuleak.profile.summary().get("fails").calls == 1
+        # Entered twice while open: refused.
+        with p:
+            try:
+                p.__enter__()
+            except RuntimeError as e:
+                assert "open already" in str(e)
+            else:
+                raise AssertionError("entered twice")
+    """, preload=FAKE)
+
+
+def test_profile_with_gpuleak_and_pytorch_cache():
+    """Under gpuleak with PyTorch's cache on: both views, the shortcuts the
+    driver's."""
+    run_code(prelude=FAKE_PROFILE + FAKE_TORCH, code="""
+        cuda.readings = [stats(0, 0, 0, 0, 0, 0), stats(1 * MIB, 3 * MIB, 3 * MIB, 2 * MIB, 2, 1)]
+        with gpuleak.profile("both") as p:
+            free(at(20 * MIB, 3))
+        d = p.result.device(0)
+        assert d.driver.source == "gpuleak" and d.tensors.source == "PyTorch (allocated)"
+        assert d.peak == 20 * MIB and d.tensors.peak == 3 * MIB and d.tensors.peak_exact
+        assert "tensors (PyTorch)" in str(p.result) and "driver (gpuleak)" in str(p.result)
+    """, preload=FAKE)
+
+
+def test_profile_real_runtime_threads_and_limit():
+    """The real runtime, CUDA never started: regions per thread, each with
+    its thread's id; 64 open at most, the 65th says so."""
+    r = run_code("""
+        import threading, gpuleak
+        results = {}
+        def work(name):
+            with gpuleak.profile(name) as outer:
+                with gpuleak.profile(name + ".inner") as inner:
+                    pass
+            results[name] = (outer.result, inner.result, threading.get_native_id())
+        threads = [threading.Thread(target=work, args=(f"t{i}",), name=f"worker{i}")
+                   for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for name, (outer, inner, tid) in results.items():
+            assert outer.source == "gpuleak" and outer.devices == () and outer.note == "", outer
+            assert outer.thread_id == tid == inner.thread_id, (outer.thread_id, tid)
+            assert inner.parent == name and inner.depth == 1 and outer.depth == 0
+            assert outer.thread_name == "worker" + name[1:]
+        # Begun here, ended on another thread: this thread's nesting forgets it.
+        handed = gpuleak.profile("handed over").__enter__()
+        t = threading.Thread(target=handed.__exit__, args=(None, None, None))
+        t.start()
+        t.join()
+        r = handed.result  # the opener's thread, wherever it ended
+        assert r.source == "gpuleak" and r.thread_name == "MainThread", r
+        assert r.thread_id == threading.get_native_id(), r
+        with gpuleak.profile("after") as after:
+            pass
+        assert after.result.depth == 0 and after.result.parent is None, after.result
+        regions = [gpuleak.profile("many") for _ in range(65)]
+        for p in regions:
+            p.__enter__()
+        for p in reversed(regions):
+            p.__exit__(None, None, None)
+        assert "gpuleak could not begin the region" in regions[-1].result.note
+        assert all(p.result.note == "" for p in regions[:-1])
+    """, preload=REAL)
+    assert "gpuleak: gpuleak_profile_begin: 64 regions are open already" in r.stderr, r.stderr
+
+
 SAMPLE_TESTS = """
 import ctypes
 import pytest

@@ -48,8 +48,8 @@ static void setup(void)
     gl_options_defaults(&gl_runtime.opt);
     gl_runtime.opt.default_suppressions = false;
     const char *t = getenv("TMPDIR");
-    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "%s/gpuleak-client-api.%%p.log",
-             t && *t ? t : "/tmp");
+    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file,
+             "%s/gpuleak-client-api.%%p.log", t && *t ? t : "/tmp");
     snprintf(log_path, sizeof log_path, "%s/gpuleak-client-api.%d.log", t && *t ? t : "/tmp",
              (int)getpid());
     unlink(log_path);
@@ -842,6 +842,74 @@ START_TEST(test_pool_needs_tracking)
 }
 END_TEST
 
+/* Two functions of this program, for a stack that symbolizes. */
+__attribute__((noinline)) static int profiled_inner(int x) { return x * 3 + 1; }
+__attribute__((noinline)) static int profiled_outer(int x) { return profiled_inner(x) + 2; }
+
+/* A region through the header: its figures, its sites and their frames as
+ * "FILE:LINE:FUNCTION" lines; an id ended twice is refused, with a line. */
+START_TEST(test_profile_region)
+{
+    ck_assert_int_eq(profiled_outer(1), 6);
+    const struct gpuleak_api *t = gpuleak_api_parse(getenv(GPULEAK_API_ENV));
+    ck_assert_uint_eq(t->version, 3);
+    ck_assert_ptr_eq(t->profile_end, gpuleak_runtime_profile_end);
+    uintptr_t ips[] = {(uintptr_t)profiled_inner + 4, (uintptr_t)profiled_outer + 4};
+    uint32_t site = gl_stack_depot_intern(ips, 2);
+    alloc(DEV(1), 1000, stack_a);
+    int id = gpuleak_profile_begin("step");
+    ck_assert_int_ge(id, 0);
+    alloc(DEV(2), 3 << 20, site);
+    alloc(DEV(3), 1 << 20, stack_b);
+    release(DEV(2));
+    release(DEV(1));
+    struct gpuleak_profile p;
+    struct gpuleak_profile_device d[4];
+    ck_assert_int_eq(gpuleak_profile_end(id, &p, d, 4), 1);
+    ck_assert_int_eq(p.ndevices, 1);
+    ck_assert_uint_eq(p.tid, gl_thread_id());
+    ck_assert_uint_eq(p.other_thread_events, 2); /* the frees here name no thread */
+    ck_assert_int_eq(d[0].device, 0);
+    ck_assert_uint_eq(d[0].flags, 0);
+    ck_assert_uint_eq(d[0].live_at_open, 1000);
+    ck_assert_uint_eq(d[0].live_at_close, 1 << 20);
+    ck_assert_uint_eq(d[0].peak, 1000 + (4 << 20));
+    ck_assert_uint_ne(d[0].peak_seq, 0);
+    ck_assert_uint_eq(d[0].allocated, 4 << 20);
+    ck_assert_uint_eq(d[0].freed, (3 << 20) + 1000);
+    ck_assert_uint_eq(d[0].allocs, 2);
+    ck_assert_uint_eq(d[0].frees, 2);
+    ck_assert_uint_eq(d[0].nsites, 3);
+    ck_assert_uint_eq(d[0].sites[0].stack, site);
+    ck_assert_uint_eq(d[0].sites[0].bytes, 3 << 20);
+    ck_assert_uint_eq(d[0].sites[0].blocks, 1);
+    ck_assert_uint_eq(d[0].sites[2].stack, stack_a);
+
+    char text[4096];
+    long len = gpuleak_profile_frames(site, text, sizeof text);
+    ck_assert_int_eq(len, (long)strlen(text));
+    ck_assert_msg(strstr(text, ":profiled_inner\n") && strstr(text, ":profiled_outer\n") &&
+                      strstr(text, ":profiled_inner\n") < strstr(text, ":profiled_outer\n"),
+                  "frames: %s", text);
+    ck_assert_msg(strstr(text, "check_client_api.c:"), "frames: %s", text);
+    char small[8];
+    ck_assert_int_eq(gpuleak_profile_frames(site, small, sizeof small), len);
+    ck_assert_uint_eq(strlen(small), sizeof small - 1);
+    ck_assert_int_eq(gpuleak_profile_frames(0, text, sizeof text), -1);
+    ck_assert_str_eq(text, "");
+
+    ck_assert_int_eq(gpuleak_profile_end(id, &p, d, 4), -1);
+    ck_assert_int_eq(p.ndevices, 0);
+    char *log = unprefixed(read_log());
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_profile_end: "), "log: %s", log);
+    free(log);
+    /* No room for devices: the count all the same. */
+    id = gpuleak_profile_begin(NULL);
+    ck_assert_int_eq(gpuleak_profile_end(id, &p, NULL, 0), 0);
+    ck_assert_int_eq(p.ndevices, 1);
+}
+END_TEST
+
 static Suite *client_api_suite(void)
 {
     Suite *s = suite_create("client_api");
@@ -873,6 +941,7 @@ static Suite *client_api_suite(void)
     tcase_add_test(tc, test_pool_block_freed);
     tcase_add_test(tc, test_pool_alloc_while_disabled);
     tcase_add_test(tc, test_pool_needs_tracking);
+    tcase_add_test(tc, test_profile_region);
     suite_add_tcase(s, tc);
     return s;
 }

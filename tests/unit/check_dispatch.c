@@ -93,24 +93,35 @@ static void fork_a(void) { note("f"), forks++; }
 static void reset_b(void) { note("R"), resets++; }
 static bool never(void) { return false; }
 
+static void observe_demanded(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)ev;
+    note(blk ? "D" : "d");
+}
+
 static const struct gl_consumer router = {.claim = claim, .take = take};
 static const struct gl_consumer state = {
     .resolve = {[GL_EV_ALLOC] = resolve_alloc}, .begin = begin, .end = end};
-static const struct gl_consumer first = {
-    .on = {[GL_EV_ALLOC] = observe_first, [GL_EV_FREE] = observe_first,
-           [GL_EV_GRAPH_LAUNCH] = observe_first},
-    .flags = GL_CONSUMER_TIMED};
+static const struct gl_consumer first = {.on = {[GL_EV_ALLOC] = observe_first,
+                                                [GL_EV_FREE] = observe_first,
+                                                [GL_EV_GRAPH_LAUNCH] = observe_first},
+                                         .flags = GL_CONSUMER_TIMED};
 static const struct gl_consumer second = {.on = {[GL_EV_FREE] = observe_second}};
 static const struct gl_consumer unwanted = {.on = {[GL_EV_ALLOC] = observe_second},
                                             .wanted = never};
+static const struct gl_consumer demanded = {
+    .on = {[GL_EV_ALLOC] = observe_demanded, [GL_EV_FREE] = observe_demanded},
+    .flags = GL_CONSUMER_ON_DEMAND};
 
 static const struct gl_component c_router = {"router", reset_a, fork_a, &router};
 static const struct gl_component c_state = {"state", NULL, NULL, &state};
 static const struct gl_component c_first = {"first", reset_b, NULL, &first};
 static const struct gl_component c_second = {"second", NULL, fork_a, &second};
 static const struct gl_component c_unwanted = {"unwanted", NULL, NULL, &unwanted};
-static const struct gl_component *const fakes[] = {&c_router, &c_state, &c_first, &c_second,
-                                                   &c_unwanted, NULL};
+/* Before the others in the registry, yet called after them. */
+static const struct gl_component c_demanded = {"demanded", NULL, NULL, &demanded};
+static const struct gl_component *const fakes[] = {&c_router, &c_demanded, &c_state, &c_first,
+                                                   &c_second, &c_unwanted, NULL};
 
 static void setup(void)
 {
@@ -241,6 +252,41 @@ START_TEST(test_registry_order)
 }
 END_TEST
 
+/* An observer on demand is called only while asked for, after the others;
+ * derived frees reach it too; a reset takes every demand back. */
+START_TEST(test_on_demand)
+{
+    ck_assert(gl_dispatch_attached("demanded"));
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000, .size = 64};
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1");
+    gl_dispatch_demand(1);
+    gl_dispatch_demand(1);
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1D");
+    trace[0] = '\0';
+    struct gl_event f = {.type = GL_EV_FREE, .key = 0x1000};
+    ck_assert(gl_dispatch(&f));
+    ck_assert_str_eq(trace, "BE12D12D"); /* the derived free, then the free */
+    /* Asked for still: a restart of the tables keeps the count. */
+    gl_dispatch_start(NULL);
+    gl_dispatch_demand(-1);
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1D");
+    gl_dispatch_demand(-1);
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1");
+    gl_dispatch_demand(1);
+    gl_dispatch_reset();
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1");
+}
+END_TEST
+
 START_TEST(test_gate)
 {
     _Atomic int word = 0;
@@ -262,6 +308,7 @@ static Suite *dispatch_suite(void)
     tcase_add_test(tc, test_releases_two_phase);
     tcase_add_test(tc, test_routing);
     tcase_add_test(tc, test_registry_order);
+    tcase_add_test(tc, test_on_demand);
     tcase_add_test(tc, test_gate);
     suite_add_tcase(s, tc);
     return s;

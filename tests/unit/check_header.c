@@ -38,6 +38,15 @@ START_TEST(test_noop_without_gpuleak)
     ck_assert_int_eq(gpuleak_pool_alloc(&x, &x, 4), -1);
     ck_assert_int_eq(gpuleak_pool_free(&x, &x), -1);
     ck_assert_int_eq(gpuleak_pool_destroy(&x), -1);
+    struct gpuleak_profile p;
+    memset(&p, 0xff, sizeof p);
+    ck_assert_int_eq(gpuleak_profile_begin("r"), -1);
+    ck_assert_int_eq(gpuleak_profile_end(0, &p, NULL, 0), -1);
+    ck_assert_uint_eq(p.duration_ns, 0);
+    ck_assert_int_eq(p.ndevices, 0);
+    strcpy(buf, "stale");
+    ck_assert_int_eq(gpuleak_profile_frames(1, buf, sizeof buf), -1);
+    ck_assert_str_eq(buf, "");
 }
 END_TEST
 
@@ -82,6 +91,22 @@ static int fake_pool(int op, const void *pool, const void *addr, size_t size, co
     return op * 100 + (int)size;
 }
 
+static int fake_profile_begin(const char *name) { return name ? 41 : 40; }
+static int fake_profile_end(int region, struct gpuleak_profile *out,
+                            struct gpuleak_profile_device *devices, int max_devices)
+{
+    out->ndevices = 2;
+    if (max_devices > 0)
+        devices[0].peak = (unsigned long long)region;
+    return max_devices > 0 ? 1 : 0;
+}
+static long fake_profile_frames(unsigned stack, char *buf, size_t buflen)
+{
+    if (buflen > 8)
+        strcpy(buf, "f.c:1:g\n");
+    return (long)stack;
+}
+
 static struct gpuleak_api fake;
 
 static void publish(unsigned image, unsigned magic)
@@ -95,6 +120,9 @@ static void publish(unsigned image, unsigned magic)
     fake.ignore = fake_ignore;
     fake.tracking = fake_tracking;
     fake.pool = fake_pool;
+    fake.profile_begin = fake_profile_begin;
+    fake.profile_end = fake_profile_end;
+    fake.profile_frames = fake_profile_frames;
     char value[64];
     snprintf(value, sizeof value, "%08x:0x%lx", image, (unsigned long)&fake);
     setenv(GPULEAK_API_ENV, value, 1);
@@ -122,6 +150,20 @@ START_TEST(test_calls_reach_the_table)
     int x;
     ck_assert_int_eq(gpuleak_pool_alloc(&x, &x, 5), GPULEAK_POOL_ALLOC * 100 + 5);
     ck_assert_int_eq(gpuleak_pool_destroy(&x), GPULEAK_POOL_DESTROY * 100);
+    ck_assert_int_eq(gpuleak_profile_begin("r"), 41);
+    struct gpuleak_profile p;
+    struct gpuleak_profile_device d[1];
+    ck_assert_int_eq(gpuleak_profile_end(9, &p, d, 1), 1);
+    ck_assert_int_eq(p.ndevices, 2);
+    ck_assert_uint_eq(d[0].peak, 9);
+    ck_assert_int_eq(gpuleak_profile_frames(77, buf, sizeof buf), 77);
+    ck_assert_str_eq(buf, "f.c:1:g\n");
+    /* A runtime of version 2 has no profiling: the calls say "not running". */
+    fake.version = 2;
+    ck_assert_int_eq(gpuleak_profile_begin("r"), -1);
+    ck_assert_int_eq(gpuleak_profile_end(9, &p, d, 1), -1);
+    ck_assert_int_eq(gpuleak_profile_frames(77, buf, sizeof buf), -1);
+    fake.version = GPULEAK_API_VERSION;
 }
 END_TEST
 
