@@ -2791,6 +2791,52 @@ def t_memory_viz_cupy(s):
     return f"{allocs} allocs, maximum {top:,}"
 
 
+def t_memory_viz_torch_tensors(s):
+    """PyTorch with its cache on, recording its own history: gpuleak's file
+    merged with PyTorch's snapshot (python -m gpuleak.memory_viz merge) shows
+    PyTorch's tensors and the driver allocations its allocator did not make
+    (cuBLAS's own), and torch's _memory_viz draws it."""
+    if not have_torch():
+        raise Skip("python3 cannot import torch")
+    driver = os.path.join(s.logdir, "memory_viz_tensors.driver.pickle")
+    tensors = os.path.join(s.logdir, "memory_viz_tensors.torch.pickle")
+    merged = os.path.join(s.logdir, "memory_viz_tensors.pickle")
+    run = s.run("memory_viz_torch_tensors",
+                ["python3", os.path.join(HERE, "torch_memory_viz.py"), tensors],
+                options=[f"--memory-viz={driver}"], timeout=300)
+    check(run.rc == 0 and "torch_memory_viz: done" in run.out,
+          f"exit status {run.rc}: {run.err[-500:]}")
+    pydir = os.path.join(os.path.dirname(os.path.dirname(s.gpuleak)), "share", "gpuleak", "python")
+    p = subprocess.run(["python3", "-m", "gpuleak.memory_viz", "merge", driver, tensors,
+                        "-o", merged], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PYTHONPATH=pydir))
+    check(p.returncode == 0, f"merge: {p.returncode} {p.stderr[-500:]}")
+    d, t, m = load_memviz(driver), load_memviz(tensors), load_memviz(merged)
+    _, t_top = memviz_timeline(t, 0)
+    m_allocs, m_top = memviz_timeline(m, 0)
+    t_allocs = sum(1 for e in t["device_traces"][0] if e["action"] == "alloc")
+    others = [seg for seg in d["segments"] if not any(
+        "CUDACachingAllocator" in f["name"] for f in seg["frames"])]
+    check(others and all(seg in m["segments"] for seg in others),
+          f"{len(others)} driver allocations of others: not all in the merged segments")
+    check(m_allocs - t_allocs == sum(1 for e in m["device_traces"][0]
+                                     if e["action"] == "segment_alloc" and
+                                     not any("CUDACachingAllocator" in f["name"]
+                                             for f in e["frames"])),
+          f"{m_allocs} allocs merged, {t_allocs} PyTorch's")
+    # The others' bytes add to PyTorch's timeline, at most all of them at once.
+    others_made = sum(e["size"] for e in m["device_traces"][0] if e["action"] == "alloc" and
+                      not any("CUDACachingAllocator" in f["name"] for f in e["frames"]))
+    check(t_top < m_top <= t_top + others_made,
+          f"merged maximum {m_top:,}, PyTorch's {t_top:,}, others' allocations {others_made:,}")
+    html = os.path.join(s.logdir, "memory_viz_tensors.html")
+    p = subprocess.run(["python3", "-m", "torch.cuda._memory_viz", "trace_plot", merged, "-o",
+                        html], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"_memory_viz trace_plot: {p.returncode} {p.stderr[-500:]}")
+    return (f"{t_allocs} tensor allocs + {m_allocs - t_allocs} of others; maximum {m_top:,} "
+            f"(PyTorch's alone {t_top:,})")
+
+
 def t_memory_viz_read(s):
     """--read of a saved log writes the same file as the run did (times aside)."""
     d = tempfile.mkdtemp(prefix="gpuleak-memviz-", dir=s.logdir)
@@ -2841,6 +2887,7 @@ TESTS = [
     t_save_torchrun_merge,
     t_deep_stacks_and_leak_resolution,
     t_memory_viz_torch, t_memory_viz_c, t_memory_viz_cupy, t_memory_viz_read,
+    t_memory_viz_torch_tensors,
 ]
 
 

@@ -817,3 +817,97 @@ def test_installed_plugin_and_explicit_p_option(venv, sample):
     assert r.returncode == 1, r.stdout + r.stderr
     assert "already registered" not in r.stdout + r.stderr
     assert outcome(r, "test_leaky") == "FAILED"
+
+
+# ---- gpuleak.memory_viz: gpuleak's --memory-viz file with PyTorch's snapshot ----
+
+def _frames(*names):
+    return [{"filename": "x.so", "line": 0, "name": n} for n in names]
+
+
+def _driver_snapshot():
+    ours = _frames("cudaMalloc", "c10::cuda::CUDACachingAllocator::Native::"
+                   "DeviceCachingAllocator::malloc(unsigned long, CUstream_st*)")
+    cublas = _frames("cuMemAlloc_v2", "cublasCreate_v2")
+
+    def group(action_list, addr, size, t, frames):
+        return [{"action": a, "addr": addr, "size": size, "stream": 0, "time_us": t,
+                 "frames": frames} for a in action_list]
+    trace = (group(["segment_alloc", "alloc"], 0x1000000, 2 << 20, 100, ours) +
+             group(["segment_alloc", "alloc"], 0x9000000, 64 << 20, 150, cublas) +
+             group(["segment_alloc", "alloc"], 0xa000000, 4096, 250, cublas) +
+             group(["free_requested", "free_completed", "segment_free"], 0xa000000, 4096, 300,
+                   cublas))
+    seg = lambda addr, size, frames: {
+        "device": 0, "address": addr, "total_size": size, "allocated_size": size,
+        "active_size": size, "requested_size": size, "stream": 0, "segment_type": "large",
+        "is_expandable": False, "frames": frames,
+        "blocks": [{"size": size, "requested_size": size, "state": "active_allocated",
+                    "frames": frames}]}
+    return {"segments": [seg(0x1000000, 2 << 20, ours), seg(0x9000000, 64 << 20, cublas)],
+            "device_traces": [trace],
+            "gpuleak": {"version": 1, "peak_bytes": [(2 << 20) + (64 << 20) + 4096],
+                        "dropped_events": 0, "max_entries": 1000}}
+
+
+def _torch_snapshot():
+    t = _frames("train_step")
+    trace = [{"action": "segment_alloc", "addr": 0x1000000, "size": 2 << 20, "stream": 0,
+              "time_us": 101, "frames": t},
+             {"action": "alloc", "addr": 0x1000000, "size": 512, "stream": 0, "time_us": 102,
+              "frames": t},
+             {"action": "alloc", "addr": 0x1000200, "size": 1024, "stream": 0, "time_us": 200,
+              "frames": t},
+             {"action": "free_requested", "addr": 0x1000000, "size": 512, "stream": 0,
+              "time_us": 260, "frames": t},
+             {"action": "free_completed", "addr": 0x1000000, "size": 512, "stream": 0,
+              "time_us": 261, "frames": t}]
+    seg = {"device": 0, "address": 0x1000000, "total_size": 2 << 20, "allocated_size": 1024,
+           "active_size": 1024, "requested_size": 1024, "stream": 0, "segment_type": "large",
+           "is_expandable": False, "frames": t,
+           "blocks": [{"size": 512, "requested_size": 0, "state": "inactive", "frames": []},
+                      {"size": 1024, "requested_size": 1024, "state": "active_allocated",
+                       "frames": t},
+                      {"size": (2 << 20) - 1536, "requested_size": 0, "state": "inactive",
+                       "frames": []}]}
+    return {"segments": [seg], "device_traces": [trace], "allocator_settings": {}}
+
+
+def test_memory_viz_merge(tmp_path):
+    """PyTorch's tensors and history replace the caching allocator's driver
+    allocations; every other driver allocation stays, in time order."""
+    import pickle
+    sys.path.insert(0, os.path.join(SRC, "python"))
+    try:
+        from gpuleak import memory_viz
+    finally:
+        sys.path.pop(0)
+    d, t = _driver_snapshot(), _torch_snapshot()
+    m = memory_viz.merge(d, t)
+    acts = [(e["action"], e["time_us"]) for e in m["device_traces"][0]]
+    assert acts == [("segment_alloc", 101), ("alloc", 102), ("segment_alloc", 150),
+                    ("alloc", 150), ("alloc", 200), ("segment_alloc", 250), ("alloc", 250),
+                    ("free_requested", 260), ("free_completed", 261),
+                    ("free_requested", 300), ("free_completed", 300), ("segment_free", 300)]
+    assert [s["address"] for s in m["segments"]] == [0x1000000, 0x9000000]
+    assert m["segments"][0]["blocks"][1]["frames"] == _frames("train_step")
+    assert m["allocator_settings"] == {}
+    assert m["gpuleak"]["merged"] == "torch" and "peak_bytes" not in m["gpuleak"]
+    assert m["gpuleak"]["driver_peak_bytes"] == d["gpuleak"]["peak_bytes"]
+    assert d == _driver_snapshot() and t == _torch_snapshot()  # inputs untouched
+    # The command: files in, one file out, that pickle reads back.
+    for name, obj in (("d.pickle", d), ("t.pickle", t)):
+        (tmp_path / name).write_bytes(pickle.dumps(obj, protocol=2))
+    out = tmp_path / "m.pickle"
+    r = run(["-m", "gpuleak.memory_viz", "merge", str(tmp_path / "d.pickle"),
+             str(tmp_path / "t.pickle"), "-o", str(out)])
+    assert r.returncode == 0, r.stderr
+    assert pickle.loads(out.read_bytes()) == m
+    # Wrong inputs: one line naming the file.
+    r = run(["-m", "gpuleak.memory_viz", "merge", str(tmp_path / "t.pickle"),
+             str(tmp_path / "d.pickle"), "-o", str(out)])
+    assert r.returncode == 1 and "not written by gpuleak --memory-viz" in r.stderr
+    (tmp_path / "bad").write_bytes(b"not a pickle")
+    r = run(["-m", "gpuleak.memory_viz", "merge", str(tmp_path / "bad"),
+             str(tmp_path / "t.pickle"), "-o", str(out)])
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and str(tmp_path / "bad") in r.stderr
