@@ -2837,6 +2837,30 @@ def t_memory_viz_torch_tensors(s):
             f"(PyTorch's alone {t_top:,})")
 
 
+def t_memory_viz_jax(s):
+    """JAX with its allocator off (--framework-caching=off: XLA's platform
+    allocator): every array a block; the file loads and its timeline's
+    maximum is gpuleak's peak."""
+    try:
+        ok = subprocess.run(["python3", "-c", "import jax"], capture_output=True,
+                            timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        ok = False
+    if not ok:
+        raise Skip("python3 cannot import jax")
+    out = os.path.join(s.logdir, "memory_viz_jax.pickle")
+    run = s.run("memory_viz_jax", ["python3", os.path.join(HERE, "frameworks", "jax_pool.py")],
+                options=["--framework-caching=off", f"--memory-viz={out}"], timeout=300)
+    check(run.rc == 0 and "jax_pool: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    d = load_memviz(out)
+    allocs, top = memviz_timeline(d, 0)
+    check(allocs == device_allocs(r) and allocs > 0,
+          f"{allocs} allocs, gpuleak saw {device_allocs(r)} on device 0")
+    check(top == device_peak(r), f"timeline maximum {top:,}, gpuleak's {device_peak(r)}")
+    return f"{allocs} allocs, maximum {top:,}"
+
+
 def t_memory_viz_read(s):
     """--read of a saved log writes the same file as the run did (times aside)."""
     d = tempfile.mkdtemp(prefix="gpuleak-memviz-", dir=s.logdir)
@@ -2887,7 +2911,7 @@ TESTS = [
     t_save_torchrun_merge,
     t_deep_stacks_and_leak_resolution,
     t_memory_viz_torch, t_memory_viz_c, t_memory_viz_cupy, t_memory_viz_read,
-    t_memory_viz_torch_tensors,
+    t_memory_viz_torch_tensors, t_memory_viz_jax,
 ]
 
 
