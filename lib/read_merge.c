@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gl_uthash.h"
 #include "common/leak_kind.h"
 #include "common/util.h"
 #include "report/report_frames.h"
@@ -31,9 +32,18 @@ struct process {
     uint64_t errors;
 };
 
+/* A merged record found by its key: records move when their array grows,
+ * so the index names them by position. */
+struct key_index {
+    const char *key; /* the record's */
+    size_t at;
+    UT_hash_handle hh;
+};
+
 struct gl_read_merge {
     struct record *r;
     size_t nr;
+    struct key_index *index; /* by key: one lookup a record, not a pass over all */
     struct process *p;
     size_t np;
 };
@@ -57,6 +67,12 @@ void gl_read_merge_free(struct gl_read_merge *m)
 {
     if (!m)
         return;
+    struct key_index *e, *tmp;
+    HASH_ITER(hh, m->index, e, tmp)
+    {
+        HASH_DEL(m->index, e);
+        free(e);
+    }
     for (size_t i = 0; i < m->nr; i++) {
         free(m->r[i].key);
         free_frames(m->r[i].frames, m->r[i].nframes);
@@ -121,17 +137,22 @@ static bool merge_record(struct gl_read_merge *m, const struct process *p,
         return false;
     }
     struct record *rec = NULL;
-    for (size_t j = 0; j < m->nr && !rec; j++)
-        if (strcmp(m->r[j].key, key) == 0)
-            rec = &m->r[j];
-    if (rec) {
+    struct key_index *found;
+    HASH_FIND(hh, m->index, key, strlen(key), found);
+    if (found) {
+        rec = &m->r[found->at];
         free(key);
     } else {
-        if (!gl_util_grow((void **)&m->r, m->nr, sizeof *m->r)) {
+        struct key_index *e = malloc(sizeof *e);
+        if (!e || !gl_util_grow((void **)&m->r, m->nr, sizeof *m->r)) {
+            free(e);
             free(key);
             free(frames);
             return false;
         }
+        e->key = key;
+        e->at = m->nr;
+        HASH_ADD_KEYPTR(hh, m->index, e->key, strlen(e->key), e);
         rec = &m->r[m->nr++];
         *rec = (struct record){.kind = r->kind, .key = key, .nframes = n};
         rec->frames = calloc(n ? n : 1, sizeof *rec->frames);
