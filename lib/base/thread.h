@@ -78,6 +78,7 @@ struct gl_thread {
      * history.c): [hist_next, hist_end), reserved when the counter read
      * hist_tsc; and the events it recorded. */
     uint64_t hist_next, hist_end, hist_tsc;
+    uint32_t hist_chunk; /* the size of the last chunk taken */
     _Atomic int64_t hist_events;
     struct gl_thread *next; /* registry */
     _Atomic int live;

@@ -39,10 +39,41 @@ static void le(struct gl_pickle *p, uint64_t v, unsigned n)
     gl_out_text(p->o, b, n);
 }
 
+#define BATCH 1000
+
+static void open_container(struct gl_pickle *p, char kind)
+{
+    if (p->depth < GL_PICKLE_DEPTH) {
+        p->kind[p->depth] = kind;
+        p->values[p->depth] = 0;
+    }
+    p->depth++;
+}
+
+/* A value about to be written into the innermost container: a full batch
+ * is closed first and the next begun (APPENDS and SETITEMS add to the
+ * container below the mark, which stays on the stack).  Before the value,
+ * not after, so that a memo put after a value still finds it on the stack;
+ * a dict's batch ends on a whole item. */
+static void before_value(struct gl_pickle *p)
+{
+    if (!p->depth || p->depth > GL_PICKLE_DEPTH)
+        return;
+    unsigned d = p->depth - 1;
+    uint32_t per = p->kind[d] == 'l' ? BATCH : p->kind[d] == 'd' ? 2 * BATCH : 0;
+    if (per && p->values[d] == per) {
+        op(p, p->kind[d] == 'l' ? OP_APPENDS : OP_SETITEMS);
+        op(p, OP_MARK);
+        p->values[d] = 0;
+    }
+    p->values[d]++;
+}
+
 void gl_pickle_begin(struct gl_pickle *p, struct gl_out *o)
 {
     p->o = o;
     p->memo = 0;
+    p->depth = 0;
     op(p, OP_PROTO);
     op(p, 2);
 }
@@ -51,23 +82,44 @@ void gl_pickle_end(struct gl_pickle *p) { op(p, OP_STOP); }
 
 void gl_pickle_dict_begin(struct gl_pickle *p)
 {
+    before_value(p);
     op(p, OP_EMPTY_DICT);
     op(p, OP_MARK);
+    open_container(p, 'd');
 }
 
-void gl_pickle_dict_end(struct gl_pickle *p) { op(p, OP_SETITEMS); }
+void gl_pickle_dict_end(struct gl_pickle *p)
+{
+    op(p, OP_SETITEMS);
+    p->depth--;
+}
 
 void gl_pickle_list_begin(struct gl_pickle *p)
 {
+    before_value(p);
     op(p, OP_EMPTY_LIST);
     op(p, OP_MARK);
+    open_container(p, 'l');
 }
 
-void gl_pickle_list_end(struct gl_pickle *p) { op(p, OP_APPENDS); }
+void gl_pickle_list_end(struct gl_pickle *p)
+{
+    op(p, OP_APPENDS);
+    p->depth--;
+}
 
-void gl_pickle_tuple_begin(struct gl_pickle *p) { op(p, OP_MARK); }
+void gl_pickle_tuple_begin(struct gl_pickle *p)
+{
+    before_value(p);
+    op(p, OP_MARK);
+    open_container(p, 't');
+}
 
-void gl_pickle_tuple_end(struct gl_pickle *p) { op(p, OP_TUPLE); }
+void gl_pickle_tuple_end(struct gl_pickle *p)
+{
+    op(p, OP_TUPLE);
+    p->depth--;
+}
 
 /* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if none:
  * overlong forms, surrogates and code points past U+10FFFF are invalid, as
@@ -104,6 +156,7 @@ void gl_pickle_strn(struct gl_pickle *p, const char *s, size_t len)
         out += k ? k : sizeof replacement - 1;
         i += k ? k : 1;
     }
+    before_value(p);
     op(p, OP_BINUNICODE);
     le(p, (uint32_t)out, 4);
     if (out == len) {
@@ -124,7 +177,15 @@ void gl_pickle_str(struct gl_pickle *p, const char *s) { gl_pickle_strn(p, s, st
 
 /* The shortest form: BININT1/2 for small naturals, BININT for 32 bits,
  * else LONG1 with the two's complement bytes a reader sign-extends. */
+static void int_op(struct gl_pickle *p, int64_t v);
+
 void gl_pickle_int(struct gl_pickle *p, int64_t v)
+{
+    before_value(p);
+    int_op(p, v);
+}
+
+static void int_op(struct gl_pickle *p, int64_t v)
 {
     if (v >= 0 && v < 256) {
         op(p, OP_BININT1);
@@ -152,8 +213,9 @@ void gl_pickle_int(struct gl_pickle *p, int64_t v)
 
 void gl_pickle_uint(struct gl_pickle *p, uint64_t v)
 {
+    before_value(p);
     if (v <= INT64_MAX) {
-        gl_pickle_int(p, (int64_t)v);
+        int_op(p, (int64_t)v);
         return;
     }
     op(p, OP_LONG1); /* a ninth byte keeps it positive */
@@ -162,9 +224,17 @@ void gl_pickle_uint(struct gl_pickle *p, uint64_t v)
     le(p, 0, 1);
 }
 
-void gl_pickle_bool(struct gl_pickle *p, bool v) { op(p, v ? OP_NEWTRUE : OP_NEWFALSE); }
+void gl_pickle_bool(struct gl_pickle *p, bool v)
+{
+    before_value(p);
+    op(p, v ? OP_NEWTRUE : OP_NEWFALSE);
+}
 
-void gl_pickle_none(struct gl_pickle *p) { op(p, OP_NONE); }
+void gl_pickle_none(struct gl_pickle *p)
+{
+    before_value(p);
+    op(p, OP_NONE);
+}
 
 uint32_t gl_pickle_put(struct gl_pickle *p)
 {
@@ -175,6 +245,7 @@ uint32_t gl_pickle_put(struct gl_pickle *p)
 
 void gl_pickle_get(struct gl_pickle *p, uint32_t id)
 {
+    before_value(p);
     op(p, OP_LONG_BINGET);
     le(p, id, 4);
 }

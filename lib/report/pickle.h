@@ -18,9 +18,19 @@
 
 #include "common/out.h"
 
+#define GL_PICKLE_DEPTH 32 /* containers open at once */
+
 struct gl_pickle {
     struct gl_out *o;
     uint32_t memo; /* the next memo number */
+    /* Per open container: its kind and the values written since its last
+     * MARK.  Long lists and dicts are cut into batches of 1,000 items, as
+     * Python's pickler cuts them: PyTorch's JavaScript unpickler pushes a
+     * batch's items as call arguments, which overflow its stack past about
+     * 100,000. */
+    unsigned depth;
+    char kind[GL_PICKLE_DEPTH];
+    uint32_t values[GL_PICKLE_DEPTH];
 };
 
 void gl_pickle_begin(struct gl_pickle *p, struct gl_out *o); /* PROTO 2 */

@@ -33,6 +33,7 @@ struct writer {
     const struct gl_memviz_input *v;
     struct memo *memos;
     uint64_t *event_addr; /* per event: where it is drawn */
+    bool *unended;        /* per event: an allocation neither freed nor live at the end */
     struct placed *placed;
     uint64_t next_place;
 };
@@ -145,6 +146,58 @@ static void place_events(struct writer *w)
     }
 }
 
+/* Allocation numbers: the window's frees, and the blocks drawn at the end. */
+struct seen {
+    uint64_t seq;
+    UT_hash_handle hh;
+};
+
+static bool drawn(const struct gl_block_info *b);
+
+/* An allocation the window shows that is neither freed in it nor among the
+ * blocks live at the end (its free was still in flight when the history was
+ * read, or it is a block the segments cannot draw) would stand in the
+ * viewer's replay for a block that is not there: left out. */
+static void find_unended(struct writer *w)
+{
+    const struct gl_memviz_input *v = w->v;
+    size_t n = v->nevents + v->nlive;
+    struct seen *slab = calloc(n ? n : 1, sizeof *slab), *set = NULL, *e;
+    w->unended = calloc(v->nevents ? v->nevents : 1, sizeof *w->unended);
+    if (!slab || !w->unended) {
+        free(slab);
+        free(w->unended);
+        w->unended = NULL; /* everything drawn, as recorded */
+        return;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < v->nevents; i++)
+        if (v->events[i].action == GL_HIST_FREE && v->events[i].seq) {
+            HASH_FIND(hh, set, &v->events[i].seq, sizeof(uint64_t), e);
+            if (!e) {
+                slab[k].seq = v->events[i].seq;
+                HASH_ADD(hh, set, seq, sizeof(uint64_t), &slab[k]);
+                k++;
+            }
+        }
+    for (size_t i = 0; i < v->nlive; i++)
+        if (drawn(&v->live[i])) {
+            HASH_FIND(hh, set, &v->live[i].seq, sizeof(uint64_t), e);
+            if (!e) {
+                slab[k].seq = v->live[i].seq;
+                HASH_ADD(hh, set, seq, sizeof(uint64_t), &slab[k]);
+                k++;
+            }
+        }
+    for (size_t i = 0; i < v->nevents; i++)
+        if (v->events[i].action == GL_HIST_ALLOC) {
+            HASH_FIND(hh, set, &v->events[i].seq, sizeof(uint64_t), e);
+            w->unended[i] = !e;
+        }
+    HASH_CLEAR(hh, set);
+    free(slab);
+}
+
 /* Where the viewer puts a block live at the end. */
 static uint64_t block_address(struct writer *w, const struct gl_block_info *b)
 {
@@ -187,6 +240,8 @@ static void device_trace(struct writer *w, int device)
     for (size_t i = 0; i < w->v->nevents; i++) {
         const struct gl_history_entry *e = &w->v->events[i];
         if (e->device != device)
+            continue;
+        if (e->action == GL_HIST_ALLOC && w->unended && w->unended[i])
             continue;
         if (e->action == GL_HIST_ALLOC)
             for (size_t k = 0; k < 2; k++)
@@ -308,6 +363,7 @@ void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,
         if (in->usage->used[d] && d >= ndevices)
             ndevices = d + 1;
     place_events(&w);
+    find_unended(&w);
     gl_pickle_begin(&w.p, o);
     gl_pickle_dict_begin(&w.p);
     gl_pickle_str(&w.p, "segments");
@@ -334,4 +390,5 @@ void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,
         free(p);
     }
     free(w.event_addr);
+    free(w.unended);
 }

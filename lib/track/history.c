@@ -27,13 +27,18 @@ struct slot {
 };
 _Static_assert(sizeof(struct slot) == 64, "a slot is one cache line");
 
-/* Threads take positions in chunks, so that they neither share a counter
- * nor write into one another's cache lines: one atomic add per chunk.  A
- * thread that sat idle keeps its chunk no longer than CHUNK_TICKS (about a
- * millisecond), so that it never writes where the ring has already come
- * round again (that takes cap events, far more than a millisecond holds). */
+/* Busy threads take positions in chunks, so that they neither share a
+ * counter nor write into one another's cache lines: one atomic add per
+ * chunk.  A chunk doubles, up to CHUNK, each time a thread fills the last one
+ * within CHUNK_TICKS (about a millisecond), and is one position again after
+ * a pause: a thread that stops with a chunk half used leaves at most the
+ * other half unused, never a whole chunk per event.  A thread keeps a chunk
+ * no longer than CHUNK_TICKS, so that it never writes where the ring has
+ * come round again: chunks need a ring of CHUNK_RING positions at least,
+ * more than any number of threads can take in that time. */
 #define CHUNK 64
 #define CHUNK_TICKS (1ULL << 21)
+#define CHUNK_RING 65536
 
 static struct {
     struct slot *ring;
@@ -65,6 +70,7 @@ static void forget(void)
     gl_thread_registry_lock();
     for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
         t->hist_next = t->hist_end = 0;
+        t->hist_chunk = 0;
         atomic_store_explicit(&t->hist_events, 0, memory_order_relaxed);
     }
     gl_thread_registry_unlock();
@@ -111,8 +117,7 @@ bool gl_history_configure(size_t max_entries)
     }
     populate(h.ring, h.bytes);
     h.cap = max_entries;
-    /* Small rings: chunks would leave most of them to idle threads. */
-    h.chunk = max_entries >= 64 * CHUNK ? CHUNK : 1;
+    h.chunk = max_entries >= CHUNK_RING ? CHUNK : 1;
     return true;
 }
 
@@ -130,7 +135,9 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
 {
     int device = blk ? blk->device : ev->device;
     unsigned kind = blk ? blk->kind : ev->kind;
-    if (device < 0 || !gl_mem_kind_counted(kind))
+    /* A block whose size is not known (IPC, imported handles) has no place
+     * in the viewer's picture: the segments leave it out too. */
+    if (device < 0 || !gl_mem_kind_counted(kind) || (blk && (blk->flags & GL_BLK_SIZE_UNKNOWN)))
         return;
     uint64_t now = h.given ? 0 : ticks();
     struct gl_thread *t = gl_thread_self();
@@ -138,11 +145,18 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
     if (t && t->hist_next < t->hist_end && now - t->hist_tsc < CHUNK_TICKS) {
         pos = t->hist_next++;
     } else {
-        pos = atomic_fetch_add_explicit(&h.next, h.chunk, memory_order_relaxed);
+        uint64_t want = 1;
+        if (t && h.chunk > 1) {
+            bool busy =
+                t->hist_end && t->hist_next == t->hist_end && now - t->hist_tsc < CHUNK_TICKS;
+            want = busy ? (t->hist_chunk * 2 < h.chunk ? t->hist_chunk * 2 : h.chunk) : 1;
+        }
+        pos = atomic_fetch_add_explicit(&h.next, want, memory_order_relaxed);
         if (t) {
             t->hist_next = pos + 1;
-            t->hist_end = pos + h.chunk;
+            t->hist_end = pos + want;
             t->hist_tsc = now;
+            t->hist_chunk = (uint32_t)want;
         }
     }
     if (t)
@@ -180,7 +194,8 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
         e->stack = ev->stack;
         uint64_t total = 0;
         e->dev_free = 0;
-        if (gl_errors_device_memory)
+        /* A replay's device is not this machine's: unknown. */
+        if (gl_errors_device_memory && !h.given)
             gl_errors_device_memory(device, &e->dev_free, &total);
     }
     atomic_store_explicit(&s->stamp, pos + 1, memory_order_release);
@@ -207,79 +222,130 @@ static void on_alloc_failed(const struct gl_event *ev, const struct gl_block_inf
 
 /* ---- reading the window, at exit ---- */
 
-/* Allocation numbers of the blocks an entry frees, to find a free that came
- * after its address was reused. */
-struct freed {
+/* The reordering's indexes, each entry in one slab: by allocation number,
+ * the window's allocations and frees; by key, the block live there now and
+ * the frees of blocks allocated before the window. */
+struct by_seq {
     uint64_t seq;
     size_t at; /* index in the window */
     UT_hash_handle hh;
 };
-struct live {
+struct by_key {
     uint64_t key;
-    uint64_t seq; /* allocation number of the block live at key */
+    uint64_t seq;  /* live: the block there now (0: none) */
+    size_t orphan; /* the first of its frees of older blocks, + 1 (0: none) */
     UT_hash_handle hh;
 };
 
+static struct by_key *key_entry(struct by_key **map, struct by_key *slab, size_t *n, uint64_t key)
+{
+    struct by_key *k;
+    HASH_FIND(hh, *map, &key, sizeof key, k);
+    if (!k) {
+        k = &slab[(*n)++];
+        *k = (struct by_key){.key = key};
+        HASH_ADD(hh, *map, key, sizeof k->key, k);
+    }
+    return k;
+}
+
 /* Put each free before an allocation at its address made while its block
  * still looked live: the two calls overlapped on two threads, and the free's
- * observer ran last. */
+ * observer ran last.  The block freed may have been allocated inside the
+ * window (its number says which) or before it (an "orphan" free: the first
+ * allocation at its address in the window, of a newer block, comes after
+ * it). */
 size_t gl_history_order(const struct gl_history_entry *in, size_t n, struct gl_history_entry *out)
 {
-    struct freed *frees = NULL, *f, *ftmp;
-    struct live *live = NULL, *l, *ltmp;
-    bool *moved = calloc(n ? n : 1, sizeof *moved);
-    struct freed *fslab = calloc(n ? n : 1, sizeof *fslab);
-    struct live *lslab = calloc(n ? n : 1, sizeof *lslab);
-    size_t nf = 0, nl = 0, m = 0;
-    if (!moved || !fslab || !lslab) { /* no room to check: as recorded */
+    struct by_seq *allocs = NULL, *frees = NULL, *sslab = NULL;
+    struct by_key *keys = NULL, *kslab = NULL;
+    size_t *next_orphan = NULL; /* a free of an older block: the next at its key, + 1 */
+    bool *moved = NULL;
+    size_t ns = 0, nk = 0, m = 0;
+    if (n) {
+        sslab = calloc(n, sizeof *sslab);
+        kslab = calloc(n, sizeof *kslab);
+        next_orphan = calloc(n, sizeof *next_orphan);
+        moved = calloc(n, sizeof *moved);
+    }
+    if (n && (!sslab || !kslab || !next_orphan || !moved)) { /* no room to check: as recorded */
         memcpy(out, in, n * sizeof *in);
         m = n;
         goto done;
     }
-    for (size_t i = 0; i < n; i++)
-        if (in[i].action == GL_HIST_FREE && in[i].seq) {
-            HASH_FIND(hh, frees, &in[i].seq, sizeof(uint64_t), f);
-            if (!f) {
-                f = &fslab[nf++];
-                f->seq = in[i].seq;
-                f->at = i;
-                HASH_ADD(hh, frees, seq, sizeof(uint64_t), f);
-            }
+    struct by_seq *f, *a;
+    for (size_t i = 0; i < n; i++) {
+        if (!in[i].seq)
+            continue;
+        struct by_seq **map = in[i].action == GL_HIST_ALLOC  ? &allocs
+                              : in[i].action == GL_HIST_FREE ? &frees
+                                                             : NULL;
+        if (!map)
+            continue;
+        HASH_FIND(hh, *map, &in[i].seq, sizeof(uint64_t), f);
+        if (!f) {
+            f = &sslab[ns++];
+            *f = (struct by_seq){.seq = in[i].seq, .at = i};
+            HASH_ADD(hh, *map, seq, sizeof f->seq, f);
         }
+    }
+    /* Orphan frees, in order, per key. */
+    size_t *last = calloc(n ? n : 1, sizeof *last);
+    for (size_t i = 0; last && i < n; i++) {
+        if (in[i].action != GL_HIST_FREE || !in[i].seq)
+            continue;
+        HASH_FIND(hh, allocs, &in[i].seq, sizeof(uint64_t), a);
+        if (a)
+            continue;
+        struct by_key *k = key_entry(&keys, kslab, &nk, in[i].key);
+        if (!k->orphan)
+            k->orphan = i + 1;
+        else
+            next_orphan[last[k - kslab]] = i + 1;
+        last[k - kslab] = i;
+    }
+    free(last);
     for (size_t i = 0; i < n; i++) {
         const struct gl_history_entry *e = &in[i];
         if (moved[i])
             continue;
         if (e->action == GL_HIST_ALLOC) {
-            HASH_FIND(hh, live, &e->key, sizeof(uint64_t), l);
-            if (l && l->seq != e->seq) {
-                HASH_FIND(hh, frees, &l->seq, sizeof(uint64_t), f);
-                if (f && f->at > i && !moved[f->at]) {
-                    out[m] = in[f->at];
-                    out[m].time_ns = e->time_ns; /* the same moment */
-                    m++;
-                    moved[f->at] = true;
-                }
+            struct by_key *k = key_entry(&keys, kslab, &nk, e->key);
+            size_t late = 0; /* + 1 */
+            if (k->seq && k->seq != e->seq) {
+                HASH_FIND(hh, frees, &k->seq, sizeof(uint64_t), f);
+                if (f && f->at > i && !moved[f->at])
+                    late = f->at + 1;
+            } else if (!k->seq) {
+                /* The next orphan free at this key, if it comes after. */
+                while (k->orphan && (moved[k->orphan - 1] || k->orphan - 1 < i))
+                    k->orphan = next_orphan[k->orphan - 1];
+                if (k->orphan && in[k->orphan - 1].seq < e->seq)
+                    late = k->orphan;
             }
-            if (!l) {
-                l = &lslab[nl++];
-                l->key = e->key;
-                HASH_ADD(hh, live, key, sizeof(uint64_t), l);
+            if (late) {
+                out[m] = in[late - 1];
+                out[m].time_ns = e->time_ns; /* the same moment */
+                m++;
+                moved[late - 1] = true;
             }
-            l->seq = e->seq;
+            k->seq = e->seq;
         } else if (e->action == GL_HIST_FREE) {
-            HASH_FIND(hh, live, &e->key, sizeof(uint64_t), l);
-            if (l && l->seq == e->seq)
-                l->seq = 0;
+            struct by_key *k;
+            HASH_FIND(hh, keys, &e->key, sizeof(uint64_t), k);
+            if (k && k->seq == e->seq)
+                k->seq = 0;
         }
         out[m++] = *e;
     }
 done:
-    HASH_ITER(hh, frees, f, ftmp) { HASH_DEL(frees, f); }
-    HASH_ITER(hh, live, l, ltmp) { HASH_DEL(live, l); }
+    HASH_CLEAR(hh, allocs);
+    HASH_CLEAR(hh, frees);
+    HASH_CLEAR(hh, keys);
+    free(sslab);
+    free(kslab);
+    free(next_orphan);
     free(moved);
-    free(fslab);
-    free(lslab);
     return m;
 }
 
@@ -317,11 +383,14 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
         return 0;
     uint64_t start = end > h.cap ? end - h.cap : 0;
     size_t n = (size_t)(end - start);
-    struct gl_history_entry *tmp = malloc(n * sizeof *tmp);
+    /* Two copies of the window and an index: 56 + 56 + 16 bytes an entry. */
     size_t want = gl_tool_page_round(n * sizeof **out);
     struct gl_history_entry *win = gl_tool_map(want);
-    if (!tmp || !win) {
+    struct gl_history_entry *tmp = malloc(n * sizeof *tmp);
+    struct timed *by_time = malloc(n * sizeof *by_time);
+    if (!tmp || !win || !by_time) {
         free(tmp);
+        free(by_time);
         if (win)
             gl_tool_unmap(win, want);
         *dropped = recorded();
@@ -331,8 +400,8 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
     for (uint64_t pos = start; pos < end; pos++) {
         const struct slot *s = &h.ring[pos % h.cap];
         if (atomic_load_explicit(&s->stamp, memory_order_acquire) != pos + 1)
-            continue; /* still being written, or already written over */
-        tmp[k] = s->e;
+            continue; /* still being written, or already written over, or never used */
+        win[k] = s->e;
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) == pos + 1)
             k++;
@@ -343,24 +412,18 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
     if (now_tsc > h.tsc0 && now_mono > h.mono0)
         ns_per_tick = (double)(now_mono - h.mono0) / (double)(now_tsc - h.tsc0);
     for (size_t i = 0; i < k; i++)
-        tmp[i].time_ns =
+        win[i].time_ns =
             h.given
-                ? (uint64_t)(h.epoch_ns + (int64_t)tmp[i].time_ns)
-                : (uint64_t)(h.real0 + (int64_t)((double)(tmp[i].time_ns - h.tsc0) * ns_per_tick));
+                ? (uint64_t)(h.epoch_ns + (int64_t)win[i].time_ns)
+                : (uint64_t)(h.real0 + (int64_t)((double)(win[i].time_ns - h.tsc0) * ns_per_tick));
     /* Threads fill chunks of their own: the time puts them back in one
      * order (the position decides between equal times). */
-    struct timed *by_time = malloc((k ? k : 1) * sizeof *by_time);
-    struct gl_history_entry *sorted = malloc((k ? k : 1) * sizeof *sorted);
-    if (by_time && sorted) {
-        for (size_t i = 0; i < k; i++)
-            by_time[i] = (struct timed){tmp[i].time_ns, i};
-        qsort(by_time, k, sizeof *by_time, by_time_cmp);
-        for (size_t i = 0; i < k; i++)
-            sorted[i] = tmp[by_time[i].at];
-        memcpy(tmp, sorted, k * sizeof *tmp);
-    }
+    for (size_t i = 0; i < k; i++)
+        by_time[i] = (struct timed){win[i].time_ns, i};
+    qsort(by_time, k, sizeof *by_time, by_time_cmp);
+    for (size_t i = 0; i < k; i++)
+        tmp[i] = win[by_time[i].at];
     free(by_time);
-    free(sorted);
     size_t m = gl_history_order(tmp, k, win);
     free(tmp);
     *out = win;

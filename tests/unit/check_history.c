@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "testutil.h"
 #include "tracker_util.h"
@@ -274,6 +275,78 @@ START_TEST(test_peaks)
 }
 END_TEST
 
+/* A free of a block allocated before the window, seen after a newer block
+ * took its address: moved before that allocation. */
+START_TEST(test_order_moves_orphan_free)
+{
+    struct gl_history_entry in[] = {
+        ent(GL_HIST_ALLOC, 0xa000, 9, 10),
+        ent(GL_HIST_FREE, 0xa000, 5, 20),
+        ent(GL_HIST_FREE, 0xa000, 9, 30),
+    };
+    struct gl_history_entry out[3];
+    ck_assert_uint_eq(gl_history_order(in, 3, out), 3);
+    ck_assert_uint_eq(out[0].seq, 5);
+    ck_assert_int_eq(out[0].action, GL_HIST_FREE);
+    ck_assert_uint_eq(out[0].time_ns, 10);
+    ck_assert_uint_eq(out[1].seq, 9);
+    ck_assert_int_eq(out[1].action, GL_HIST_ALLOC);
+    ck_assert_uint_eq(out[2].seq, 9);
+    /* A newer block's free is no orphan to move before an older block. */
+    struct gl_history_entry in2[] = {
+        ent(GL_HIST_ALLOC, 0xb000, 3, 10),
+        ent(GL_HIST_FREE, 0xb000, 3, 20),
+        ent(GL_HIST_FREE, 0xb000, 7, 30),
+    };
+    ck_assert_uint_eq(gl_history_order(in2, 3, out), 3);
+    ck_assert_mem_eq(in2, out, sizeof in2);
+}
+END_TEST
+
+/* A thread that allocates now and then takes one position at a time: a
+ * ring of 65,536 keeps every one of 1,100 sparse events (a chunk of 64 each
+ * would need 70,400 positions). */
+#define SPARSE 1100
+START_TEST(test_sparse_events_all_kept)
+{
+    gl_history_configure(1 << 16);
+    tu_pipeline_restart();
+    for (uint64_t i = 0; i < SPARSE; i++) {
+        alloc(0x7f0000000000 + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
+        struct timespec ts = {0, 1200000}; /* longer than a chunk is kept */
+        nanosleep(&ts, NULL);
+    }
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, SPARSE);
+    ck_assert_uint_eq(dropped, 0);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
+/* Blocks of unknown size (IPC) are not drawn: not in the history either. */
+START_TEST(test_size_unknown_left_out)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = GL_MEM_IPC,
+                          .key = 0x7f0000000000,
+                          .device = 0,
+                          .flags = GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED,
+                          .ctx = 0x10,
+                          .stack = 3};
+    gl_dispatch(&ev);
+    alloc(0x7f0000100000, 4096, GL_MEM_DEVICE, 0, 3);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    ck_assert_uint_eq(window(&e, &bytes, &dropped), 1);
+    ck_assert_uint_eq(e[0].key, 0x7f0000100000);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
 static Suite *history_suite(void)
 {
     Suite *s = suite_create("history");
@@ -287,6 +360,9 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_order_keeps_good_order);
     tcase_add_test(tc, test_peaks);
     tcase_add_test(tc, test_threads_in_chunks);
+    tcase_add_test(tc, test_order_moves_orphan_free);
+    tcase_add_test(tc, test_sparse_events_all_kept);
+    tcase_add_test(tc, test_size_unknown_left_out);
     suite_add_tcase(s, tc);
     return s;
 }
