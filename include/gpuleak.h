@@ -70,7 +70,14 @@ struct gpuleak_counts {
 #define GPULEAK_API_MAGIC 0x47504c4bu /* "GPLK" */
 #define GPULEAK_API_VERSION 3u        /* members are only ever added, at the end */
 
-/* ---- profiled regions (version 3): see gpuleak_profile_begin() below ---- */
+/* ---- profiled regions (version 3): see gpuleak_profile_begin() below ----
+ * The output structs below may grow: members are only ever appended, never
+ * moved, resized or removed.  The caller passes its own sizeof of each (the
+ * inline functions do), which is also the stride of its devices[] array; the
+ * runtime writes at most that many bytes of each, the members it knows, and
+ * zeros over the rest of the caller's struct.  So a program built against an
+ * older header reads what it knows from a newer runtime, and one built
+ * against a newer header reads 0 in the members an older runtime lacks. */
 #define GPULEAK_PROFILE_SITES 10 /* allocation sites at the peak, per device */
 
 /* An allocation site at a device's peak: the bytes and blocks it had live
@@ -102,7 +109,7 @@ struct gpuleak_profile_device {
 };
 /* The sites are not known exactly: they do not add up to the peak (more events
  * after the peak than the region remembers, or another thread allocating or
- * freeing while it ended). */
+ * freeing while it began or ended), or none were asked for. */
 #define GPULEAK_PROFILE_SITES_INEXACT 0x1u
 
 /* The region as a whole. */
@@ -138,8 +145,11 @@ struct gpuleak_api {
     int (*growth_checkpoints)(void);
     /* Version 3: profiled regions (gpuleak_profile_begin and the calls after it). */
     int (*profile_begin)(const char *name);
-    int (*profile_end)(int region, struct gpuleak_profile *out,
-                       struct gpuleak_profile_device *devices, int max_devices);
+    /* out_size, device_size: the caller's sizeof of each struct (devices[]'s
+     * stride); max_sites: sites per device wanted (0: none, and none computed). */
+    int (*profile_end)(int region, struct gpuleak_profile *out, size_t out_size,
+                       struct gpuleak_profile_device *devices, size_t device_size, int max_devices,
+                       int max_sites);
     long (*profile_frames)(unsigned stack, char *buf, size_t buflen);
 };
 
@@ -351,10 +361,12 @@ static inline int gpuleak_pool_destroy(const void *pool)
  * were not its opener's).  Regions nest and overlap, on one thread or several,
  * up to 64 open at once; one may end on another thread than began it.  Begun
  * and ended while no other thread allocates or frees, a region is exact to the
- * byte; an event of another thread racing with the begin or the end may count
- * in live_at_open and in the changes both, or in neither.  While no region is
- * open, profiling costs the program nothing but a branch per allocation and
- * free; while one is, a few stores each. */
+ * byte.  An event of another thread racing with the begin may count in
+ * live_at_open and in the changes both, or in neither; one racing with the end
+ * counts in the changes and in live_at_close, or in neither: live_at_close is
+ * always live_at_open + allocated - freed (but never below 0), and never above
+ * the peak.  While no region is open, profiling costs the program nothing but
+ * a branch per allocation and free; while one is, a few stores each. */
 
 /* Begin a region (name: for gpuleak's messages, NULL allowed).  Returns its id
  * (>= 0), for gpuleak_profile_end(); -1 when not running under gpuleak or 64
@@ -366,17 +378,36 @@ static inline int gpuleak_profile_begin(const char *name)
 }
 
 /* End region and fill *out, and devices[] with up to max_devices devices that
- * had memory live or events (devices in order, then host memory), each with
- * its top sites at its peak.  out->ndevices says how many there were.  Returns
- * the number of entries filled, or -1 (and zeros) when not running under
- * gpuleak or region names no open region (ended already; a line in the log). */
+ * had memory live at its beginning or events (devices in order, then host
+ * memory), each with up to max_sites (at most GPULEAK_PROFILE_SITES) of its
+ * top sites at its peak.  out->ndevices says how many there were.  Finding
+ * the sites walks every live block: max_sites 0 (or no devices asked for)
+ * skips that, and sets GPULEAK_PROFILE_SITES_INEXACT.  out may be NULL.
+ * Returns the number of entries filled, or -1 (and zeros) when not running
+ * under gpuleak, when it cannot track any more (its start failed, a fork
+ * child, after the exit report), or region names no open region (ended
+ * already; a line in the log).  Whatever it returns, the region is ended. */
+static inline int gpuleak_profile_end_sites(int region, struct gpuleak_profile *out,
+                                            struct gpuleak_profile_device *devices, int max_devices,
+                                            int max_sites)
+{
+    const struct gpuleak_api *t = gpuleak_api_table();
+    if (out) {
+        unsigned char *b = (unsigned char *)out;
+        size_t i;
+        for (i = 0; i < sizeof *out; i++)
+            b[i] = 0;
+    }
+    return t && t->version >= 3 ? t->profile_end(region, out, sizeof *out, devices, sizeof *devices,
+                                                 max_devices, max_sites)
+                                : -1;
+}
+
+/* The same, with every site (GPULEAK_PROFILE_SITES per device). */
 static inline int gpuleak_profile_end(int region, struct gpuleak_profile *out,
                                       struct gpuleak_profile_device *devices, int max_devices)
 {
-    const struct gpuleak_api *t = gpuleak_api_table();
-    struct gpuleak_profile zero = {0, 0, 0, 0};
-    *out = zero;
-    return t && t->version >= 3 ? t->profile_end(region, out, devices, max_devices) : -1;
+    return gpuleak_profile_end_sites(region, out, devices, max_devices, GPULEAK_PROFILE_SITES);
 }
 
 /* The frames of a site's stack (gpuleak_profile_site.stack) as reports show

@@ -464,11 +464,11 @@ GL_EXPORT int gpuleak_runtime_profile_begin(const char *name)
         return -1;
     int id = gl_regions_open(name, gl_thread_id());
     if (id < 0) {
-        const char *other;
-        unsigned n = gl_regions_open_count(&other);
+        char other[GL_REGIONS_NAME_MAX];
+        unsigned n = gl_regions_open_count(other, sizeof other);
         gl_runtime_message("gpuleak: gpuleak_profile_begin: %u regions are open already (end "
                            "each with gpuleak_profile_end; one of them is \"%s\")",
-                           n, other ? other : "");
+                           n, other);
     }
     return id;
 }
@@ -502,32 +502,76 @@ static void profile_device(const struct gl_regions_device *d, struct gpuleak_pro
     }
 }
 
-GL_EXPORT int gpuleak_runtime_profile_end(int region, struct gpuleak_profile *out,
-                                          struct gpuleak_profile_device *devices, int max_devices)
+/* gpuleak.h's rule for the output structs: the caller's size may be smaller
+ * (an older header) or larger (a newer one) than this runtime's.  Write
+ * min(both) bytes, and zeros over the rest of the caller's: never more than
+ * it holds, and members this runtime does not know read 0. */
+static void put_sized(void *to, size_t to_size, const void *from, size_t from_size)
 {
-    memset(out, 0, sizeof *out);
-    if (!usable())
+    size_t n = to_size < from_size ? to_size : from_size;
+    memcpy(to, from, n);
+    if (to_size > n)
+        memset((char *)to + n, 0, to_size - n);
+}
+
+/* The sites a caller's struct gpuleak_profile_device of size bytes holds. */
+static unsigned sites_held(size_t size)
+{
+    size_t at = offsetof(struct gpuleak_profile_device, sites);
+    size_t n = size > at ? (size - at) / sizeof(struct gpuleak_profile_site) : 0;
+    return n < GPULEAK_PROFILE_SITES ? (unsigned)n : GPULEAK_PROFILE_SITES;
+}
+
+GL_EXPORT int gpuleak_runtime_profile_end(int region, struct gpuleak_profile *out, size_t out_size,
+                                          struct gpuleak_profile_device *devices,
+                                          size_t device_size, int max_devices, int max_sites)
+{
+    if (out && out_size)
+        memset(out, 0, out_size);
+    if (!devices || !device_size || max_devices < 0)
+        max_devices = 0;
+    if (!usable()) {
+        /* Ended all the same (a start that failed, a fork child, the exit
+         * report written): its slot and the dispatcher's demand go back. */
+        gl_regions_close(region, NULL, 0);
         return -1;
+    }
+    /* No sites asked for, or nowhere to put them: no walk of the blocks. */
+    unsigned top = 0;
+    if (max_devices > 0 && max_sites > 0) {
+        top = sites_held(device_size);
+        if ((unsigned)max_sites < top)
+            top = (unsigned)max_sites;
+    }
     /* 11 KiB: tool memory, not the caller's stack. */
     struct gl_regions_result *r = gl_tool_alloc(sizeof *r);
     if (!r) {
+        gl_regions_close(region, NULL, 0);
         gl_runtime_message("gpuleak: gpuleak_profile_end: out of memory");
         return -1;
     }
-    if (gl_regions_close(region, r, GL_REGIONS_TOP) < 0) {
+    if (gl_regions_close(region, r, top) < 0) {
         gl_runtime_message("gpuleak: gpuleak_profile_end: %d names no open region (ended "
                            "already, or not from gpuleak_profile_begin)",
                            region);
         gl_tool_free(r, sizeof *r);
         return -1;
     }
-    out->duration_ns = r->duration_ns;
-    out->other_thread_events = r->other_thread_events;
-    out->tid = r->tid;
-    out->ndevices = (int)r->ndevices;
+    if (out) {
+        struct gpuleak_profile p;
+        memset(&p, 0, sizeof p);
+        p.duration_ns = r->duration_ns;
+        p.other_thread_events = r->other_thread_events;
+        p.tid = r->tid;
+        p.ndevices = (int)r->ndevices;
+        put_sized(out, out_size, &p, sizeof p);
+    }
     int n = 0;
-    for (unsigned d = 0; d < r->ndevices && devices && n < max_devices; d++)
-        profile_device(&r->dev[d], &devices[n++]);
+    for (unsigned d = 0; d < r->ndevices && n < max_devices; d++, n++) {
+        struct gpuleak_profile_device o;
+        profile_device(&r->dev[d], &o);
+        put_sized((char *)devices + (size_t)n * device_size, device_size, &o, sizeof o);
+    }
     gl_tool_free(r, sizeof *r);
     return n;
 }

@@ -20,8 +20,9 @@ int gpuleak_runtime_ignore(const void *ptr);
 int gpuleak_runtime_tracking(int delta);
 int gpuleak_runtime_pool(int op, const void *pool, const void *addr, size_t size, const char *name);
 int gpuleak_runtime_profile_begin(const char *name);
-int gpuleak_runtime_profile_end(int region, struct gpuleak_profile *out,
-                                struct gpuleak_profile_device *devices, int max_devices);
+int gpuleak_runtime_profile_end(int region, struct gpuleak_profile *out, size_t out_size,
+                                struct gpuleak_profile_device *devices, size_t device_size,
+                                int max_devices, int max_sites);
 long gpuleak_runtime_profile_frames(unsigned stack, char *buf, size_t buflen);
 
 /* Put GPULEAK_CLIENT_API=IMAGE:0xADDRESS in the environment (gpuleak.h says

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "event/dispatch.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "common/clock.h"
@@ -68,13 +69,17 @@ static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV
     t->timed |= (k->flags & GL_CONSUMER_TIMED) != 0;
 }
 
+/* The counts come last: a rebuild clears what precedes them and never touches
+ * them, since a router or a profiled region may change them meanwhile (a
+ * region may begin on another thread while the runtime starts). */
+#define TABLES_BUILT offsetof(struct gl_dispatch_tables, armed)
+_Static_assert(offsetof(struct gl_dispatch_tables, timed) < TABLES_BUILT &&
+                   offsetof(struct gl_dispatch_tables, demand) > TABLES_BUILT,
+               "armed and demand are gl_dispatch_tables' last members");
+
 void gl_dispatch_start(const struct gl_component *const *list)
 {
-    int armed = atomic_load(&gl_dispatch_tables.armed);
-    int demand = atomic_load(&gl_dispatch_tables.demand);
-    memset(&gl_dispatch_tables, 0, sizeof gl_dispatch_tables);
-    atomic_store(&gl_dispatch_tables.armed, armed);
-    atomic_store(&gl_dispatch_tables.demand, demand);
+    memset(&gl_dispatch_tables, 0, TABLES_BUILT);
     memset(&d, 0, sizeof d);
     d.list = list;
     size_t nattached = 0, nrouters = 0, nobs[GL_EV_NTYPES] = {0}, ndemand[GL_EV_NTYPES] = {0};

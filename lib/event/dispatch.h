@@ -200,6 +200,8 @@ struct gl_dispatch_tables {
     bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
     gl_event_fn record;
     bool timed;
+    /* Last, and never cleared by gl_dispatch_start: counts that change at
+     * any time, from any thread (a rebuild keeps every change made to them). */
     _Atomic int armed;  /* routers with something to claim: while 0, none is asked */
     _Atomic int demand; /* beside armed: the line a routed event loads anyway */
 };

@@ -94,9 +94,24 @@ class _Profile(ctypes.Structure):
 
 
 _PROFILE_BEGIN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)
+# profile_end(region, out, out_size, devices, device_size, max_devices, max_sites):
+# the sizes are the caller's structs' (gpuleak.h: the runtime writes at most them).
 _PROFILE_END = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.POINTER(_Profile),
-                                ctypes.POINTER(_ProfileDevice), ctypes.c_int)
+                                ctypes.c_size_t, ctypes.POINTER(_ProfileDevice), ctypes.c_size_t,
+                                ctypes.c_int, ctypes.c_int)
 _PROFILE_FRAMES = ctypes.CFUNCTYPE(ctypes.c_long, ctypes.c_uint, ctypes.c_char_p, ctypes.c_size_t)
+
+
+def _profile_end_call(raw):
+    """api.profile_end(region, out, devices, max_devices, sites=_PROFILE_SITES), as
+    gpuleak.h's gpuleak_profile_end_sites(): out (byref(_Profile()) or None) and
+    devices (a _ProfileDevice array or None) sized by this module's structs; sites
+    per device up to _PROFILE_SITES, 0 for none (the runtime then walks no block).
+    Returns the devices filled, or -1."""
+    def profile_end(region, out, devices, max_devices, sites=_PROFILE_SITES):
+        return raw(region, out, ctypes.sizeof(_Profile), devices, ctypes.sizeof(_ProfileDevice),
+                   max_devices, sites)
+    return profile_end
 
 
 class _Table(ctypes.Structure):
@@ -145,7 +160,8 @@ class _Api:
                 self.framework_usage = self.framework_site = self.growth_checkpoints = None
             try:
                 self.profile_begin = _PROFILE_BEGIN(("gpuleak_runtime_profile_begin", process))
-                self.profile_end = _PROFILE_END(("gpuleak_runtime_profile_end", process))
+                self.profile_end = _profile_end_call(
+                    _PROFILE_END(("gpuleak_runtime_profile_end", process)))
                 self.profile_frames = _PROFILE_FRAMES(("gpuleak_runtime_profile_frames", process))
             except AttributeError:
                 self.profile_begin = self.profile_end = self.profile_frames = None
@@ -174,8 +190,9 @@ class _Api:
             for name in ("framework_usage", "framework_site", "growth_checkpoints"):
                 setattr(self, name, getattr(table, name))
         if table.version >= 3:
-            for name in ("profile_begin", "profile_end", "profile_frames"):
-                setattr(self, name, getattr(table, name))
+            self.profile_begin = table.profile_begin
+            self.profile_end = _profile_end_call(table.profile_end)
+            self.profile_frames = table.profile_frames
 
     def found(self):
         return self.running is not None

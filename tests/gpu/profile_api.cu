@@ -3,9 +3,10 @@
  * the byte against peaks computed by hand: 10 MiB, 30 MiB, free the 10, 50
  * MiB reaches 80 MiB above the region's start, with a region nested inside,
  * a block older than the regions freed inside, pinned host memory as a
- * device of its own, and a second thread allocating inside a region (and
- * profiling its own, overlapping).  Exit status: 0, or 1 if an expectation
- * failed (each one printed); the GPU suite checks the exit report too. */
+ * device of its own, a second thread allocating inside a region (and
+ * profiling its own, overlapping), and a region ended without sites.  Exit
+ * status: 0, or 1 if an expectation failed (each one printed); the GPU suite
+ * checks the exit report too. */
 #include <stdint.h>
 #include <string.h>
 
@@ -50,11 +51,23 @@ struct Region {
     int n;
 };
 
+/* What every device of a region says adds up: open + allocated - freed is
+ * close, and neither end is above the peak. */
+static void expect_balanced(const Region &r)
+{
+    for (int i = 0; i < r.n; i++) {
+        const struct gpuleak_profile_device &d = r.d[i];
+        EXPECT_EQ(d.live_at_open + d.allocated - d.freed, d.live_at_close);
+        EXPECT(d.peak >= d.live_at_open && d.peak >= d.live_at_close);
+    }
+}
+
 static void end(int id, Region *r)
 {
     memset(r, 0, sizeof *r);
     r->n = gpuleak_profile_end(id, &r->p, r->d, 8);
     EXPECT(r->n >= 1);
+    expect_balanced(*r);
 }
 
 static const struct gpuleak_profile_device *device(const Region &r, int dev)
@@ -188,6 +201,22 @@ int main()
     EXPECT_EQ(d->allocated, 2 * MiB);
     EXPECT_EQ(theirs.p.other_thread_events, 0);
     EXPECT(theirs.p.tid != main_r.p.tid);
+
+    /* No sites asked for (gpuleak_profile_end_sites, 0): every figure, no
+     * site (none computed), and the flag says so. */
+    int quick = gpuleak_profile_begin("no sites");
+    void *g = device_block(6 * MiB);
+    Region q;
+    memset(&q, 0, sizeof q);
+    q.n = gpuleak_profile_end_sites(quick, &q.p, q.d, 8, 0);
+    EXPECT(q.n >= 1);
+    expect_balanced(q);
+    d = device(q, 0);
+    EXPECT_EQ(d->peak - d->live_at_open, 6 * MiB);
+    EXPECT_EQ(d->allocated, 6 * MiB);
+    EXPECT_EQ(d->nsites, 0);
+    EXPECT_EQ(d->flags, GPULEAK_PROFILE_SITES_INEXACT);
+    CHECK(cudaFree(g));
 
     printf("profile_api: done, %d failures\n", failures);
     return failures ? 1 : 0;

@@ -5,6 +5,7 @@
  * through gpuleak_fake_alloc(_at) / gpuleak_fake_free (ctypes), and profiled
  * regions over them computed the simple way (every site's bytes summed again
  * at each new peak).  Not thread-safe; the tests are single-threaded. */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,23 +122,48 @@ EXPORT int gpuleak_runtime_profile_begin(const char *name)
     return -1;
 }
 
-EXPORT int gpuleak_runtime_profile_end(int id, struct gpuleak_profile *out,
-                                       struct gpuleak_profile_device *devices, int max_devices)
+/* What the last profile_end was asked for: the Python tests check that a
+ * profile without sites asks for none. */
+static int last_max_sites = -1;
+static size_t last_out_size, last_device_size;
+EXPORT int gpuleak_fake_last_max_sites(void) { return last_max_sites; }
+EXPORT size_t gpuleak_fake_last_out_size(void) { return last_out_size; }
+EXPORT size_t gpuleak_fake_last_device_size(void) { return last_device_size; }
+
+/* gpuleak.h's rule: min(both sizes) bytes, zeros over the rest of the caller's. */
+static void put_sized(void *to, size_t to_size, const void *from, size_t from_size)
 {
-    memset(out, 0, sizeof *out);
+    size_t n = to_size < from_size ? to_size : from_size;
+    memcpy(to, from, n);
+    if (to_size > n)
+        memset((char *)to + n, 0, to_size - n);
+}
+
+EXPORT int gpuleak_runtime_profile_end(int id, struct gpuleak_profile *out, size_t out_size,
+                                       struct gpuleak_profile_device *devices, size_t device_size,
+                                       int max_devices, int max_sites)
+{
+    last_max_sites = max_sites;
+    last_out_size = out_size;
+    last_device_size = device_size;
+    if (out && out_size)
+        memset(out, 0, out_size);
     int r = id - 100;
     if (r < 0 || r >= MAX_REGIONS || !regions[r].open)
         return -1;
     regions[r].open = 0;
-    out->duration_ns = fake_ns - regions[r].open_ns;
-    out->tid = 7;
+    struct gpuleak_profile p;
+    memset(&p, 0, sizeof p);
+    p.duration_ns = fake_ns - regions[r].open_ns;
+    p.tid = 7;
     unsigned long long live = live_bytes();
-    if (!regions[r].allocs && !regions[r].frees && !live && !regions[r].live_open)
+    int any = regions[r].allocs || regions[r].frees || live || regions[r].live_open;
+    p.ndevices = any ? 1 : 0;
+    if (out)
+        put_sized(out, out_size, &p, sizeof p);
+    if (!any || !devices || !device_size || max_devices < 1)
         return 0;
-    out->ndevices = 1;
-    if (max_devices < 1)
-        return 0;
-    struct gpuleak_profile_device *d = devices;
+    struct gpuleak_profile_device dev, *d = &dev;
     memset(d, 0, sizeof *d);
     d->live_at_open = regions[r].live_open;
     d->live_at_close = live;
@@ -148,9 +174,15 @@ EXPORT int gpuleak_runtime_profile_end(int id, struct gpuleak_profile *out,
     d->freed = regions[r].freed;
     d->allocs = regions[r].allocs;
     d->frees = regions[r].frees;
+    size_t at = offsetof(struct gpuleak_profile_device, sites);
+    int held = device_size > at ? (int)((device_size - at) / sizeof d->sites[0]) : 0;
+    if (max_sites > held)
+        max_sites = held; /* never more than the caller's struct holds */
+    if (max_sites <= 0)
+        d->flags = GPULEAK_PROFILE_SITES_INEXACT; /* none asked for, none computed */
     /* Sites by bytes, biggest first (a selection sort: a handful of stacks). */
     int used[MAX_STACKS] = {0};
-    while (d->nsites < GPULEAK_PROFILE_SITES) {
+    while ((int)d->nsites < max_sites && d->nsites < GPULEAK_PROFILE_SITES) {
         int best = -1;
         for (int st = 0; st < MAX_STACKS; st++)
             if (!used[st] && regions[r].site_bytes[st] &&
@@ -164,6 +196,7 @@ EXPORT int gpuleak_runtime_profile_end(int id, struct gpuleak_profile *out,
         d->sites[d->nsites].stack = (unsigned)best;
         d->nsites++;
     }
+    put_sized(devices, device_size, d, sizeof *d);
     return 1;
 }
 

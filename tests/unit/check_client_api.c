@@ -26,6 +26,7 @@
 #include "runtime.h"
 #include "event/api.h"
 #include "track/errors.h"
+#include "track/regions.h"
 #include "stack/stack_depot.h"
 #include "base/thread.h"
 #include "track/tracker.h"
@@ -910,6 +911,173 @@ START_TEST(test_profile_region)
 }
 END_TEST
 
+static void alloc_on(int device, uint64_t addr, uint64_t size, uint32_t stack)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = GL_MEM_DEVICE,
+                          .api = GL_API_cuMemAlloc_v2,
+                          .device = (int16_t)device,
+                          .tid = (uint32_t)getpid(),
+                          .stack = stack,
+                          .key = addr,
+                          .size = size,
+                          .ctx = device ? 0xc2 : 0xc1};
+    gl_dispatch(&ev);
+}
+
+/* Three sites on device 0 (3, 2 and 1 MiB), one on device 1 (1 MiB). */
+static int profiled_two_devices(void)
+{
+    int id = gpuleak_profile_begin("sizes");
+    ck_assert_int_ge(id, 0);
+    alloc_on(0, DEV(1), 3 << 20, stack_a);
+    alloc_on(0, DEV(2), 2 << 20, stack_b);
+    alloc_on(0, DEV(3), 1 << 20, stack_c);
+    alloc_on(1, DEV(4), 1 << 20, stack_a);
+    return id;
+}
+
+static void forget_two_devices(void)
+{
+    for (int i = 1; i <= 4; i++)
+        release(DEV(i));
+}
+
+/* gpuleak.h's rule for the output structs: the caller's sizes, whatever they
+ * are, are the stride and the bound of what the runtime writes. */
+START_TEST(test_profile_struct_sizes)
+{
+    const struct gpuleak_api *t = gpuleak_api_parse(getenv(GPULEAK_API_ENV));
+    ck_assert_ptr_eq(t->profile_end, gpuleak_runtime_profile_end);
+
+    /* A newer header's structs, a member appended to each: written at their
+     * stride, the members this runtime does not know zeroed, nothing past
+     * max_devices touched. */
+    struct newer_profile {
+        struct gpuleak_profile p;
+        unsigned long long appended;
+    } np;
+    struct newer_device {
+        struct gpuleak_profile_device d;
+        unsigned long long appended;
+    } nd[3];
+    memset(&np, 0xab, sizeof np);
+    memset(nd, 0xab, sizeof nd);
+    int id = profiled_two_devices();
+    ck_assert_int_eq(
+        t->profile_end(id, &np.p, sizeof np, &nd[0].d, sizeof nd[0], 2, GPULEAK_PROFILE_SITES), 2);
+    ck_assert_int_eq(np.p.ndevices, 2);
+    ck_assert_uint_eq(np.appended, 0);
+    ck_assert_int_eq(nd[0].d.device, 0);
+    ck_assert_uint_eq(nd[0].d.peak, 6 << 20);
+    ck_assert_uint_eq(nd[0].d.nsites, 3);
+    ck_assert_uint_eq(nd[0].d.sites[2].stack, stack_c);
+    ck_assert_uint_eq(nd[0].appended, 0);
+    ck_assert_int_eq(nd[1].d.device, 1);
+    ck_assert_uint_eq(nd[1].d.peak, 1 << 20);
+    ck_assert_uint_eq(nd[1].d.nsites, 1);
+    ck_assert_uint_eq(nd[1].appended, 0);
+    const unsigned char *third = (const unsigned char *)&nd[2];
+    for (size_t i = 0; i < sizeof nd[2]; i++)
+        ck_assert_uint_eq(third[i], 0xab);
+    forget_two_devices();
+
+    /* A smaller struct, room for 2 sites: 2 at most, and not a byte more. */
+    size_t small =
+        offsetof(struct gpuleak_profile_device, sites) + 2 * sizeof(struct gpuleak_profile_site);
+    unsigned char buf[2 * sizeof(struct gpuleak_profile_device)];
+    memset(buf, 0xab, sizeof buf);
+    struct gpuleak_profile p;
+    id = profiled_two_devices();
+    ck_assert_int_eq(t->profile_end(id, &p, sizeof p, (struct gpuleak_profile_device *)buf, small,
+                                    2, GPULEAK_PROFILE_SITES),
+                     2);
+    for (size_t i = 2 * small; i < sizeof buf; i++)
+        ck_assert_uint_eq(buf[i], 0xab);
+    struct gpuleak_profile_device d0, d1;
+    memset(&d0, 0, sizeof d0);
+    memset(&d1, 0, sizeof d1);
+    memcpy(&d0, buf, small);
+    memcpy(&d1, buf + small, small);
+    ck_assert_int_eq(d0.device, 0);
+    ck_assert_uint_eq(d0.peak, 6 << 20);
+    ck_assert_uint_eq(d0.nsites, 2);
+    ck_assert_uint_eq(d0.sites[0].stack, stack_a);
+    ck_assert_uint_eq(d0.sites[1].stack, stack_b);
+    ck_assert_int_eq(d1.device, 1);
+    ck_assert_uint_eq(d1.nsites, 1);
+    forget_two_devices();
+
+    /* No sites asked for: none, said to be inexact, the figures all there. */
+    struct gpuleak_profile_device d[2];
+    id = profiled_two_devices();
+    ck_assert_int_eq(gpuleak_profile_end_sites(id, &p, d, 2, 0), 2);
+    ck_assert_uint_eq(d[0].nsites, 0);
+    ck_assert_uint_eq(d[0].flags, GPULEAK_PROFILE_SITES_INEXACT);
+    ck_assert_uint_eq(d[0].peak, 6 << 20);
+    ck_assert_uint_eq(d[0].allocs, 3);
+    ck_assert_uint_eq(d[1].nsites, 0);
+    forget_two_devices();
+    /* Some: as many as asked. */
+    id = profiled_two_devices();
+    ck_assert_int_eq(gpuleak_profile_end_sites(id, &p, d, 2, 1), 2);
+    ck_assert_uint_eq(d[0].nsites, 1);
+    ck_assert_uint_eq(d[0].sites[0].stack, stack_a);
+    ck_assert_uint_eq(d[0].flags, 0);
+    forget_two_devices();
+
+    /* Neither struct: the region ends all the same. */
+    id = profiled_two_devices();
+    ck_assert_int_eq(gpuleak_profile_end_sites(id, NULL, NULL, 0, 0), 0);
+    ck_assert_int_eq(gpuleak_profile_end(id, &p, d, 2), -1);
+    ck_assert_uint_eq(gl_regions_open_count(NULL, 0), 0);
+    forget_two_devices();
+}
+END_TEST
+
+/* Ended while the runtime cannot work (its start failed, a fork child): -1,
+ * and the region is ended all the same, its slot and the demand given back. */
+START_TEST(test_profile_end_unusable)
+{
+    static const int states[] = {GL_RT_FAILED, GL_RT_DISABLED, GL_RT_REPORTED};
+    for (size_t i = 0; i < sizeof states / sizeof *states; i++) {
+        atomic_store(&gl_runtime.state, GL_RT_TRACKING);
+        int id = gpuleak_profile_begin("left open");
+        ck_assert_int_ge(id, 0);
+        ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 1);
+        atomic_store(&gl_runtime.state, states[i]);
+        struct gpuleak_profile p;
+        struct gpuleak_profile_device d[2];
+        memset(&p, 0xff, sizeof p);
+        ck_assert_int_eq(gpuleak_profile_end(id, &p, d, 2), -1);
+        ck_assert_int_eq(p.ndevices, 0);
+        ck_assert_uint_eq(p.duration_ns, 0);
+        ck_assert_uint_eq(gl_regions_open_count(NULL, 0), 0);
+        ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 0);
+        atomic_store(&gl_runtime.state, GL_RT_TRACKING);
+        ck_assert_int_eq(gpuleak_profile_end(id, &p, d, 2), -1); /* ended */
+    }
+}
+END_TEST
+
+/* Every slot taken: -1, and a line that counts them and names one. */
+START_TEST(test_profile_too_many)
+{
+    int ids[GL_REGIONS_MAX];
+    ids[0] = gpuleak_profile_begin("the first one");
+    for (int i = 1; i < GL_REGIONS_MAX; i++)
+        ids[i] = gpuleak_profile_begin(NULL);
+    ck_assert_int_eq(gpuleak_profile_begin("one too many"), -1);
+    char *log = unprefixed(read_log());
+    ck_assert_msg(strstr(log, "gpuleak: gpuleak_profile_begin: 64 regions are open already") &&
+                      strstr(log, "\"the first one\""),
+                  "log: %s", log);
+    free(log);
+    for (int i = 0; i < GL_REGIONS_MAX; i++)
+        ck_assert_int_eq(gpuleak_profile_end_sites(ids[i], NULL, NULL, 0, 0), 0);
+}
+END_TEST
+
 static Suite *client_api_suite(void)
 {
     Suite *s = suite_create("client_api");
@@ -942,6 +1110,9 @@ static Suite *client_api_suite(void)
     tcase_add_test(tc, test_pool_alloc_while_disabled);
     tcase_add_test(tc, test_pool_needs_tracking);
     tcase_add_test(tc, test_profile_region);
+    tcase_add_test(tc, test_profile_struct_sizes);
+    tcase_add_test(tc, test_profile_end_unusable);
+    tcase_add_test(tc, test_profile_too_many);
     suite_add_tcase(s, tc);
     return s;
 }

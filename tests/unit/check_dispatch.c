@@ -3,6 +3,7 @@
  * state stage, observers) stands for the runtime's, so that the dispatcher's
  * rules are checked apart from what the real consumers do. */
 #include <check.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -299,6 +300,62 @@ START_TEST(test_gate)
 }
 END_TEST
 
+/* A restart of the tables (the runtime starting) keeps what routers and
+ * observers on demand were asked for meanwhile: armed and demand are never
+ * cleared by it. */
+START_TEST(test_restart_keeps_counts)
+{
+    gl_dispatch_arm(1);
+    gl_dispatch_demand(1);
+    gl_dispatch_start(NULL);
+    ck_assert_int_eq(atomic_load(&gl_dispatch_tables.armed), 1);
+    ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 1);
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000, .size = 64};
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "CT"); /* the router still asked, and claims */
+    router_armed_claims = false;
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "CS1D"); /* the observer on demand still called */
+    gl_dispatch_arm(-1);
+    gl_dispatch_demand(-1);
+}
+END_TEST
+
+/* gpuleak_profile_begin/_end on one thread while the runtime starts on
+ * another: every +1 and -1 counts, however they interleave with the
+ * rebuilds, and the counts end balanced. */
+static _Atomic int racing;
+static void *ask_and_give_back(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&racing)) {
+        gl_dispatch_demand(+1);
+        gl_dispatch_arm(+1);
+        gl_dispatch_demand(-1);
+        gl_dispatch_arm(-1);
+    }
+    return NULL;
+}
+
+START_TEST(test_restart_races_demand)
+{
+    gl_dispatch_demand(1); /* a region open all along */
+    atomic_store(&racing, 1);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, ask_and_give_back, NULL), 0);
+    for (unsigned i = 0; i < 50000; i++)
+        gl_dispatch_start(NULL);
+    atomic_store(&racing, 0);
+    pthread_join(t, NULL);
+    int demand = atomic_load(&gl_dispatch_tables.demand);
+    int armed = atomic_load(&gl_dispatch_tables.armed);
+    ck_assert_int_eq(demand, 1);
+    ck_assert_int_eq(armed, 0);
+    gl_dispatch_demand(-1);
+}
+END_TEST
+
 static Suite *dispatch_suite(void)
 {
     Suite *s = suite_create("dispatch");
@@ -310,6 +367,8 @@ static Suite *dispatch_suite(void)
     tcase_add_test(tc, test_registry_order);
     tcase_add_test(tc, test_on_demand);
     tcase_add_test(tc, test_gate);
+    tcase_add_test(tc, test_restart_keeps_counts);
+    tcase_add_test(tc, test_restart_races_demand);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,11 @@ START_TEST(test_noop_without_gpuleak)
     ck_assert_int_eq(gpuleak_profile_end(0, &p, NULL, 0), -1);
     ck_assert_uint_eq(p.duration_ns, 0);
     ck_assert_int_eq(p.ndevices, 0);
+    memset(&p, 0xff, sizeof p);
+    ck_assert_int_eq(gpuleak_profile_end_sites(0, &p, NULL, 0, 0), -1);
+    ck_assert_uint_eq(p.other_thread_events, 0);
+    ck_assert_uint_eq(p.tid, 0);
+    ck_assert_int_eq(gpuleak_profile_end_sites(0, NULL, NULL, 0, 3), -1);
     strcpy(buf, "stale");
     ck_assert_int_eq(gpuleak_profile_frames(1, buf, sizeof buf), -1);
     ck_assert_str_eq(buf, "");
@@ -92,10 +97,17 @@ static int fake_pool(int op, const void *pool, const void *addr, size_t size, co
 }
 
 static int fake_profile_begin(const char *name) { return name ? 41 : 40; }
-static int fake_profile_end(int region, struct gpuleak_profile *out,
-                            struct gpuleak_profile_device *devices, int max_devices)
+static size_t last_out_size, last_device_size;
+static int last_max_sites;
+static int fake_profile_end(int region, struct gpuleak_profile *out, size_t out_size,
+                            struct gpuleak_profile_device *devices, size_t device_size,
+                            int max_devices, int max_sites)
 {
-    out->ndevices = 2;
+    last_out_size = out_size;
+    last_device_size = device_size;
+    last_max_sites = max_sites;
+    if (out)
+        out->ndevices = 2;
     if (max_devices > 0)
         devices[0].peak = (unsigned long long)region;
     return max_devices > 0 ? 1 : 0;
@@ -156,12 +168,24 @@ START_TEST(test_calls_reach_the_table)
     ck_assert_int_eq(gpuleak_profile_end(9, &p, d, 1), 1);
     ck_assert_int_eq(p.ndevices, 2);
     ck_assert_uint_eq(d[0].peak, 9);
+    /* The caller's sizes (the runtime writes no more) and every site. */
+    ck_assert_uint_eq(last_out_size, sizeof(struct gpuleak_profile));
+    ck_assert_uint_eq(last_device_size, sizeof(struct gpuleak_profile_device));
+    ck_assert_int_eq(last_max_sites, GPULEAK_PROFILE_SITES);
+    /* Sites as asked for (0: none), and no struct for the region at all. */
+    ck_assert_int_eq(gpuleak_profile_end_sites(8, NULL, d, 1, 0), 1);
+    ck_assert_int_eq(last_max_sites, 0);
+    ck_assert_uint_eq(last_device_size, sizeof(struct gpuleak_profile_device));
+    ck_assert_uint_eq(d[0].peak, 8);
+    ck_assert_int_eq(gpuleak_profile_end_sites(7, &p, d, 1, 3), 1);
+    ck_assert_int_eq(last_max_sites, 3);
     ck_assert_int_eq(gpuleak_profile_frames(77, buf, sizeof buf), 77);
     ck_assert_str_eq(buf, "f.c:1:g\n");
     /* A runtime of version 2 has no profiling: the calls say "not running". */
     fake.version = 2;
     ck_assert_int_eq(gpuleak_profile_begin("r"), -1);
     ck_assert_int_eq(gpuleak_profile_end(9, &p, d, 1), -1);
+    ck_assert_int_eq(gpuleak_profile_end_sites(9, &p, d, 1, 0), -1);
     ck_assert_int_eq(gpuleak_profile_frames(77, buf, sizeof buf), -1);
     fake.version = GPULEAK_API_VERSION;
 }

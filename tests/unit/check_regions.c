@@ -11,6 +11,7 @@
 
 #include "testutil.h"
 #include "tracker_util.h"
+#include "base/tool.h"
 #include "event/api.h"
 #include "stack/stack_depot.h"
 #include "track/regions.h"
@@ -37,7 +38,11 @@ static void setup(void)
     tid = 100;
 }
 
-static void teardown(void) { atomic_store(&gl_runtime.state, GL_RT_IDLE); }
+static void teardown(void)
+{
+    gl_regions_after_stop = NULL;
+    atomic_store(&gl_runtime.state, GL_RT_IDLE);
+}
 
 static uint64_t alloc_on(int device, uint64_t addr, uint64_t size, uint32_t stack,
                          enum gl_mem_kind kind)
@@ -376,14 +381,15 @@ START_TEST(test_on_demand_only)
     ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 0);
     int a = open_region("a"), b = open_region("b");
     ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 1);
-    const char *name = NULL;
-    ck_assert_uint_eq(gl_regions_open_count(&name), 2);
+    char name[8] = "stale";
+    ck_assert_uint_eq(gl_regions_open_count(name, sizeof name), 2);
     ck_assert_str_eq(name, "a");
     close_region(a);
     ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 1);
     close_region(b);
     ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 0);
-    ck_assert_uint_eq(gl_regions_open_count(NULL), 0);
+    ck_assert_uint_eq(gl_regions_open_count(name, sizeof name), 0);
+    ck_assert_str_eq(name, "");
     alloc(DEV0, 1 * MIB, stack_a); /* nobody watching */
     int c = open_region("c");
     const struct gl_regions_device *d = device(close_region(c), 0);
@@ -394,7 +400,14 @@ START_TEST(test_on_demand_only)
     open_region("left open");
     gl_dispatch_reset();
     ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 0);
-    ck_assert_uint_eq(gl_regions_open_count(NULL), 0);
+    ck_assert_uint_eq(gl_regions_open_count(NULL, 0), 0);
+    /* Closed without a result: the slot and the demand go back all the same. */
+    int e = open_region("ended, no result");
+    ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 1);
+    ck_assert_int_eq(gl_regions_close(e, NULL, GL_REGIONS_TOP), 0);
+    ck_assert_int_eq(atomic_load(&gl_dispatch_tables.demand), 0);
+    ck_assert_uint_eq(gl_regions_open_count(NULL, 0), 0);
+    ck_assert_int_eq(gl_regions_close(e, NULL, 0), -1);
 }
 END_TEST
 
@@ -422,6 +435,168 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* ---- another thread racing with the close (gl_regions_after_stop) ---- */
+
+/* Another thread frees the region's block A and allocates one of the same
+ * size at another stack once the region stopped counting, before its sites
+ * are found: B held nothing at the peak and must not stand in for A. */
+static void free_a_alloc_b(int id)
+{
+    (void)id;
+    tid = 200;
+    release(DEV0);
+    alloc(DEV0 + 0x10000000, 4 * MIB, stack_b);
+    tid = 100;
+}
+
+START_TEST(test_close_race_stand_in)
+{
+    int id = open_region("race");
+    alloc(DEV0, 4 * MIB, stack_a);
+    gl_regions_after_stop = free_a_alloc_b;
+    const struct gl_regions_device *d = device(close_region(id), 0);
+    ck_assert_uint_eq(d->peak, 4 * MIB);
+    ck_assert_uint_eq(d->allocs, 1);
+    ck_assert_uint_eq(d->frees, 0);
+    ck_assert_uint_eq(d->live_close, 4 * MIB);
+    /* A is gone, so the sites fall short of the peak: not exact, and never B. */
+    ck_assert(!d->sites_exact);
+    for (unsigned i = 0; i < d->nsites; i++)
+        ck_assert_uint_ne(d->sites[i].stack, stack_b);
+    assert_balanced(d);
+}
+END_TEST
+
+/* Another thread allocates 8 MiB while the region ends: not the region's,
+ * in no figure of it (open + allocated - freed = close <= peak), and its
+ * block is none of the sites, which stay exact. */
+static void alloc_8(int id)
+{
+    (void)id;
+    tid = 200;
+    alloc(DEV0 + 0x20000000, 8 * MIB, stack_c);
+    tid = 100;
+}
+
+START_TEST(test_close_race_alloc)
+{
+    int id = open_region("race");
+    alloc(DEV0, 4 * MIB, stack_a);
+    gl_regions_after_stop = alloc_8;
+    const struct gl_regions_result *r = close_region(id);
+    const struct gl_regions_device *d = device(r, 0);
+    ck_assert_uint_eq(d->live_open, 0);
+    ck_assert_uint_eq(d->peak, 4 * MIB);
+    ck_assert_uint_eq(d->live_close, 4 * MIB);
+    ck_assert_uint_eq(d->alloc_bytes, 4 * MIB);
+    ck_assert_uint_eq(r->other_thread_events, 0);
+    assert_balanced(d);
+    ck_assert(d->sites_exact);
+    ck_assert_uint_eq(d->nsites, 1);
+    assert_site(d, 0, stack_a, 4 * MIB, 1);
+}
+END_TEST
+
+/* A slot still closing is not free: counted, and named. */
+static unsigned count_while_closing;
+static char name_while_closing[16];
+static void count_open(int id)
+{
+    (void)id;
+    count_while_closing = gl_regions_open_count(name_while_closing, sizeof name_while_closing);
+}
+
+START_TEST(test_open_count_closing)
+{
+    int id = open_region("closing region");
+    gl_regions_after_stop = count_open;
+    close_region(id);
+    ck_assert_uint_eq(count_while_closing, 1);
+    ck_assert_str_eq(name_while_closing, "closing region");
+    ck_assert_uint_eq(gl_regions_open_count(NULL, 0), 0);
+    /* Cut to fit the caller's buffer. */
+    int a = open_region(NULL), b = open_region("second");
+    char small[4] = "xyz";
+    ck_assert_uint_eq(gl_regions_open_count(small, sizeof small), 2);
+    ck_assert_str_eq(small, "sec");
+    close_region(a);
+    close_region(b);
+}
+END_TEST
+
+/* ---- the logs' memory ---- */
+
+/* A region with many events after its peak gives the pages of its log
+ * beyond GL_REGIONS_LOG_KEEP back at its close; one region after another
+ * reuses the same log (no new mapping, its first pages resident). */
+START_TEST(test_log_memory)
+{
+    int id = open_region("busy");
+    alloc(DEV0, 64 * MIB, stack_a);
+    for (unsigned i = 0; i < 20000; i++) { /* 40,000 entries: 640 KiB of log */
+        alloc(DEV0 + 0x10000000, 4096, stack_b);
+        release(DEV0 + 0x10000000);
+    }
+    const struct gl_regions_device *d = device(close_region(id), 0);
+    ck_assert(d->sites_exact);
+    ck_assert_uint_le(gl_regions_log_resident(), GL_REGIONS_LOG_KEEP);
+
+    /* 64 regions, one after another: the same log each time. */
+    size_t mapped = gl_tool_mapped_bytes();
+    for (int i = 0; i < GL_REGIONS_MAX; i++) {
+        id = open_region("short");
+        alloc(DEV0 + 0x10000000, 4096, stack_b);
+        release(DEV0 + 0x10000000);
+        close_region(id);
+    }
+    ck_assert_uint_eq(gl_tool_mapped_bytes(), mapped);
+    ck_assert_uint_le(gl_regions_log_resident(), GL_REGIONS_LOG_KEEP);
+
+    /* Three at once: three logs, each back to its kept pages once closed. */
+    int a = open_region("a"), b = open_region("b"), c = open_region("c");
+    for (unsigned i = 0; i < 10000; i++) {
+        alloc(DEV0 + 0x10000000, 4096, stack_b);
+        release(DEV0 + 0x10000000);
+    }
+    ck_assert_uint_gt(gl_regions_log_resident(), 3 * GL_REGIONS_LOG_KEEP);
+    close_region(b);
+    close_region(a);
+    close_region(c);
+    ck_assert_uint_le(gl_regions_log_resident(), 3 * GL_REGIONS_LOG_KEEP);
+
+    /* A log given back still works: its peak and sites, exact. */
+    id = open_region("after");
+    uint64_t seq = alloc(DEV0 + 0x20000000, 1 * MIB, stack_c);
+    release(DEV0 + 0x20000000);
+    for (unsigned i = 0; i < 10000; i++) {
+        alloc(DEV0 + 0x10000000, 4096, stack_b);
+        release(DEV0 + 0x10000000);
+    }
+    d = device(close_region(id), 0);
+    ck_assert_uint_eq(d->peak, 65 * MIB);
+    ck_assert_uint_eq(d->peak_seq, seq);
+    ck_assert(d->sites_exact);
+    ck_assert_uint_eq(d->nsites, 2);
+    assert_site(d, 0, stack_a, 64 * MIB, 1);
+    assert_site(d, 1, stack_c, 1 * MIB, 1);
+}
+END_TEST
+
+/* A size too big for a log entry (2^56 bytes and up): not logged, so the
+ * sites are inexact; the figures stay exact. */
+START_TEST(test_log_huge_size)
+{
+    int id = open_region("huge");
+    alloc(DEV0, 1ull << 56, stack_a);
+    release(DEV0);
+    const struct gl_regions_device *d = device(close_region(id), 0);
+    ck_assert_uint_eq(d->peak, 1ull << 56);
+    ck_assert_uint_eq(d->freed_bytes, 1ull << 56);
+    ck_assert(!d->sites_exact);
+    assert_balanced(d);
+}
+END_TEST
+
 static Suite *regions_suite(void)
 {
     Suite *s = suite_create("regions");
@@ -437,6 +612,11 @@ static Suite *regions_suite(void)
     tcase_add_test(tc, test_log_compaction);
     tcase_add_test(tc, test_on_demand_only);
     tcase_add_test(tc, test_limits);
+    tcase_add_test(tc, test_close_race_stand_in);
+    tcase_add_test(tc, test_close_race_alloc);
+    tcase_add_test(tc, test_open_count_closing);
+    tcase_add_test(tc, test_log_memory);
+    tcase_add_test(tc, test_log_huge_size);
     suite_add_tcase(s, tc);
     return s;
 }
