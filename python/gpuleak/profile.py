@@ -41,23 +41,49 @@ Exactness:
   Regions nest and overlap freely, on one thread or several.
 - The tensor view: bytes and counts allocated and freed, net, and the bytes
   at both ends are exact (PyTorch's cumulative counters, read at both ends).
-  Its peak is exact when PyTorch's own peak counter rose during the region
-  (the region reached a new high since the last reset_peak_memory_stats: its
-  peak is then that counter); otherwise, when PyTorch records its allocation
-  history with a trace (torch.cuda.memory._record_memory_history()), the
-  region's entries are replayed and the result is exact if they account for
-  every byte PyTorch's counters say was allocated and freed; otherwise
-  peak_exact is False and the peak lies between `peak` and `peak_bound`.
+  Its peak: when PyTorch records its allocation history with a trace
+  (torch.cuda.memory._record_memory_history()), the region's entries are
+  replayed first (from a snapshot of PyTorch's allocator read at the end),
+  and the result is exact if they account for every byte PyTorch's counters
+  say was allocated and freed.  Otherwise it is exact when PyTorch's own
+  peak counter rose during the region (the region reached a new high since
+  the last reset_peak_memory_stats: its peak is then that counter).  That
+  rule holds only if the program did not reset PyTorch's peaks inside the
+  region: a reset there defeats it.  A reset is seen when a
+  peak counter ends lower than it began (the allocated bytes', or any other
+  PyTorch keeps): the peak is then at least what PyTorch saw since the reset
+  and the bytes live at both ends, with no upper bound (peak_bound None),
+  and the note says so; a reset followed by a new high can go unseen, and
+  only the trace replay is exact then.  Otherwise peak_exact is False and
+  the peak lies between `peak` and `peak_bound`.
+- With PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, PyTorch hands each
+  tensor a stream-ordered allocation of CUDA's memory pool: the driver view
+  under gpuleak counts those allocations, not PyTorch's reserved memory, and
+  PyTorch's counters keep only the bytes in use and their peak (no bytes or
+  counts allocated and freed, no trace); the note says so.
 
 Without gpuleak: a warning (once), and the views PyTorch's counters give (the
 tensors', and its reserved memory as the driver view), with the same rules of
 exactness, and no sites.  Without PyTorch either: an empty result that says
 why.  Never raises for the program's sake: a failure to read a view leaves it
 out, with a note.
+
+Threads: a profile object may be entered on several threads at once, and again
+on one thread while open there (recursion): each entry is a region of its
+own, ended by the same thread's next exit (innermost first).  Its `result` is
+the last result of a region the calling thread began or ended (of any
+thread's, where it has none).  An exit on a thread with none of the object's
+regions open ends the one another thread began last (a region handed over).
+
+As a decorator, on a plain function each call is a region; on a coroutine
+function (async def) each call's awaiting is; on a generator function or an
+async generator function the whole iteration is, from the first next() to
+its exhaustion or close().
 """
 import ctypes
 import dataclasses
 import functools
+import inspect
 import os
 import sys
 import threading
@@ -134,7 +160,9 @@ class MemoryView:
     driver view without gpuleak).  Bytes live at_open and at_close, the peak
     while it ran, bytes allocated and freed and how many allocations and frees
     (None where PyTorch does not count them).  peak_exact False: the peak lies
-    between peak and peak_bound.  peak_time_s: seconds after the region began
+    between peak and peak_bound, or is at least peak when peak_bound is None
+    (no upper bound known: PyTorch's peak counter was reset inside the
+    region).  peak_time_s: seconds after the region began
     (None when not known); peak_seq: gpuleak's number of the allocation that
     reached it (0: the peak was at_open).  top_sites: the sites that held the
     most at the peak (gpuleak only), exact when sites_exact."""
@@ -154,7 +182,9 @@ class MemoryView:
     sites_exact: bool = False
 
     def __post_init__(self):
-        if self.peak_bound is None:
+        # An exact peak is its own bound; an inexact one without a bound has
+        # none known.
+        if self.peak_bound is None and self.peak_exact:
             object.__setattr__(self, "peak_bound", self.peak)
 
     @property
@@ -297,7 +327,12 @@ class ProfileResult:
             for label, cell in rows:
                 lines.append(f"    {label:<14}" + "".join(f"{cell(v):>{w}}" for _, v in views))
             for _, v in views:
-                if not v.peak_exact:
+                if v.peak_exact:
+                    continue
+                if v.peak_bound is None:
+                    lines.append(f"    {v.source}: the peak is at least {v.peak:,} bytes "
+                                 f"(no upper bound known)")
+                else:
                     lines.append(f"    {v.source}: the peak lies between {v.peak:,} and "
                                  f"{v.peak_bound:,} bytes")
             for n, v in views:
@@ -407,7 +442,14 @@ _STATS = ("allocated_bytes.all.current", "allocated_bytes.all.peak",
           "allocation.all.allocated", "allocation.all.freed",
           "reserved_bytes.all.current", "reserved_bytes.all.peak",
           "reserved_bytes.all.allocated", "reserved_bytes.all.freed",
-          "segment.all.allocated", "segment.all.freed")
+          "segment.all.allocated", "segment.all.freed",
+          # Peaks read only to see a reset_peak_memory_stats() inside a region.
+          "active_bytes.all.peak", "requested_bytes.all.peak", "allocation.all.peak",
+          "active.all.peak", "segment.all.peak", "inactive_split_bytes.all.peak")
+
+# PyTorch's peak counters: each only rises, until reset_peak_memory_stats()
+# sets them all to the current values.
+_PEAKS = tuple(k for k in _STATS if k.endswith(".peak"))
 
 
 def _torch_module():
@@ -430,6 +472,23 @@ def _torch_read(torch):
 def _torch_uncached(torch):
     """PyTorch hands every tensor its own cudaMalloc, and counts nothing."""
     return os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING", "") in ("1", "true", "True")
+
+
+def _torch_backend(torch):
+    """PyTorch's CUDA allocator backend: "native" (its caching allocator) or
+    "cudaMallocAsync" (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync); a
+    PyTorch too old to say has only the native one."""
+    try:
+        get = getattr(torch.cuda.memory, "get_allocator_backend", None)
+        return str(get()) if get is not None else "native"
+    except Exception:  # never break the program for a profile
+        return "native"
+
+
+def _peak_reset(before, after):
+    """PyTorch's peaks were reset between the two readings: one ended lower
+    than it began.  (A reset after which every peak rose again is not seen.)"""
+    return any(after[k] < before[k] for k in _PEAKS if k in before and k in after)
 
 
 def _history_peak(torch, device, before, after):
@@ -483,38 +542,53 @@ def _history_peak(torch, device, before, after):
     return peak if cur == after.get("allocated_bytes.all.current", 0) else None
 
 
-def _torch_view(torch, device, before, after, kind):
-    """A view from PyTorch's counters: kind "allocated" (tensors) or
-    "reserved" (segments).  The peak is exact when PyTorch's own peak rose
-    during the region; else from its history (tensors), else a bound."""
+def _torch_view(torch, device, before, after, kind, backend="native"):
+    """A view from PyTorch's counters, kind "allocated" (tensors) or
+    "reserved" (segments), and whether its peak was left without an upper
+    bound by a reset of PyTorch's peaks inside the region.
+
+    The tensors' peak: from the region's allocation history first, when
+    PyTorch records one (the replay checks itself against the counters);
+    else PyTorch's own peak counter when it rose during the region and no
+    reset was seen (a new high since the last reset: reached inside); else a
+    bound.  Under a backend other than the native one, PyTorch counts no
+    bytes or blocks allocated and freed: those are None."""
     pre = "allocated_bytes" if kind == "allocated" else "reserved_bytes"
     count = "allocation" if kind == "allocated" else "segment"
+    native = backend == "native"
     g0, g1 = before.get, after.get
     cur0, cur1 = g0(f"{pre}.all.current", 0), g1(f"{pre}.all.current", 0)
     peak0, peak1 = g0(f"{pre}.all.peak", 0), g1(f"{pre}.all.peak", 0)
+    reset = _peak_reset(before, after)
 
     def delta(key):
-        if key not in after:
+        if not native or key not in after:
             return None
         d = after[key] - before.get(key, 0)
         return d if d >= 0 else None  # reset_accumulated_memory_stats in between
 
-    exact, bound = True, None
-    if peak1 > peak0:
+    exact, bound, unbounded = True, None, False
+    peak = _history_peak(torch, device, before, after) if kind == "allocated" and native \
+        else None
+    if peak is not None:
+        pass  # replayed from the trace: exact
+    elif reset:
+        # What PyTorch saw since the reset is the region's, and so are the
+        # bytes live at both ends; before the reset, anything.
+        peak, exact, unbounded = max(cur0, cur1, peak1), False, True
+    elif peak1 > peak0:
         peak = peak1  # a new high since the last reset: reached inside
     else:
-        peak = _history_peak(torch, device, before, after) if kind == "allocated" else None
-        if peak is None:
-            exact = False
-            # A peak lower than before means it was reset inside: what it
-            # saw since is the region's too.
-            peak = max(cur0, cur1, peak1 if peak1 < peak0 else 0)
-            bound = max(peak, peak0)
-            exact = bound == peak  # the old peak was live at one end
-    return MemoryView(source=f"PyTorch ({kind})", at_open=cur0, at_close=cur1, peak=peak,
+        # No new high: the old peak bounds the region's, which reached at
+        # least the bytes live at either end.
+        peak = max(cur0, cur1)
+        bound = max(peak, peak0)
+        exact = bound == peak  # the old peak was live at one end
+    view = MemoryView(source=f"PyTorch ({kind})", at_open=cur0, at_close=cur1, peak=peak,
                       allocated=delta(f"{pre}.all.allocated"), freed=delta(f"{pre}.all.freed"),
                       allocs=delta(f"{count}.all.allocated"), frees=delta(f"{count}.all.freed"),
                       peak_exact=exact, peak_bound=bound)
+    return view, unbounded
 
 
 def _torch_active(before, after):
@@ -564,15 +638,78 @@ def _gpuleak_view(api, d, sites):
 # ---- the region ----
 
 _local = threading.local()
+# The lists of regions open per thread (_open_regions): a region may end on
+# another thread than its own, which takes it out of its own thread's list.
+_nest_lock = threading.Lock()
 _warned = False
 _warn_lock = threading.Lock()
 
 
+class _Sentinel:
+    def __init__(self, what):
+        self.what = what
+
+    def __repr__(self):
+        return f"<{self.what}>"
+
+
+# What a region holds of PyTorch's counters at its start, besides a reading:
+# PyTorch's CUDA was not in use yet (its counters were 0), or reading failed.
+_NOT_STARTED = _Sentinel("PyTorch's CUDA not in use")
+_READ_FAILED = _Sentinel("PyTorch's counters not read")
+
+
+class _Region:
+    """One entry into a profile object: what its end needs.  The name is
+    kept here, so that the regions nested in it name their parent whatever
+    becomes of it."""
+    __slots__ = ("name", "depth", "parent", "region", "api", "torch0", "t0", "thread", "tid",
+                 "nest", "slot", "error")
+
+    def __init__(self, name):
+        self.name = name
+        self.depth, self.parent = 0, None
+        self.region, self.api, self.torch0 = -1, None, _NOT_STARTED
+        self.t0 = time.perf_counter()
+        self.thread, self.tid = "", 0
+        self.nest = None   # its thread's list of open regions (_open_regions)
+        self.slot = None   # its profile object's part for its thread (_Slot)
+        self.error = None  # why it could not begin, if something failed
+
+
+class _Slot:
+    """A profile object's part for one thread: its regions open on the thread
+    (innermost last) and the thread's last result."""
+    __slots__ = ("open", "result")
+
+    def __init__(self):
+        self.open, self.result = [], None
+
+
+def _remove(items, item):
+    """Take item out of a list, by identity (the innermost such entry)."""
+    for i in range(len(items) - 1, -1, -1):
+        if items[i] is item:
+            del items[i]
+            return True
+    return False
+
+
 def _open_regions():
+    """This thread's open regions (_Region), outermost first: every profile
+    object's."""
     stack = getattr(_local, "stack", None)
     if stack is None:
         stack = _local.stack = []
     return stack
+
+
+def _end_region(api, region, prof, devs, sites=True):
+    """The runtime's gpuleak_profile_end: the devices filled in devs
+    (prof.ndevices: all that had activity), -1 when it failed.  Without
+    sites the runtime walks no block: ending costs little."""
+    return api.profile_end(region, ctypes.byref(prof), devs, _MAX_DEVICES,
+                           sites=_gl._PROFILE_SITES if sites else 0)
 
 
 def _warn_once(message):
@@ -590,6 +727,11 @@ def _caller_name(depth=2):
         return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
     except Exception:
         return "region"
+
+
+def _devices_text(devices):
+    return (f"device {devices[0]}" if len(devices) == 1
+            else "devices " + ", ".join(str(d) for d in devices))
 
 
 class profile:
@@ -611,9 +753,23 @@ class profile:
     (symbolizing their stacks at the end; the stacks are cached by id).
 
     Regions nest and overlap, on one thread or several (each measures the
-    whole process while it is open; see the module's documentation).  An
-    object may be entered again once it ended, not while it is open.  Every
-    region that ends is added to profile.summary()."""
+    whole process while it is open; see the module's documentation).  One
+    object may be entered on several threads at once, and again on one
+    thread while it is open there (recursion): each entry is a region of its
+    own, and an exit ends the innermost one its thread entered.  An exit on a
+    thread that entered none ends the one another thread entered last (a
+    region handed over to another thread to end).  result: the last
+    ProfileResult of a region the calling thread began or ended; where it has
+    none, the last of any thread; None before any ended.  Every region that
+    ends is added to profile.summary().  Entering and leaving never raise for
+    the profile's sake: what failed is in the result's note.
+
+    As a decorator: a plain function's call is a region; a coroutine
+    function's (async def: the wrapper is one too) is the call's awaiting;
+    a generator function's or an async generator function's is the whole
+    iteration, from the first next() to its exhaustion or close().  The
+    wrapper's last_profile is the last call's result, set also when the call
+    raised."""
 
     def __new__(cls, name=None, **kwargs):
         if callable(name) and not isinstance(name, str):  # @gpuleak.profile
@@ -625,111 +781,193 @@ class profile:
             raise TypeError(f"gpuleak.profile: a name is a string, not {type(name).__name__}")
         self.name = name
         self.sites = sites
-        self.result = None
-        self._state = None
+        self._lock = threading.Lock()
+        self._tls = threading.local()   # its _Slot on each thread
+        self._open = []                 # every thread's open regions, in the order begun
+        self._last = None               # the last result of any thread
+
+    @property
+    def result(self):
+        """The last ProfileResult of a region the calling thread began or
+        ended; where it has none, the last of any thread (None before any)."""
+        slot = getattr(self._tls, "slot", None)
+        mine = slot.result if slot is not None else None
+        return mine if mine is not None else self._last
+
+    def _slot(self):
+        slot = getattr(self._tls, "slot", None)
+        if slot is None:
+            slot = self._tls.slot = _Slot()
+        return slot
 
     # -- as a context manager --
 
     def __enter__(self):
-        if self._state is not None:
-            raise RuntimeError("gpuleak.profile: this region is open already (nest another "
-                               "gpuleak.profile(...), not the same one)")
-        name = self.name or _caller_name()
-        stack = _open_regions()
-        st = {"name": name, "depth": len(stack), "parent": stack[-1]._state["name"] if stack
-              else None, "region": -1, "api": None, "torch0": None, "stack": stack,
-              "thread": threading.current_thread().name, "tid": threading.get_native_id()}
-        api = _gl._runtime()
-        if api.profile_begin is not None and api.running():
-            st["api"] = api
-        torch = _torch_module()
-        if torch is not None:
-            st["torch0"] = _torch_read(torch)
-        st["t0"] = time.perf_counter()
-        if st["api"] is not None:
-            st["region"] = st["api"].profile_begin(name.encode()[:_NAME_MAX])
-        self._state = st
-        stack.append(self)
+        st = _Region(self.name or _caller_name())
+        try:
+            self._begin(st)
+        except Exception as e:  # never break the program for a profile
+            st.error = f"{type(e).__name__}: {e}"
+        with self._lock:
+            st.slot = self._slot()
+            st.slot.open.append(st)
+            self._open.append(st)
         return self
 
+    def _begin(self, st):
+        nest = _open_regions()
+        with _nest_lock:
+            st.depth = len(nest)
+            st.parent = nest[-1].name if nest else None
+        st.nest = nest
+        st.thread, st.tid = threading.current_thread().name, threading.get_native_id()
+        api = _gl._runtime()
+        if api.profile_begin is not None and api.running is not None and api.running():
+            st.api = api
+        torch = _torch_module()
+        if torch is not None:
+            got = _torch_read(torch)
+            st.torch0 = _READ_FAILED if got is None else got
+        st.t0 = time.perf_counter()
+        if st.api is not None:
+            st.region = st.api.profile_begin(st.name.encode(errors="replace")[:_NAME_MAX])
+        with _nest_lock:
+            nest.append(st)
+
+    def _claim(self):
+        """The region this exit ends, taken out of every list, so that no
+        other exit ends it too: the calling thread's innermost, else the one
+        another thread began last; None when none is open."""
+        with self._lock:
+            slot = getattr(self._tls, "slot", None)
+            if slot is not None and slot.open:
+                st = slot.open.pop()
+            elif self._open:
+                st = self._open[-1]  # handed over: begun on another thread
+                _remove(st.slot.open, st)
+            else:
+                return None
+            _remove(self._open, st)
+        if st.nest is not None:
+            with _nest_lock:
+                _remove(st.nest, st)
+        return st
+
     def __exit__(self, exc_type, exc, tb):
-        st = self._state
+        st = self._claim()
         if st is None:
             return False
         try:
-            self.result = self._finish(st)
+            result = self._finish(st)
         except Exception as e:  # never break the program for a profile
-            self.result = ProfileResult(name=st["name"], source="",
-                                        note=f"gpuleak.profile failed: {type(e).__name__}: {e}")
-        finally:
-            self._state = None
-            # The opener's stack: a region may end on another thread.
-            if self in st["stack"]:
-                st["stack"].remove(self)
-        _summary.add(self.result)
+            result = ProfileResult(name=st.name, source="",
+                                   note=f"gpuleak.profile failed: {type(e).__name__}: {e}",
+                                   thread_id=st.tid, thread_name=st.thread, depth=st.depth,
+                                   parent=st.parent)
+        with self._lock:
+            st.slot.result = result       # the thread that began it
+            self._slot().result = result  # and this one, if another
+            self._last = result
+        try:
+            _summary.add(result)
+        except Exception:  # never break the program for a profile
+            pass
         return False  # the body's exception, if any, goes on
 
     def _finish(self, st):
-        api, region = st["api"], st["region"]
+        api, region = st.api, st.region
         prof, devs, n = _gl._Profile(), (_gl._ProfileDevice * _MAX_DEVICES)(), -1
         if region >= 0:
-            n = api.profile_end(region, ctypes.byref(prof), devs, _MAX_DEVICES)
-        duration = time.perf_counter() - st["t0"]
+            n = _end_region(api, region, prof, devs, self.sites)
+        duration = time.perf_counter() - st.t0
         notes = []
+        if st.error is not None:
+            notes.append(f"gpuleak.profile could not begin the region: {st.error}")
         torch = _torch_module()
         before = after = None
+        torch_note = None
         if torch is not None:
             after = _torch_read(torch)
-            # PyTorch's CUDA started inside the region: its counters were 0.
-            before = st["torch0"] if st["torch0"] is not None else {}
+            if st.torch0 is _NOT_STARTED:
+                before = {}  # PyTorch's CUDA started inside the region: its counters were 0
+            elif st.torch0 is not _READ_FAILED:
+                before = st.torch0
+            failed = [w for w, v in (("began", before), ("ended", after)) if v is None]
+            if failed:
+                torch_note = (f"PyTorch's counters could not be read when the region "
+                              f"{' or '.join(failed)}: no tensor view")
         by_device = {}
         if n >= 0:
             if prof.ndevices > n:
                 notes.append(f"{prof.ndevices - n} devices left out")
             for i in range(n):
                 by_device[devs[i].device] = {"driver": _gpuleak_view(api, devs[i], self.sites)}
-        else:
-            if region < 0 and api is not None:
-                notes.append("gpuleak could not begin the region (see its log)")
-            elif api is None:
-                runtime = _gl._runtime()
-                if runtime.running is not None and runtime.running() and \
-                        runtime.profile_begin is None:
-                    why = "this gpuleak's runtime has no profiling (client API before version 3)"
-                else:
-                    why = "not running under gpuleak"
-                if after:
-                    notes.append(f"{why}: PyTorch's own counters, no sites")
-                    _warn_once(f"gpuleak.profile: {why}; the profiles are PyTorch's own "
-                               f"counters (its tensors, and its reserved memory as the driver's "
-                               f"view), without sites")
-                else:
-                    notes.append(f"{why}, and PyTorch's CUDA is not in use: nothing to measure")
-                    _warn_once(f"gpuleak.profile: {why}, and PyTorch's CUDA is not in use: "
-                               f"nothing is measured")
-        if torch is not None and after:
+        elif region >= 0:
+            notes.append("the runtime could not end the region (see its log)")
+        elif api is not None:
+            notes.append("gpuleak could not begin the region (see its log)")
+        elif st.error is None:
+            runtime = _gl._runtime()
+            if runtime.running is not None and runtime.running() and \
+                    runtime.profile_begin is None:
+                why = "this gpuleak's runtime has no profiling (client API before version 3)"
+            else:
+                why = "not running under gpuleak"
+            if torch is not None and after != {}:
+                notes.append(f"{why}: PyTorch's own counters, no sites")
+                _warn_once(f"gpuleak.profile: {why}; the profiles are PyTorch's own "
+                           f"counters (its tensors, and its reserved memory as the driver's "
+                           f"view), without sites")
+            else:
+                notes.append(f"{why}, and PyTorch's CUDA is not in use: nothing to measure")
+                _warn_once(f"gpuleak.profile: {why}, and PyTorch's CUDA is not in use: "
+                           f"nothing is measured")
+        if torch is not None:
             if _torch_uncached(torch):
                 notes.append("PyTorch's caching allocator is off: each tensor is a block of "
                              "its own, and PyTorch counts none of them" +
                              ("" if n >= 0 else " (run under gpuleak to measure them)"))
-            else:
+            elif torch_note is not None:
+                notes.append(torch_note)
+            elif after:
+                backend = _torch_backend(torch)
+                if backend != "native":
+                    notes.append(
+                        f"PyTorch's allocator backend is {backend}, not its caching allocator: "
+                        + ("the driver view counts what that backend asks CUDA for (with "
+                           "cudaMallocAsync, each tensor's stream-ordered allocation from "
+                           "CUDA's memory pool), not PyTorch's reserved memory" if n >= 0 else
+                           "the driver view is what that backend reports as reserved (with "
+                           "cudaMallocAsync, CUDA's memory pool's), not segments of PyTorch's "
+                           "cache") +
+                        "; PyTorch counts no bytes or blocks allocated and freed there")
+                reset = []
                 for d, c in after.items():
                     b = before.get(d, {})
                     if not _torch_active(b, c):
                         continue
                     views = by_device.setdefault(d, {})
-                    views["tensors"] = _torch_view(torch, d, b, c, "allocated")
+                    views["tensors"], unbounded = _torch_view(torch, d, b, c, "allocated",
+                                                              backend)
                     if n < 0:
-                        views["driver"] = _torch_view(torch, d, b, c, "reserved")
+                        views["driver"], unbounded_r = _torch_view(torch, d, b, c, "reserved",
+                                                                   backend)
+                        unbounded = unbounded or unbounded_r
+                    if unbounded:
+                        reset.append(d)
+                if reset:
+                    notes.append(f"PyTorch's peak was reset inside the region "
+                                 f"(reset_peak_memory_stats) on {_devices_text(reset)}: a peak "
+                                 f"from its counters there that is not exact has no upper bound")
         source = "gpuleak" if n >= 0 else "PyTorch" if by_device else ""
         order = sorted(by_device, key=lambda d: (d < 0, -d if d < 0 else d))
         devices = tuple(DeviceProfile(d, by_device[d].get("driver"), by_device[d].get("tensors"))
                         for d in order)
         return ProfileResult(
-            name=st["name"], source=source, devices=devices, note="; ".join(notes),
+            name=st.name, source=source, devices=devices, note="; ".join(notes),
             duration_s=prof.duration_ns / 1e9 if n >= 0 else duration,
-            thread_id=prof.tid if n >= 0 else st["tid"],
-            thread_name=st["thread"], depth=st["depth"], parent=st["parent"],
+            thread_id=prof.tid if n >= 0 else st.tid,
+            thread_name=st.thread, depth=st.depth, parent=st.parent,
             other_thread_events=prof.other_thread_events if n >= 0 else None)
 
     # -- as a decorator --
@@ -738,17 +976,85 @@ class profile:
         if not callable(func):
             raise TypeError("gpuleak.profile(...) decorates a function")
         name = self.name or getattr(func, "__qualname__", None) or repr(func)
-        sites = self.sites
-
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            region = profile(name, sites=sites)
-            with region:
-                value = func(*args, **kwargs)
-            wrapper.last_profile = region.result
-            return value
-
+        if inspect.isasyncgenfunction(func):
+            wrapper = _async_generator_wrapper(func, name, self.sites)
+        elif inspect.iscoroutinefunction(func):
+            wrapper = _coroutine_wrapper(func, name, self.sites)
+        elif inspect.isgeneratorfunction(func):
+            wrapper = _generator_wrapper(func, name, self.sites)
+        else:
+            wrapper = _function_wrapper(func, name, self.sites)
         wrapper.last_profile = None
         return wrapper
 
     summary = staticmethod(profile_summary)
+
+
+# The decorator's wrappers: each call a profile object of its own, its result
+# the wrapper's last_profile, even when the call raised.
+
+def _function_wrapper(func, name, sites):
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        region = profile(name, sites=sites)
+        try:
+            with region:
+                return func(*args, **kwargs)
+        finally:
+            wrapper.last_profile = region.result
+    return wrapper
+
+
+def _coroutine_wrapper(func, name, sites):
+    @functools.wraps(func)
+    async def wrapper(*args, **kwargs):
+        region = profile(name, sites=sites)
+        try:
+            with region:
+                return await func(*args, **kwargs)
+        finally:
+            wrapper.last_profile = region.result
+    return wrapper
+
+
+def _generator_wrapper(func, name, sites):
+    # A generator function itself: nothing runs, and no region begins, before
+    # the first next().
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        region = profile(name, sites=sites)
+        try:
+            with region:
+                return (yield from func(*args, **kwargs))
+        finally:
+            wrapper.last_profile = region.result
+    return wrapper
+
+
+def _async_generator_wrapper(func, name, sites):
+    # An async generator function itself, forwarding asend, athrow and aclose
+    # (there is no "yield from" for them).
+    @functools.wraps(func)
+    async def wrapper(*args, **kwargs):
+        region = profile(name, sites=sites)
+        try:
+            with region:
+                agen = func(*args, **kwargs)
+                try:
+                    value = await agen.__anext__()
+                    while True:
+                        try:
+                            sent = yield value
+                        except GeneratorExit:
+                            raise
+                        except BaseException as e:
+                            value = await agen.athrow(e)
+                        else:
+                            value = await agen.asend(sent)
+                except StopAsyncIteration:
+                    pass
+                finally:
+                    await agen.aclose()
+        finally:
+            wrapper.last_profile = region.result
+    return wrapper

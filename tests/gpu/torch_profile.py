@@ -14,10 +14,13 @@ profiler itself never does) and compares:
   torch.cuda.max_memory_allocated() says when this PyTorch counts uncached
   tensors at all (most versions count none of them: then 0, and said so);
   the site at the peak is the 50 MiB tensor's line.
-- cached: both views are there; the tensor view's peak is
-  torch.cuda.max_memory_allocated() exactly, and exact; the driver view's
-  rise is that of torch.cuda.max_memory_reserved(), and its net change that
-  of memory_reserved() (new segments only: the cache is emptied first).
+- cached: both views are there; the tensor view's peak is exact and the
+  hand-computed 110 MiB above the start (every size is a multiple of the
+  caching allocator's 512-byte rounding, so its blocks are the sizes asked
+  for), with 120 MiB allocated and freed in 4 tensors each, and equals
+  torch.cuda.max_memory_allocated(); the driver view's rise is that of
+  torch.cuda.max_memory_reserved(), and its net change that of
+  memory_reserved() (new segments only: the cache is emptied first).
 
 Prints one line per view, then "torch_profile: done, N failures"; exit
 status 1 if a check failed."""
@@ -129,6 +132,16 @@ def main():
         expect(t is not None, "no tensor view with the cache on")
         if t is not None:
             expect(t.peak_exact, "tensor peak not exact after a reset of PyTorch's peaks")
+            # By hand: 10 + 30 MiB, 10 dropped, + 50, + 30: 110 MiB above the
+            # start; 120 MiB allocated and freed, in 4 tensors each.
+            expect(t.at_open == allocated0, f"tensors at open {t.at_open:,}, memory_allocated "
+                   f"before the region {allocated0:,}")
+            expect(t.peak_increase == 110 * MIB,
+                   f"tensor peak above the start {t.peak_increase:,}, expected 110 MiB = "
+                   f"{110 * MIB:,}")
+            expect((t.allocated, t.freed) == (120 * MIB, 120 * MIB),
+                   f"tensors allocated {t.allocated} freed {t.freed}, expected 120 MiB = "
+                   f"{120 * MIB:,} each")
             expect(t.peak == torch.cuda.max_memory_allocated(),
                    f"tensor peak {t.peak:,}, max_memory_allocated "
                    f"{torch.cuda.max_memory_allocated():,}")

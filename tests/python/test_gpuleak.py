@@ -404,13 +404,17 @@ def test_profile_pytorch_counters_without_gpuleak():
         t = p.result.device(0).tensors
         assert (t.peak, t.peak_exact, t.peak_bound) == (6 * MIB, False, 30 * MIB), t
         assert "the peak lies between 6,291,456 and 31,457,280 bytes" in str(p.result)
-        # PyTorch's peak reset inside (lower than at the start): what it saw since counts.
+        # PyTorch's peak reset inside (lower than at the start): what it saw
+        # since is a lower bound, and nothing bounds the peak from above (the
+        # region may have gone past the old 30 MiB before the reset).
         cuda.at = 0
         cuda.readings = [stats(4 * MIB, 30 * MIB, 0, 0, 0, 0), stats(5 * MIB, 9 * MIB, 0, 0, 0, 0)]
         with gpuleak.profile("reset inside") as p:
             pass
         t = p.result.device(0).tensors
-        assert (t.peak, t.peak_exact, t.peak_bound) == (9 * MIB, False, 30 * MIB), t
+        assert (t.peak, t.peak_exact, t.peak_bound) == (9 * MIB, False, None), t
+        assert "PyTorch's peak was reset inside the region" in p.result.note, p.result.note
+        assert "the peak is at least 9,437,184 bytes (no upper bound known)" in str(p.result)
 
         s = gpuleak.profile.summary()
         st = s.get("step")
@@ -553,7 +557,7 @@ def test_profile_decorator_and_errors():
         assert named(2 * MIB) == 2 * MIB and named.__doc__ == "named's doc"
         assert named.last_profile.name == "named"
         d = named.last_profile.device(0)
-        assert d.peak_increase == 2 * MIB and d.top_sites[0].frames == ()
+        assert d.peak_increase == 2 * MIB and d.top_sites == ()  # none asked for: the runtime walked no block
         assert not d.driver.sites_exact  # not asked for
         Net().forward(MIB)
         s = gpuleak.profile.summary()
@@ -572,14 +576,16 @@ def test_profile_decorator_and_errors():
             raise AssertionError("exception swallowed")
         assert p.result.device(0).allocs == 1 and s.get("fails") is None
         assert gpuleak.profile.summary().get("fails").calls == 1
-        # Entered twice while open: refused.
+        # Entered again while open (recursion): a region of its own, inside.
         with p:
-            try:
-                p.__enter__()
-            except RuntimeError as e:
-                assert "open already" in str(e)
-            else:
-                raise AssertionError("entered twice")
+            at(MIB, 8)
+            with p:
+                at(2 * MIB, 8)
+            inner = p.result
+            assert (inner.depth, inner.parent, inner.device(0).allocs) == (1, "fails", 1), inner
+        outer = p.result
+        assert outer is not inner and (outer.depth, outer.device(0).allocs) == (0, 2), outer
+        assert outer.device(0).allocated == 3 * MIB
     """, preload=FAKE)
 
 
@@ -639,6 +645,404 @@ def test_profile_real_runtime_threads_and_limit():
         assert all(p.result.note == "" for p in regions[:-1])
     """, preload=REAL)
     assert "gpuleak: gpuleak_profile_begin: 64 regions are open already" in r.stderr, r.stderr
+
+
+def test_profile_pytorch_peak_reset_inside():
+    """torch.cuda.reset_peak_memory_stats() inside the region defeats the
+    counter rule: seen when a peak counter ends lower than it began, the peak
+    then has no upper bound; the allocation history, when PyTorch records
+    one, is replayed first and gives it exactly."""
+    run_code(prelude=FAKE_TORCH, code="""
+        import warnings, gpuleak
+        warnings.simplefilter("ignore")
+        MIB = 1 << 20
+        # 10 MiB live, PyTorch's peak 10 MiB at the start.  Inside: 40 MiB
+        # more (the true peak, 50 MiB), freed; 5 MiB of the first freed; reset
+        # (peak 5 MiB); 1 MiB allocated and freed (peak 6 MiB).  The old peak,
+        # 10 MiB, was live at the start, but bounds nothing.
+        cuda.readings = [stats(10 * MIB, 10 * MIB, 0, 0, 0, 0),
+                         stats(5 * MIB, 6 * MIB, 41 * MIB, 46 * MIB, 2, 3)]
+        with gpuleak.profile("lower") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact, t.peak_bound) == (10 * MIB, False, None), t
+        assert "PyTorch's peak was reset inside the region" in p.result.note, p.result.note
+        assert "on device 0" in p.result.note, p.result.note
+        assert "the peak is at least 10,485,760 bytes (no upper bound known)" in str(p.result)
+        # Without gpuleak the reserved view is PyTorch's too, with the same rule.
+        assert p.result.device(0).driver.source == "PyTorch (reserved)"
+
+        # The same with 1 MiB more live at the reset: the bytes' peak ends at
+        # 11 MiB, above the 10 it began with, but the tensor count's peak
+        # fell (6 at the start, 4 at the end): a reset, not a new high.
+        def with_count(reading, count_peak):
+            return dict(reading, **{"allocation.all.peak": count_peak})
+        cuda.at = 0
+        cuda.readings = [with_count(stats(10 * MIB, 10 * MIB, 0, 0, 0, 0), 6),
+                         with_count(stats(10 * MIB, 11 * MIB, 41 * MIB, 41 * MIB, 2, 2), 4)]
+        with gpuleak.profile("higher") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact, t.peak_bound) == (11 * MIB, False, None), t
+        assert "PyTorch's peak was reset inside the region" in p.result.note, p.result.note
+
+        # With the history recorded, its replay comes first: the true 50 MiB,
+        # though every counter looks like a new high of 11 MiB.
+        cuda.at = 0
+        cuda.readings = [stats(10 * MIB, 10 * MIB, 0, 0, 0, 0),
+                         stats(10 * MIB, 11 * MIB, 41 * MIB, 41 * MIB, 2, 2)]
+        cuda.history = [{"action": "alloc", "size": 40 * MIB},
+                        {"action": "free_requested", "size": 40 * MIB},
+                        {"action": "alloc", "size": 1 * MIB},
+                        {"action": "free_requested", "size": 1 * MIB}]
+        with gpuleak.profile("history") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact, t.peak_increase) == (50 * MIB, True, 40 * MIB), t
+        assert "reset" not in p.result.note, p.result.note
+        # A reset seen, and a replay that holds: the tensors' peak exact; the
+        # reserved memory's (no trace) without an upper bound.
+        cuda.at = 0
+        cuda.readings = [stats(10 * MIB, 10 * MIB, 0, 0, 0, 0),
+                         stats(5 * MIB, 6 * MIB, 41 * MIB, 46 * MIB, 2, 3)]
+        cuda.history = [{"action": "alloc", "size": 40 * MIB},
+                        {"action": "free_requested", "size": 40 * MIB},
+                        {"action": "free_requested", "size": 5 * MIB},
+                        {"action": "alloc", "size": 1 * MIB},
+                        {"action": "free_requested", "size": 1 * MIB}]
+        with gpuleak.profile("history") as p:
+            pass
+        t = p.result.device(0).tensors
+        assert (t.peak, t.peak_exact) == (50 * MIB, True), t
+        v = p.result.device(0).driver
+        assert (v.peak_exact, v.peak_bound) == (False, None), v
+        assert "PyTorch's peak was reset inside the region" in p.result.note, p.result.note
+    """)
+
+
+def test_profile_pytorch_counters_unreadable():
+    """A failed read of PyTorch's counters is not PyTorch starting inside the
+    region: no tensor view, and a note."""
+    code = """
+        import warnings, gpuleak
+        warnings.simplefilter("ignore")
+        MIB = 1 << 20
+        real = cuda.memory_stats
+        calls = []
+        def flaky(d, fail_at):
+            calls.append(d)
+            if len(calls) == fail_at:
+                raise RuntimeError("CUDA error: an illegal memory access was encountered")
+            return real(d)
+        opened = stats(4 * MIB, 4 * MIB, 100 * MIB, 96 * MIB, 10, 9, 20 * MIB, 20 * MIB)
+        closed = stats(8 * MIB, 24 * MIB, 124 * MIB, 116 * MIB, 13, 11, 40 * MIB, 40 * MIB)
+        for fail_at, when in ((1, "began"), (2, "ended")):
+            cuda.at, calls[:] = 0, []
+            cuda.readings = [opened, closed] if fail_at == 2 else [closed]
+            cuda.memory_stats = lambda d, fail_at=fail_at: flaky(d, fail_at)
+            with gpuleak.profile("flaky") as p:
+                FREE_AT(MIB)
+            r = p.result
+            assert f"PyTorch's counters could not be read when the region {when}: no tensor " \\
+                   "view" in r.note, r.note
+            assert all(d.tensors is None for d in r.devices), r
+            CHECK(r)
+    """
+    # Not under gpuleak: nothing else to show.
+    run_code(prelude=FAKE_TORCH, code=code.replace("FREE_AT(MIB)", "pass").replace(
+        "CHECK(r)", "assert r.devices == () and r.source == '' and "
+                    "'PyTorch\\'s CUDA is not in use' not in r.note, r"))
+    # Under gpuleak: the driver view, without the tensors'.
+    run_code(prelude=FAKE_PROFILE + FAKE_TORCH, preload=FAKE, code=code.replace(
+        "FREE_AT(MIB)", "free(at(MIB, 2))").replace(
+        "CHECK(r)", "assert r.source == 'gpuleak' and r.device(0).driver.allocated == MIB, r"))
+
+
+def test_profile_pytorch_cuda_malloc_async_backend():
+    """backend:cudaMallocAsync: the driver view is no reserved memory, and
+    PyTorch's counters hold no bytes or counts allocated and freed."""
+    code = """
+        import warnings, gpuleak
+        warnings.simplefilter("ignore")
+        MIB = 1 << 20
+        cuda.memory.get_allocator_backend = lambda: "cudaMallocAsync"
+        cuda.history = []  # replaying a trace would take the counters' zeros for none
+        cuda.readings = [stats(1 * MIB, 1 * MIB, 0, 0, 0, 0, 2 * MIB, 2 * MIB),
+                         stats(1 * MIB, 4 * MIB, 0, 0, 0, 0, 2 * MIB, 8 * MIB)]
+        with gpuleak.profile("async") as p:
+            FREE_AT
+        r = p.result
+        assert "PyTorch's allocator backend is cudaMallocAsync" in r.note, r.note
+        assert "PyTorch counts no bytes or blocks allocated and freed" in r.note, r.note
+        t = r.device(0).tensors
+        assert (t.allocated, t.freed, t.allocs, t.frees) == (None, None, None, None), t
+        assert (t.at_open, t.peak, t.peak_exact) == (MIB, 4 * MIB, True), t
+    """
+    run_code(prelude=FAKE_PROFILE + FAKE_TORCH, preload=FAKE, code=code.replace(
+        "FREE_AT", "free(at(3 * MIB, 2))") + """
+        assert "not PyTorch's reserved memory" in r.note, r.note
+        assert r.device(0).driver.source == "gpuleak" and r.device(0).driver.allocated == 3 * MIB
+    """)
+    run_code(prelude=FAKE_TORCH, code=code.replace("FREE_AT", "pass") + """
+        assert "what that backend reports as reserved" in r.note, r.note
+        v = r.device(0).driver
+        assert v.source == "PyTorch (reserved)" and v.allocs is None and v.peak == 8 * MIB, v
+    """)
+
+
+def test_profile_end_or_begin_failing():
+    """The runtime refusing to end a region, or a failure while one begins,
+    says so in the note; neither raises into the program."""
+    run_code(prelude=FAKE_PROFILE, code="""
+        api = gpuleak._runtime()
+        real_end = api.profile_end
+        api.profile_end = lambda region, *rest, **kw: (real_end(region, *rest, **kw), -1)[1]
+        with gpuleak.profile("unended") as p:
+            at(MIB, 3)
+        api.profile_end = real_end
+        r = p.result
+        assert "the runtime could not end the region (see its log)" in r.note, r.note
+        assert r.devices == () and r.source == "", r
+
+        real_runtime = gpuleak._runtime
+        def broken():
+            raise OSError("no runtime today")
+        gpuleak._runtime = broken
+        with gpuleak.profile("broken") as p:  # no exception here
+            at(MIB, 3)
+        gpuleak._runtime = real_runtime
+        r = p.result
+        assert "could not begin the region: OSError: no runtime today" in r.note, r.note
+        assert "not running under gpuleak" not in r.note, r.note
+        # Nothing was left open: a region works again.
+        with gpuleak.profile("after") as p:
+            at(MIB, 3)
+        assert p.result.note == "" and p.result.device(0).allocs == 1, p.result
+    """, preload=FAKE)
+
+
+def test_profile_decorator_async_generators_and_raising():
+    """Coroutine functions are awaited inside their region, generators'
+    regions span their iteration, and last_profile is set when the call
+    raised."""
+    run_code(prelude=FAKE_PROFILE, code="""
+        import asyncio, inspect
+
+        @gpuleak.profile
+        async def coro(n):
+            await asyncio.sleep(0)
+            return at(n, 5)
+
+        assert inspect.iscoroutinefunction(coro) and coro.__name__ == "coro"
+        assert coro.__wrapped__ is not None and coro.last_profile is None
+        asyncio.run(coro(MIB))
+        d = coro.last_profile.device(0)
+        assert coro.last_profile.name.endswith("coro") and d.allocs == 1 and d.allocated == MIB
+
+        @gpuleak.profile("acoro fails")
+        async def coro_fails():
+            await asyncio.sleep(0)
+            at(2 * MIB, 5)
+            raise KeyError("the coroutine's own")
+        try:
+            asyncio.run(coro_fails())
+        except KeyError:
+            pass
+        else:
+            raise AssertionError("exception swallowed")
+        assert coro_fails.last_profile.device(0).allocated == 2 * MIB
+
+        @gpuleak.profile("gen")
+        def gen(n):
+            for _ in range(n):
+                yield at(MIB, 6)
+            return "done"
+
+        assert inspect.isgeneratorfunction(gen) and gen.__name__ == "gen"
+        it = gen(3)
+        at(7 * MIB, 6)  # before the first next(): not the region's
+        assert gen.last_profile is None
+        assert len(list(it)) == 3
+        d = gen.last_profile.device(0)
+        assert (d.allocs, d.allocated) == (3, 3 * MIB), d
+        def drive(g):
+            try:
+                while True:
+                    next(g)
+            except StopIteration as stop:
+                return stop.value
+        assert drive(gen(1)) == "done"
+        # Closed early: the region ends at close().
+        it = gen(5)
+        next(it), next(it)
+        it.close()
+        assert gen.last_profile.device(0).allocs == 2
+        # An exception thrown in goes through, and the region still ends.
+        it = gen(5)
+        next(it)
+        try:
+            it.throw(ValueError("thrown in"))
+        except ValueError:
+            pass
+        assert gen.last_profile.device(0).allocs == 1
+
+        @gpuleak.profile("agen")
+        async def agen(n):
+            for _ in range(n):
+                await asyncio.sleep(0)
+                more = yield at(MIB, 7)
+                if more:
+                    at(more, 7)
+
+        assert inspect.isasyncgenfunction(agen) and agen.__name__ == "agen"
+        async def main():
+            assert len([x async for x in agen(2)]) == 2
+            d = agen.last_profile.device(0)
+            assert (d.allocs, d.allocated) == (2, 2 * MIB), d
+            g = agen(3)
+            await g.__anext__()
+            await g.asend(4 * MIB)   # 4 MiB, then the next 1 MiB
+            await g.aclose()
+            d = agen.last_profile.device(0)
+            assert (d.allocs, d.allocated) == (3, 6 * MIB), d
+            g = agen(3)
+            await g.__anext__()
+            try:
+                await g.athrow(KeyError("thrown in"))
+            except KeyError:
+                pass
+            else:
+                raise AssertionError("athrow swallowed")
+            assert agen.last_profile.device(0).allocs == 1
+        asyncio.run(main())
+
+        @gpuleak.profile("raises")
+        def raises():
+            at(MIB, 8)
+            raise ValueError("the function's own")
+        try:
+            raises()
+        except ValueError:
+            pass
+        else:
+            raise AssertionError("exception swallowed")
+        assert raises.last_profile is not None and raises.last_profile.device(0).allocs == 1
+        assert gpuleak.profile.summary().get("raises").calls == 1
+    """, preload=FAKE)
+
+
+def test_profile_same_object_on_several_threads():
+    """One profile object entered on several threads at once, and again on
+    one thread: every entry a region of its own, ended by its own thread,
+    none lost; result per thread.  And regions handed over to another thread
+    to end, while their own thread opens more, never break it."""
+    run_code("""
+        import queue, sys, threading, time, gpuleak
+        p = gpuleak.profile("shared")
+        both_inside = threading.Barrier(2, timeout=10)
+        results = {}
+        def work(i):
+            with p:
+                both_inside.wait()  # the two threads' regions open at once
+                with p:             # and again on this thread
+                    pass
+                results[i, "inner"] = p.result
+                both_inside.wait()
+            results[i] = (p.result, threading.get_native_id())
+        threads = [threading.Thread(target=work, args=(i,), name=f"w{i}") for i in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i in range(2):
+            r, tid = results[i]
+            inner = results[i, "inner"]
+            assert r.source == "gpuleak" and r.note == "" and r.depth == 0, r
+            assert r.thread_id == tid and r.thread_name == f"w{i}", r
+            assert inner.depth == 1 and inner.parent == "shared" and inner.thread_id == tid, inner
+        # This thread ended none: the last of any thread's.
+        assert p.result in (results[0][0], results[1][0])
+
+        # Many threads, one object, many times.
+        sys.setswitchinterval(1e-6)
+        errors = []
+        def many(i):
+            try:
+                for _ in range(200):
+                    with p:
+                        pass
+                    r = p.result
+                    if r.thread_name != f"m{i}" or r.note or r.depth:
+                        errors.append(r)
+            except BaseException as e:
+                errors.append(e)
+        threads = [threading.Thread(target=many, args=(i,), name=f"m{i}") for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[:3]
+
+        # This thread's innermost region being ended by another thread while
+        # this one opens a region: its parent is named whatever the other
+        # thread has done with it.  (The __eq__ below holds the other thread
+        # where a search of the open regions by equality would call it.)
+        in_eq, entered = threading.Event(), threading.Event()
+        class Held(gpuleak.profile):
+            def __eq__(self, other):
+                in_eq.set()
+                entered.wait(10)
+                return NotImplemented
+            __hash__ = gpuleak.profile.__hash__
+        outer = Held("outer").__enter__()
+        h = gpuleak.profile("handed").__enter__()
+        t = threading.Thread(target=h.__exit__, args=(None, None, None))
+        t.start()
+        while not in_eq.is_set() and t.is_alive():
+            time.sleep(0.001)
+        with gpuleak.profile("next") as nxt:  # never raises
+            pass
+        entered.set()
+        t.join()
+        outer.__exit__(None, None, None)
+        assert nxt.result.parent in ("outer", "handed") and nxt.result.note == "", nxt.result
+        assert h.result.note == "" and outer.result.note == "", (h.result, outer.result)
+
+        # Handed over: begun here, ended by another thread, while this thread
+        # opens regions inside them.
+        handed = queue.Queue(maxsize=8)  # never 64 open at once
+        def ender():
+            while True:
+                h = handed.get()
+                if h is None:
+                    return
+                h.__exit__(None, None, None)
+                if h.result.thread_name != "MainThread" or h.result.note:
+                    errors.append(h.result)
+        t = threading.Thread(target=ender)
+        t.start()
+        try:
+            for _ in range(500):
+                h = gpuleak.profile("handed").__enter__()
+                handed.put(h)
+                with gpuleak.profile("own") as own:
+                    pass
+                if own.result.parent not in (None, "handed") or own.result.note:
+                    errors.append(own.result)
+        finally:
+            handed.put(None)
+            t.join()
+        assert not errors, errors[:3]
+        sys.setswitchinterval(0.005)
+
+        # None was lost: 64 regions can still be open at once.
+        regions = [gpuleak.profile("many") for _ in range(64)]
+        for q in regions:
+            q.__enter__()
+        for q in reversed(regions):
+            q.__exit__(None, None, None)
+        assert all(q.result.note == "" for q in regions), [q.result.note for q in regions]
+    """, preload=REAL)
 
 
 SAMPLE_TESTS = """
