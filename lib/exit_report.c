@@ -299,6 +299,11 @@ bool gl_exit_report_flamegraph_add(struct gl_report_flamegraph *fg,
         if (taken) {
             say_oom(&oom, in);
             gl_report_flamegraph_add(fg, in, cost, oom.sites, oom.nsites);
+        } else if (oom.busy) { /* a failure on another thread kept it: said here, not as none */
+            gl_runtime_message("gpuleak: --flamegraph-file: the picture of the out-of-memory "
+                               "errors (%llu) could not be read: another thread was replacing it",
+                               (unsigned long long)oom.failures);
+            taken = true;
         }
         gl_oom_snapshot_free(&oom);
         return taken;
@@ -538,8 +543,12 @@ void gl_exit_report_untracked(const char *note)
                                 .ppid = (int)getppid(),
                                 .elapsed_s = gl_runtime_elapsed(),
                             }};
+    /* A check the program asked for on another thread finishes first: the
+     * history it adds to is read whole. */
+    gl_leak_run_lock();
     gl_check_history_input(&r.in); /* checks made before CUDA started, if any */
     command_lines(&r);
     write_documents(&r.in);
     command_lines_free(&r);
+    gl_leak_run_unlock();
 }

@@ -19,6 +19,7 @@
 #include "runtime.h"
 #include "save/log_reader.h"
 #include "track/history.h"
+#include "track/oom_snapshot.h"
 #include "symbol/symbolize.h"
 
 static void note(const char *line) { gl_runtime_message("gpuleak: %s", line); }
@@ -65,6 +66,8 @@ static void replay(struct gl_log_file *f, const char *path, struct gl_log_summar
     gl_dispatch_set_placement(&gl_contexts_placement);
     gl_dispatch_reset();
     gl_error_sink_install();
+    /* The devices were another machine's: their totals are not this one's. */
+    gl_oom_snapshot_use_device_totals(false);
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     say_ending(path, s);
     /* A process that died had no check: its blocks are live at death, and

@@ -6,6 +6,8 @@
  * bytes allocated over the run, which add up to the statistics' total; the
  * runtime's configuration turning each on for its --flamegraph-cost. */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +19,15 @@
 #include "runtime.h"
 #include "stack/stack_depot.h"
 #include "testutil.h"
+#include "common/clock.h"
+#include "track/errors.h"
 #include "track/oom_snapshot.h"
 #include "track/stats.h"
 #include "tracker_util.h"
 
 #define MiB (1ULL << 20)
 #define DEV(i) (0x7e0000000000ULL + (uint64_t)(i)*0x200000ULL)
+#define FAR(i) (0x7d0000000000ULL + ((uint64_t)(i) << 32)) /* 4 GiB apart */
 
 static uint32_t s1, s2, s3;
 
@@ -75,6 +80,19 @@ static void teardown(void)
 {
     gl_oom_snapshot_configure(false);
     gl_stats_configure(false);
+    gl_errors_device_memory = NULL;
+    gl_oom_snapshot_use_device_totals(true);
+}
+
+/* NVML, as the tests have it: device 0 of 256 MiB, device 1 of 16 MiB, the
+ * others unknown. */
+static bool fake_device_memory(int device, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    if (device != 0 && device != 1)
+        return false;
+    *total_bytes = device ? 16 * MiB : 256 * MiB;
+    *free_bytes = 0;
+    return true;
 }
 
 /* Device 0 holds s1's 1 and 2 MiB and s2's 4 MiB when it runs out; device 1's
@@ -154,13 +172,21 @@ START_TEST(test_the_fullest_failure)
     ck_assert_uint_eq(o.live_bytes, 7 * MiB);
     gl_oom_snapshot_free(&o);
 
+    /* The devices' totals unknown, devices are compared in bytes. */
+    out_of_memory(1ULL << 50, 1); /* #5: device 1's 8 MiB, more than #1's 7 */
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.number, 5);
+    ck_assert_int_eq(o.device, 1);
+    ck_assert_uint_eq(o.device_total, 0);
+    ck_assert_uint_eq(o.live_bytes, 8 * MiB);
+    gl_oom_snapshot_free(&o);
     alloc(DEV(5), 16 * MiB, 0, s2);
-    out_of_memory(1ULL << 50, 1); /* #5: device 1 holds 8 MiB only */
     alloc(DEV(6), MiB, 0, s1);
     out_of_memory(64 * MiB, 0); /* #6: 20 MiB */
     ck_assert(gl_oom_snapshot_read(&o));
     ck_assert_uint_eq(o.failures, 6);
     ck_assert_uint_eq(o.number, 6);
+    ck_assert_int_eq(o.device, 0);
     ck_assert_uint_eq(o.nsites, 2);
     assert_site(&o, 0, s1, 4 * MiB, 3);
     assert_site(&o, 1, s2, 16 * MiB, 1);
@@ -173,6 +199,220 @@ START_TEST(test_the_fullest_failure)
     ck_assert_uint_eq(o.number, 1);
     ck_assert_uint_eq(o.nsites, 0);
     ck_assert_ptr_null(o.sites);
+    gl_oom_snapshot_free(&o);
+}
+END_TEST
+
+/* Across devices whose totals NVML tells, the fullest is relative to its
+ * device's total: a small card a quarter full beats a large one less full,
+ * whatever the bytes; a device whose total is unknown is compared in bytes. */
+START_TEST(test_fullest_relative_to_the_device)
+{
+    gl_errors_device_memory = fake_device_memory;
+    pipeline(true, false);
+    fill();
+    out_of_memory(64 * MiB, 0); /* #1: 7 MiB of 256 */
+    release(DEV(3));
+    alloc(FAR(1), 4 * MiB, 1, s1);
+    out_of_memory(64 * MiB, 1); /* #2: 4 MiB of 16, fewer bytes but fuller */
+    struct gl_oom_snapshot o;
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.number, 2);
+    ck_assert_int_eq(o.device, 1);
+    ck_assert_uint_eq(o.device_total, 16 * MiB);
+    ck_assert_uint_eq(o.live_bytes, 4 * MiB);
+    ck_assert_uint_eq(o.nsites, 1);
+    assert_site(&o, 0, s1, 4 * MiB, 1);
+    gl_oom_snapshot_free(&o);
+
+    alloc(FAR(2), 56 * MiB, 0, s2);
+    out_of_memory(MiB, 0); /* #3: 63 MiB of 256, more bytes but less full */
+    alloc(FAR(3), MiB, 0, s2);
+    out_of_memory(MiB, 0); /* #4: 64 MiB of 256, as full: the first kept */
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.failures, 4);
+    ck_assert_uint_eq(o.number, 2);
+    gl_oom_snapshot_free(&o);
+    alloc(FAR(4), MiB, 0, s1);
+    out_of_memory(MiB, 0); /* #5: 65 MiB of 256 */
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.number, 5);
+    ck_assert_int_eq(o.device, 0);
+    ck_assert_uint_eq(o.device_total, 256 * MiB);
+    ck_assert_uint_eq(o.live_bytes, 65 * MiB);
+    assert_site(&o, 0, s1, 4 * MiB, 3);
+    assert_site(&o, 1, s2, 61 * MiB, 3);
+    gl_oom_snapshot_free(&o);
+
+    /* Device 2's total unknown: in bytes. */
+    alloc(FAR(5), 64 * MiB, 2, s2);
+    out_of_memory(MiB, 2); /* #6: 64 MiB, fewer than 65 */
+    alloc(FAR(6), 2 * MiB, 2, s2);
+    out_of_memory(MiB, 2); /* #7: 66 MiB */
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.number, 7);
+    ck_assert_int_eq(o.device, 2);
+    ck_assert_uint_eq(o.device_total, 0);
+    ck_assert_uint_eq(o.live_bytes, 66 * MiB);
+    gl_oom_snapshot_free(&o);
+
+    /* The totals not asked for (a replay's devices are not this machine's):
+     * in bytes. */
+    gl_oom_snapshot_use_device_totals(false);
+    pipeline(true, false);
+    fill();
+    out_of_memory(64 * MiB, 0); /* #1: 7 MiB */
+    release(DEV(3));
+    alloc(FAR(1), 4 * MiB, 1, s1);
+    out_of_memory(64 * MiB, 1); /* #2: 4 MiB */
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.number, 1);
+    ck_assert_uint_eq(o.device_total, 0);
+    gl_oom_snapshot_free(&o);
+}
+END_TEST
+
+/* A picture that replaces another takes the other's place: the old one's
+ * memory given back, none of the block table's copy kept; one no fuller
+ * maps nothing. */
+START_TEST(test_picture_replaced)
+{
+    pipeline(true, false);
+    fill();
+    out_of_memory(64 * MiB, 0); /* #1 */
+    alloc(DEV(5), MiB, 0, s1);
+    size_t mapped = gl_tool_mapped_bytes();
+    out_of_memory(64 * MiB, 0); /* #2: one page mapped, one unmapped */
+    ck_assert_uint_eq(gl_tool_mapped_bytes(), mapped);
+    out_of_memory(64 * MiB, 0); /* #3: no fuller, nothing mapped */
+    ck_assert_uint_eq(gl_tool_mapped_bytes(), mapped);
+    struct gl_oom_snapshot o;
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.number, 2);
+    ck_assert_uint_eq(o.live_bytes, 8 * MiB);
+    assert_site(&o, 0, s1, 4 * MiB, 3);
+    gl_oom_snapshot_free(&o);
+}
+END_TEST
+
+/* Threads failing at once, each on its own device, each allocating more
+ * before it fails again (blocks of device d: d + 1 pages), while another
+ * reads: every picture read is whole, and the one kept at the end is the
+ * fullest, device 3's last. */
+#define RACE_DEVICES 4
+#define RACE_ROUNDS 300
+
+static _Atomic bool race_done;
+
+static void *race_fail(void *arg)
+{
+    int device = (int)(intptr_t)arg;
+    for (uint64_t i = 0; i < RACE_ROUNDS; i++) {
+        alloc(FAR(device + 1) + i * 0x100000, (uint64_t)(device + 1) * 4096, device, s1);
+        out_of_memory(MiB, device);
+    }
+    return NULL;
+}
+
+static void *race_read(void *arg)
+{
+    (void)arg;
+    uint64_t reads = 0;
+    while (!atomic_load(&race_done) || !reads) {
+        struct gl_oom_snapshot o;
+        bool taken = gl_oom_snapshot_read(&o);
+        ck_assert(!o.busy);
+        if (taken) {
+            ck_assert_uint_le(o.nsites, 1); /* none: the first failure's */
+            ck_assert_uint_eq(o.nsites ? o.sites[0].live_bytes : 0, o.live_bytes);
+            ck_assert_uint_eq(o.live_blocks * (uint64_t)(o.device + 1) * 4096, o.live_bytes);
+            ck_assert_uint_ge(o.failures, o.number);
+            reads++;
+        }
+        gl_oom_snapshot_free(&o);
+    }
+    return NULL;
+}
+
+START_TEST(test_failures_at_once)
+{
+    gl_errors_device_memory = fake_device_memory; /* 0 and 1 relative, 2 and 3 in bytes */
+    pipeline(true, false);
+    atomic_store(&race_done, false);
+    out_of_memory(MiB, 0); /* a picture to read from the start */
+    pthread_t fail[RACE_DEVICES], reader;
+    ck_assert_int_eq(pthread_create(&reader, NULL, race_read, NULL), 0);
+    for (int d = 0; d < RACE_DEVICES; d++)
+        ck_assert_int_eq(pthread_create(&fail[d], NULL, race_fail, (void *)(intptr_t)d), 0);
+    for (int d = 0; d < RACE_DEVICES; d++)
+        pthread_join(fail[d], NULL);
+    atomic_store(&race_done, true);
+    pthread_join(reader, NULL);
+    struct gl_oom_snapshot o;
+    ck_assert(gl_oom_snapshot_read(&o));
+    ck_assert_uint_eq(o.failures, 1 + RACE_DEVICES * RACE_ROUNDS);
+    ck_assert_int_eq(o.device, RACE_DEVICES - 1);
+    ck_assert_uint_eq(o.live_bytes, RACE_ROUNDS * RACE_DEVICES * 4096);
+    ck_assert_uint_eq(o.nsites, 1);
+    assert_site(&o, 0, s1, RACE_ROUNDS * RACE_DEVICES * 4096, RACE_ROUNDS);
+    gl_oom_snapshot_free(&o);
+}
+END_TEST
+
+/* The reader never waits for the lock for long: a failing call stopped
+ * while swapping pictures (another thread holding it), or the reading thread
+ * itself interrupted there (a fatal signal's exit report), leaves the picture
+ * unread, said so, and the report goes on. */
+static _Atomic int holder_state; /* 1: holding, 2: let go */
+
+static void *hold_lock(void *arg)
+{
+    (void)arg;
+    gl_oom_snapshot_hold(true);
+    atomic_store(&holder_state, 1);
+    while (atomic_load(&holder_state) != 2)
+        usleep(1000);
+    gl_oom_snapshot_hold(false);
+    return NULL;
+}
+
+static void assert_unread(void)
+{
+    struct gl_oom_snapshot o;
+    double t0 = gl_clock_s();
+    ck_assert(!gl_oom_snapshot_read(&o));
+    ck_assert_double_lt(gl_clock_s() - t0, 2.0);
+    ck_assert(o.busy);
+    ck_assert_uint_eq(o.failures, 1);
+    ck_assert_uint_eq(o.number, 0);
+    ck_assert_ptr_null(o.sites);
+    gl_oom_snapshot_free(&o);
+}
+
+START_TEST(test_read_never_blocks)
+{
+    pipeline(true, false);
+    fill();
+    out_of_memory(64 * MiB, 0);
+    atomic_store(&holder_state, 0);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, hold_lock, NULL), 0);
+    while (atomic_load(&holder_state) != 1)
+        usleep(1000);
+    assert_unread();
+    atomic_store(&holder_state, 2);
+    pthread_join(t, NULL);
+    struct gl_oom_snapshot o;
+    ck_assert(gl_oom_snapshot_read(&o)); /* let go: read again */
+    ck_assert(!o.busy);
+    ck_assert_uint_eq(o.number, 1);
+    ck_assert_uint_eq(o.live_bytes, 7 * MiB);
+    gl_oom_snapshot_free(&o);
+
+    gl_oom_snapshot_hold(true); /* this thread */
+    assert_unread();
+    gl_oom_snapshot_hold(false);
+    ck_assert(gl_oom_snapshot_read(&o));
     gl_oom_snapshot_free(&o);
 }
 END_TEST
@@ -291,6 +531,10 @@ static Suite *oom_snapshot_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_picture_of_the_device_that_ran_out);
     tcase_add_test(tc, test_the_fullest_failure);
+    tcase_add_test(tc, test_fullest_relative_to_the_device);
+    tcase_add_test(tc, test_picture_replaced);
+    tcase_add_test(tc, test_failures_at_once);
+    tcase_add_test(tc, test_read_never_blocks);
     tcase_add_test(tc, test_off);
     tcase_add_test(tc, test_sites_allocated);
     tcase_add_test(tc, test_configured_by_the_cost);
