@@ -114,6 +114,12 @@ def main(argv=None):
                   f"device_traces)", file=sys.stderr)
             return 1
         loaded.append(data)
+    untimed = sum(1 for t in loaded[1]["device_traces"] for e in t if "time_us" not in e)
+    if untimed:
+        print(f"gpuleak.memory_viz: {a.tensors}: {untimed} trace entries have no time_us "
+              f"(PyTorch before 2.2): they cannot be put in order with gpuleak's",
+              file=sys.stderr)
+        return 1
     if "gpuleak" not in loaded[0]:
         print(f"gpuleak.memory_viz: {a.driver}: not written by gpuleak --memory-viz",
               file=sys.stderr)

@@ -1311,6 +1311,12 @@ def test_memory_viz_merge(tmp_path):
     r = run(["-m", "gpuleak.memory_viz", "merge", str(tmp_path / "t.pickle"),
              str(tmp_path / "d.pickle"), "-o", str(out)])
     assert r.returncode == 1 and "not written by gpuleak --memory-viz" in r.stderr
+    old = _torch_snapshot()
+    del old["device_traces"][0][0]["time_us"]
+    (tmp_path / "old.pickle").write_bytes(pickle.dumps(old, protocol=2))
+    r = run(["-m", "gpuleak.memory_viz", "merge", str(tmp_path / "d.pickle"),
+             str(tmp_path / "old.pickle"), "-o", str(out)])
+    assert r.returncode == 1 and "no time_us" in r.stderr and r.stderr.count("\n") == 1
     (tmp_path / "bad").write_bytes(b"not a pickle")
     r = run(["-m", "gpuleak.memory_viz", "merge", str(tmp_path / "bad"),
              str(tmp_path / "t.pickle"), "-o", str(out)])
