@@ -27,8 +27,18 @@ struct placed {
     UT_hash_handle hh;
 };
 
+/* A text written once and then named by its memo number: dict keys and
+ * actions repeat in every entry, a third of a file written plainly. */
+struct word {
+    const char *text; /* a literal: compared by address */
+    uint32_t id;
+};
+#define WORDS 48
+
 struct writer {
     struct gl_pickle p;
+    struct word words[WORDS];
+    unsigned nwords;
     const struct gl_report_input *in;
     const struct gl_memviz_input *v;
     struct memo *memos;
@@ -37,6 +47,19 @@ struct writer {
     struct placed *placed;
     uint64_t next_place;
 };
+
+/* A literal text, memoized: the first time written and put, then got. */
+static void word(struct writer *w, const char *text)
+{
+    for (unsigned i = 0; i < w->nwords; i++)
+        if (w->words[i].text == text) {
+            gl_pickle_get(&w->p, w->words[i].id);
+            return;
+        }
+    gl_pickle_str(&w->p, text);
+    if (w->nwords < WORDS)
+        w->words[w->nwords++] = (struct word){text, gl_pickle_put(&w->p)};
+}
 
 static void frame(struct writer *w, const struct gl_frame *f)
 {
@@ -47,11 +70,11 @@ static void frame(struct writer *w, const struct gl_frame *f)
         fn = name;
     }
     gl_pickle_dict_begin(&w->p);
-    gl_pickle_str(&w->p, "filename");
+    word(w, "filename");
     gl_pickle_str(&w->p, f->file ? f->file : f->object ? f->object : "??");
-    gl_pickle_str(&w->p, "line");
+    word(w, "line");
     gl_pickle_int(&w->p, f->line);
-    gl_pickle_str(&w->p, "name");
+    word(w, "name");
     gl_pickle_str(&w->p, fn);
     gl_pickle_dict_end(&w->p);
 }
@@ -86,7 +109,7 @@ static void frames(struct writer *w, uint32_t stack)
 
 static void key_int(struct writer *w, const char *key, uint64_t v)
 {
-    gl_pickle_str(&w->p, key);
+    word(w, key);
     gl_pickle_uint(&w->p, v);
 }
 
@@ -219,15 +242,15 @@ static void trace_entry(struct writer *w, size_t i, const char *action)
 {
     const struct gl_history_entry *e = &w->v->events[i];
     gl_pickle_dict_begin(&w->p);
-    gl_pickle_str(&w->p, "action");
-    gl_pickle_str(&w->p, action);
+    word(w, "action");
+    word(w, action);
     key_int(w, "addr", w->event_addr ? w->event_addr[i] : gl_key_value(e->key));
     key_int(w, "size", e->size);
     key_int(w, "stream", e->stream);
     key_int(w, "time_us", e->time_ns / 1000);
     if (e->action == GL_HIST_OOM)
         key_int(w, "device_free", e->dev_free);
-    gl_pickle_str(&w->p, "frames");
+    word(w, "frames");
     frames(w, e->stack);
     gl_pickle_dict_end(&w->p);
 }
@@ -285,26 +308,26 @@ static void segment(struct writer *w, const struct gl_block_info *b, uint64_t ad
     key_int(w, "active_size", b->size);
     key_int(w, "requested_size", b->size);
     key_int(w, "stream", stream);
-    gl_pickle_str(&w->p, "segment_type");
-    gl_pickle_str(&w->p, b->size < GL_STATS_SMALL_LIMIT ? "small" : "large");
-    gl_pickle_str(&w->p, "segment_pool_id");
+    word(w, "segment_type");
+    word(w, b->size < GL_STATS_SMALL_LIMIT ? "small" : "large");
+    word(w, "segment_pool_id");
     gl_pickle_tuple_begin(&w->p);
     gl_pickle_int(&w->p, 0);
     gl_pickle_int(&w->p, 0);
     gl_pickle_tuple_end(&w->p);
-    gl_pickle_str(&w->p, "is_expandable");
+    word(w, "is_expandable");
     gl_pickle_bool(&w->p, false);
-    gl_pickle_str(&w->p, "frames");
+    word(w, "frames");
     frames(w, b->stack);
-    gl_pickle_str(&w->p, "blocks");
+    word(w, "blocks");
     gl_pickle_list_begin(&w->p);
     gl_pickle_dict_begin(&w->p);
     key_int(w, "address", addr);
     key_int(w, "size", b->size);
     key_int(w, "requested_size", b->size);
-    gl_pickle_str(&w->p, "state");
-    gl_pickle_str(&w->p, "active_allocated");
-    gl_pickle_str(&w->p, "frames");
+    word(w, "state");
+    word(w, "active_allocated");
+    word(w, "frames");
     frames(w, b->stack);
     gl_pickle_dict_end(&w->p);
     gl_pickle_list_end(&w->p);
@@ -332,15 +355,15 @@ static void about(struct writer *w, int ndevices)
     const struct gl_report_input *in = w->in;
     gl_pickle_dict_begin(&w->p);
     key_int(w, "version", 1);
-    gl_pickle_str(&w->p, "tool");
+    word(w, "tool");
     gl_pickle_str(&w->p, in->tool_version ? in->tool_version : "");
     key_int(w, "pid", (uint64_t)(in->pid > 0 ? in->pid : 0));
-    gl_pickle_str(&w->p, "command");
+    word(w, "command");
     gl_pickle_str(&w->p, in->command ? in->command : "");
     key_int(w, "max_entries", w->v->max_entries);
     key_int(w, "dropped_events", w->v->dropped);
     /* gpuleak's own per-device peak, to compare with the timeline's. */
-    gl_pickle_str(&w->p, "peak_bytes");
+    word(w, "peak_bytes");
     gl_pickle_list_begin(&w->p);
     for (int d = 0; d < ndevices; d++)
         gl_pickle_uint(&w->p, in->usage && d < GL_STATS_DEVICES ? in->usage->dev[d].peak_bytes : 0);
@@ -366,14 +389,14 @@ void gl_report_memviz(struct gl_out *o, const struct gl_report_input *in,
     find_unended(&w);
     gl_pickle_begin(&w.p, o);
     gl_pickle_dict_begin(&w.p);
-    gl_pickle_str(&w.p, "segments");
+    word(&w, "segments");
     segments(&w);
-    gl_pickle_str(&w.p, "device_traces");
+    word(&w, "device_traces");
     gl_pickle_list_begin(&w.p);
     for (int d = 0; d < ndevices; d++)
         device_trace(&w, d);
     gl_pickle_list_end(&w.p);
-    gl_pickle_str(&w.p, "gpuleak");
+    word(&w, "gpuleak");
     about(&w, ndevices);
     gl_pickle_dict_end(&w.p);
     gl_pickle_end(&w.p);
