@@ -347,10 +347,56 @@ START_TEST(test_size_unknown_left_out)
 }
 END_TEST
 
+/* Reading the window while threads still write (the exit report with other
+ * threads alive): every entry read is whole, none torn between two writers. */
+static _Atomic bool writers_stop;
+
+static void *writer(void *arg)
+{
+    uint64_t base = 0x7f0000000000ull + ((uint64_t)(uintptr_t)arg << 36);
+    for (uint64_t i = 0; !atomic_load(&writers_stop); i = (i + 1) & 0xffff) {
+        alloc(base + (i << 12), 4096 + (uintptr_t)arg, GL_MEM_DEVICE, 0, 3);
+        release(base + (i << 12));
+    }
+    return NULL;
+}
+
+START_TEST(test_read_while_writing)
+{
+    gl_history_configure(1 << 16);
+    tu_pipeline_restart();
+    atomic_store(&writers_stop, false);
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, writer, (void *)(i + 1));
+    for (int round = 0; round < 3; round++) {
+        struct gl_history_entry *e;
+        size_t bytes;
+        uint64_t dropped;
+        size_t n = window(&e, &bytes, &dropped);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t who = (e[i].key - 0x7f0000000000ull) >> 36;
+            ck_assert(e[i].action == GL_HIST_ALLOC || e[i].action == GL_HIST_FREE);
+            ck_assert(who >= 1 && who <= 4);
+            ck_assert_uint_eq(e[i].size, 4096 + who); /* a whole entry, of one writer */
+            ck_assert_uint_eq(e[i].stack, 3);
+            if (i)
+                ck_assert_uint_ge(e[i].time_ns, e[i - 1].time_ns);
+        }
+        if (e)
+            gl_tool_unmap(e, bytes);
+    }
+    atomic_store(&writers_stop, true);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+}
+END_TEST
+
 static Suite *history_suite(void)
 {
     Suite *s = suite_create("history");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* threads and sleeps, on a loaded 2-core machine */
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_off_keeps_nothing);
     tcase_add_test(tc, test_records_device_memory);
@@ -363,6 +409,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_order_moves_orphan_free);
     tcase_add_test(tc, test_sparse_events_all_kept);
     tcase_add_test(tc, test_size_unknown_left_out);
+    tcase_add_test(tc, test_read_while_writing);
     suite_add_tcase(s, tc);
     return s;
 }
