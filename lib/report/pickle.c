@@ -121,38 +121,16 @@ void gl_pickle_tuple_end(struct gl_pickle *p)
     p->depth--;
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if none:
- * overlong forms, surrogates and code points past U+10FFFF are invalid, as
- * Python's decoder says. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-    if (s[0] < 0x80)
-        return 1;
-    size_t len = s[0] >= 0xc2 && s[0] <= 0xdf   ? 2
-                 : s[0] >= 0xe0 && s[0] <= 0xef ? 3
-                 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4
-                                                : 0;
-    if (!len || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-        return 0;
-    return len;
-}
-
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
 /* Text that is not UTF-8 (a path in Latin-1) would stop any unpickler: each
- * byte of an invalid sequence becomes U+FFFD. */
-void gl_pickle_strn(struct gl_pickle *p, const char *s, size_t len)
+ * byte of an invalid sequence (common/out.h's rule, the JSON writer's)
+ * becomes U+FFFD. */
+void gl_pickle_str(struct gl_pickle *p, const char *s)
 {
-    const unsigned char *u = (const unsigned char *)s;
-    size_t out = 0;
+    size_t len = strlen(s), out = 0;
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(u + i, len - i);
+        size_t k = gl_out_utf8_len(s + i);
         out += k ? k : sizeof replacement - 1;
         i += k ? k : 1;
     }
@@ -164,7 +142,7 @@ void gl_pickle_strn(struct gl_pickle *p, const char *s, size_t len)
         return;
     }
     for (size_t i = 0; i < len;) {
-        size_t k = utf8_seq(u + i, len - i);
+        size_t k = gl_out_utf8_len(s + i);
         if (k)
             gl_out_text(p->o, s + i, k);
         else
@@ -172,8 +150,6 @@ void gl_pickle_strn(struct gl_pickle *p, const char *s, size_t len)
         i += k ? k : 1;
     }
 }
-
-void gl_pickle_str(struct gl_pickle *p, const char *s) { gl_pickle_strn(p, s, strlen(s)); }
 
 /* The shortest form: BININT1/2 for small naturals, BININT for 32 bits,
  * else LONG1 with the two's complement bytes a reader sign-extends. */

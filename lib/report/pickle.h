@@ -46,8 +46,7 @@ void gl_pickle_list_end(struct gl_pickle *p);
 void gl_pickle_tuple_begin(struct gl_pickle *p);
 void gl_pickle_tuple_end(struct gl_pickle *p);
 
-void gl_pickle_str(struct gl_pickle *p, const char *s);
-void gl_pickle_strn(struct gl_pickle *p, const char *s, size_t len);
+void gl_pickle_str(struct gl_pickle *p, const char *s); /* UTF-8; other bytes U+FFFD */
 void gl_pickle_int(struct gl_pickle *p, int64_t v);
 void gl_pickle_uint(struct gl_pickle *p, uint64_t v);
 void gl_pickle_bool(struct gl_pickle *p, bool v);
