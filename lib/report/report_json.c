@@ -226,17 +226,26 @@ static void bytes_blocks(struct gl_out *o, uint64_t bytes, uint64_t blocks)
     gl_out_printf(o, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", bytes, blocks);
 }
 
-/* One split's counters, torch.cuda.memory_stats()'s four. */
-static void stat_counts(struct gl_out *o, const struct gl_stat_counts *c)
+/* One split's counters, torch.cuda.memory_stats()'s four, as members;
+ * between the second and the third, sep. */
+static void stat_members(struct gl_out *o, const struct gl_stat_counts *c, const char *sep)
 {
-    gl_out_str(o, "{\"current\": ");
+    gl_out_str(o, "\"current\": ");
     bytes_blocks(o, c->cur_bytes, c->cur_blocks);
     gl_out_str(o, ", \"peak\": ");
     bytes_blocks(o, c->peak_bytes, c->peak_blocks);
-    gl_out_str(o, ", \"allocated\": ");
+    gl_out_str(o, sep);
+    gl_out_str(o, "\"allocated\": ");
     bytes_blocks(o, c->alloc_bytes, c->alloc_blocks);
     gl_out_str(o, ", \"freed\": ");
     bytes_blocks(o, c->freed_bytes, c->freed_blocks);
+}
+
+/* The same, as an object of its own. */
+static void stat_counts(struct gl_out *o, const struct gl_stat_counts *c)
+{
+    gl_out_str(o, "{");
+    stat_members(o, c, ", ");
     gl_out_str(o, "}");
 }
 
@@ -281,14 +290,8 @@ static void usage(struct gl_out *o, const struct gl_report_input *in)
                        first_kind ? "\n       {\"memory_kind\": " : ",\n       {\"memory_kind\": ");
             first_kind = false;
             str(o, gl_mem_kind_name(k));
-            gl_out_str(o, ", \"current\": ");
-            bytes_blocks(o, a->cur_bytes, a->cur_blocks);
-            gl_out_str(o, ", \"peak\": ");
-            bytes_blocks(o, a->peak_bytes, a->peak_blocks);
-            gl_out_str(o, ",\n        \"allocated\": ");
-            bytes_blocks(o, a->alloc_bytes, a->alloc_blocks);
-            gl_out_str(o, ", \"freed\": ");
-            bytes_blocks(o, a->freed_bytes, a->freed_blocks);
+            gl_out_str(o, ", ");
+            stat_members(o, a, ",\n        ");
             gl_out_printf(
                 o, ",\n        \"failed\": {\"allocations\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
                 g->failed, g->failed_bytes);
