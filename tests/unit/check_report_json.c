@@ -233,43 +233,10 @@ static const char checker[] =
     "    print('does not hold: ' + b)\n"
     "sys.exit(1 if bad else 0)\n";
 
-static void write_file(const char *p, const char *text)
-{
-    FILE *f = fopen(p, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 #define JSON_CHECK(...) json_check_at(__LINE__, (const char *const[]){__VA_ARGS__, NULL})
 static void json_check_at(int line, const char *const *checks)
 {
-    char script[4200], lines[4200], outp[4200], cmd[20480];
-    snprintf(script, sizeof script, "%s.py", path);
-    snprintf(lines, sizeof lines, "%s.checks", path);
-    snprintf(outp, sizeof outp, "%s.out", path);
-    write_file(script, checker);
-    FILE *f = fopen(lines, "w");
-    ck_assert_ptr_nonnull(f);
-    for (; *checks; checks++)
-        fprintf(f, "%s\n", *checks);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "%s '%s' '%s' '%s' >'%s' 2>&1", GL_PYTHON3, script, path, lines,
-             outp);
-    int rc = system(cmd);
-    char msg[4096] = "";
-    f = fopen(outp, "r");
-    if (f) {
-        size_t n = fread(msg, 1, sizeof msg - 1, f);
-        msg[n] = '\0';
-        fclose(f);
-    }
-    unlink(script);
-    unlink(lines);
-    unlink(outp);
-    ck_assert_msg(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) != 127,
-                  "line %d: cannot run %s (install the Debian package python3)", line, GL_PYTHON3);
-    ck_assert_msg(rc == 0, "line %d: %s", line, msg);
+    tu_python_checks(line, GL_PYTHON3, checker, path, checks);
 }
 
 /* ---- the document ---- */

@@ -102,34 +102,7 @@ static const char checker[] =
 #define PY_CHECK(...) py_check_at(__LINE__, (const char *const[]){__VA_ARGS__, NULL})
 static void py_check_at(int line, const char *const *checks)
 {
-    char script[512], lines[512], out[512], cmd[2048];
-    snprintf(script, sizeof script, "%s.py", path);
-    snprintf(lines, sizeof lines, "%s.checks", path);
-    snprintf(out, sizeof out, "%s.out", path);
-    FILE *f = fopen(script, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(checker, f);
-    fclose(f);
-    f = fopen(lines, "w");
-    ck_assert_ptr_nonnull(f);
-    for (; *checks; checks++)
-        fprintf(f, "%s\n", *checks);
-    fclose(f);
-    snprintf(cmd, sizeof cmd, "%s '%s' '%s' '%s' >'%s' 2>&1", GL_PYTHON3, script, path, lines, out);
-    int rc = system(cmd);
-    char msg[4096] = "";
-    f = fopen(out, "r");
-    if (f) {
-        size_t n = fread(msg, 1, sizeof msg - 1, f);
-        msg[n] = '\0';
-        fclose(f);
-    }
-    unlink(script);
-    unlink(lines);
-    unlink(out);
-    ck_assert_msg(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) != 127,
-                  "line %d: cannot run %s (install the Debian package python3)", line, GL_PYTHON3);
-    ck_assert_msg(rc == 0, "line %d: %s", line, msg);
+    tu_python_checks(line, GL_PYTHON3, checker, path, checks);
 }
 
 /* ---- the encoder ---- */

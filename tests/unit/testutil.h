@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A temporary file, open for reading and writing, already unlinked. */
@@ -66,6 +67,43 @@ static inline void tu_assert_text_eq_at(const char *got, const char *want, const
         "text differs at line %zu, column %zu:\n  expected: \"%.*s\"\n  got:      \"%.*s\"", lineno,
         i - lstart + 1, (int)(wl > 300 ? 300 : wl), want + lstart, (int)(gl > 300 ? 300 : gl),
         got + lstart);
+}
+
+/* Run python (a path or name) on script (its text) with the data file and a
+ * file of checks, one per line, as arguments: the script evaluates them and
+ * exits non-zero naming those that do not hold.  Fails the test with its
+ * output, naming the test's line. */
+static inline void tu_python_checks(int line, const char *python, const char *script,
+                                    const char *data, const char *const *checks)
+{
+    char spath[4200], cpath[4200], opath[4200], cmd[20480];
+    snprintf(spath, sizeof spath, "%s.py", data);
+    snprintf(cpath, sizeof cpath, "%s.checks", data);
+    snprintf(opath, sizeof opath, "%s.out", data);
+    FILE *f = fopen(spath, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(script, f);
+    fclose(f);
+    f = fopen(cpath, "w");
+    ck_assert_ptr_nonnull(f);
+    for (; *checks; checks++)
+        fprintf(f, "%s\n", *checks);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s '%s' '%s' '%s' >'%s' 2>&1", python, spath, data, cpath, opath);
+    int rc = system(cmd);
+    char msg[4096] = "";
+    f = fopen(opath, "r");
+    if (f) {
+        size_t n = fread(msg, 1, sizeof msg - 1, f);
+        msg[n] = '\0';
+        fclose(f);
+    }
+    unlink(spath);
+    unlink(cpath);
+    unlink(opath);
+    ck_assert_msg(rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) != 127,
+                  "line %d: cannot run %s (install the Debian package python3)", line, python);
+    ck_assert_msg(rc == 0, "line %d: %s", line, msg);
 }
 
 /* main() of every test program: run the suite, exit 0 only if all passed. */
