@@ -18,6 +18,7 @@
 #include "common/suppressions.h"
 #include "report/report_json.h"
 #include "testutil.h"
+#include "usage_input.h"
 #include "event/api.h"
 #include "track/errors.h"
 #include "event/event.h"
@@ -482,51 +483,9 @@ static struct gl_site_stats sites_in[2];
  * allocated and freed; a device beyond 31.  Two top sites. */
 static void usage_input(void)
 {
-    memset(&usage_in, 0, sizeof usage_in);
-    usage_in.used[0] = true;
-    usage_in.dev[0] = (struct gl_stat_device){
-        .cur_bytes = 1052672, .peak_bytes = 1056768, .peak_stack = STACK_MALLOC, .peak_seq = 7};
-    struct gl_stat_group *g = &usage_in.grp[0][GL_MEM_DEVICE];
-    g->split[GL_SPLIT_SMALL] = (struct gl_stat_counts){.cur_blocks = 1,
-                                                       .peak_blocks = 2,
-                                                       .alloc_blocks = 2,
-                                                       .freed_blocks = 1,
-                                                       .cur_bytes = 4096,
-                                                       .peak_bytes = 8192,
-                                                       .alloc_bytes = 8192,
-                                                       .freed_bytes = 4096};
-    g->split[GL_SPLIT_LARGE] = (struct gl_stat_counts){.cur_blocks = 1,
-                                                       .peak_blocks = 1,
-                                                       .alloc_blocks = 1,
-                                                       .cur_bytes = 1048576,
-                                                       .peak_bytes = 1048576,
-                                                       .alloc_bytes = 1048576};
-    g->split[GL_SPLIT_ALL] = (struct gl_stat_counts){.cur_blocks = 2,
-                                                     .peak_blocks = 3,
-                                                     .alloc_blocks = 3,
-                                                     .freed_blocks = 1,
-                                                     .cur_bytes = 1052672,
-                                                     .peak_bytes = 1056768,
-                                                     .alloc_bytes = 1056768,
-                                                     .freed_bytes = 4096};
-    usage_in.grp[0][GL_MEM_ASYNC].failed = 1;
-    usage_in.grp[0][GL_MEM_ASYNC].failed_bytes = 1ULL << 40;
-    usage_in.used[GL_STATS_SLOT_HOST] = true;
-    usage_in.dev[GL_STATS_SLOT_HOST] =
-        (struct gl_stat_device){.peak_bytes = 4096, .peak_stack = STACK_SMALL, .peak_seq = 2};
-    usage_in.grp[GL_STATS_SLOT_HOST][GL_MEM_HOST_PINNED].split[GL_SPLIT_ALL] =
-        (struct gl_stat_counts){.peak_blocks = 1,
-                                .alloc_blocks = 1,
-                                .freed_blocks = 1,
-                                .peak_bytes = 4096,
-                                .alloc_bytes = 4096,
-                                .freed_bytes = 4096};
+    tu_usage_input(&usage_in, sites_in, STACK_MALLOC, STACK_SMALL);
     usage_in.used[GL_STATS_SLOT_OTHER] = true; /* used, but nothing allocated there */
     in.usage = &usage_in;
-    sites_in[0] = (struct gl_site_stats){
-        .stack = STACK_MALLOC, .live_bytes = 1048576, .live_blocks = 1, .peak_bytes = 1048576};
-    sites_in[1] = (struct gl_site_stats){
-        .stack = STACK_SMALL, .live_bytes = 4096, .live_blocks = 1, .peak_bytes = 8192};
     in.top_sites = sites_in;
     in.ntop_sites = 2;
 }
