@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 // Allocate/free microbenchmark: the cost gpuleak adds to each pair.
-//   alloc_pair sync|async THREADS PAIRS [SIZE]
+//   alloc_pair sync|async THREADS PAIRS [SIZE [WORK_NS]]
+// WORK_NS: the host busy-waits that long after each call (the program's own
+// work between its calls; 0 by default), so that a tool's cost per call can be
+// compared with the same time spent by the program itself.
 // Prints one line: mode threads pairs ns_per_pair (wall time / pairs per thread).
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 static int async_mode;
 static long pairs;
 static size_t size = 4096;
+static long work_ns;
 static pthread_barrier_t barrier;
 
 static double now(void)
@@ -23,17 +27,29 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static void work(void)
+{
+    if (work_ns <= 0)
+        return;
+    double until = now() + work_ns * 1e-9;
+    while (now() < until)
+        ;
+}
+
 static void run_pairs(long n, cudaStream_t s)
 {
     for (long i = 0; i < n; i++) {
         void *p;
         if (async_mode) {
             CHECK(cudaMallocAsync(&p, size, s));
+            work();
             CHECK(cudaFreeAsync(p, s));
         } else {
             CHECK(cudaMalloc(&p, size));
+            work();
             CHECK(cudaFree(p));
         }
+        work();
     }
 }
 
@@ -55,7 +71,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: alloc_pair sync|async THREADS PAIRS [SIZE]\n");
+        fprintf(stderr, "usage: alloc_pair sync|async THREADS PAIRS [SIZE [WORK_NS]]\n");
         return 2;
     }
     async_mode = strcmp(argv[1], "async") == 0;
@@ -63,6 +79,8 @@ int main(int argc, char **argv)
     pairs = atol(argv[3]);
     if (argc > 4)
         size = (size_t)atol(argv[4]);
+    if (argc > 5)
+        work_ns = atol(argv[5]);
     CHECK(cudaFree(0));
     pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1);
     pthread_t *t = (pthread_t *)calloc((size_t)threads, sizeof *t);
