@@ -211,28 +211,45 @@ static void start_python_frames(void)
         gl_runtime_message("gpuleak: Python frames from CPython 3.%d", minor);
 }
 
+/* Why the hooks cannot track in this process (gl_driver_hooks_reachable). */
+static const char not_preloaded[] =
+    "the driver's entry points cannot be hooked here (the CUDA driver loaded gpuleak's "
+    "runtime alone: the program or a launcher between dropped the launcher's LD_PRELOAD)";
+
 /* Start the observers --intercept asks for (inside cuInit: no CUDA call).
  * CUPTI taken by another client is no reason to track nothing: the driver
- * observer tracks alone then, and the other client keeps CUPTI. */
-static void start_observers(const char *cupti_err)
+ * observer tracks alone then, and the other client keeps CUPTI.  Hooks the
+ * program's lookups never reach are no reason either: CUPTI tracks then.
+ * Returns false when neither can. */
+static bool start_observers(const char *cupti_err, bool hooks)
 {
     const struct gl_options *o = &gl_runtime.opt;
     bool ranges = o->check_api_ranges;
-    if (o->intercept == GL_INTERCEPT_DRIVER) {
+    if (o->intercept == GL_INTERCEPT_DRIVER && hooks) {
         gl_driver_start(ranges, false);
-        return;
+        return true;
     }
-    bool both = o->intercept == GL_INTERCEPT_BOTH;
+    bool both = o->intercept == GL_INTERCEPT_BOTH && hooks;
     if (both)
         gl_driver_start(ranges, true);
     char why[512];
-    if (cupti.path[0] && gl_cupti_start(&cupti, ranges, both, why, sizeof why))
-        return;
+    if (cupti.path[0] && gl_cupti_start(&cupti, ranges, both, why, sizeof why)) {
+        if (!hooks && o->intercept != GL_INTERCEPT_CUPTI)
+            gl_runtime_message("gpuleak: %s; tracking with CUPTI instead%s", not_preloaded,
+                               o->intercept == GL_INTERCEPT_BOTH ? " (no cross-check)" : "");
+        return true;
+    }
     if (!cupti.path[0])
         snprintf(why, sizeof why, "%s", cupti_err);
+    if (!hooks) {
+        gl_runtime_message("gpuleak: %s, and %s; GPU memory is not tracked in this process",
+                           not_preloaded, why);
+        return false;
+    }
     gl_driver_start(ranges, false);
     gl_runtime_message("gpuleak: %s; tracking at the driver's entry points instead%s", why,
                        both ? " (no cross-check)" : "");
+    return true;
 }
 
 static const char *observers_name(void)
@@ -261,7 +278,8 @@ GL_EXPORT int InitializeInjection(void)
     }
     char cupti_err[512] = "", err[512];
     /* CUPTI is needed unless the driver observer tracks alone. */
-    if (gl_runtime.opt.intercept != GL_INTERCEPT_DRIVER &&
+    bool hooks = gl_driver_hooks_reachable();
+    if ((gl_runtime.opt.intercept != GL_INTERCEPT_DRIVER || !hooks) &&
         !gl_cupti_loader_load(&cupti, cupti_err, sizeof cupti_err))
         cupti.path[0] = 0;
     if (!gl_unwind_load(err, sizeof err))
@@ -275,7 +293,13 @@ GL_EXPORT int InitializeInjection(void)
 
     /* Tracking is on before the first event can come: no context exists yet. */
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
-    start_observers(cupti_err);
+    if (!start_observers(cupti_err, hooks)) {
+        /* Said in one line: no report claims a process nothing watched. */
+        atomic_store(&gl_runtime.state, GL_RT_FAILED);
+        pthread_mutex_unlock(&once);
+        starting = false;
+        return 1;
+    }
     atexit(at_exit);
     gl_abnormal_end_install();
     gl_runtime_status("tracking");

@@ -13,7 +13,7 @@
 enum gl_rt_state {
     GL_RT_IDLE = 0, /* loaded; CUDA not initialized (yet) */
     GL_RT_TRACKING, /* CUPTI subscribed, callbacks enabled: the dispatcher's gate is open */
-    GL_RT_FAILED,   /* CUDA started but tracking could not (CUPTI missing or taken) */
+    GL_RT_FAILED,   /* CUDA started but no observer could track (no CUPTI, hooks not reached) */
     GL_RT_REPORTED, /* exit report written: callbacks are ignored from now on */
     GL_RT_DISABLED, /* bad GPULEAK_OPTIONS, or a fork child */
 };

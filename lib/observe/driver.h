@@ -90,6 +90,12 @@ void gl_driver_start(bool check_ranges, bool cross_check);
  * gate is closed: a fork child, once the exit report is written.) */
 bool gl_driver_started(void);
 
+/* Whether the program's lookups of the driver reach the hooks at all: false
+ * when the driver loaded the runtime without the launcher's preload
+ * (CUDA_INJECTION64_PATH alone), where only CUPTI can see the calls.  Defined
+ * by observe/driver_hooks.c, in the injected library only. */
+bool gl_driver_hooks_reachable(void);
+
 /* A tracked call in progress in its hook. */
 struct gl_driver_call {
     uint32_t cbid;

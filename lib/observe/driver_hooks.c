@@ -250,6 +250,25 @@ __attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, 
     return substitute(p);
 }
 
+/* Whether the process's lookups reach the hooks: this library was preloaded,
+ * so its dlsym (or another tool's wrapper, preloaded too, which passes on to
+ * it) is the one the default scope finds, before libc's.  Not so when the
+ * driver loaded the runtime alone (CUDA_INJECTION64_PATH, the preload dropped
+ * by the program or a launcher between): the CUDA runtime fetched its entry
+ * points from libcuda before gpuleak came, and no hook will ever run. */
+__attribute__((visibility("hidden"))) bool gl_driver_hooks_reachable(void)
+{
+    typedef void *(*dlsym_fn)(void *, const char *);
+    dlsym_fn libc = (dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
+    if (!libc)
+        libc = (dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+    if (!libc)
+        return true; /* cannot tell: the launcher's preload is the rule */
+    void *first = libc(RTLD_DEFAULT, "dlsym");
+    __asm__ volatile("" ::: "memory"); /* not a tail call: libc reads the caller */
+    return first && first != (void *)libc;
+}
+
 /* RTLD_DEFAULT: gpuleak's business only for the names it exports. */
 __attribute__((visibility("hidden"))) int gl_driver_hooks_exported(const char *name)
 {

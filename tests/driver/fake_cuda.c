@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* cuda.h renames cuGetProcAddress to its _v2: both are defined here. */
@@ -62,10 +63,28 @@ static CUresult release(CUdeviceptr p)
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* As the real driver does at its first cuInit: the library named by
+ * CUDA_INJECTION64_PATH is loaded and its InitializeInjection called, which is
+ * how gpuleak's runtime comes in when the program lost the launcher's
+ * LD_PRELOAD (tests/driver.test). */
+static void load_injection(void)
+{
+    static int done;
+    const char *path = getenv("CUDA_INJECTION64_PATH");
+    if (done || !path || !*path)
+        return;
+    done = 1;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    int (*init)(void) = h ? (int (*)(void))dlsym(h, "InitializeInjection") : NULL;
+    if (init)
+        init();
+}
+
 EXPORT CUresult cuInit(unsigned flags)
 {
     (void)flags;
     initialized = 1;
+    load_injection();
     return CUDA_SUCCESS;
 }
 
