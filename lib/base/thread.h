@@ -76,8 +76,9 @@ struct gl_thread {
     int disabled;
     /* The allocation history's entries reserved for this thread (track/
      * history.c): [hist_next, hist_end), reserved when the counter read
-     * hist_tsc; and the events it recorded. */
-    uint64_t hist_next, hist_end, hist_tsc;
+     * hist_tsc, hist_next's slot in the ring (hist_next % the ring's size,
+     * kept so that no event divides); and the events it recorded. */
+    uint64_t hist_next, hist_end, hist_tsc, hist_slot;
     uint32_t hist_chunk; /* the size of the last chunk taken */
     _Atomic int64_t hist_events;
     struct gl_thread *next; /* registry */

@@ -69,7 +69,7 @@ static void forget(void)
     atomic_store(&h.orphan_events, 0);
     gl_thread_registry_lock();
     for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
-        t->hist_next = t->hist_end = 0;
+        t->hist_next = t->hist_end = t->hist_slot = 0;
         t->hist_chunk = 0;
         atomic_store_explicit(&t->hist_events, 0, memory_order_relaxed);
     }
@@ -141,9 +141,10 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
         return;
     uint64_t now = h.given ? 0 : ticks();
     struct gl_thread *t = gl_thread_self();
-    uint64_t pos;
+    uint64_t pos, slot;
     if (t && t->hist_next < t->hist_end && now - t->hist_tsc < CHUNK_TICKS) {
         pos = t->hist_next++;
+        slot = t->hist_slot;
     } else {
         uint64_t want = 1;
         if (t && h.chunk > 1) {
@@ -152,6 +153,7 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
             want = busy ? (t->hist_chunk * 2 < h.chunk ? t->hist_chunk * 2 : h.chunk) : 1;
         }
         pos = atomic_fetch_add_explicit(&h.next, want, memory_order_relaxed);
+        slot = pos % h.cap; /* once a chunk: a division costs more than the rest */
         if (t) {
             t->hist_next = pos + 1;
             t->hist_end = pos + want;
@@ -163,13 +165,16 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
         gl_thread_add(&t->hist_events, 1);
     else
         atomic_fetch_add_explicit(&h.orphan_events, 1, memory_order_relaxed);
-    struct slot *s = &h.ring[pos % h.cap];
+    uint64_t next_slot = slot + 1 == h.cap ? 0 : slot + 1;
+    if (t)
+        t->hist_slot = next_slot;
+    struct slot *s = &h.ring[slot];
     /* The thread's next slot, fetched for writing while the program works
      * between two calls: a slot is one cache line the ring has not touched
      * for a lap, and waiting for it inside the call costs every thread
      * queued behind this one (bench/RESULTS.md). */
     if (t && t->hist_next < t->hist_end)
-        __builtin_prefetch(&h.ring[t->hist_next % h.cap], 1, 3);
+        __builtin_prefetch(&h.ring[next_slot], 1, 3);
     /* Unstamped first: a reader at exit never takes a half-written entry for
      * the one a slower thread wrote there a lap ago. */
     atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);

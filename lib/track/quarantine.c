@@ -20,6 +20,7 @@ static struct {
     struct slot *ring;
     size_t cap, ring_bytes;
     uint64_t puts;            /* records written so far */
+    size_t slot;              /* puts % cap: where the next one goes, counted, not divided */
     uint64_t indexed_upto;    /* records before this one were offered to the index */
     struct gl_ranges *ranges; /* freed address ranges, when range checks are on */
 } q;
@@ -34,6 +35,7 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
     q.ranges = NULL;
     q.cap = q.ring_bytes = 0;
     q.puts = q.indexed_upto = 0;
+    q.slot = 0;
     if (capacity) {
         q.ring_bytes = capacity * sizeof *q.ring;
         q.ring = gl_tool_map(q.ring_bytes);
@@ -50,6 +52,7 @@ static void clear(void)
 {
     gl_spin_lock(&q.lock);
     q.puts = q.indexed_upto = 0;
+    q.slot = 0;
     if (q.ranges) {
         gl_ranges_destroy(q.ranges);
         q.ranges = gl_ranges_create();
@@ -62,7 +65,8 @@ static inline uint64_t oldest(void) { return q.puts > q.cap ? q.puts - q.cap : 0
 /* The ring's next slot, its old record evicted (under the lock, q.cap > 0). */
 static inline struct slot *claim_slot(void)
 {
-    struct slot *s = &q.ring[q.puts % q.cap];
+    struct slot *s = &q.ring[q.slot];
+    q.slot = q.slot + 1 == q.cap ? 0 : q.slot + 1;
     if (s->indexed) /* evicted: its range goes too, unless a newer one replaced it */
         gl_ranges_remove(q.ranges, s->f.block.key, s->pos, false);
     s->pos = q.puts++;

@@ -206,6 +206,33 @@ START_TEST(test_threads_in_chunks)
 }
 END_TEST
 
+/* A thread's chunks run across the ring's end many times (its slots are
+ * counted on, not divided out, per event): every slot of the window is found
+ * where its position says, the latest ones kept. */
+START_TEST(test_chunks_across_the_end)
+{
+    gl_history_configure(1 << 16);
+    tu_pipeline_restart();
+    const uint64_t n_pairs = 3 * (1 << 16) / 2 + 777; /* 3 laps and a bit, in events */
+    for (uint64_t i = 0; i < n_pairs; i++) {
+        alloc(0x7d0000000000ull + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
+        release(0x7d0000000000ull + (i << 12));
+    }
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n + dropped, 2 * n_pairs);
+    ck_assert_uint_ge(n, (1 << 16) - 64);
+    ck_assert_uint_le(n, 1 << 16);
+    /* The newest pair is the last one made, and the window has no hole. */
+    ck_assert_uint_eq(e[n - 1].key, 0x7d0000000000ull + ((n_pairs - 1) << 12));
+    for (size_t i = 1; i < n; i++)
+        ck_assert_uint_ge(e[i].time_ns, e[i - 1].time_ns);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
 static struct gl_history_entry ent(uint8_t action, uint64_t key, uint64_t seq, uint64_t t)
 {
     return (struct gl_history_entry){
@@ -406,6 +433,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_order_keeps_good_order);
     tcase_add_test(tc, test_peaks);
     tcase_add_test(tc, test_threads_in_chunks);
+    tcase_add_test(tc, test_chunks_across_the_end);
     tcase_add_test(tc, test_order_moves_orphan_free);
     tcase_add_test(tc, test_sparse_events_all_kept);
     tcase_add_test(tc, test_size_unknown_left_out);
