@@ -35,6 +35,7 @@ struct gl_table_node;
 struct depot_entry;
 struct gl_py_cache;
 struct gl_stack_memo;
+struct gl_mixed_memo;
 
 struct gl_thread {
     uint32_t tid;
@@ -64,6 +65,9 @@ struct gl_thread {
     /* Recent whole stacks and where their return addresses lie (stack_memo.h);
      * made on the thread's first walk to learn one. */
     struct gl_stack_memo *stack_memo;
+    /* The last native-and-Python stack interned (stack_capture.c): made on
+     * the thread's first capture with Python frames. */
+    struct gl_mixed_memo *mixed_memo;
     /* The driver entry point whose hook this thread is in (observe/driver.h),
      * 0 when none: stacks captured meanwhile start with it. */
     uintptr_t call_entry;

@@ -14,6 +14,7 @@
 #include "stack/stack_memo.h"
 #include "stack/stack_depot.h"
 #include "base/thread.h"
+#include "base/tool.h"
 #include "stack/unwind.h"
 
 /* Frames kept per stack: what --num-callers shows plus slack for the CUDA runtime
@@ -48,11 +49,65 @@ _Static_assert(SHALLOW_RAW >= GL_MEMO_FRAMES, "the memo copies its frames into r
 
 int gl_stack_capture_raw_mode;
 
-/* A thread's struct goes to the next new thread: its memo starts afresh. */
+/* The last stack with Python frames a thread interned, and what it was made
+ * of: the native frames kept (the interpreter's included, which place the
+ * Python groups) and the Python frames as tagged words.  A loop allocating
+ * from one line makes the same pair each time, and merging the two and
+ * interning the result again was a third of a Python capture's cost
+ * (bench/RESULTS.md).  Exact: the same words in, the same stack out. */
+struct gl_mixed_memo {
+    volatile int busy; /* being written: a signal handler's capture leaves it alone */
+    uint32_t id;       /* 0: empty */
+    unsigned generation; /* of the module ranges the merge classified frames with */
+    unsigned native_n, py_n, py_groups;
+    uintptr_t native[SHALLOW_RAW + 1];
+    uintptr_t py[SHALLOW_KEEP];
+    uint16_t ends[SHALLOW_KEEP];
+};
+
+static bool mixed_memo_same(const struct gl_mixed_memo *m, const uintptr_t *native, unsigned n,
+                            const struct gl_python_stack *py)
+{
+    return m->id && m->native_n == n && m->py_n == py->n && m->py_groups == py->ngroups &&
+           m->generation == gl_modules_generation() &&
+           memcmp(m->py, py->frames, py->n * sizeof *py->frames) == 0 &&
+           memcmp(m->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
+           memcmp(m->native, native, n * sizeof *native) == 0;
+}
+
+static void mixed_memo_put(struct gl_thread *self, const uintptr_t *native, unsigned n,
+                           const struct gl_python_stack *py, uint32_t id)
+{
+    if (n > SHALLOW_RAW + 1 || py->n > SHALLOW_KEEP || py->ngroups > SHALLOW_KEEP || !id)
+        return;
+    if (!self->mixed_memo && !(self->mixed_memo = gl_tool_alloc(sizeof *self->mixed_memo)))
+        return;
+    struct gl_mixed_memo *m = self->mixed_memo;
+    if (m->busy)
+        return;
+    m->busy = 1;
+    m->id = 0; /* a signal handler's capture meanwhile finds it empty, never half-written */
+    atomic_signal_fence(memory_order_seq_cst);
+    m->generation = gl_modules_generation();
+    m->native_n = n;
+    m->py_n = py->n;
+    m->py_groups = py->ngroups;
+    memcpy(m->native, native, n * sizeof *native);
+    memcpy(m->py, py->frames, py->n * sizeof *py->frames);
+    memcpy(m->ends, py->ends, py->ngroups * sizeof *py->ends);
+    atomic_signal_fence(memory_order_seq_cst);
+    m->id = id;
+    atomic_signal_fence(memory_order_seq_cst);
+    m->busy = 0;
+}
+
+/* A thread's struct goes to the next new thread: its memos start afresh. */
 static void memo_retire(struct gl_thread *t)
 {
     if (t->stack_memo)
         gl_stack_memo_clear(t->stack_memo);
+    if (t->mixed_memo)
+        t->mixed_memo->id = 0;
 }
 
 void gl_stack_capture_init(unsigned num_callers)
@@ -342,9 +397,14 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
             top = b->entered;
         }
         if (py.n) {
+            /* Only after the native memo's hit: a walk goes on to learn. */
+            if (hit && self->mixed_memo && mixed_memo_same(self->mixed_memo, top, kept, &py))
+                return self->mixed_memo->id;
             unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
                                         b->keep_python, b->mixed, b->mixed_max);
             id = gl_stack_depot_intern(b->mixed, m);
+            if (self)
+                mixed_memo_put(self, top, kept, &py, id);
         } else
             id = gl_stack_depot_intern(top, kept < b->keep_frames ? kept : b->keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside
