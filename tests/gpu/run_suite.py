@@ -456,6 +456,27 @@ def t_cupti_taken(s):
               (8192, "definitely lost"), f"{mode}: records {r.records}")
 
 
+def t_no_preload(s):
+    """A process started without the launcher's LD_PRELOAD (a shell or
+    launcher cleaning the environment): the driver loads the runtime alone,
+    no lookup reaches the hooks, and gpuleak tracks it with CUPTI, saying so
+    in one line unless CUPTI was asked for."""
+    drop = ["sh", "-c", 'unset LD_PRELOAD; exec "$0" "$@"']
+    for mode in ("driver", "cupti", "both"):
+        run = s.run("no_preload_" + mode, drop + [s.fixture("leak_one")],
+                    options=[f"--intercept={mode}"])
+        check(run.rc == 0 and "leak_one: done" in run.out, f"{mode}: rc {run.rc}: {run.err[-300:]}")
+        r = run.only_report()
+        notes = [l for l in r.lines if "cannot be hooked here" in l]
+        if mode == "cupti":
+            check(not notes, f"cupti: notes {notes}")
+        else:
+            tail = "tracking with CUPTI instead" + (" (no cross-check)" if mode == "both" else "")
+            check(len(notes) == 1 and notes[0].endswith(tail), f"{mode}: notes {notes}")
+        check([(rec["bytes"], rec["kind"]) for rec in r.records] == [(1048576, "definitely lost")],
+              f"{mode}: records {r.records}")
+
+
 def t_driver_entry(s):
     """Every path to the driver's allocation functions (linked -lcuda,
     cudaGetDriverEntryPoint(ByVersion), cuGetProcAddress with the per-thread
@@ -2890,7 +2911,7 @@ TESTS = [
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
-    t_cupti_taken, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
+    t_cupti_taken, t_no_preload, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
