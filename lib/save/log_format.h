@@ -6,10 +6,12 @@
  * A file is a header, then records, each 4-byte aligned:
  *
  *   header  64 bytes: magic "GPULEAKL", u16 version, u16 header size,
- *           u32 flags (0), u64 pid, u64 ppid, u64 start (Unix time, ns),
- *           u64 the writer's clock at start (ns, CLOCK_MONOTONIC), u64 the
- *           time-stamp counter then (events' times are relative to it), then
- *           zeros.  Little-endian.
+ *           u32 flags (GL_LOG_HDR_*), u64 pid, u64 ppid, u64 start (Unix
+ *           time, ns), u64 the writer's clock at start (ns, CLOCK_MONOTONIC),
+ *           u64 the time-stamp counter then, then zeros.  Little-endian.
+ *           Events' times are ns since the clock reading on the coarse
+ *           clock (flag NS_TIMES), or, in files without the flag, ticks
+ *           since the counter reading.
  *   record  u32 head, then its body: head = type (bits 0-7) | check (bits
  *           8-15, gl_log_format_check of the body) | length (bits 16-31: the
  *           body's bytes, at most GL_LOG_MAX_BODY); the body, then zeros to the
@@ -39,12 +41,13 @@
  *             i: the i-th of kind, api, device (zigzag), flags, tid, stack,
  *             key, size, seq, ctx, aux, time follows; zero fields are left
  *             out), then the fields present as varints, in that order.
- *             The time is in ticks of the CPU's time-stamp counter since the
- *             header's (CLOCK records turn them into ns).  (gl_log_format_event_*)
+ *             The time as the header's flags say.  (gl_log_format_event_*)
  *   CLOCK     varint ticks, varint ns, both since the header's: pairs written
  *             at the start (two, 2 ms apart), every MiB of the file and at
- *             the end; a reader interpolates between them.  (Reading the
- *             counter costs a few ns, the system clock tens, per event.)
+ *             the end; a reader of a file whose events are in ticks
+ *             interpolates between them.  The events' order is the file's
+ *             (one reservation each, in the order the calls happened), so
+ *             their times need no finer clock than the coarse one.
  *   STACK     varint id (the depot's), varint n, n frames innermost first:
  *             varint where (0: a Python frame, then varint code id and varint
  *             byte offset; 1: an address outside every module, then varint
@@ -89,6 +92,11 @@
 #define GL_LOG_MAGIC "GPULEAKL"
 #define GL_LOG_VERSION 1
 #define GL_LOG_HEADER_SIZE 64
+/* Header flags.  NS_TIMES: events' times are ns since the header's clock
+ * reading, on the coarse monotonic clock (common/clock.h), not ticks of the
+ * time-stamp counter: files written since 2026-11-27.  Readers convert ticks
+ * only in files without it. */
+#define GL_LOG_HDR_NS_TIMES 0x1u
 #define GL_LOG_MAX_BODY 65535u
 
 enum gl_log_record {

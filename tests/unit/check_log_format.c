@@ -102,6 +102,7 @@ START_TEST(test_header_and_check)
 {
     struct gl_log_header h = {.version = GL_LOG_VERSION,
                               .header_size = GL_LOG_HEADER_SIZE,
+                              .flags = GL_LOG_HDR_NS_TIMES,
                               .pid = 42,
                               .ppid = 1,
                               .start_unix_ns = 5,
