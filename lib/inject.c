@@ -216,40 +216,54 @@ static const char not_preloaded[] =
     "the driver's entry points cannot be hooked here (the CUDA driver loaded gpuleak's "
     "runtime alone: the program or a launcher between dropped the launcher's LD_PRELOAD)";
 
+/* Where the hooks cannot be reached, CUPTI alone can track: subscribed
+ * before the tracking is configured (its callbacks drop events until the
+ * dispatcher's gate opens), so that a process neither observer can watch
+ * opens no --save or --trace-file and writes nothing that claims it was
+ * watched.  False, said in one line, when CUPTI cannot be had either. */
+static bool start_cupti_alone(const char *cupti_err)
+{
+    char why[512];
+    if (cupti.path[0] &&
+        gl_cupti_start(&cupti, gl_runtime.opt.check_api_ranges, false, why, sizeof why))
+        return true;
+    if (!cupti.path[0])
+        snprintf(why, sizeof why, "%s", cupti_err);
+    gl_runtime_message("gpuleak: %s, and %s; GPU memory is not tracked in this process",
+                       not_preloaded, why);
+    return false;
+}
+
 /* Start the observers --intercept asks for (inside cuInit: no CUDA call).
  * CUPTI taken by another client is no reason to track nothing: the driver
  * observer tracks alone then, and the other client keeps CUPTI.  Hooks the
- * program's lookups never reach are no reason either: CUPTI tracks then.
- * Returns false when neither can. */
-static bool start_observers(const char *cupti_err, bool hooks)
+ * program's lookups never reach are none either: CUPTI, started already
+ * (start_cupti_alone), tracks then. */
+static void start_observers(const char *cupti_err, bool hooks)
 {
     const struct gl_options *o = &gl_runtime.opt;
-    bool ranges = o->check_api_ranges;
-    if (o->intercept == GL_INTERCEPT_DRIVER && hooks) {
-        gl_driver_start(ranges, false);
-        return true;
+    if (!hooks) {
+        if (o->intercept != GL_INTERCEPT_CUPTI)
+            gl_runtime_message("gpuleak: %s; tracking with CUPTI instead%s", not_preloaded,
+                               o->intercept == GL_INTERCEPT_BOTH ? " (no cross-check)" : "");
+        return;
     }
-    bool both = o->intercept == GL_INTERCEPT_BOTH && hooks;
+    bool ranges = o->check_api_ranges;
+    if (o->intercept == GL_INTERCEPT_DRIVER) {
+        gl_driver_start(ranges, false);
+        return;
+    }
+    bool both = o->intercept == GL_INTERCEPT_BOTH;
     if (both)
         gl_driver_start(ranges, true);
     char why[512];
-    if (cupti.path[0] && gl_cupti_start(&cupti, ranges, both, why, sizeof why)) {
-        if (!hooks && o->intercept != GL_INTERCEPT_CUPTI)
-            gl_runtime_message("gpuleak: %s; tracking with CUPTI instead%s", not_preloaded,
-                               o->intercept == GL_INTERCEPT_BOTH ? " (no cross-check)" : "");
-        return true;
-    }
+    if (cupti.path[0] && gl_cupti_start(&cupti, ranges, both, why, sizeof why))
+        return;
     if (!cupti.path[0])
         snprintf(why, sizeof why, "%s", cupti_err);
-    if (!hooks) {
-        gl_runtime_message("gpuleak: %s, and %s; GPU memory is not tracked in this process",
-                           not_preloaded, why);
-        return false;
-    }
     gl_driver_start(ranges, false);
     gl_runtime_message("gpuleak: %s; tracking at the driver's entry points instead%s", why,
                        both ? " (no cross-check)" : "");
-    return true;
 }
 
 static const char *observers_name(void)
@@ -287,19 +301,19 @@ GL_EXPORT int InitializeInjection(void)
     gl_error_sink_install();
     gl_modules_refresh();
     start_python_frames();
+    if (!hooks && !start_cupti_alone(cupti_err)) {
+        atomic_store(&gl_runtime.state, GL_RT_FAILED);
+        pthread_mutex_unlock(&once);
+        starting = false;
+        return 1;
+    }
     gl_runtime_configure_tracking(gl_components);
     gl_call_bench_mode(getenv("GPULEAK_BENCH"));
     gl_runtime.pid = getpid();
 
     /* Tracking is on before the first event can come: no context exists yet. */
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
-    if (!start_observers(cupti_err, hooks)) {
-        /* Said in one line: no report claims a process nothing watched. */
-        atomic_store(&gl_runtime.state, GL_RT_FAILED);
-        pthread_mutex_unlock(&once);
-        starting = false;
-        return 1;
-    }
+    start_observers(cupti_err, hooks);
     atexit(at_exit);
     gl_abnormal_end_install();
     gl_runtime_status("tracking");

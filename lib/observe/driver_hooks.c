@@ -250,23 +250,41 @@ __attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, 
     return substitute(p);
 }
 
-/* Whether the process's lookups reach the hooks: this library was preloaded,
- * so its dlsym (or another tool's wrapper, preloaded too, which passes on to
- * it) is the one the default scope finds, before libc's.  Not so when the
- * driver loaded the runtime alone (CUDA_INJECTION64_PATH, the preload dropped
- * by the program or a launcher between): the CUDA runtime fetched its entry
- * points from libcuda before gpuleak came, and no hook will ever run. */
+/* Whether the process's lookups reach the hooks: asked as a library of the
+ * program would ask.  The first dlsym of the program's global scope (the main
+ * program's handle searches it; gpuleak's own local scope must not count) is
+ * asked for cuMemAlloc_v2 in libcuda, and must give the hook: gpuleak's dlsym
+ * when it was preloaded, or another tool's preloaded wrapper that passes on
+ * to it.  Not so when the driver loaded the runtime alone
+ * (CUDA_INJECTION64_PATH, the preload dropped by the program or a launcher
+ * between), or when a wrapper in front goes to libc's dlsym directly: the
+ * CUDA runtime's lookups then never reach a hook.  Called inside cuInit,
+ * where libcuda is loaded; one lookup, which another wrapper sees too. */
 __attribute__((visibility("hidden"))) bool gl_driver_hooks_reachable(void)
 {
     typedef void *(*dlsym_fn)(void *, const char *);
     dlsym_fn libc = (dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
     if (!libc)
         libc = (dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
-    if (!libc)
-        return true; /* cannot tell: the launcher's preload is the rule */
-    void *first = libc(RTLD_DEFAULT, "dlsym");
-    __asm__ volatile("" ::: "memory"); /* not a tail call: libc reads the caller */
-    return first && first != (void *)libc;
+    void *program = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+    void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    bool reachable = true; /* what cannot be asked: the launcher's preload is the rule */
+    if (libc && program) {
+        dlsym_fn first = (dlsym_fn)libc(program, "dlsym");
+        __asm__ volatile("" ::: "memory"); /* not a tail call: libc reads the caller */
+        if (!first || first == libc)
+            reachable = false;
+        else if (cuda) {
+            unsigned id;
+            void *fn = first(cuda, "cuMemAlloc_v2");
+            reachable = !fn || is_hook(fn, &id); /* no such function: cannot tell */
+        }
+    }
+    if (cuda)
+        dlclose(cuda);
+    if (program)
+        dlclose(program);
+    return reachable;
 }
 
 /* RTLD_DEFAULT: gpuleak's business only for the names it exports. */
