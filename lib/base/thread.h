@@ -67,7 +67,7 @@ struct gl_thread {
     struct gl_stack_memo *stack_memo;
     /* The last native-and-Python stack interned (stack_capture.c): made on
      * the thread's first capture with Python frames. */
-    struct gl_mixed_memo *mixed_memo;
+    struct gl_mixed_memo *_Atomic mixed_memo;
     /* The driver entry point whose hook this thread is in (observe/driver.h),
      * 0 when none: stacks captured meanwhile start with it. */
     uintptr_t call_entry;

@@ -56,39 +56,63 @@ int gl_stack_capture_raw_mode;
  * interning the result again was a third of a Python capture's cost
  * (bench/RESULTS.md).  Exact: the same words in, the same stack out. */
 struct gl_mixed_memo {
-    volatile int busy; /* being written: a signal handler's capture leaves it alone */
-    uint32_t id;       /* 0: empty */
+    /* Odd while written.  A signal handler's capture on the thread runs
+     * whole inside the thread's: it leaves a memo being written alone, and a
+     * lookup it interrupted sees the count moved and misses. */
+    volatile unsigned gen;
+    uint32_t id;         /* 0: empty */
     unsigned generation; /* of the module ranges the merge classified frames with */
+    unsigned keep;       /* the frames kept, native << 16 | Python: a deep capture's or not */
     unsigned native_n, py_n, py_groups;
     uintptr_t native[SHALLOW_RAW + 1];
     uintptr_t py[SHALLOW_KEEP];
     uint16_t ends[SHALLOW_KEEP];
 };
 
-static bool mixed_memo_same(const struct gl_mixed_memo *m, const uintptr_t *native, unsigned n,
-                            const struct gl_python_stack *py)
+/* The id remembered for these frames, or 0. */
+static uint32_t mixed_memo_find(const struct gl_mixed_memo *m, unsigned keep,
+                                const uintptr_t *native, unsigned n,
+                                const struct gl_python_stack *py)
 {
-    return m->id && m->native_n == n && m->py_n == py->n && m->py_groups == py->ngroups &&
-           m->generation == gl_modules_generation() &&
-           memcmp(m->py, py->frames, py->n * sizeof *py->frames) == 0 &&
-           memcmp(m->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
-           memcmp(m->native, native, n * sizeof *native) == 0;
+    unsigned gen = m->gen;
+    if (gen & 1)
+        return 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    uint32_t id = m->id;
+    bool same = id && m->keep == keep && m->native_n == n && m->py_n == py->n &&
+                m->py_groups == py->ngroups && m->generation == gl_modules_generation() &&
+                memcmp(m->py, py->frames, py->n * sizeof *py->frames) == 0 &&
+                memcmp(m->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
+                memcmp(m->native, native, n * sizeof *native) == 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    return same && m->gen == gen ? id : 0;
 }
 
-static void mixed_memo_put(struct gl_thread *self, const uintptr_t *native, unsigned n,
-                           const struct gl_python_stack *py, uint32_t id)
+static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_t *native,
+                           unsigned n, const struct gl_python_stack *py, uint32_t id)
 {
     if (n > SHALLOW_RAW + 1 || py->n > SHALLOW_KEEP || py->ngroups > SHALLOW_KEEP || !id)
         return;
-    if (!self->mixed_memo && !(self->mixed_memo = gl_tool_alloc(sizeof *self->mixed_memo)))
+    /* Mapped, not from the tool's slabs: their lock is no place for a signal
+     * handler's capture to meet the thread it interrupted. */
+    struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
+    if (!m) {
+        struct gl_mixed_memo *fresh = gl_tool_map(sizeof *fresh);
+        if (!fresh)
+            return;
+        if (atomic_compare_exchange_strong(&self->mixed_memo, &m, fresh))
+            m = fresh;
+        else
+            gl_tool_unmap(fresh, sizeof *fresh); /* a handler's capture mapped one */
+    }
+    unsigned gen = m->gen;
+    if (gen & 1)
         return;
-    struct gl_mixed_memo *m = self->mixed_memo;
-    if (m->busy)
-        return;
-    m->busy = 1;
-    m->id = 0; /* a signal handler's capture meanwhile finds it empty, never half-written */
+    m->gen = gen + 1;
     atomic_signal_fence(memory_order_seq_cst);
+    m->id = id;
     m->generation = gl_modules_generation();
+    m->keep = keep;
     m->native_n = n;
     m->py_n = py->n;
     m->py_groups = py->ngroups;
@@ -96,9 +120,7 @@ static void mixed_memo_put(struct gl_thread *self, const uintptr_t *native, unsi
     memcpy(m->py, py->frames, py->n * sizeof *py->frames);
     memcpy(m->ends, py->ends, py->ngroups * sizeof *py->ends);
     atomic_signal_fence(memory_order_seq_cst);
-    m->id = id;
-    atomic_signal_fence(memory_order_seq_cst);
-    m->busy = 0;
+    m->gen = gen + 2;
 }
 
 /* A thread's struct goes to the next new thread: its memos start afresh. */
@@ -106,8 +128,9 @@ static void memo_retire(struct gl_thread *t)
 {
     if (t->stack_memo)
         gl_stack_memo_clear(t->stack_memo);
-    if (t->mixed_memo)
-        t->mixed_memo->id = 0;
+    struct gl_mixed_memo *m = atomic_load_explicit(&t->mixed_memo, memory_order_relaxed);
+    if (m && !(m->gen & 1))
+        m->id = 0;
 }
 
 void gl_stack_capture_init(unsigned num_callers)
@@ -398,13 +421,17 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
         }
         if (py.n) {
             /* Only after the native memo's hit: a walk goes on to learn. */
-            if (hit && self->mixed_memo && mixed_memo_same(self->mixed_memo, top, kept, &py))
-                return self->mixed_memo->id;
+            struct gl_mixed_memo *mm =
+                self ? atomic_load_explicit(&self->mixed_memo, memory_order_relaxed) : NULL;
+            unsigned keep = b->keep_frames << 16 | b->keep_python;
+            uint32_t known = hit && mm ? mixed_memo_find(mm, keep, top, kept, &py) : 0;
+            if (known)
+                return known;
             unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
                                         b->keep_python, b->mixed, b->mixed_max);
             id = gl_stack_depot_intern(b->mixed, m);
             if (self)
-                mixed_memo_put(self, top, kept, &py, id);
+                mixed_memo_put(self, keep, top, kept, &py, id);
         } else
             id = gl_stack_depot_intern(top, kept < b->keep_frames ? kept : b->keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside
