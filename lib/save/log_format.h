@@ -6,12 +6,11 @@
  * A file is a header, then records, each 4-byte aligned:
  *
  *   header  64 bytes: magic "GPULEAKL", u16 version, u16 header size,
- *           u32 flags (GL_LOG_HDR_*), u64 pid, u64 ppid, u64 start (Unix
- *           time, ns), u64 the writer's clock at start (ns, CLOCK_MONOTONIC),
- *           u64 the time-stamp counter then, then zeros.  Little-endian.
- *           Events' times are ns since the clock reading on the coarse
- *           clock (flag NS_TIMES), or, in files without the flag, ticks
- *           since the counter reading.
+ *           u32 flags (0), u64 pid, u64 ppid, u64 start (Unix time, ns),
+ *           u64 the writer's clock at start (ns, CLOCK_MONOTONIC), u64 the
+ *           time-stamp counter then, then zeros.  Little-endian.  Events'
+ *           times are ns since the clock reading, on the coarse clock
+ *           (version 2), or ticks since the counter reading (version 1).
  *   record  u32 head, then its body: head = type (bits 0-7) | check (bits
  *           8-15, gl_log_format_check of the body) | length (bits 16-31: the
  *           body's bytes, at most GL_LOG_MAX_BODY); the body, then zeros to the
@@ -41,7 +40,7 @@
  *             i: the i-th of kind, api, device (zigzag), flags, tid, stack,
  *             key, size, seq, ctx, aux, time follows; zero fields are left
  *             out), then the fields present as varints, in that order.
- *             The time as the header's flags say.  (gl_log_format_event_*)
+ *             The time as the header's version says.  (gl_log_format_event_*)
  *   CLOCK     varint ticks, varint ns, both since the header's: pairs written
  *             at the start (two, 2 ms apart), every MiB of the file and at
  *             the end; a reader of a file whose events are in ticks
@@ -90,13 +89,12 @@
 #include "event/event.h"
 
 #define GL_LOG_MAGIC "GPULEAKL"
-#define GL_LOG_VERSION 1
+/* 2: events' times are ns since the header's clock reading, on the coarse
+ * monotonic clock (common/clock.h).  1 (still read): ticks of the time-stamp
+ * counter since the header's, which CLOCK records turn into ns.  A version,
+ * not a flag: a reader of 1 would take ns for ticks without a word. */
+#define GL_LOG_VERSION 2
 #define GL_LOG_HEADER_SIZE 64
-/* Header flags.  NS_TIMES: events' times are ns since the header's clock
- * reading, on the coarse monotonic clock (common/clock.h), not ticks of the
- * time-stamp counter: files written since 2026-11-27.  Readers convert ticks
- * only in files without it. */
-#define GL_LOG_HDR_NS_TIMES 0x1u
 #define GL_LOG_MAX_BODY 65535u
 
 enum gl_log_record {

@@ -675,13 +675,13 @@ static uint32_t *restore_stacks(const struct gl_log_file *f, const uint64_t *bia
     return map;
 }
 
-/* An event's time as ns since the log's start: as written where the header
- * says so (GL_LOG_HDR_NS_TIMES); else ticks of the writer's time-stamp
- * counter, interpolated between the clock pairs around them, extrapolated at
- * the ends with the nearest two; one pair or none: as ns (an unknown rate). */
+/* An event's time as ns since the log's start: as written in format 2; in
+ * format 1, ticks of the writer's time-stamp counter, interpolated between
+ * the clock pairs around them, extrapolated at the ends with the nearest two;
+ * one pair or none: as ns (an unknown rate). */
 uint64_t gl_log_reader_ns(const struct gl_log_file *f, uint64_t ticks)
 {
-    if ((f->header.flags & GL_LOG_HDR_NS_TIMES) || f->nclocks < 2)
+    if (f->header.version >= 2 || f->nclocks < 2)
         return ticks;
     size_t lo = 0, hi = f->nclocks - 1;
     while (hi - lo > 1) {

@@ -66,8 +66,8 @@ void gl_log_reader_set_sysroot(struct gl_log_file *f, const char *dir);
  * each.  Returns the events dispatched. */
 long gl_log_reader_replay(struct gl_log_file *f, void (*note)(const char *line));
 
-/* An event's time as saved (ns, or ticks in files written before the header
- * flag GL_LOG_HDR_NS_TIMES) as ns since the log's start. */
+/* An event's time as saved (ns, or ticks in format 1) as ns since the log's
+ * start. */
 uint64_t gl_log_reader_ns(const struct gl_log_file *f, uint64_t ticks);
 
 /* The classifier for the leak run (arg: the file). */

@@ -151,13 +151,14 @@ static inline void append_padded(unsigned type, const uint8_t *body, size_t n)
 
 static inline uint64_t ticks(void) { return __rdtsc() - w.tsc0; }
 
-/* An event's time (GL_LOG_HDR_NS_TIMES): the coarse clock, read in a few ns
+/* An event's time (format version 2): the coarse clock, read in a few ns
  * where the counter took twenty, twice a pair (bench/RESULTS.md); the order
- * is the file's.  Never before the start: the coarse clock lags a tick. */
+ * is the file's.  At least 1: the coarse clock lags a tick behind the start,
+ * and a time of 0 means none (the trace file puts its own clock there). */
 static inline uint64_t event_time(void)
 {
     uint64_t now = gl_clock_coarse_ns();
-    return now > w.clock0 ? now - w.clock0 : 0;
+    return now > w.clock0 ? now - w.clock0 : 1;
 }
 
 static void write_clock(void)
@@ -445,7 +446,6 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     w.tsc0 = __rdtsc();
     struct gl_log_header h = {.version = GL_LOG_VERSION,
                               .header_size = GL_LOG_HEADER_SIZE,
-                              .flags = GL_LOG_HDR_NS_TIMES,
                               .pid = (uint64_t)getpid(),
                               .ppid = (uint64_t)getppid(),
                               .start_unix_ns =

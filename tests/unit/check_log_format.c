@@ -102,7 +102,6 @@ START_TEST(test_header_and_check)
 {
     struct gl_log_header h = {.version = GL_LOG_VERSION,
                               .header_size = GL_LOG_HEADER_SIZE,
-                              .flags = GL_LOG_HDR_NS_TIMES,
                               .pid = 42,
                               .ppid = 1,
                               .start_unix_ns = 5,
@@ -116,7 +115,11 @@ START_TEST(test_header_and_check)
     ck_assert_mem_eq(&h, &back, sizeof h);
     out[8] = GL_LOG_VERSION + 1;
     ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "format version 2 at byte 8"), "%s", err);
+    ck_assert_msg(strstr(err, "format version 3 at byte 8"), "%s", err);
+    /* Format 1 (times in ticks) is still read. */
+    out[8] = 1;
+    ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), 0);
+    ck_assert_uint_eq(back.version, 1);
     ck_assert_int_eq(gl_log_format_header_decode((const uint8_t *)"ELF", 3, &back, err, sizeof err),
                      -1);
     ck_assert_msg(strstr(err, "not a gpuleak event log"), "%s", err);
