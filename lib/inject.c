@@ -216,6 +216,17 @@ static const char not_preloaded[] =
     "the driver's entry points cannot be hooked here (the CUDA driver loaded gpuleak's "
     "runtime alone: the program or a launcher between dropped the launcher's LD_PRELOAD)";
 
+/* Subscribe to CUPTI; false with why in why (the loader's error where it
+ * found no CUPTI). */
+static bool cupti_start(bool both, const char *cupti_err, char *why, size_t whylen)
+{
+    if (cupti.path[0] && gl_cupti_start(&cupti, gl_runtime.opt.check_api_ranges, both, why, whylen))
+        return true;
+    if (!cupti.path[0])
+        snprintf(why, whylen, "%s", cupti_err);
+    return false;
+}
+
 /* Where the hooks cannot be reached, CUPTI alone can track: subscribed
  * before the tracking is configured (its callbacks drop events until the
  * dispatcher's gate opens), so that a process neither observer can watch
@@ -224,11 +235,8 @@ static const char not_preloaded[] =
 static bool start_cupti_alone(const char *cupti_err)
 {
     char why[512];
-    if (cupti.path[0] &&
-        gl_cupti_start(&cupti, gl_runtime.opt.check_api_ranges, false, why, sizeof why))
+    if (cupti_start(false, cupti_err, why, sizeof why))
         return true;
-    if (!cupti.path[0])
-        snprintf(why, sizeof why, "%s", cupti_err);
     gl_runtime_message("gpuleak: %s, and %s; GPU memory is not tracked in this process",
                        not_preloaded, why);
     return false;
@@ -257,10 +265,8 @@ static void start_observers(const char *cupti_err, bool hooks)
     if (both)
         gl_driver_start(ranges, true);
     char why[512];
-    if (cupti.path[0] && gl_cupti_start(&cupti, ranges, both, why, sizeof why))
+    if (cupti_start(both, cupti_err, why, sizeof why))
         return;
-    if (!cupti.path[0])
-        snprintf(why, sizeof why, "%s", cupti_err);
     gl_driver_start(ranges, false);
     gl_runtime_message("gpuleak: %s; tracking at the driver's entry points instead%s", why,
                        both ? " (no cross-check)" : "");

@@ -44,17 +44,21 @@ const char *gl_driver_name(unsigned id) { return id < GL_DRIVER_NENTRIES ? names
 
 typedef void *(*dlsym_fn)(void *, const char *);
 
+void *gl_driver_libc_dlsym(void)
+{
+    /* By version: an unversioned lookup of "dlsym" would find this library's
+     * own. */
+    void *libc = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    return libc ? libc : dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+}
+
 void *gl_driver_next_dlsym(void)
 {
     static _Atomic(dlsym_fn) next;
     dlsym_fn fn = atomic_load_explicit(&next, memory_order_acquire);
     if (fn)
         return (void *)fn;
-    /* libc's, by version: an unversioned lookup of "dlsym" would find this
-     * library's own. */
-    dlsym_fn libc = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-    if (!libc)
-        libc = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    dlsym_fn libc = (dlsym_fn)gl_driver_libc_dlsym();
     if (!libc)
         return NULL;
     /* Then, asked from here, whatever comes after this library: another

@@ -125,6 +125,8 @@ const char *gl_driver_unknown(unsigned i);
 /* Whether symbol (without its _v2/_ptsz/_ptds suffixes) names a tracked family. */
 bool gl_driver_tracked_family(const char *symbol);
 
+/* libc's own dlsym, never a wrapper's; NULL if it cannot be found. */
+void *gl_driver_libc_dlsym(void);
 /* The dlsym after this library's: another tool's wrapper preloaded after
  * gpuleak (which then sees every lookup, as without gpuleak), else libc's;
  * NULL if none can be found. */

@@ -263,9 +263,7 @@ __attribute__((visibility("hidden"))) void *gl_driver_hooks_dlsym(void *handle, 
 __attribute__((visibility("hidden"))) bool gl_driver_hooks_reachable(void)
 {
     typedef void *(*dlsym_fn)(void *, const char *);
-    dlsym_fn libc = (dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.34");
-    if (!libc)
-        libc = (dlsym_fn)dlvsym(RTLD_DEFAULT, "dlsym", "GLIBC_2.2.5");
+    dlsym_fn libc = (dlsym_fn)gl_driver_libc_dlsym();
     void *program = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
     void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     bool reachable = true; /* what cannot be asked: the launcher's preload is the rule */
