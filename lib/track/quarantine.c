@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "track/quarantine.h"
 
+#include <sched.h>
 #include <string.h>
 
 #include "event/api.h"
@@ -9,99 +10,164 @@
 #include "base/spin.h"
 #include "base/tool.h"
 
+/* A record's slot: 128 bytes, so that no cache line holds two slots and two
+ * threads freeing at once never write the same line. */
 struct slot {
+    /* pos + 1 of the record here once complete; with WRITING while its writer
+     * fills it; 0 never written. */
+    _Atomic uint64_t stamp;
     struct gl_freed_block f;
-    uint64_t pos; /* which put wrote it: ring[pos % cap] */
-    bool indexed; /* in the range index (tag = pos) */
+} __attribute__((aligned(128)));
+
+#define WRITING (UINT64_C(1) << 63)
+
+/* What the range index knows of the record it took from a slot, so that it
+ * can take the range out again when a newer record takes the slot. */
+struct indexed {
+    uint64_t key, pos1; /* pos + 1; 0: none */
 };
 
 static struct {
-    gl_spinlock lock;
     struct slot *ring;
-    size_t cap, ring_bytes;
-    uint64_t puts;            /* records written so far */
-    size_t slot;              /* puts % cap: where the next one goes, counted, not divided */
-    uint64_t indexed_upto;    /* records before this one were offered to the index */
+    size_t cap;    /* records remembered: the newest cap */
+    uint64_t mask; /* the ring's size (a power of two, >= cap) - 1 */
+    size_t ring_bytes;
+    _Atomic uint64_t puts; /* positions taken so far: the writers' only shared word */
+    uint64_t floor;        /* positions before it were forgotten (reset) */
+    /* The readers': lookups are rare (errors, copies that miss every live
+     * block), so they share one lock, which writers never take. */
+    gl_spinlock lock;
+    uint64_t indexed_upto;    /* positions before this one were offered to the index */
+    struct indexed *index_of; /* per slot */
+    size_t index_of_bytes;
     struct gl_ranges *ranges; /* freed address ranges, when range checks are on */
 } q;
+
+static void unmap(void)
+{
+    if (q.ring)
+        gl_tool_unmap(q.ring, q.ring_bytes);
+    if (q.index_of)
+        gl_tool_unmap(q.index_of, q.index_of_bytes);
+    gl_ranges_destroy(q.ranges);
+    q.ring = NULL;
+    q.index_of = NULL;
+    q.ranges = NULL;
+    q.cap = q.ring_bytes = q.index_of_bytes = 0;
+    q.mask = 0;
+}
 
 void gl_quarantine_configure(size_t capacity, bool ranges)
 {
     gl_spin_lock(&q.lock);
-    if (q.ring)
-        gl_tool_unmap(q.ring, q.ring_bytes);
-    gl_ranges_destroy(q.ranges);
-    q.ring = NULL;
-    q.ranges = NULL;
-    q.cap = q.ring_bytes = 0;
-    q.puts = q.indexed_upto = 0;
-    q.slot = 0;
+    unmap();
+    atomic_store(&q.puts, 0);
+    q.floor = q.indexed_upto = 0;
     if (capacity) {
-        q.ring_bytes = capacity * sizeof *q.ring;
+        size_t size = 1;
+        while (size < capacity)
+            size *= 2;
+        q.ring_bytes = gl_tool_page_round(size * sizeof *q.ring);
         q.ring = gl_tool_map(q.ring_bytes);
-        q.cap = q.ring ? capacity : 0;
-        if (q.ring && ranges)
-            q.ranges = gl_ranges_create();
+        if (q.ring && ranges) {
+            q.index_of_bytes = gl_tool_page_round(size * sizeof *q.index_of);
+            q.index_of = gl_tool_map(q.index_of_bytes);
+            q.ranges = q.index_of ? gl_ranges_create() : NULL;
+        }
+        if (q.ring && (!ranges || q.ranges)) {
+            q.cap = capacity;
+            q.mask = size - 1;
+        } else {
+            unmap();
+        }
     }
     gl_spin_unlock(&q.lock);
 }
 
 size_t gl_quarantine_capacity(void) { return q.cap; }
 
+/* Forget every record; writers may be running (a replay's reset is not). */
 static void clear(void)
 {
     gl_spin_lock(&q.lock);
-    q.puts = q.indexed_upto = 0;
-    q.slot = 0;
+    q.floor = q.indexed_upto = atomic_load(&q.puts);
     if (q.ranges) {
         gl_ranges_destroy(q.ranges);
         q.ranges = gl_ranges_create();
+        memset(q.index_of, 0, q.index_of_bytes);
     }
     gl_spin_unlock(&q.lock);
 }
 
-static inline uint64_t oldest(void) { return q.puts > q.cap ? q.puts - q.cap : 0; }
-
-/* The ring's next slot, its old record evicted (under the lock, q.cap > 0). */
-static inline struct slot *claim_slot(void)
+/* The oldest position still remembered, and the first not yet taken. */
+static inline uint64_t oldest(uint64_t puts)
 {
-    struct slot *s = &q.ring[q.slot];
-    q.slot = q.slot + 1 == q.cap ? 0 : q.slot + 1;
-    if (s->indexed) /* evicted: its range goes too, unless a newer one replaced it */
-        gl_ranges_remove(q.ranges, s->f.block.key, s->pos, false);
-    s->pos = q.puts++;
-    s->indexed = false;
-    return s;
+    uint64_t o = puts > q.cap ? puts - q.cap : 0;
+    return o > q.floor ? o : q.floor;
 }
 
+/* The record at position p into *out, if its slot holds it complete: the
+ * stamp read before and after the copy, so that a writer that began meanwhile
+ * is seen (a sequence lock's read). */
+static bool read_at(uint64_t p, struct gl_freed_block *out)
+{
+    const struct slot *s = &q.ring[p & q.mask];
+    if (atomic_load_explicit(&s->stamp, memory_order_acquire) != p + 1)
+        return false;
+    memcpy(out, &s->f, sizeof *out);
+    atomic_thread_fence(memory_order_acquire);
+    return atomic_load_explicit(&s->stamp, memory_order_relaxed) == p + 1;
+}
+
+/* The newest record of a block that started at key: the greatest allocation
+ * number, since the driver hands out an address again only once it is freed
+ * (positions follow the observers' calls, which two threads may make in
+ * either order). */
 bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
 {
+    if (!q.cap)
+        return false;
     bool found = false;
     gl_spin_lock(&q.lock);
-    for (uint64_t p = q.puts; p > oldest(); p--) {
-        const struct slot *s = &q.ring[(p - 1) % q.cap];
-        if (s->f.block.key == key) {
-            *out = s->f;
+    uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
+    struct gl_freed_block f;
+    for (uint64_t p = puts; p > oldest(puts); p--)
+        if (read_at(p - 1, &f) && f.block.key == key && (!found || f.block.seq > out->block.seq)) {
+            *out = f;
             found = true;
-            break;
         }
-    }
     gl_spin_unlock(&q.lock);
     return found;
 }
 
-/* Offer the records added since the last call to the range index, oldest
- * first, so that the newest free of overlapping addresses wins. */
+/* Offer the records written since the last call to the range index, in
+ * position order, so that the newest free of overlapping addresses wins.  A
+ * position whose writer has not finished stops it until the next call; one
+ * whose slot a newer record took is skipped (it left the window). */
 static void index_new_records(void)
 {
-    uint64_t p = q.indexed_upto > oldest() ? q.indexed_upto : oldest();
-    for (; p < q.puts; p++) {
-        struct slot *s = &q.ring[p % q.cap];
-        const struct gl_block_info *b = &s->f.block;
-        if (gl_block_has_range(b))
-            s->indexed = gl_ranges_insert_newest(q.ranges, b->key, b->key + b->size, s->pos);
+    uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
+    uint64_t p = q.indexed_upto > oldest(puts) ? q.indexed_upto : oldest(puts);
+    for (; p < puts; p++) {
+        uint64_t stamp =
+            atomic_load_explicit(&q.ring[p & q.mask].stamp, memory_order_acquire) & ~WRITING;
+        if (stamp < p + 1)
+            break; /* taken, not yet written */
+        struct gl_freed_block f;
+        if (stamp > p + 1 || !read_at(p, &f)) {
+            if (stamp > p + 1)
+                continue;
+            break; /* being written */
+        }
+        struct indexed *was = &q.index_of[p & q.mask];
+        if (was->pos1) /* its slot's older record: its range goes, unless a newer one replaced it */
+            gl_ranges_remove(q.ranges, was->key, was->pos1 - 1, false);
+        was->pos1 = 0;
+        const struct gl_block_info *b = &f.block;
+        if (gl_block_has_range(b) && gl_ranges_insert_newest(q.ranges, b->key, b->key + b->size, p))
+            *was = (struct indexed){b->key, p + 1};
     }
-    q.indexed_upto = q.puts;
+    q.indexed_upto = p;
 }
 
 bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
@@ -113,11 +179,11 @@ bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
     if (q.ranges) {
         index_new_records();
         struct gl_range r;
-        /* The index names the record by its position; one evicted is gone. */
-        if (gl_ranges_find(q.ranges, addr, &r) && r.tag >= oldest() && r.tag < q.puts) {
-            *out = q.ring[r.tag % q.cap].f;
-            found = true;
-        }
+        /* The index names the record by its position; one that left the
+         * window, or whose slot a newer record took, is gone. */
+        if (gl_ranges_find(q.ranges, addr, &r) &&
+            r.tag >= oldest(atomic_load_explicit(&q.puts, memory_order_acquire)))
+            found = read_at(r.tag, out);
     }
     gl_spin_unlock(&q.lock);
     return found;
@@ -125,33 +191,69 @@ bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
 
 size_t gl_quarantine_memory_bytes(void)
 {
-    return q.ring_bytes + (q.ranges ? gl_ranges_memory_bytes(q.ranges) : 0);
+    return q.ring_bytes + q.index_of_bytes + (q.ranges ? gl_ranges_memory_bytes(q.ranges) : 0);
 }
 
+/* In a fork child: the readers' lock, and slots a vanished thread was still
+ * writing (their records are lost; a writer would wait on them). */
 static void after_fork(void)
 {
     gl_spin_reset(&q.lock);
     if (q.ranges)
         gl_ranges_reset_lock_after_fork(q.ranges);
+    for (uint64_t i = 0; q.ring && i <= q.mask; i++)
+        if (atomic_load_explicit(&q.ring[i].stamp, memory_order_relaxed) & WRITING)
+            atomic_store_explicit(&q.ring[i].stamp, 0, memory_order_relaxed);
+}
+
+/* Take the slot of position pos for writing: false when a record newer than
+ * this one holds it (pos then left the window already: a writer stopped for a
+ * whole lap of the ring between taking its position and writing), or when
+ * another writer holds it that long. */
+static bool take_slot(struct slot *s, uint64_t pos)
+{
+    uint64_t cur = atomic_load_explicit(&s->stamp, memory_order_relaxed);
+    for (unsigned waits = 0;;) {
+        if ((cur & ~WRITING) > pos + 1)
+            return false;
+        if (cur & WRITING) {
+            /* An older position's writer, a lap behind, still at it. */
+            if (++waits > 1000)
+                return false;
+            sched_yield();
+            cur = atomic_load_explicit(&s->stamp, memory_order_relaxed);
+            continue;
+        }
+        if (atomic_compare_exchange_weak_explicit(&s->stamp, &cur, (pos + 1) | WRITING,
+                                                  memory_order_acquire, memory_order_relaxed))
+            return true;
+    }
 }
 
 /* A block freed by a call (its free, its handle's release or last unmap, a
  * graph's free node): what a second free of it, or a copy into it, names.
  * Blocks that went with their context, or whose key was found reused, were
- * freed by no call and are not kept. */
+ * freed by no call and are not kept.
+ *
+ * Frees are the hot path and lookups rare: a writer takes a position with one
+ * atomic add and fills its own slot, with no lock, so that threads freeing at
+ * once wait for no one (a lock here cost a third of gpuleak's time per pair at
+ * two threads, bench/RESULTS.md).  Readers tell a slot being written by its
+ * stamp. */
 static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 {
-    if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE)
+    if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE || !q.cap)
         return;
-    gl_spin_lock(&q.lock);
-    if (q.cap) { /* written in place: frees are the hot path */
-        struct slot *s = claim_slot();
-        s->f.block = *blk;
-        s->f.free_stack = ev->stack;
-        s->f.free_tid = ev->tid;
-        s->f.free_api = ev->api;
-    }
-    gl_spin_unlock(&q.lock);
+    uint64_t pos = atomic_fetch_add_explicit(&q.puts, 1, memory_order_relaxed);
+    struct slot *s = &q.ring[pos & q.mask];
+    if (!take_slot(s, pos))
+        return;
+    atomic_thread_fence(memory_order_release); /* the stamp's WRITING before the record's bytes */
+    s->f.block = *blk;
+    s->f.free_stack = ev->stack;
+    s->f.free_tid = ev->tid;
+    s->f.free_api = ev->api;
+    atomic_store_explicit(&s->stamp, pos + 1, memory_order_release);
 }
 
 static bool wanted(void) { return q.cap > 0; }

@@ -5,10 +5,13 @@
  * holding the memory back: the driver may hand the addresses out again, and a
  * live block there always takes precedence over a freed one).
  *
- * A ring of records, oldest overwritten first, under one spinlock: a free
- * copies its record in and nothing more, since frees are on the hot path and
- * lookups are rare.  "Which freed block started here" (a double free: the
- * error path only) scans the ring from the newest record.  "Which freed block
+ * A ring of records, oldest overwritten first, that frees write without a
+ * lock: one atomic add takes a position, and the record goes into its own
+ * 128-byte slot, stamped when complete, since frees are on the hot path, from
+ * many threads at once, and lookups are rare.  Lookups share one lock, which
+ * writers never take, and read a slot twice around its stamp.  "Which freed
+ * block started here" (a double free: the error path only) scans the window
+ * for the newest record of it.  "Which freed block
  * holds this address" (range checks, on every checked copy that misses the
  * live blocks) asks a range index (ranges.h) that is brought up to date only
  * then, from the records added since the last such question: a program that

@@ -6,6 +6,7 @@
  * (mem_stats.h) the tracker moves. */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -576,6 +577,102 @@ START_TEST(test_quarantine_newest_free_wins)
     put(A + 0x1000, 0x800, 11);
     assert_holding(A + 0x1010, A + 0x1000, 11);
     assert_quarantined(A, 10); /* still found by key */
+}
+END_TEST
+
+/* Threads freeing at once, with no lock between them, and a reader looking
+ * up meanwhile: every record read is one record (no fields of two), and once
+ * the writers are done the window is exactly the newest cap records. */
+#define QW_THREADS 4
+#define QW_PUTS 20000
+#define QW_CAP 1000 /* not a power of two: the window is exact all the same */
+
+static uint64_t qw_key(uint64_t seq) { return 0x100000000ull + seq * 0x2000; }
+
+static _Atomic uint64_t qw_progress[QW_THREADS]; /* puts a writer began */
+
+static void *qw_writer(void *arg)
+{
+    uint64_t t = (uint64_t)(uintptr_t)arg;
+    for (uint64_t i = 0; i < QW_PUTS; i++) {
+        uint64_t seq = t * 1000000 + i + 1;
+        atomic_store(&qw_progress[t], i + 1);
+        put(qw_key(seq), 0x1000 + (seq % 7) * 0x100, seq);
+    }
+    return NULL;
+}
+
+static _Atomic int qw_done;
+static _Atomic long qw_seen;
+
+/* A record read back must be the one its allocation number made. */
+static void qw_check(const struct gl_freed_block *f)
+{
+    uint64_t seq = f->block.seq;
+    ck_assert_uint_eq(f->block.key, qw_key(seq));
+    ck_assert_uint_eq(f->block.size, 0x1000 + (seq % 7) * 0x100);
+    ck_assert_uint_eq(f->block.stack, (uint32_t)seq + 1000);
+    ck_assert_uint_eq(f->free_stack, (uint32_t)seq + 2000);
+}
+
+static void *qw_reader(void *arg)
+{
+    (void)arg;
+    uint64_t x = 1;
+    /* Records a writer is making now, or just made: the ones racing. */
+    while (!atomic_load(&qw_done) || atomic_load(&qw_seen) < 100) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint64_t t = (x >> 33) % QW_THREADS, made = atomic_load(&qw_progress[t]);
+        if (!made)
+            continue;
+        uint64_t back = (x >> 40) % 4, i = made > back ? made - 1 - back : 0;
+        uint64_t seq = t * 1000000 + i + 1;
+        struct gl_freed_block f;
+        if (gl_quarantine_find(qw_key(seq), &f)) {
+            qw_check(&f);
+            atomic_fetch_add(&qw_seen, 1);
+        }
+        if (gl_quarantine_holding(qw_key(seq) + 0x800, &f)) {
+            qw_check(&f);
+            ck_assert_uint_eq(f.block.seq, seq);
+            atomic_fetch_add(&qw_seen, 1);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_quarantine_concurrent_writers)
+{
+    gl_quarantine_configure(QW_CAP, true);
+    atomic_store(&qw_done, 0);
+    atomic_store(&qw_seen, 0);
+    for (int t = 0; t < QW_THREADS; t++)
+        atomic_store(&qw_progress[t], 0);
+    pthread_t w[QW_THREADS], r;
+    pthread_create(&r, NULL, qw_reader, NULL);
+    for (uintptr_t t = 0; t < QW_THREADS; t++)
+        pthread_create(&w[t], NULL, qw_writer, (void *)t);
+    for (int t = 0; t < QW_THREADS; t++)
+        pthread_join(w[t], NULL);
+    atomic_store(&qw_done, 1);
+    pthread_join(r, NULL);
+
+    /* Every position written: the newest QW_CAP records are found, by key and
+     * by address, each whole; no other is. */
+    unsigned found = 0;
+    for (uint64_t t = 0; t < QW_THREADS; t++)
+        for (uint64_t i = 0; i < QW_PUTS; i++) {
+            uint64_t seq = t * 1000000 + i + 1;
+            struct gl_freed_block f;
+            if (!gl_quarantine_find(qw_key(seq), &f))
+                continue;
+            qw_check(&f);
+            struct gl_freed_block h;
+            ck_assert(gl_quarantine_holding(qw_key(seq) + 0x10, &h));
+            ck_assert_uint_eq(h.block.seq, seq);
+            found++;
+        }
+    ck_assert_uint_eq(found, QW_CAP);
 }
 END_TEST
 
@@ -1979,6 +2076,7 @@ static Suite *api_errors_suite(void)
     tcase_add_test(tq, test_quarantine_holding);
     tcase_add_test(tq, test_quarantine_newest_free_wins);
     tcase_add_test(tq, test_quarantine_capacity_zero_is_off);
+    tcase_add_test(tq, test_quarantine_concurrent_writers);
     suite_add_tcase(s, tq);
 
     TCase *tf = tcase_create("releases");
