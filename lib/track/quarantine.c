@@ -119,10 +119,9 @@ static bool read_at(uint64_t p, struct gl_freed_block *out)
     return atomic_load_explicit(&s->stamp, memory_order_relaxed) == p + 1;
 }
 
-/* The newest record of a block that started at key: the greatest allocation
- * number, since the driver hands out an address again only once it is freed
- * (positions follow the observers' calls, which two threads may make in
- * either order). */
+/* The newest record of a block that started at key: scanned from the newest
+ * position down (positions follow the observers' calls; allocation numbers
+ * would not do, since threads take them in blocks). */
 bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
 {
     if (!q.cap)
@@ -131,8 +130,8 @@ bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
     gl_spin_lock(&q.lock);
     uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
     struct gl_freed_block f;
-    for (uint64_t p = puts; p > oldest(puts); p--)
-        if (read_at(p - 1, &f) && f.block.key == key && (!found || f.block.seq > out->block.seq)) {
+    for (uint64_t p = puts; !found && p > oldest(puts); p--)
+        if (read_at(p - 1, &f) && f.block.key == key) {
             *out = f;
             found = true;
         }

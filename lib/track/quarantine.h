@@ -10,8 +10,8 @@
  * 128-byte slot, stamped when complete, since frees are on the hot path, from
  * many threads at once, and lookups are rare.  Lookups share one lock, which
  * writers never take, and read a slot twice around its stamp.  "Which freed
- * block started here" (a double free: the error path only) scans the window
- * for the newest record of it.  "Which freed block
+ * block started here" (a double free: the error path only) scans the ring
+ * from the newest position.  "Which freed block
  * holds this address" (range checks, on every checked copy that misses the
  * live blocks) asks a range index (ranges.h) that is brought up to date only
  * then, from the records added since the last such question: a program that

@@ -571,6 +571,14 @@ START_TEST(test_quarantine_newest_free_wins)
     assert_quarantined(B, 3);
     assert_quarantined(C, 4);
 
+    /* Newest by the order of the frees, not by allocation number: threads
+     * take numbers in blocks, so a later block may carry a smaller one. */
+    gl_quarantine_configure(8, true);
+    put(A, 0x1000, 50);
+    put(A, 0x1000, 10);
+    assert_quarantined(A, 10);
+    assert_holding(A + 0x10, A, 10);
+
     /* A newer freed block overlapping an older one at another start hides it. */
     gl_quarantine_configure(8, true);
     put(A, 0x3000, 10);
