@@ -34,6 +34,7 @@
 #include "stack/stack_memo.h"
 #include "track/history.h"
 #include "track/stats.h"
+#include "track/quarantine.h"
 #include "track/tracker.h"
 #include "stack/unwind.h"
 
@@ -236,6 +237,11 @@ static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals
                     gl_out_u64_commas(b1, memo.hits), gl_out_u64_commas(b2, memo.walks),
                     gl_out_u64_commas(b3, memo.refused), gl_out_u64_commas(b4, memo.skipped),
                     gl_out_u64_commas(b5, memo.bytes));
+    if (gl_quarantine_capacity())
+        gl_out_line(o,
+                    "gpuleak: quarantine %s bytes; %lu freed blocks not remembered (a writer "
+                    "a whole lap behind held their slot)",
+                    gl_out_u64_commas(b1, gl_quarantine_memory_bytes()), gl_quarantine_dropped());
     gl_out_line(o, "gpuleak: leak check took %.3f s", check_s);
     if (stats->unknown_frees || stats->replaced)
         gl_out_line(o, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",

@@ -16,6 +16,9 @@ struct slot {
     /* pos + 1 of the record here once complete; with WRITING while its writer
      * fills it; 0 never written. */
     _Atomic uint64_t stamp;
+    /* pos + 1 of a writer that gave this slot up (another held it too long):
+     * that position will never be written, and readers go past it. */
+    _Atomic uint64_t skipped;
     struct gl_freed_block f;
 } __attribute__((aligned(128)));
 
@@ -34,6 +37,10 @@ static struct {
     size_t ring_bytes;
     _Atomic uint64_t puts; /* positions taken so far: the writers' only shared word */
     uint64_t floor;        /* positions before it were forgotten (reset) */
+    /* In a fork child, the parent's positions: any not written by then never
+     * will be (their writers are gone). */
+    uint64_t settled;
+    _Atomic unsigned long dropped; /* records given up: their slot held too long */
     /* The readers': lookups are rare (errors, copies that miss every live
      * block), so they share one lock, which writers never take. */
     gl_spinlock lock;
@@ -62,23 +69,22 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
     gl_spin_lock(&q.lock);
     unmap();
     atomic_store(&q.puts, 0);
-    q.floor = q.indexed_upto = 0;
+    q.floor = q.indexed_upto = q.settled = 0;
+    atomic_store(&q.dropped, 0);
     if (capacity) {
         size_t size = 1;
         while (size < capacity)
             size *= 2;
         q.ring_bytes = gl_tool_page_round(size * sizeof *q.ring);
         q.ring = gl_tool_map(q.ring_bytes);
-        if (q.ring && ranges) {
+        if (q.ring && ranges) { /* without them, lookups by key still work */
             q.index_of_bytes = gl_tool_page_round(size * sizeof *q.index_of);
             q.index_of = gl_tool_map(q.index_of_bytes);
             q.ranges = q.index_of ? gl_ranges_create() : NULL;
         }
-        if (q.ring && (!ranges || q.ranges)) {
+        if (q.ring) {
             q.cap = capacity;
             q.mask = size - 1;
-        } else {
-            unmap();
         }
     }
     gl_spin_unlock(&q.lock);
@@ -119,6 +125,24 @@ static bool read_at(uint64_t p, struct gl_freed_block *out)
     return atomic_load_explicit(&s->stamp, memory_order_relaxed) == p + 1;
 }
 
+/* Whether the record at p may be the one a lookup wants, from its key and
+ * size alone (read unchecked: a record being replaced may answer wrong, and
+ * read_at then decides), so that a scan copies only what may match. */
+static inline bool may_match(uint64_t p, uint64_t key, uint64_t addr, bool by_range)
+{
+    const volatile struct gl_block_info *b = &q.ring[p & q.mask].f.block;
+    uint64_t k = b->key;
+    return by_range ? addr >= k && addr - k < b->size : k == key;
+}
+
+/* Whether position p will never be written: its writer gave its slot up, or
+ * vanished with the parent's other threads (a fork child). */
+static inline bool never_written(uint64_t p)
+{
+    return atomic_load_explicit(&q.ring[p & q.mask].skipped, memory_order_acquire) == p + 1 ||
+           p < q.settled;
+}
+
 /* The newest record of a block that started at key: scanned from the newest
  * position down (positions follow the observers' calls; allocation numbers
  * would not do, since threads take them in blocks). */
@@ -131,7 +155,7 @@ bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
     uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
     struct gl_freed_block f;
     for (uint64_t p = puts; !found && p > oldest(puts); p--)
-        if (read_at(p - 1, &f) && f.block.key == key) {
+        if (may_match(p - 1, key, 0, false) && read_at(p - 1, &f) && f.block.key == key) {
             *out = f;
             found = true;
         }
@@ -141,8 +165,9 @@ bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
 
 /* Offer the records written since the last call to the range index, in
  * position order, so that the newest free of overlapping addresses wins.  A
- * position whose writer has not finished stops it until the next call; one
- * whose slot a newer record took is skipped (it left the window). */
+ * position whose writer has not finished stops it until the next call (the
+ * lookup scans what lies past it); one whose slot a newer record took (it
+ * left the window), or that will never be written, is passed. */
 static void index_new_records(void)
 {
     uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
@@ -150,14 +175,16 @@ static void index_new_records(void)
     for (; p < puts; p++) {
         uint64_t stamp =
             atomic_load_explicit(&q.ring[p & q.mask].stamp, memory_order_acquire) & ~WRITING;
-        if (stamp < p + 1)
-            break; /* taken, not yet written */
-        struct gl_freed_block f;
-        if (stamp > p + 1 || !read_at(p, &f)) {
-            if (stamp > p + 1)
+        if (stamp < p + 1) {
+            if (never_written(p))
                 continue;
-            break; /* being written */
+            break; /* taken, not yet written */
         }
+        struct gl_freed_block f;
+        if (stamp > p + 1)
+            continue;
+        if (!read_at(p, &f))
+            break; /* being written */
         struct indexed *was = &q.index_of[p & q.mask];
         if (was->pos1) /* its slot's older record: its range goes, unless a newer one replaced it */
             gl_ranges_remove(q.ranges, was->key, was->pos1 - 1, false);
@@ -169,24 +196,50 @@ static void index_new_records(void)
     q.indexed_upto = p;
 }
 
+/* Whether a record at a position in [from, puts) overlaps [start, end): a
+ * newer free there hides the older one, all of it, as the index's
+ * insert_newest does. */
+static bool hidden_by_newer(uint64_t from, uint64_t puts, uint64_t start, uint64_t end)
+{
+    struct gl_freed_block f;
+    for (uint64_t p = from; p < puts; p++)
+        if (read_at(p, &f) && gl_block_has_range(&f.block) && f.block.key < end &&
+            start < f.block.key + f.block.size)
+            return true;
+    return false;
+}
+
 bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
 {
     if (!q.ranges)
         return false;
     bool found = false;
+    struct gl_freed_block f;
     gl_spin_lock(&q.lock);
     if (q.ranges) {
         index_new_records();
+        /* Past a writer still at work (usually none), the records are newer
+         * than any the index holds: they come first, newest first, each
+         * unless a newer one overlaps it. */
+        uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
+        for (uint64_t p = puts; !found && p > q.indexed_upto; p--)
+            found = may_match(p - 1, 0, addr, true) && read_at(p - 1, &f) &&
+                    gl_block_has_range(&f.block) && addr >= f.block.key &&
+                    addr - f.block.key < f.block.size &&
+                    !hidden_by_newer(p, puts, f.block.key, f.block.key + f.block.size);
         struct gl_range r;
         /* The index names the record by its position; one that left the
          * window, or whose slot a newer record took, is gone. */
-        if (gl_ranges_find(q.ranges, addr, &r) &&
-            r.tag >= oldest(atomic_load_explicit(&q.puts, memory_order_acquire)))
-            found = read_at(r.tag, out);
+        if (!found && gl_ranges_find(q.ranges, addr, &r) && r.tag >= oldest(puts))
+            found = read_at(r.tag, &f) && !hidden_by_newer(q.indexed_upto, puts, r.start, r.end);
     }
     gl_spin_unlock(&q.lock);
+    if (found)
+        *out = f;
     return found;
 }
+
+unsigned long gl_quarantine_dropped(void) { return atomic_load(&q.dropped); }
 
 size_t gl_quarantine_memory_bytes(void)
 {
@@ -197,6 +250,7 @@ size_t gl_quarantine_memory_bytes(void)
  * writing (their records are lost; a writer would wait on them). */
 static void after_fork(void)
 {
+    q.settled = atomic_load(&q.puts);
     gl_spin_reset(&q.lock);
     if (q.ranges)
         gl_ranges_reset_lock_after_fork(q.ranges);
@@ -208,7 +262,8 @@ static void after_fork(void)
 /* Take the slot of position pos for writing: false when a record newer than
  * this one holds it (pos then left the window already: a writer stopped for a
  * whole lap of the ring between taking its position and writing), or when
- * another writer holds it that long. */
+ * another writer holds it that long (the position is then marked skipped, so
+ * that readers do not wait for it, and the record is counted as dropped). */
 static bool take_slot(struct slot *s, uint64_t pos)
 {
     uint64_t cur = atomic_load_explicit(&s->stamp, memory_order_relaxed);
@@ -217,8 +272,11 @@ static bool take_slot(struct slot *s, uint64_t pos)
             return false;
         if (cur & WRITING) {
             /* An older position's writer, a lap behind, still at it. */
-            if (++waits > 1000)
+            if (++waits > 1000) {
+                atomic_store_explicit(&s->skipped, pos + 1, memory_order_release);
+                atomic_fetch_add_explicit(&q.dropped, 1, memory_order_relaxed);
                 return false;
+            }
             sched_yield();
             cur = atomic_load_explicit(&s->stamp, memory_order_relaxed);
             continue;
@@ -236,17 +294,13 @@ static bool take_slot(struct slot *s, uint64_t pos)
  *
  * Frees are the hot path and lookups rare: a writer takes a position with one
  * atomic add and fills its own slot, with no lock, so that threads freeing at
- * once wait for no one (a lock here cost a third of gpuleak's time per pair at
- * two threads, bench/RESULTS.md).  Readers tell a slot being written by its
- * stamp. */
-static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+ * once do not wait for each other (a lock here cost a third of gpuleak's time
+ * per pair at two threads, bench/RESULTS.md); only a writer a whole lap behind
+ * in the same slot is waited for, a bounded while.  Readers tell a slot being
+ * written by its stamp. */
+static inline void fill(struct slot *s, uint64_t pos, const struct gl_event *ev,
+                        const struct gl_block_info *blk)
 {
-    if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE || !q.cap)
-        return;
-    uint64_t pos = atomic_fetch_add_explicit(&q.puts, 1, memory_order_relaxed);
-    struct slot *s = &q.ring[pos & q.mask];
-    if (!take_slot(s, pos))
-        return;
     atomic_thread_fence(memory_order_release); /* the stamp's WRITING before the record's bytes */
     s->f.block = *blk;
     s->f.free_stack = ev->stack;
@@ -254,6 +308,28 @@ static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
     s->f.free_api = ev->api;
     atomic_store_explicit(&s->stamp, pos + 1, memory_order_release);
 }
+
+static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE || !q.cap)
+        return;
+    uint64_t pos = atomic_fetch_add_explicit(&q.puts, 1, memory_order_relaxed);
+    struct slot *s = &q.ring[pos & q.mask];
+    if (take_slot(s, pos))
+        fill(s, pos, ev, blk);
+}
+
+#ifdef GL_ASSERTIONS
+uint64_t gl_quarantine_test_take(void) { return atomic_fetch_add(&q.puts, 1); }
+
+bool gl_quarantine_test_begin(uint64_t pos) { return take_slot(&q.ring[pos & q.mask], pos); }
+
+void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
+                            const struct gl_block_info *blk)
+{
+    fill(&q.ring[pos & q.mask], pos, ev, blk);
+}
+#endif
 
 static bool wanted(void) { return q.cap > 0; }
 

@@ -9,13 +9,14 @@
  * lock: one atomic add takes a position, and the record goes into its own
  * 128-byte slot, stamped when complete, since frees are on the hot path, from
  * many threads at once, and lookups are rare.  Lookups share one lock, which
- * writers never take, and read a slot twice around its stamp.  "Which freed
- * block started here" (a double free: the error path only) scans the ring
- * from the newest position.  "Which freed block
- * holds this address" (range checks, on every checked copy that misses the
- * live blocks) asks a range index (ranges.h) that is brought up to date only
- * then, from the records added since the last such question: a program that
- * frees much and copies little pays for the index only when it copies. */
+ * writers never take, and read a slot's stamp before and after copying it.
+ * "Which freed block started here" (a double free: the error path only) scans
+ * the ring from the newest position.  "Which freed block holds this address"
+ * (range checks, on every checked copy that misses the live blocks) asks a
+ * range index (ranges.h) that is brought up to date only then, from the
+ * records added since the last such question (and scans those past a writer
+ * still at work): a program that frees much and copies little pays for the
+ * index only when it copies. */
 #ifndef GPULEAK_QUARANTINE_H
 #define GPULEAK_QUARANTINE_H
 
@@ -41,5 +42,18 @@ bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out);
 bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out);
 
 size_t gl_quarantine_memory_bytes(void);
+/* Records lost because another writer held their slot too long (a writer a
+ * whole lap of the ring behind, stopped mid-write). */
+unsigned long gl_quarantine_dropped(void);
+
+#ifdef GL_ASSERTIONS
+/* Unit tests only: a free's three steps one by one, so that a test can stop a
+ * writer between them.  Take a position; take its slot (false: given up);
+ * fill it and stamp it. */
+uint64_t gl_quarantine_test_take(void);
+bool gl_quarantine_test_begin(uint64_t pos);
+void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
+                            const struct gl_block_info *blk);
+#endif
 
 #endif

@@ -588,99 +588,237 @@ START_TEST(test_quarantine_newest_free_wins)
 }
 END_TEST
 
-/* Threads freeing at once, with no lock between them, and a reader looking
- * up meanwhile: every record read is one record (no fields of two), and once
- * the writers are done the window is exactly the newest cap records. */
+/* A free's steps one at a time (quarantine.h's test hooks): a writer stopped
+ * after taking its position, or in its slot. */
+static struct gl_event qt_event(const struct gl_freed_block *f)
+{
+    struct gl_event ev = {.type = GL_EV_FREE,
+                          .key = f->block.key,
+                          .api = f->free_api,
+                          .stack = f->free_stack,
+                          .tid = f->free_tid};
+    return ev;
+}
+
+static void qt_finish(uint64_t pos, uint64_t key, uint64_t size, uint64_t seq)
+{
+    struct gl_freed_block f = freed(key, size, seq, (uint32_t)seq + 1000, (uint32_t)seq + 2000);
+    struct gl_event ev = qt_event(&f);
+    ck_assert(gl_quarantine_test_begin(pos));
+    gl_quarantine_test_end(pos, &ev, &f.block);
+}
+
+START_TEST(test_quarantine_writer_stopped)
+{
+    /* A position taken and not yet written: the records after it are found,
+     * by key and by address, and the newest free of an address wins. */
+    gl_quarantine_configure(8, true);
+    put(A, 0x1000, 1);
+    assert_holding(A + 0x10, A, 1); /* indexed */
+    uint64_t stopped = gl_quarantine_test_take();
+    put(B, 0x1000, 2);
+    assert_quarantined(B, 2);
+    assert_holding(B + 0x10, B, 2);
+    put(A, 0x800, 3); /* A came back and was freed again */
+    assert_holding(A + 0x10, A, 3);
+    assert_holding(A + 0x900, 0, 0);
+    qt_finish(stopped, C, 0x1000, 4);
+    assert_quarantined(C, 4);
+    assert_holding(C + 0x10, C, 4);
+    assert_holding(A + 0x10, A, 3);
+    assert_holding(B + 0x10, B, 2);
+
+    /* A writer stopped in its slot for a whole lap: the next writer of that
+     * slot gives up after a while, is counted, and nothing waits for it. */
+    gl_quarantine_configure(3, true); /* a ring of 4 */
+    for (uint64_t i = 0; i < 4; i++)
+        put(0x20000000 + i * 0x10000, 0x100, 10 + i);
+    uint64_t slow = gl_quarantine_test_take(); /* position 4: slot 0 */
+    ck_assert(gl_quarantine_test_begin(slow));
+    for (uint64_t i = 5; i < 8; i++)
+        put(0x20000000 + i * 0x10000, 0x100, 10 + i);
+    ck_assert_uint_eq(gl_quarantine_dropped(), 0);
+    put(0x20000000 + 8 * 0x10000, 0x100, 18); /* position 8: slot 0, held */
+    ck_assert_uint_eq(gl_quarantine_dropped(), 1);
+    assert_not_quarantined(0x20000000 + 8 * 0x10000);
+    struct gl_freed_block late = freed(0x20000000 + 4 * 0x10000, 0x100, 14, 1014, 2014);
+    struct gl_event late_ev = qt_event(&late);
+    gl_quarantine_test_end(slow, &late_ev, &late.block); /* out of the window by now */
+    put(0x20000000 + 9 * 0x10000, 0x100, 19);
+    put(0x20000000 + 10 * 0x10000, 0x100, 20);
+    assert_holding(0x20000000 + 9 * 0x10000 + 8, 0x20000000 + 9 * 0x10000, 19);
+    assert_holding(0x20000000 + 10 * 0x10000 + 8, 0x20000000 + 10 * 0x10000, 20);
+    assert_not_quarantined(0x20000000 + 4 * 0x10000);
+    assert_holding(0x20000000 + 4 * 0x10000 + 8, 0, 0);
+
+    /* A writer a whole lap late finds a newer record in its slot and leaves
+     * it there: its own record left the window meanwhile. */
+    gl_quarantine_configure(3, true);            /* a ring of 4 */
+    uint64_t lapped = gl_quarantine_test_take(); /* position 0: slot 0 */
+    for (uint64_t i = 1; i <= 4; i++)            /* position 4: slot 0 again */
+        put(0x30000000 + i * 0x10000, 0x100, 40 + i);
+    ck_assert(!gl_quarantine_test_begin(lapped));
+    assert_quarantined(0x30000000 + 4 * 0x10000, 44);
+    assert_holding(0x30000000 + 4 * 0x10000 + 8, 0x30000000 + 4 * 0x10000, 44);
+
+    /* In a fork child, a position the parent's vanished thread had taken is
+     * never waited for. */
+    gl_quarantine_configure(8, true);
+    put(A, 0x1000, 30);
+    (void)gl_quarantine_test_take();
+    gl_quarantine_component.after_fork();
+    put(B, 0x1000, 31);
+    put(C, 0x1000, 32);
+    assert_holding(B + 0x10, B, 31);
+    assert_holding(C + 0x10, C, 32);
+    assert_holding(A + 0x10, A, 30);
+}
+END_TEST
+
+/* Threads freeing at once, with no lock between them, and readers meanwhile.
+ * First one address for every record and a ring of 4, so that every slot is
+ * rewritten while it is read: a record read back is always one record, never
+ * fields of two.  Then rounds: after each, exactly the newest records are
+ * found, by key and by address. */
 #define QW_THREADS 4
-#define QW_PUTS 20000
-#define QW_CAP 1000 /* not a power of two: the window is exact all the same */
 
-static uint64_t qw_key(uint64_t seq) { return 0x100000000ull + seq * 0x2000; }
+static uint64_t qw_size(uint64_t seq) { return 0x1000 + (seq % 13) * 0x100; }
 
-static _Atomic uint64_t qw_progress[QW_THREADS]; /* puts a writer began */
+static void qw_put(uint64_t key, uint64_t seq)
+{
+    struct gl_freed_block f =
+        freed(key, qw_size(seq), seq, (uint32_t)(seq * 3), (uint32_t)(seq * 5));
+    f.block.ctx = seq * 11;
+    f.block.aux = seq * 13;
+    f.block.tid = (uint32_t)(seq * 7);
+    f.free_tid = (uint32_t)(seq * 9);
+    quarantine_put(&f);
+}
 
-static void *qw_writer(void *arg)
+static bool qw_whole(const struct gl_freed_block *f, uint64_t key)
+{
+    uint64_t s = f->block.seq;
+    return f->block.key == key && f->block.size == qw_size(s) && f->block.ctx == s * 11 &&
+           f->block.aux == s * 13 && f->block.stack == (uint32_t)(s * 3) &&
+           f->block.tid == (uint32_t)(s * 7) && f->free_stack == (uint32_t)(s * 5) &&
+           f->free_tid == (uint32_t)(s * 9);
+}
+
+#define QA_KEY 0x700000000ull
+static _Atomic int qa_done;
+static _Atomic long qa_reads, qa_torn;
+
+static void *qa_writer(void *arg)
 {
     uint64_t t = (uint64_t)(uintptr_t)arg;
-    for (uint64_t i = 0; i < QW_PUTS; i++) {
-        uint64_t seq = t * 1000000 + i + 1;
-        atomic_store(&qw_progress[t], i + 1);
-        put(qw_key(seq), 0x1000 + (seq % 7) * 0x100, seq);
+    for (uint64_t i = 0; i < 100000; i++)
+        qw_put(QA_KEY, t * 100000000ull + i + 1);
+    return NULL;
+}
+
+static void *qa_reader(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&qa_done)) {
+        struct gl_freed_block f;
+        if (gl_quarantine_find(QA_KEY, &f)) {
+            atomic_fetch_add(&qa_reads, 1);
+            if (!qw_whole(&f, QA_KEY))
+                atomic_fetch_add(&qa_torn, 1);
+        }
+        if (gl_quarantine_holding(QA_KEY + 0x10, &f)) {
+            atomic_fetch_add(&qa_reads, 1);
+            if (!qw_whole(&f, QA_KEY))
+                atomic_fetch_add(&qa_torn, 1);
+        }
     }
     return NULL;
 }
 
-static _Atomic int qw_done;
-static _Atomic long qw_seen;
+#define QB_CAP 5
+#define QB_ROUNDS 2000
+#define QB_PER 3
+static pthread_barrier_t qb_barrier;
+static _Atomic int qb_done;
 
-/* A record read back must be the one its allocation number made. */
-static void qw_check(const struct gl_freed_block *f)
+static uint64_t qb_key(uint64_t seq) { return 0x100000000ull + seq * 0x2000; }
+
+static void *qb_writer(void *arg)
 {
-    uint64_t seq = f->block.seq;
-    ck_assert_uint_eq(f->block.key, qw_key(seq));
-    ck_assert_uint_eq(f->block.size, 0x1000 + (seq % 7) * 0x100);
-    ck_assert_uint_eq(f->block.stack, (uint32_t)seq + 1000);
-    ck_assert_uint_eq(f->free_stack, (uint32_t)seq + 2000);
+    uint64_t t = (uint64_t)(uintptr_t)arg;
+    for (uint64_t r = 0; r < QB_ROUNDS; r++) {
+        for (uint64_t i = 0; i < QB_PER; i++) {
+            uint64_t seq = t * 1000000 + r * QB_PER + i + 1;
+            qw_put(qb_key(seq), seq);
+        }
+        pthread_barrier_wait(&qb_barrier);
+        pthread_barrier_wait(&qb_barrier);
+    }
+    return NULL;
 }
 
-static void *qw_reader(void *arg)
+static void *qb_reader(void *arg)
 {
     (void)arg;
-    uint64_t x = 1;
-    /* Records a writer is making now, or just made: the ones racing. */
-    while (!atomic_load(&qw_done) || atomic_load(&qw_seen) < 100) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        uint64_t t = (x >> 33) % QW_THREADS, made = atomic_load(&qw_progress[t]);
-        if (!made)
-            continue;
-        uint64_t back = (x >> 40) % 4, i = made > back ? made - 1 - back : 0;
-        uint64_t seq = t * 1000000 + i + 1;
-        struct gl_freed_block f;
-        if (gl_quarantine_find(qw_key(seq), &f)) {
-            qw_check(&f);
-            atomic_fetch_add(&qw_seen, 1);
-        }
-        if (gl_quarantine_holding(qw_key(seq) + 0x800, &f)) {
-            qw_check(&f);
-            ck_assert_uint_eq(f.block.seq, seq);
-            atomic_fetch_add(&qw_seen, 1);
-        }
-    }
+    struct gl_freed_block f;
+    while (!atomic_load(&qb_done))
+        gl_quarantine_holding(0x50, &f); /* brings the index up to date mid-write */
     return NULL;
 }
 
 START_TEST(test_quarantine_concurrent_writers)
 {
-    gl_quarantine_configure(QW_CAP, true);
-    atomic_store(&qw_done, 0);
-    atomic_store(&qw_seen, 0);
-    for (int t = 0; t < QW_THREADS; t++)
-        atomic_store(&qw_progress[t], 0);
-    pthread_t w[QW_THREADS], r;
-    pthread_create(&r, NULL, qw_reader, NULL);
+    pthread_t w[QW_THREADS], r[2];
+    gl_quarantine_configure(3, true);
+    atomic_store(&qa_done, 0);
+    atomic_store(&qa_reads, 0);
+    atomic_store(&qa_torn, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&r[i], NULL, qa_reader, NULL);
     for (uintptr_t t = 0; t < QW_THREADS; t++)
-        pthread_create(&w[t], NULL, qw_writer, (void *)t);
+        pthread_create(&w[t], NULL, qa_writer, (void *)t);
     for (int t = 0; t < QW_THREADS; t++)
         pthread_join(w[t], NULL);
-    atomic_store(&qw_done, 1);
-    pthread_join(r, NULL);
+    atomic_store(&qa_done, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(r[i], NULL);
+    ck_assert_int_eq(atomic_load(&qa_torn), 0);
+    ck_assert_int_gt(atomic_load(&qa_reads), 0);
 
-    /* Every position written: the newest QW_CAP records are found, by key and
-     * by address, each whole; no other is. */
-    unsigned found = 0;
-    for (uint64_t t = 0; t < QW_THREADS; t++)
-        for (uint64_t i = 0; i < QW_PUTS; i++) {
-            uint64_t seq = t * 1000000 + i + 1;
-            struct gl_freed_block f;
-            if (!gl_quarantine_find(qw_key(seq), &f))
-                continue;
-            qw_check(&f);
-            struct gl_freed_block h;
-            ck_assert(gl_quarantine_holding(qw_key(seq) + 0x10, &h));
-            ck_assert_uint_eq(h.block.seq, seq);
-            found++;
-        }
-    ck_assert_uint_eq(found, QW_CAP);
+    gl_quarantine_configure(QB_CAP, true);
+    atomic_store(&qb_done, 0);
+    pthread_barrier_init(&qb_barrier, NULL, QW_THREADS + 1);
+    pthread_create(&r[0], NULL, qb_reader, NULL);
+    for (uintptr_t t = 0; t < QW_THREADS; t++)
+        pthread_create(&w[t], NULL, qb_writer, (void *)t);
+    long wrong_count = 0, not_held = 0, torn = 0;
+    for (uint64_t round = 0; round < QB_ROUNDS; round++) {
+        pthread_barrier_wait(&qb_barrier);
+        unsigned long dropped = gl_quarantine_dropped();
+        unsigned found = 0;
+        for (uint64_t t = 0; t < QW_THREADS; t++)
+            for (uint64_t i = round * QB_PER; i < (round + 1) * QB_PER; i++) {
+                uint64_t seq = t * 1000000 + i + 1;
+                struct gl_freed_block f, h;
+                if (!gl_quarantine_find(qb_key(seq), &f))
+                    continue;
+                found++;
+                torn += !qw_whole(&f, qb_key(seq)) || f.block.seq != seq;
+                not_held += !gl_quarantine_holding(qb_key(seq) + 0x10, &h) || h.block.seq != seq;
+            }
+        /* The round's records are the newest QW_THREADS * QB_PER >= QB_CAP: the
+         * window is all theirs, less any a stopped writer made another drop. */
+        wrong_count += found > QB_CAP || found + dropped < QB_CAP;
+        pthread_barrier_wait(&qb_barrier);
+    }
+    for (int t = 0; t < QW_THREADS; t++)
+        pthread_join(w[t], NULL);
+    atomic_store(&qb_done, 1);
+    pthread_join(r[0], NULL);
+    pthread_barrier_destroy(&qb_barrier);
+    ck_assert_int_eq(torn, 0);
+    ck_assert_int_eq(not_held, 0);
+    ck_assert_int_eq(wrong_count, 0);
 }
 END_TEST
 
@@ -2084,6 +2222,7 @@ static Suite *api_errors_suite(void)
     tcase_add_test(tq, test_quarantine_holding);
     tcase_add_test(tq, test_quarantine_newest_free_wins);
     tcase_add_test(tq, test_quarantine_capacity_zero_is_off);
+    tcase_add_test(tq, test_quarantine_writer_stopped);
     tcase_add_test(tq, test_quarantine_concurrent_writers);
     suite_add_tcase(s, tq);
 
