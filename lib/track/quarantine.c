@@ -16,8 +16,9 @@ struct slot {
     /* pos + 1 of the record here once complete; with WRITING while its writer
      * fills it; 0 never written. */
     _Atomic uint64_t stamp;
-    /* pos + 1 of a writer that gave this slot up (another held it too long):
-     * that position will never be written, and readers go past it. */
+    /* The greatest pos + 1 of a writer that gave this slot up (another held it
+     * too long): that position, and any older one of the slot, will never be
+     * written, and the index goes past them. */
     _Atomic uint64_t skipped;
     struct gl_freed_block f;
 } __attribute__((aligned(128)));
@@ -35,11 +36,8 @@ static struct {
     size_t cap;    /* records remembered: the newest cap */
     uint64_t mask; /* the ring's size (a power of two, >= cap) - 1 */
     size_t ring_bytes;
-    _Atomic uint64_t puts; /* positions taken so far: the writers' only shared word */
-    uint64_t floor;        /* positions before it were forgotten (reset) */
-    /* In a fork child, the parent's positions: any not written by then never
-     * will be (their writers are gone). */
-    uint64_t settled;
+    _Atomic uint64_t puts;         /* positions taken so far: what every free adds to */
+    uint64_t floor;                /* positions before it were forgotten (reset) */
     _Atomic unsigned long dropped; /* records given up: their slot held too long */
     /* The readers': lookups are rare (errors, copies that miss every live
      * block), so they share one lock, which writers never take. */
@@ -69,7 +67,7 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
     gl_spin_lock(&q.lock);
     unmap();
     atomic_store(&q.puts, 0);
-    q.floor = q.indexed_upto = q.settled = 0;
+    q.floor = q.indexed_upto = 0;
     atomic_store(&q.dropped, 0);
     if (capacity) {
         size_t size = 1;
@@ -97,6 +95,7 @@ static void clear(void)
 {
     gl_spin_lock(&q.lock);
     q.floor = q.indexed_upto = atomic_load(&q.puts);
+    atomic_store(&q.dropped, 0);
     if (q.ranges) {
         gl_ranges_destroy(q.ranges);
         q.ranges = gl_ranges_create();
@@ -130,17 +129,17 @@ static bool read_at(uint64_t p, struct gl_freed_block *out)
  * read_at then decides), so that a scan copies only what may match. */
 static inline bool may_match(uint64_t p, uint64_t key, uint64_t addr, bool by_range)
 {
-    const volatile struct gl_block_info *b = &q.ring[p & q.mask].f.block;
-    uint64_t k = b->key;
-    return by_range ? addr >= k && addr - k < b->size : k == key;
+    const struct gl_block_info *b = &q.ring[p & q.mask].f.block;
+    uint64_t k = __atomic_load_n(&b->key, __ATOMIC_RELAXED);
+    return by_range ? addr >= k && addr - k < __atomic_load_n(&b->size, __ATOMIC_RELAXED)
+                    : k == key;
 }
 
-/* Whether position p will never be written: its writer gave its slot up, or
- * vanished with the parent's other threads (a fork child). */
+/* Whether position p will never be written: its writer, or a later one of
+ * its slot, gave the slot up. */
 static inline bool never_written(uint64_t p)
 {
-    return atomic_load_explicit(&q.ring[p & q.mask].skipped, memory_order_acquire) == p + 1 ||
-           p < q.settled;
+    return atomic_load_explicit(&q.ring[p & q.mask].skipped, memory_order_acquire) >= p + 1;
 }
 
 /* The newest record of a block that started at key: scanned from the newest
@@ -196,16 +195,57 @@ static void index_new_records(void)
     q.indexed_upto = p;
 }
 
-/* Whether a record at a position in [from, puts) overlaps [start, end): a
- * newer free there hides the older one, all of it, as the index's
- * insert_newest does. */
-static bool hidden_by_newer(uint64_t from, uint64_t puts, uint64_t start, uint64_t end)
+/* The record holding addr as the index would give it had every record of
+ * the window been inserted in position order, each newer range removing
+ * every older one it overlaps (gl_ranges_insert_newest).  The index has the
+ * records up to the first position whose writer was still at work; those
+ * past it (usually none) are read here, newest first, each once: the first
+ * that holds addr is the answer, unless a newer one overlaps it, which can
+ * only lie wholly below addr (ending after its start) or wholly above
+ * (starting before its end); with none holding addr, the index's answer
+ * stands under the same condition.  A record being written is left out, as
+ * it would be a moment earlier. */
+/* Whether position p's slot now holds a newer record: it left the window
+ * while a lookup read it. */
+static inline bool overtaken(uint64_t p)
 {
-    struct gl_freed_block f;
-    for (uint64_t p = from; p < puts; p++)
-        if (read_at(p, &f) && gl_block_has_range(&f.block) && f.block.key < end &&
-            start < f.block.key + f.block.size)
-            return true;
+    return (atomic_load_explicit(&q.ring[p & q.mask].stamp, memory_order_relaxed) & ~WRITING) >
+           p + 1;
+}
+
+/* One pass of gl_quarantine_holding over the window as it stood at its
+ * start; *raced when a record it needed was overwritten meanwhile (the
+ * lookup was held up for a lap of the ring). */
+static bool holding_once(uint64_t addr, struct gl_freed_block *f, bool *raced)
+{
+    index_new_records();
+    uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
+    uint64_t from = q.indexed_upto > oldest(puts) ? q.indexed_upto : oldest(puts);
+    uint64_t below = 0, above = UINT64_MAX; /* the newer ranges' nearest edges */
+    for (uint64_t p = puts; p > from; p--) {
+        if (!read_at(p - 1, f)) {
+            *raced |= overtaken(p - 1);
+            continue;
+        }
+        if (!gl_block_has_range(&f->block))
+            continue;
+        uint64_t start = f->block.key, end = start + f->block.size;
+        if (addr >= start && addr < end)
+            return start >= below && end <= above;
+        if (end <= addr)
+            below = end > below ? end : below;
+        else
+            above = start < above ? start : above;
+    }
+    struct gl_range r;
+    /* The index names the record by its position; one that left the window,
+     * or whose slot a newer record took, is gone. */
+    if (!gl_ranges_find(q.ranges, addr, &r) || r.tag < oldest(puts) || r.start < below ||
+        r.end > above)
+        return false;
+    if (read_at(r.tag, f))
+        return true;
+    *raced = true;
     return false;
 }
 
@@ -213,25 +253,13 @@ bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
 {
     if (!q.ranges)
         return false;
-    bool found = false;
+    bool found = false, raced = true;
     struct gl_freed_block f;
     gl_spin_lock(&q.lock);
-    if (q.ranges) {
-        index_new_records();
-        /* Past a writer still at work (usually none), the records are newer
-         * than any the index holds: they come first, newest first, each
-         * unless a newer one overlaps it. */
-        uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
-        for (uint64_t p = puts; !found && p > q.indexed_upto; p--)
-            found = may_match(p - 1, 0, addr, true) && read_at(p - 1, &f) &&
-                    gl_block_has_range(&f.block) && addr >= f.block.key &&
-                    addr - f.block.key < f.block.size &&
-                    !hidden_by_newer(p, puts, f.block.key, f.block.key + f.block.size);
-        struct gl_range r;
-        /* The index names the record by its position; one that left the
-         * window, or whose slot a newer record took, is gone. */
-        if (!found && gl_ranges_find(q.ranges, addr, &r) && r.tag >= oldest(puts))
-            found = read_at(r.tag, &f) && !hidden_by_newer(q.indexed_upto, puts, r.start, r.end);
+    /* Again, a few times, while the frees outran it. */
+    for (int tries = 0; q.ranges && !found && raced && tries < 4; tries++) {
+        raced = false;
+        found = holding_once(addr, &f, &raced);
     }
     gl_spin_unlock(&q.lock);
     if (found)
@@ -246,17 +274,13 @@ size_t gl_quarantine_memory_bytes(void)
     return q.ring_bytes + q.index_of_bytes + (q.ranges ? gl_ranges_memory_bytes(q.ranges) : 0);
 }
 
-/* In a fork child: the readers' lock, and slots a vanished thread was still
- * writing (their records are lost; a writer would wait on them). */
+/* In a fork child: the readers' lock.  (A child of a tracking process gets
+ * no events and asks nothing: the runtime is off there, inject.c.) */
 static void after_fork(void)
 {
-    q.settled = atomic_load(&q.puts);
     gl_spin_reset(&q.lock);
     if (q.ranges)
         gl_ranges_reset_lock_after_fork(q.ranges);
-    for (uint64_t i = 0; q.ring && i <= q.mask; i++)
-        if (atomic_load_explicit(&q.ring[i].stamp, memory_order_relaxed) & WRITING)
-            atomic_store_explicit(&q.ring[i].stamp, 0, memory_order_relaxed);
 }
 
 /* Take the slot of position pos for writing: false when a record newer than
@@ -271,9 +295,15 @@ static bool take_slot(struct slot *s, uint64_t pos)
         if ((cur & ~WRITING) > pos + 1)
             return false;
         if (cur & WRITING) {
-            /* An older position's writer, a lap behind, still at it. */
-            if (++waits > 1000) {
-                atomic_store_explicit(&s->skipped, pos + 1, memory_order_release);
+            /* An older position's writer, a lap behind, still at it: rare
+             * (it stopped for a whole lap mid-write), so a short wait, then
+             * the record is given up rather than the call held. */
+            if (++waits > 64) {
+                uint64_t was = atomic_load_explicit(&s->skipped, memory_order_relaxed);
+                while (was < pos + 1 &&
+                       !atomic_compare_exchange_weak_explicit(
+                           &s->skipped, &was, pos + 1, memory_order_release, memory_order_relaxed))
+                    ;
                 atomic_fetch_add_explicit(&q.dropped, 1, memory_order_relaxed);
                 return false;
             }
@@ -323,6 +353,8 @@ static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 uint64_t gl_quarantine_test_take(void) { return atomic_fetch_add(&q.puts, 1); }
 
 bool gl_quarantine_test_begin(uint64_t pos) { return take_slot(&q.ring[pos & q.mask], pos); }
+
+uint64_t gl_quarantine_test_indexed(void) { return q.indexed_upto; }
 
 void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
                             const struct gl_block_info *blk)

@@ -14,7 +14,7 @@
  * the ring from the newest position.  "Which freed block holds this address"
  * (range checks, on every checked copy that misses the live blocks) asks a
  * range index (ranges.h) that is brought up to date only then, from the
- * records added since the last such question (and scans those past a writer
+ * records added since the last such question (and reads those past a writer
  * still at work): a program that frees much and copies little pays for the
  * index only when it copies. */
 #ifndef GPULEAK_QUARANTINE_H
@@ -38,7 +38,9 @@ size_t gl_quarantine_capacity(void);
 
 /* The most recent freed block that started at key. */
 bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out);
-/* The most recent freed block holding addr (needs ranges). */
+/* The freed block holding addr (needs ranges): the newest that does, unless
+ * a newer freed block overlaps it (the driver reused part of its addresses:
+ * then none), as if each free's range removed every older one it overlaps. */
 bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out);
 
 size_t gl_quarantine_memory_bytes(void);
@@ -52,6 +54,8 @@ unsigned long gl_quarantine_dropped(void);
  * fill it and stamp it. */
 uint64_t gl_quarantine_test_take(void);
 bool gl_quarantine_test_begin(uint64_t pos);
+/* The positions the range index has taken in so far (after a lookup). */
+uint64_t gl_quarantine_test_indexed(void);
 void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
                             const struct gl_block_info *blk);
 #endif

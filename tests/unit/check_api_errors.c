@@ -6,6 +6,7 @@
  * (mem_stats.h) the tracker moves. */
 #include <check.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -661,17 +662,42 @@ START_TEST(test_quarantine_writer_stopped)
     assert_quarantined(0x30000000 + 4 * 0x10000, 44);
     assert_holding(0x30000000 + 4 * 0x10000 + 8, 0x30000000 + 4 * 0x10000, 44);
 
-    /* In a fork child, a position the parent's vanished thread had taken is
-     * never waited for. */
-    gl_quarantine_configure(8, true);
-    put(A, 0x1000, 30);
-    (void)gl_quarantine_test_take();
-    gl_quarantine_component.after_fork();
-    put(B, 0x1000, 31);
-    put(C, 0x1000, 32);
-    assert_holding(B + 0x10, B, 31);
-    assert_holding(C + 0x10, C, 32);
-    assert_holding(A + 0x10, A, 30);
+    /* Past a writer at work, a newer free hides every older one it overlaps,
+     * in those records and against the index's answer alike. */
+    gl_quarantine_configure(16, true);
+    put(A, 0x1000, 50);
+    assert_holding(A + 0x900, A, 50); /* indexed */
+    uint64_t busy = gl_quarantine_test_take();
+    put(B, 0x3000, 51);
+    put(B, 0x800, 52); /* B came back shorter and was freed again */
+    assert_holding(B + 0x10, B, 52);
+    assert_holding(B + 0x900, 0, 0);
+    assert_holding(B + 0x2f00, 0, 0);
+    put(A + 0x800, 0x100, 53); /* reuses the top of A's old range */
+    assert_holding(A + 0x10, 0, 0);
+    assert_holding(A + 0x900, 0, 0);
+    assert_holding(A + 0x810, A + 0x800, 53);
+    ck_assert_uint_eq(gl_quarantine_test_indexed(), busy); /* stopped at the writer */
+    qt_finish(busy, C, 0x1000, 54);
+    assert_holding(C + 0x10, C, 54);
+    ck_assert_uint_eq(gl_quarantine_test_indexed(), busy + 4); /* all taken in */
+    assert_holding(B + 0x900, 0, 0);
+    assert_holding(A + 0x810, A + 0x800, 53);
+
+    /* A position given up is passed: the index goes on past it. */
+    gl_quarantine_configure(3, true);          /* a ring of 4 */
+    uint64_t held = gl_quarantine_test_take(); /* position 0: slot 0 */
+    ck_assert(gl_quarantine_test_begin(held));
+    for (uint64_t i = 1; i < 4; i++)
+        put(0x40000000 + i * 0x10000, 0x100, 60 + i);
+    put(0x40000000 + 4 * 0x10000, 0x100, 64); /* slot 0: gives up */
+    ck_assert_uint_eq(gl_quarantine_dropped(), 1);
+    struct gl_freed_block old = freed(0x40000000, 0x100, 60, 1060, 2060);
+    struct gl_event old_ev = qt_event(&old);
+    gl_quarantine_test_end(held, &old_ev, &old.block);
+    put(0x40000000 + 5 * 0x10000, 0x100, 65);
+    assert_holding(0x40000000 + 5 * 0x10000 + 8, 0x40000000 + 5 * 0x10000, 65);
+    ck_assert_uint_eq(gl_quarantine_test_indexed(), 6);
 }
 END_TEST
 
@@ -707,11 +733,12 @@ static bool qw_whole(const struct gl_freed_block *f, uint64_t key)
 #define QA_KEY 0x700000000ull
 static _Atomic int qa_done;
 static _Atomic long qa_reads, qa_torn;
+static uint64_t qa_puts; /* each writer's */
 
 static void *qa_writer(void *arg)
 {
     uint64_t t = (uint64_t)(uintptr_t)arg;
-    for (uint64_t i = 0; i < 100000; i++)
+    for (uint64_t i = 0; i < qa_puts; i++)
         qw_put(QA_KEY, t * 100000000ull + i + 1);
     return NULL;
 }
@@ -735,8 +762,29 @@ static void *qa_reader(void *arg)
     return NULL;
 }
 
+/* A wider window under the same address: every record in it holds the
+ * address, and at most one per writer is unfinished, so a lookup always
+ * finds one. */
+static _Atomic long qa_missed;
+
+static void *qa_finder(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&qa_done)) {
+        struct gl_freed_block f;
+        if (gl_quarantine_holding(QA_KEY + 0x10, &f)) {
+            atomic_fetch_add(&qa_reads, 1);
+            if (!qw_whole(&f, QA_KEY))
+                atomic_fetch_add(&qa_torn, 1);
+        } else {
+            atomic_fetch_add(&qa_missed, 1);
+        }
+    }
+    return NULL;
+}
+
 #define QB_CAP 5
-#define QB_ROUNDS 2000
+#define QB_ROUNDS 1000
 #define QB_PER 3
 static pthread_barrier_t qb_barrier;
 static _Atomic int qb_done;
@@ -761,8 +809,10 @@ static void *qb_reader(void *arg)
 {
     (void)arg;
     struct gl_freed_block f;
-    while (!atomic_load(&qb_done))
+    while (!atomic_load(&qb_done)) {
         gl_quarantine_holding(0x50, &f); /* brings the index up to date mid-write */
+        sched_yield();
+    }
     return NULL;
 }
 
@@ -770,6 +820,7 @@ START_TEST(test_quarantine_concurrent_writers)
 {
     pthread_t w[QW_THREADS], r[2];
     gl_quarantine_configure(3, true);
+    qa_puts = 200000; /* torn reads are rare events: many chances */
     atomic_store(&qa_done, 0);
     atomic_store(&qa_reads, 0);
     atomic_store(&qa_torn, 0);
@@ -785,6 +836,24 @@ START_TEST(test_quarantine_concurrent_writers)
     ck_assert_int_eq(atomic_load(&qa_torn), 0);
     ck_assert_int_gt(atomic_load(&qa_reads), 0);
 
+    gl_quarantine_configure(64, true);
+    qa_puts = 50000;
+    for (uint64_t i = 0; i < 64; i++) /* the window full before the finders look */
+        qw_put(QA_KEY, 900000000ull + i + 1);
+    atomic_store(&qa_done, 0);
+    atomic_store(&qa_missed, 0);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&r[i], NULL, qa_finder, NULL);
+    for (uintptr_t t = 0; t < QW_THREADS; t++)
+        pthread_create(&w[t], NULL, qa_writer, (void *)t);
+    for (int t = 0; t < QW_THREADS; t++)
+        pthread_join(w[t], NULL);
+    atomic_store(&qa_done, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(r[i], NULL);
+    ck_assert_int_eq(atomic_load(&qa_torn), 0);
+    ck_assert_int_eq(atomic_load(&qa_missed), 0);
+
     gl_quarantine_configure(QB_CAP, true);
     atomic_store(&qb_done, 0);
     pthread_barrier_init(&qb_barrier, NULL, QW_THREADS + 1);
@@ -792,9 +861,10 @@ START_TEST(test_quarantine_concurrent_writers)
     for (uintptr_t t = 0; t < QW_THREADS; t++)
         pthread_create(&w[t], NULL, qb_writer, (void *)t);
     long wrong_count = 0, not_held = 0, torn = 0;
+    unsigned long dropped_before = 0;
     for (uint64_t round = 0; round < QB_ROUNDS; round++) {
         pthread_barrier_wait(&qb_barrier);
-        unsigned long dropped = gl_quarantine_dropped();
+        unsigned long dropped = gl_quarantine_dropped() - dropped_before;
         unsigned found = 0;
         for (uint64_t t = 0; t < QW_THREADS; t++)
             for (uint64_t i = round * QB_PER; i < (round + 1) * QB_PER; i++) {
@@ -809,6 +879,7 @@ START_TEST(test_quarantine_concurrent_writers)
         /* The round's records are the newest QW_THREADS * QB_PER >= QB_CAP: the
          * window is all theirs, less any a stopped writer made another drop. */
         wrong_count += found > QB_CAP || found + dropped < QB_CAP;
+        dropped_before += dropped;
         pthread_barrier_wait(&qb_barrier);
     }
     for (int t = 0; t < QW_THREADS; t++)
@@ -2216,6 +2287,7 @@ static Suite *api_errors_suite(void)
     suite_add_tcase(s, tr);
 
     TCase *tq = tcase_create("quarantine");
+    tcase_set_timeout(tq, 60); /* threads on a loaded 2-core machine */
     tcase_add_checked_fixture(tq, setup, teardown);
     tcase_add_test(tq, test_quarantine_put_find);
     tcase_add_test(tq, test_quarantine_ring_evicts_oldest);
