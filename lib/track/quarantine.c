@@ -124,15 +124,12 @@ static bool read_at(uint64_t p, struct gl_freed_block *out)
     return atomic_load_explicit(&s->stamp, memory_order_relaxed) == p + 1;
 }
 
-/* Whether the record at p may be the one a lookup wants, from its key and
- * size alone (read unchecked: a record being replaced may answer wrong, and
- * read_at then decides), so that a scan copies only what may match. */
-static inline bool may_match(uint64_t p, uint64_t key, uint64_t addr, bool by_range)
+/* Whether the record at p may be of the block that started at key (read
+ * unchecked: a record being replaced may answer wrong, and read_at then
+ * decides), so that a scan copies only what may match. */
+static inline bool may_be(uint64_t p, uint64_t key)
 {
-    const struct gl_block_info *b = &q.ring[p & q.mask].f.block;
-    uint64_t k = __atomic_load_n(&b->key, __ATOMIC_RELAXED);
-    return by_range ? addr >= k && addr - k < __atomic_load_n(&b->size, __ATOMIC_RELAXED)
-                    : k == key;
+    return __atomic_load_n(&q.ring[p & q.mask].f.block.key, __ATOMIC_RELAXED) == key;
 }
 
 /* Whether position p will never be written: its writer, or a later one of
@@ -154,7 +151,7 @@ bool gl_quarantine_find(uint64_t key, struct gl_freed_block *out)
     uint64_t puts = atomic_load_explicit(&q.puts, memory_order_acquire);
     struct gl_freed_block f;
     for (uint64_t p = puts; !found && p > oldest(puts); p--)
-        if (may_match(p - 1, key, 0, false) && read_at(p - 1, &f) && f.block.key == key) {
+        if (may_be(p - 1, key) && read_at(p - 1, &f) && f.block.key == key) {
             *out = f;
             found = true;
         }
@@ -203,8 +200,7 @@ static void index_new_records(void)
  * that holds addr is the answer, unless a newer one overlaps it, which can
  * only lie wholly below addr (ending after its start) or wholly above
  * (starting before its end); with none holding addr, the index's answer
- * stands under the same condition.  A record being written is left out, as
- * it would be a moment earlier. */
+ * stands under the same condition.  A record being written is left out. */
 /* Whether position p's slot now holds a newer record: it left the window
  * while a lookup read it. */
 static inline bool overtaken(uint64_t p)
@@ -223,6 +219,10 @@ static bool holding_once(uint64_t addr, struct gl_freed_block *f, bool *raced)
     uint64_t from = q.indexed_upto > oldest(puts) ? q.indexed_upto : oldest(puts);
     uint64_t below = 0, above = UINT64_MAX; /* the newer ranges' nearest edges */
     for (uint64_t p = puts; p > from; p--) {
+#ifdef GL_ASSERTIONS
+        if (gl_quarantine_test_scan_hook)
+            gl_quarantine_test_scan_hook(p - 1);
+#endif
         if (!read_at(p - 1, f)) {
             *raced |= overtaken(p - 1);
             continue;
@@ -230,13 +230,17 @@ static bool holding_once(uint64_t addr, struct gl_freed_block *f, bool *raced)
         if (!gl_block_has_range(&f->block))
             continue;
         uint64_t start = f->block.key, end = start + f->block.size;
+        /* A record overtaken above this one may have held addr or hidden
+         * this one: the pass decides nothing, and the lookup goes again. */
         if (addr >= start && addr < end)
-            return start >= below && end <= above;
+            return !*raced && start >= below && end <= above;
         if (end <= addr)
             below = end > below ? end : below;
         else
             above = start < above ? start : above;
     }
+    if (*raced)
+        return false;
     struct gl_range r;
     /* The index names the record by its position; one that left the window,
      * or whose slot a newer record took, is gone. */
@@ -350,6 +354,8 @@ static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 }
 
 #ifdef GL_ASSERTIONS
+void (*gl_quarantine_test_scan_hook)(uint64_t pos);
+
 uint64_t gl_quarantine_test_take(void) { return atomic_fetch_add(&q.puts, 1); }
 
 bool gl_quarantine_test_begin(uint64_t pos) { return take_slot(&q.ring[pos & q.mask], pos); }

@@ -56,6 +56,8 @@ uint64_t gl_quarantine_test_take(void);
 bool gl_quarantine_test_begin(uint64_t pos);
 /* The positions the range index has taken in so far (after a lookup). */
 uint64_t gl_quarantine_test_indexed(void);
+/* Called by a range lookup before it reads each position past the index. */
+extern void (*gl_quarantine_test_scan_hook)(uint64_t pos);
 void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
                             const struct gl_block_info *blk);
 #endif

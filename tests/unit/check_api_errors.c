@@ -609,6 +609,17 @@ static void qt_finish(uint64_t pos, uint64_t key, uint64_t size, uint64_t seq)
     gl_quarantine_test_end(pos, &ev, &f.block);
 }
 
+/* The scan hook: at the lookup's first read, three positions taken and left
+ * unwritten and a fourth written, a lap of the ring of 4. */
+static void lap_once(uint64_t pos)
+{
+    (void)pos;
+    gl_quarantine_test_scan_hook = NULL;
+    for (int i = 0; i < 3; i++)
+        (void)gl_quarantine_test_take();
+    put(0x5000, 0x100, 76);
+}
+
 START_TEST(test_quarantine_writer_stopped)
 {
     /* A position taken and not yet written: the records after it are found,
@@ -683,6 +694,19 @@ START_TEST(test_quarantine_writer_stopped)
     ck_assert_uint_eq(gl_quarantine_test_indexed(), busy + 4); /* all taken in */
     assert_holding(B + 0x900, 0, 0);
     assert_holding(A + 0x810, A + 0x800, 53);
+
+    /* A lookup overtaken by a lap of frees while it reads decides nothing
+     * from what it read: the record that held the address, and the one it
+     * stopped at, both left the window meanwhile. */
+    gl_quarantine_configure(3, true);           /* a ring of 4 */
+    uint64_t stuck = gl_quarantine_test_take(); /* position 0, left at work */
+    ck_assert(gl_quarantine_test_begin(stuck));
+    put(0x1000, 0x1000, 70); /* position 1: holds 0x1800 */
+    put(0x1000, 0x400, 71);  /* position 2: hides it */
+    gl_quarantine_test_scan_hook = lap_once;
+    assert_holding(0x1800, 0, 0);
+    gl_quarantine_test_scan_hook = NULL;
+    assert_holding(0x5010, 0x5000, 76);
 
     /* A position given up is passed: the index goes on past it. */
     gl_quarantine_configure(3, true);          /* a ring of 4 */
