@@ -79,6 +79,11 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
             q.index_of_bytes = gl_tool_page_round(size * sizeof *q.index_of);
             q.index_of = gl_tool_map(q.index_of_bytes);
             q.ranges = q.index_of ? gl_ranges_create() : NULL;
+            if (q.index_of && !q.ranges) {
+                gl_tool_unmap(q.index_of, q.index_of_bytes);
+                q.index_of = NULL;
+                q.index_of_bytes = 0;
+            }
         }
         if (q.ring) {
             q.cap = capacity;
