@@ -109,7 +109,7 @@ static void clear(void)
     gl_spin_unlock(&q.lock);
 }
 
-/* The oldest position still remembered, and the first not yet taken. */
+/* The oldest position still remembered, when puts positions are taken. */
 static inline uint64_t oldest(uint64_t puts)
 {
     uint64_t o = puts > q.cap ? puts - q.cap : 0;
@@ -197,15 +197,6 @@ static void index_new_records(void)
     q.indexed_upto = p;
 }
 
-/* The record holding addr as the index would give it had every record of
- * the window been inserted in position order, each newer range removing
- * every older one it overlaps (gl_ranges_insert_newest).  The index has the
- * records up to the first position whose writer was still at work; those
- * past it (usually none) are read here, newest first, each once: the first
- * that holds addr is the answer, unless a newer one overlaps it, which can
- * only lie wholly below addr (ending after its start) or wholly above
- * (starting before its end); with none holding addr, the index's answer
- * stands under the same condition.  A record being written is left out. */
 /* Whether position p's slot now holds a newer record: it left the window
  * while a lookup read it. */
 static inline bool overtaken(uint64_t p)
@@ -214,7 +205,17 @@ static inline bool overtaken(uint64_t p)
            p + 1;
 }
 
-/* One pass of gl_quarantine_holding over the window as it stood at its
+/* The record holding addr as the index would give it had every record of
+ * the window been inserted in position order, each newer range removing
+ * every older one it overlaps (gl_ranges_insert_newest).  The index has the
+ * records up to the first position whose writer was still at work; those
+ * past it (usually none) are read here, newest first, each once: the first
+ * that holds addr is the answer, unless a newer one overlaps it, which can
+ * only lie wholly below addr (ending after its start) or wholly above
+ * (starting before its end); with none holding addr, the index's answer
+ * stands under the same condition.  A record being written is left out.
+ *
+ * One pass of gl_quarantine_holding over the window as it stood at its
  * start; *raced when a record it needed was overwritten meanwhile (the
  * lookup was held up for a lap of the ring). */
 static bool holding_once(uint64_t addr, struct gl_freed_block *f, bool *raced)
@@ -326,17 +327,7 @@ static bool take_slot(struct slot *s, uint64_t pos)
     }
 }
 
-/* A block freed by a call (its free, its handle's release or last unmap, a
- * graph's free node): what a second free of it, or a copy into it, names.
- * Blocks that went with their context, or whose key was found reused, were
- * freed by no call and are not kept.
- *
- * Frees are the hot path and lookups rare: a writer takes a position with one
- * atomic add and fills its own slot, with no lock, so that threads freeing at
- * once do not wait for each other (a lock here cost a third of gpuleak's time
- * per pair at two threads, bench/RESULTS.md); only a writer a whole lap behind
- * in the same slot is waited for, a bounded while.  Readers tell a slot being
- * written by its stamp. */
+/* The record into its slot (taken), then its stamp: complete. */
 static inline void fill(struct slot *s, uint64_t pos, const struct gl_event *ev,
                         const struct gl_block_info *blk)
 {
@@ -348,6 +339,17 @@ static inline void fill(struct slot *s, uint64_t pos, const struct gl_event *ev,
     atomic_store_explicit(&s->stamp, pos + 1, memory_order_release);
 }
 
+/* A block freed by a call (its free, its handle's release or last unmap, a
+ * graph's free node): what a second free of it, or a copy into it, names.
+ * Blocks that went with their context, or whose key was found reused, were
+ * freed by no call and are not kept.
+ *
+ * Frees are the hot path and lookups rare: a writer takes a position with one
+ * atomic add and fills its own slot, with no lock, so that threads freeing at
+ * once do not wait for each other (a lock here cost a third of gpuleak's time
+ * per pair at two threads, bench/RESULTS.md); only a writer a whole lap behind
+ * in the same slot is waited for, a bounded while.  Readers tell a slot being
+ * written by its stamp. */
 static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE || !q.cap)
