@@ -240,9 +240,10 @@ static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals
     if (gl_quarantine_capacity())
         gl_out_line(o,
                     "gpuleak: quarantine %s bytes; %s freed blocks not remembered (a writer "
-                    "a whole lap behind held their slot)",
+                    "a whole lap behind held their slot), %s range lookups outrun by frees",
                     gl_out_u64_commas(b1, gl_quarantine_memory_bytes()),
-                    gl_out_u64_commas(b2, gl_quarantine_dropped()));
+                    gl_out_u64_commas(b2, gl_quarantine_dropped()),
+                    gl_out_u64_commas(b3, gl_quarantine_overrun()));
     gl_out_line(o, "gpuleak: leak check took %.3f s", check_s);
     if (stats->unknown_frees || stats->replaced)
         gl_out_line(o, "gpuleak: %s frees of untracked addresses, %s allocations at live addresses",

@@ -39,6 +39,7 @@ static struct {
     _Atomic uint64_t puts;         /* positions taken so far: what every free adds to */
     uint64_t floor;                /* positions before it were forgotten (reset) */
     _Atomic unsigned long dropped; /* records given up: their slot held too long */
+    unsigned long overrun;         /* range lookups the frees outran every time (lock) */
     /* The readers': lookups are rare (errors, copies that miss every live
      * block), so they share one lock, which writers never take. */
     gl_spinlock lock;
@@ -68,6 +69,7 @@ void gl_quarantine_configure(size_t capacity, bool ranges)
     unmap();
     atomic_store(&q.puts, 0);
     q.floor = q.indexed_upto = 0;
+    q.overrun = 0;
     atomic_store(&q.dropped, 0);
     if (capacity) {
         size_t size = 1;
@@ -100,6 +102,7 @@ static void clear(void)
 {
     gl_spin_lock(&q.lock);
     q.floor = q.indexed_upto = atomic_load(&q.puts);
+    q.overrun = 0;
     atomic_store(&q.dropped, 0);
     if (q.ranges) {
         gl_ranges_destroy(q.ranges);
@@ -271,6 +274,8 @@ bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
         raced = false;
         found = holding_once(addr, &f, &raced);
     }
+    if (raced)
+        q.overrun++; /* answered "none" for want of a settled window */
     gl_spin_unlock(&q.lock);
     if (found)
         *out = f;
@@ -278,6 +283,14 @@ bool gl_quarantine_holding(uint64_t addr, struct gl_freed_block *out)
 }
 
 unsigned long gl_quarantine_dropped(void) { return atomic_load(&q.dropped); }
+
+unsigned long gl_quarantine_overrun(void)
+{
+    gl_spin_lock(&q.lock);
+    unsigned long n = q.overrun;
+    gl_spin_unlock(&q.lock);
+    return n;
+}
 
 size_t gl_quarantine_memory_bytes(void)
 {

@@ -47,6 +47,9 @@ size_t gl_quarantine_memory_bytes(void);
 /* Records lost because another writer held their slot too long (a writer a
  * whole lap of the ring behind, stopped mid-write). */
 unsigned long gl_quarantine_dropped(void);
+/* Range lookups that answered "none" because the frees overtook them on
+ * every try (the lookup was held up for a lap of the ring each time). */
+unsigned long gl_quarantine_overrun(void);
 
 #ifdef GL_ASSERTIONS
 /* Unit tests only: a free's three steps one by one, so that a test can stop a

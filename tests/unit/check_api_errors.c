@@ -620,6 +620,22 @@ static void lap_once(uint64_t pos)
     put(0x5000, 0x100, 76);
 }
 
+/* The same at the first read of each try (a new try starts past the last
+ * one's reads), for as many tries. */
+static int laps_left;
+static uint64_t lap_last;
+
+static void lap_each(uint64_t pos)
+{
+    if (laps_left <= 0 || pos <= lap_last)
+        return;
+    laps_left--;
+    lap_last = pos;
+    for (int i = 0; i < 3; i++)
+        (void)gl_quarantine_test_take();
+    put(0x5000, 0x100, 80 + (uint64_t)laps_left);
+}
+
 START_TEST(test_quarantine_writer_stopped)
 {
     /* A position taken and not yet written: the records after it are found,
@@ -707,6 +723,14 @@ START_TEST(test_quarantine_writer_stopped)
     assert_holding(0x1800, 0, 0);
     gl_quarantine_test_scan_hook = NULL;
     assert_holding(0x5010, 0x5000, 76);
+    ck_assert_uint_eq(gl_quarantine_overrun(), 0); /* the second try settled it */
+    /* Overtaken on every try: "none", counted. */
+    laps_left = 4;
+    lap_last = 0;
+    gl_quarantine_test_scan_hook = lap_each;
+    assert_holding(0x5010, 0, 0);
+    gl_quarantine_test_scan_hook = NULL;
+    ck_assert_uint_eq(gl_quarantine_overrun(), 1);
 
     /* A position given up is passed: the index goes on past it. */
     gl_quarantine_configure(3, true);          /* a ring of 4 */
