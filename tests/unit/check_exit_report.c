@@ -20,6 +20,7 @@
 #include "heap/heap.h"
 #include "runtime.h"
 #include "event/api.h"
+#include "track/quarantine.h"
 #include "track/errors.h"
 #include "observe/cupti.h"
 #include "stack/modules.h"
@@ -63,8 +64,8 @@ static void setup(void)
     gl_heap_set_active(true); /* as under the launcher: the reachability scan runs */
     gl_options_defaults(&gl_runtime.opt);
     const char *t = getenv("TMPDIR");
-    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file, "%s/gpuleak-exit-report.%%p.log",
-             t && *t ? t : "/tmp");
+    snprintf(gl_runtime.opt.log_file, sizeof gl_runtime.opt.log_file,
+             "%s/gpuleak-exit-report.%%p.log", t && *t ? t : "/tmp");
     snprintf(log_path, sizeof log_path, "%s/gpuleak-exit-report.%d.log", t && *t ? t : "/tmp",
              (int)getpid());
     unlink(log_path);
@@ -114,8 +115,8 @@ static __attribute__((noinline)) void alloc(uint64_t key, uint64_t size, enum gl
     gl_dispatch(&ev);
 }
 
-static __attribute__((noinline)) void event(enum gl_event_type type, uint64_t key,
-                                            uint64_t size, uint64_t aux)
+static __attribute__((noinline)) void event(enum gl_event_type type, uint64_t key, uint64_t size,
+                                            uint64_t aux)
 {
     struct gl_event ev;
     memset(&ev, 0, sizeof ev);
@@ -388,6 +389,27 @@ START_TEST(test_verbose_lines)
                      2);
     ck_assert(per > 0);
     ck_assert_ptr_nonnull(strstr(got, "gpuleak: leak check took 0."));
+    /* The quarantine's line: off here. */
+    ck_assert_ptr_null(strstr(got, "gpuleak: quarantine "));
+    free(got);
+}
+END_TEST
+
+/* With the quarantine on, -v says its bytes and its two counts. */
+START_TEST(test_verbose_quarantine)
+{
+    gl_runtime.opt.verbose = 1;
+    gl_quarantine_configure(16, false);
+    gl_exit_report();
+    gl_quarantine_configure(0, false);
+    char *got = read_log();
+    ck_assert_ptr_nonnull(got);
+    char want[256];
+    snprintf(want, sizeof want,
+             "%sgpuleak: quarantine 4,096 bytes; 0 freed blocks not remembered (a writer a whole "
+             "lap behind held their slot), 0 range lookups outrun by frees\n",
+             pfx);
+    ck_assert_msg(strstr(got, want) != NULL, "%s", got);
     free(got);
 }
 END_TEST
@@ -419,6 +441,7 @@ static Suite *exit_report_suite(void)
     tcase_add_test(tc, test_imported_handle_sized_by_mappings);
     tcase_add_test(tc, test_unknown_size_stays_unknown);
     tcase_add_test(tc, test_verbose_lines);
+    tcase_add_test(tc, test_verbose_quarantine);
     tcase_add_test(tc, test_quiet_summary_mode);
     suite_add_tcase(s, tc);
     return s;
