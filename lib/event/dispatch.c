@@ -35,6 +35,15 @@ void gl_dispatch_set_registry(const struct gl_component *const *list)
 
 static const struct gl_component *const *registry(void) { return d.list ? d.list : the_registry; }
 
+/* GPULEAK_BENCH=noobserve: the state stage and the routers only. */
+static bool without_observers;
+
+void gl_dispatch_bench_without_observers(void)
+{
+    without_observers = true;
+    gl_dispatch_start(d.list);
+}
+
 static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV_NTYPES],
                    size_t ndemand[GL_EV_NTYPES], size_t *nrouters)
 {
@@ -86,6 +95,8 @@ void gl_dispatch_start(const struct gl_component *const *list)
     for (const struct gl_component *const *c = registry(); *c; c++) {
         const struct gl_consumer *k = (*c)->consumer;
         if (!k || (k->wanted && !k->wanted()))
+            continue;
+        if (without_observers && !k->begin && !k->end && !(k->claim && k->take))
             continue;
         GL_ASSERT(nattached < GL_DISPATCH_MAX, "at most GL_DISPATCH_MAX consumers");
         if (nattached >= GL_DISPATCH_MAX)

@@ -35,6 +35,8 @@ static void bench_word(const char *w, size_t len)
         gl_stack_capture_memo_enable(false);
     else if (IS("profile"))
         gl_prof_init();
+    else if (IS("noobserve"))
+        gl_dispatch_bench_without_observers();
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
         gl_call_null = true;
         spin_ns = strtoull(w + 5, NULL, 10);
