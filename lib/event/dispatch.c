@@ -38,9 +38,9 @@ static const struct gl_component *const *registry(void) { return d.list ? d.list
 /* GPULEAK_BENCH=noobserve: the state stage and the routers only. */
 static bool without_observers;
 
-void gl_dispatch_bench_without_observers(void)
+void gl_dispatch_bench_without_observers(bool on)
 {
-    without_observers = true;
+    without_observers = on;
     gl_dispatch_start(d.list);
 }
 

@@ -36,7 +36,7 @@ static void bench_word(const char *w, size_t len)
     else if (IS("profile"))
         gl_prof_init();
     else if (IS("noobserve"))
-        gl_dispatch_bench_without_observers();
+        gl_dispatch_bench_without_observers(true);
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
         gl_call_null = true;
         spin_ns = strtoull(w + 5, NULL, 10);

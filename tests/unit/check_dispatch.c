@@ -166,6 +166,23 @@ START_TEST(test_stages_in_order)
 }
 END_TEST
 
+/* GPULEAK_BENCH=noobserve: the state stage and the routers, no observer. */
+START_TEST(test_bench_without_observers)
+{
+    gl_dispatch_bench_without_observers(true);
+    ck_assert(gl_dispatch_attached("state") && gl_dispatch_attached("router"));
+    ck_assert(!gl_dispatch_attached("first") && !gl_dispatch_attached("second") &&
+              !gl_dispatch_attached("demanded"));
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000, .size = 64};
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S");
+    gl_dispatch_bench_without_observers(false);
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1");
+}
+END_TEST
+
 START_TEST(test_releases_two_phase)
 {
     struct gl_event f = {.type = GL_EV_FREE, .key = 0x1000, .api = 9};
@@ -362,6 +379,7 @@ static Suite *dispatch_suite(void)
     TCase *tc = tcase_create("dispatch");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_stages_in_order);
+    tcase_add_test(tc, test_bench_without_observers);
     tcase_add_test(tc, test_releases_two_phase);
     tcase_add_test(tc, test_routing);
     tcase_add_test(tc, test_registry_order);
