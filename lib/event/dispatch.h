@@ -127,7 +127,8 @@ void gl_dispatch_after_fork(void);
 /* GPULEAK_BENCH=noobserve (observe/call.c): rebuild the tables with the
  * state stage and the routers only (on), or with every wanted consumer
  * again, so that a benchmark can tell what the observers cost the calling
- * thread.  Nothing is counted or reported while it is on. */
+ * thread.  Before events flow, as gl_dispatch_start.  Nothing is counted,
+ * reported or written (--save, --memory-viz) while it is on. */
 void gl_dispatch_bench_without_observers(bool on);
 /* Whether a consumer of that name is attached now (-v, tests). */
 bool gl_dispatch_attached(const char *name);

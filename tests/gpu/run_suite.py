@@ -2909,11 +2909,13 @@ def t_memory_viz_read(s):
     check(a["segments"] == b["segments"], "the segments read back differ from the run's")
     ta = [e["time_us"] for e in a["device_traces"][0]]
     tb = [e["time_us"] for e in b["device_traces"][0]]
-    # A saved time is about a kernel tick early (the coarse clock,
-    # doc/event-log.md): two ticks allowed, a tick may come late on a VM.
+    # A saved time is up to a kernel tick early (the coarse clock,
+    # doc/event-log.md), more when the tick itself comes late on a VM (1.9 ms
+    # seen): a tick, and another or 5 ms, whichever is more.
     tick_us = time.clock_getres(6) * 1e6  # CLOCK_MONOTONIC_COARSE, Linux's 6
     worst = max((abs(x - y) for x, y in zip(ta, tb)), default=0)
-    check(worst <= 2 * tick_us, f"times differ by up to {worst} us (tick {tick_us:.0f} us)")
+    check(worst <= tick_us + max(tick_us, 5000),
+          f"times differ by up to {worst} us (tick {tick_us:.0f} us)")
     return (f"{sum(len(t) for t in a['device_traces'])} entries agree, times within "
             f"{worst} us (tick {tick_us:.0f} us)")
 
