@@ -24,6 +24,16 @@ void *gl_tool_map(size_t size)
     return p;
 }
 
+void gl_tool_populate(void *p, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
+        return;
+#endif
+    for (size_t off = 0; off < bytes; off += 4096)
+        ((volatile char *)p)[off] = 0;
+}
+
 void gl_tool_unmap(void *p, size_t size)
 {
     if (!p)

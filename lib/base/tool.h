@@ -19,6 +19,10 @@ static inline size_t gl_tool_page_round(size_t n) { return (n + 4095) & ~(size_t
 /* Zeroed memory straight from mmap, for large or long-lived tables; NULL on failure. */
 void *gl_tool_map(size_t size);
 void gl_tool_unmap(void *p, size_t size);
+/* Make mapped pages present and writable now, so that the first write to each
+ * does not fault later on a hot path (MADV_POPULATE_WRITE where the kernel has
+ * it, else one write a page). */
+void gl_tool_populate(void *p, size_t bytes);
 
 /* Size-classed allocator for uthash's bucket arrays and other variable objects.
  * Sizes above 64 KiB go to gl_tool_map. */

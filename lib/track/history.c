@@ -86,12 +86,7 @@ static void populate(void *p, size_t bytes)
 #ifdef MADV_HUGEPAGE
     madvise(p, bytes, MADV_HUGEPAGE);
 #endif
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
-        return;
-#endif
-    for (size_t off = 0; off < bytes; off += 4096)
-        ((volatile char *)p)[off] = 0;
+    gl_tool_populate(p, bytes);
 }
 
 bool gl_history_configure(size_t max_entries)

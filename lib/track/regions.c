@@ -233,18 +233,6 @@ static void live_now(uint64_t out[GL_STATS_SLOTS])
     }
 }
 
-/* The pages of a new log that regions write first, present now (on the
- * program's thread) rather than faulted in by the hot path. */
-static void populate(void *p, size_t bytes)
-{
-#ifdef MADV_POPULATE_WRITE
-    if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
-        return;
-#endif
-    for (size_t off = 0; off < bytes; off += 4096)
-        ((volatile char *)p)[off] = 0;
-}
-
 static struct log_entry *new_log(void)
 {
     struct log_entry *log = gl_tool_map(LOG_BYTES);
@@ -254,7 +242,9 @@ static struct log_entry *new_log(void)
     /* Small pages: what a region did not write is never resident. */
     madvise(log, LOG_BYTES, MADV_NOHUGEPAGE);
 #endif
-    populate(log, GL_REGIONS_LOG_KEEP);
+    /* The pages regions write first, present now (on the program's thread)
+     * rather than faulted in by the hot path. */
+    gl_tool_populate(log, GL_REGIONS_LOG_KEEP);
     return log;
 }
 
