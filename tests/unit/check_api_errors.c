@@ -864,16 +864,13 @@ static void *qb_reader(void *arg)
     return NULL;
 }
 
-START_TEST(test_quarantine_concurrent_writers)
+/* The writers on QA_KEY against two readers, until the writers are done. */
+static void qa_run(void *(*reader)(void *))
 {
     pthread_t w[QW_THREADS], r[2];
-    gl_quarantine_configure(3, true);
-    qa_puts = 200000; /* torn reads are rare events: many chances */
     atomic_store(&qa_done, 0);
-    atomic_store(&qa_reads, 0);
-    atomic_store(&qa_torn, 0);
     for (int i = 0; i < 2; i++)
-        pthread_create(&r[i], NULL, qa_reader, NULL);
+        pthread_create(&r[i], NULL, reader, NULL);
     for (uintptr_t t = 0; t < QW_THREADS; t++)
         pthread_create(&w[t], NULL, qa_writer, (void *)t);
     for (int t = 0; t < QW_THREADS; t++)
@@ -881,6 +878,16 @@ START_TEST(test_quarantine_concurrent_writers)
     atomic_store(&qa_done, 1);
     for (int i = 0; i < 2; i++)
         pthread_join(r[i], NULL);
+}
+
+START_TEST(test_quarantine_concurrent_writers)
+{
+    pthread_t w[QW_THREADS], r[2];
+    gl_quarantine_configure(3, true);
+    qa_puts = 200000; /* torn reads are rare events: many chances */
+    atomic_store(&qa_reads, 0);
+    atomic_store(&qa_torn, 0);
+    qa_run(qa_reader);
     ck_assert_int_eq(atomic_load(&qa_torn), 0);
     ck_assert_int_gt(atomic_load(&qa_reads), 0);
 
@@ -888,17 +895,8 @@ START_TEST(test_quarantine_concurrent_writers)
     qa_puts = 50000;
     for (uint64_t i = 0; i < 64; i++) /* the window full before the finders look */
         qw_put(QA_KEY, 900000000ull + i + 1);
-    atomic_store(&qa_done, 0);
     atomic_store(&qa_missed, 0);
-    for (int i = 0; i < 2; i++)
-        pthread_create(&r[i], NULL, qa_finder, NULL);
-    for (uintptr_t t = 0; t < QW_THREADS; t++)
-        pthread_create(&w[t], NULL, qa_writer, (void *)t);
-    for (int t = 0; t < QW_THREADS; t++)
-        pthread_join(w[t], NULL);
-    atomic_store(&qa_done, 1);
-    for (int i = 0; i < 2; i++)
-        pthread_join(r[i], NULL);
+    qa_run(qa_finder);
     ck_assert_int_eq(atomic_load(&qa_torn), 0);
     /* None missed, but for lookups the frees outran on every try (a reader
      * held up for a lap each time: a loaded machine), which are counted. */
