@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "components.h"
 #include "runtime.h"
+#include "observe/alternate.h"
 #include "observe/call.h"
 #include "observe/driver.h"
 #include "observe/cupti.h"
@@ -135,7 +136,9 @@ int main(int argc, char **argv)
         return 2;
     }
     gl_runtime_configure_tracking(gl_components);
-    gl_call_bench_mode(getenv("GPULEAK_BENCH"));
+    char bad[128];
+    if (!gl_call_bench_mode(getenv("GPULEAK_BENCH"), bad, sizeof bad))
+        fprintf(stderr, "hotpath: GPULEAK_BENCH: '%s' ignored\n", bad);
     const char *path = getenv("GPULEAK_HOTPATH");
     driver_path = path && strcmp(path, "driver") == 0;
     if (driver_path) {
@@ -166,5 +169,11 @@ int main(int argc, char **argv)
     printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads); stack memo: "
            "%llu hits, %llu walks\n",
            threads, sum / threads, (unsigned long long)mc.hits, (unsigned long long)mc.walks);
+    struct gl_alternate_result alt;
+    if (gl_alternate_result(&alt))
+        printf("hotpath: alternate:%s:%u, %zu pairs of blocks%s: with %.1f, without %.1f ns a "
+               "pair; with - without %+.1f (quartiles %+.1f, %+.1f)\n",
+               alt.name, alt.pairs_per_block, alt.blocks, alt.stopped ? " (stopped)" : "",
+               alt.on_ns, alt.off_ns, alt.diff_ns, alt.q1_ns, alt.q3_ns);
     return 0;
 }

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "report/report_flamegraph.h"
+#include "observe/alternate.h"
 #include "report/report_memviz.h"
 #include "report/report_frames.h"
 #include "report/report_json.h"
@@ -92,6 +93,23 @@ static void profile_report(struct gl_out *o)
                     f.function ? f.function : "???", f.object ? f.object : "?");
     }
     gl_symbolize_close(sym);
+}
+
+/* GPULEAK_BENCH=alternate: one observer's cost, on and off in turns. */
+static void alternate_report(struct gl_out *o)
+{
+    struct gl_alternate_result r;
+    if (!gl_alternate_result(&r))
+        return;
+    gl_out_line(o, "%s", "");
+    gl_out_line(o, "alternate (GPULEAK_BENCH=alternate:%s:%u): %zu pairs of blocks%s", r.name,
+                r.pairs_per_block, r.blocks,
+                r.stopped ? "; stopped: a second thread made calls" : "");
+    if (r.blocks)
+        gl_out_line(o,
+                    "  with %.1f ns, without %.1f ns a pair (medians); with - without %+.1f ns "
+                    "(median of pairs; quartiles %+.1f, %+.1f)",
+                    r.on_ns, r.off_ns, r.diff_ns, r.q1_ns, r.q3_ns);
 }
 
 /* gpuleak's own code, or the C library's (exit, __run_exit_handlers). */
@@ -268,6 +286,7 @@ static void write_text(const struct exit_report *r)
         verbose_statistics(&out, &r->run.stats, check_s);
     if (gl_prof_on)
         profile_report(&out);
+    alternate_report(&out);
     gl_out_flush(&out);
     if (must_close)
         close(fd);

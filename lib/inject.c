@@ -6,8 +6,8 @@
  * program runs; the CUDA driver calls InitializeInjection() from cuInit(), which
  * is when tracking starts.  The exit report runs from an atexit handler registered
  * there: handlers run in reverse order of registration, so it runs before the
- * CUDA runtime's own teardown (measured: doc/design.md, "The report from an atexit handler") and sees the
- * program's leaks still allocated. */
+ * CUDA runtime's own teardown (measured: doc/design.md, "The report from an atexit handler") and
+ * sees the program's leaks still allocated. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -314,7 +314,12 @@ GL_EXPORT int InitializeInjection(void)
         return 1;
     }
     gl_runtime_configure_tracking(gl_components);
-    gl_call_bench_mode(getenv("GPULEAK_BENCH"));
+    char bad[128];
+    if (!gl_call_bench_mode(getenv("GPULEAK_BENCH"), bad, sizeof bad))
+        gl_runtime_message("gpuleak: GPULEAK_BENCH: '%s' ignored (null, nostack, nomemo, profile, "
+                           "noobserve, spin:NS, alternate:OBSERVER[:PAIRS] with an attached "
+                           "observer's name or 'observers', PAIRS at least 10)",
+                           bad);
     gl_runtime.pid = getpid();
 
     /* Tracking is on before the first event can come: no context exists yet. */

@@ -35,13 +35,44 @@ void gl_dispatch_set_registry(const struct gl_component *const *list)
 
 static const struct gl_component *const *registry(void) { return d.list ? d.list : the_registry; }
 
-/* GPULEAK_BENCH=noobserve: the state stage and the routers only. */
-static bool without_observers;
+/* GPULEAK_BENCH=noobserve and alternate: a consumer left out, or every
+ * observer ("observers"). */
+static const char *left_out;
 
 void gl_dispatch_bench_without_observers(bool on)
 {
-    without_observers = on;
+    gl_dispatch_bench_leave_out(on ? "observers" : NULL);
+}
+
+void gl_dispatch_bench_leave_out(const char *name)
+{
+    left_out = name;
     gl_dispatch_start(d.list);
+}
+
+/* State consumers and routers are never left out: without them the events
+ * would mean something else (a free of an unknown block). */
+static bool observer_only(const struct gl_consumer *k)
+{
+    return !k->begin && !k->end && !(k->claim && k->take);
+}
+
+static bool is_left_out(const struct gl_component *c)
+{
+    if (!left_out || !observer_only(c->consumer))
+        return false;
+    return strcmp(left_out, "observers") == 0 || (c->name && strcmp(c->name, left_out) == 0);
+}
+
+bool gl_dispatch_bench_can_leave_out(const char *name)
+{
+    if (strcmp(name, "observers") == 0)
+        return true;
+    for (const struct gl_component *const *c = registry(); *c; c++)
+        if ((*c)->consumer && observer_only((*c)->consumer) && (*c)->name &&
+            strcmp((*c)->name, name) == 0)
+            return true;
+    return false;
 }
 
 static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV_NTYPES],
@@ -96,7 +127,7 @@ void gl_dispatch_start(const struct gl_component *const *list)
         const struct gl_consumer *k = (*c)->consumer;
         if (!k || (k->wanted && !k->wanted()))
             continue;
-        if (without_observers && !k->begin && !k->end && !(k->claim && k->take))
+        if (is_left_out(*c))
             continue;
         GL_ASSERT(nattached < GL_DISPATCH_MAX, "at most GL_DISPATCH_MAX consumers");
         if (nattached >= GL_DISPATCH_MAX)

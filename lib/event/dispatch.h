@@ -130,6 +130,13 @@ void gl_dispatch_after_fork(void);
  * thread.  Before events flow, as gl_dispatch_start.  Nothing is counted,
  * reported or written (--save, --memory-viz) while it is on. */
 void gl_dispatch_bench_without_observers(bool on);
+/* The same for one consumer, by its component's name ("observers": every
+ * observer; NULL: none left out), for GPULEAK_BENCH=alternate
+ * (observe/alternate.h), between two calls of a program's one thread. */
+void gl_dispatch_bench_leave_out(const char *name);
+/* Whether name is one that can be left out: "observers", or a component of
+ * the registry that observes or records (never the state stage or a router). */
+bool gl_dispatch_bench_can_leave_out(const char *name);
 /* Whether a consumer of that name is attached now (-v, tests). */
 bool gl_dispatch_attached(const char *name);
 

@@ -2,6 +2,7 @@
 #include "observe/call.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,8 +24,9 @@ void gl_call_set_free_stacks(bool enabled) { gl_call_free_stacks = enabled; }
 
 /* ---- the benchmark knob ---- */
 
-/* One word of GPULEAK_BENCH (the words are separated by commas). */
-static void bench_word(const char *w, size_t len)
+/* One word of GPULEAK_BENCH (the words are separated by commas); false
+ * when it names what cannot be done. */
+static bool bench_word(const char *w, size_t len)
 {
 #define IS(word) (len == sizeof word - 1 && strncmp(w, word, len) == 0)
     if (IS("null"))
@@ -37,20 +39,29 @@ static void bench_word(const char *w, size_t len)
         gl_prof_init();
     else if (IS("noobserve"))
         gl_dispatch_bench_without_observers(true);
+    else if (len > 10 && strncmp(w, "alternate:", 10) == 0)
+        return gl_alternate_configure(w + 10, len - 10);
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
         gl_call_null = true;
         spin_ns = strtoull(w + 5, NULL, 10);
-    }
+    } else
+        return false;
 #undef IS
+    return true;
 }
 
-void gl_call_bench_mode(const char *mode)
+bool gl_call_bench_mode(const char *mode, char *bad, size_t badlen)
 {
+    bool ok = true;
     while (mode && *mode) {
         size_t len = strcspn(mode, ",");
-        bench_word(mode, len);
+        if (!bench_word(mode, len) && ok) {
+            ok = false;
+            snprintf(bad, badlen, "%.*s", (int)len, mode);
+        }
         mode += len + (mode[len] == ',');
     }
+    return ok;
 }
 
 /* Busy for the knob's time: what a call of that length costs the program,

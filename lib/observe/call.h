@@ -24,12 +24,14 @@
 #include <cuda.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/prof.h"
 #include "base/thread.h"
 #include "event/dispatch.h"
 #include "event/event.h"
+#include "observe/alternate.h"
 #include "observe/contexts.h"
 #include "observe/decode.h"
 #include "stack/stack_capture.h"
@@ -59,9 +61,13 @@ void gl_call_set_free_stacks(bool enabled);
  * GPULEAK_BENCH=nostack skips stack capture, GPULEAK_BENCH=spin:NS makes every
  * call (entry and exit) only wait NS nanoseconds (which tells whether the
  * observer serializes calls), GPULEAK_BENCH=nomemo unwinds every stack (no stack
- * memo, stack_memo.h), GPULEAK_BENCH=profile times the phases; several,
- * separated by commas (profile,nomemo).  Read once at injection. */
-void gl_call_bench_mode(const char *mode);
+ * memo, stack_memo.h), GPULEAK_BENCH=profile times the phases,
+ * GPULEAK_BENCH=noobserve leaves the observers out, GPULEAK_BENCH=alternate:
+ * NAME[:PAIRS] leaves one out every other block of frees (observe/alternate.h);
+ * several, separated by commas (profile,nomemo).  Read once at injection,
+ * after the tracking is configured.  False, with the first word it could not
+ * follow in bad, when one names what cannot be done. */
+bool gl_call_bench_mode(const char *mode, char *bad, size_t badlen);
 /* Whether GPULEAK_BENCH=null or spin is on; spin waits its NS (0: none). */
 extern bool gl_call_null;
 static inline bool gl_call_bench_null(void) { return gl_call_null; }
@@ -179,6 +185,8 @@ static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, co
                 ev.stack = gl_call_capture(site);
             gl_dispatch_end(token, &ev);
             gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
+            if (__builtin_expect(gl_alternate_active, 0))
+                gl_alternate_after_free();
         }
         return;
     }

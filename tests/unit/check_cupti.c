@@ -15,6 +15,7 @@
 #include "tracker_util.h"
 #include "runtime.h"
 #include "event/api.h"
+#include "observe/alternate.h"
 #include "observe/call.h"
 #include "observe/cupti.h"
 #include "observe/contexts.h"
@@ -753,13 +754,76 @@ END_TEST
 
 START_TEST(test_bench_null_mode)
 {
-    gl_call_bench_mode(NULL);
-    gl_call_bench_mode("bogus");
+    char bad[64] = "";
+    ck_assert(gl_call_bench_mode(NULL, bad, sizeof bad));
+    ck_assert(!gl_call_bench_mode("bogus", bad, sizeof bad));
+    ck_assert_str_eq(bad, "bogus");
     mem_alloc(0x7f0007000000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
-    gl_call_bench_mode("null"); /* CUPTI's own cost only: nothing recorded */
+    ck_assert(gl_call_bench_mode("null", bad, sizeof bad)); /* CUPTI's own cost only */
     mem_alloc(0x7f0007200000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
+}
+END_TEST
+
+static void *free_elsewhere(void *arg)
+{
+    (void)arg;
+    mem_alloc(0x7f0007400000ULL, 10, CUDA_SUCCESS, CTX_A);
+    mem_free(0x7f0007400000ULL, CUDA_SUCCESS, CTX_A);
+    return NULL;
+}
+
+/* GPULEAK_BENCH=alternate:quarantine:10: every 10 frees the quarantine is
+ * left out or put back; pairs of blocks are kept after the warm-up; a call
+ * from a second thread ends it with the consumer back. */
+START_TEST(test_bench_alternate)
+{
+    char bad[64] = "";
+    ck_assert(!gl_call_bench_mode("alternate:tracker", bad, sizeof bad)); /* the state stage */
+    ck_assert_str_eq(bad, "alternate:tracker");
+    ck_assert(!gl_call_bench_mode("alternate:quarantine:5", bad, sizeof bad));
+    ck_assert(!gl_call_bench_mode("alternate:nobody", bad, sizeof bad));
+    ck_assert(!gl_alternate_on());
+    gl_quarantine_configure(8, false);
+    tu_pipeline_restart();
+    ck_assert(gl_dispatch_attached("quarantine"));
+    ck_assert(gl_call_bench_mode("alternate:quarantine:10", bad, sizeof bad));
+    ck_assert(gl_alternate_on());
+    CUdeviceptr addr = 0x7f0007300000ULL;
+    for (int block = 0; block < 24; block++) {
+        ck_assert_int_eq(gl_dispatch_attached("quarantine"), block % 2 == 0);
+        for (int i = 0; i < 10; i++) {
+            mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
+            mem_free(addr, CUDA_SUCCESS, CTX_A);
+        }
+    }
+    ck_assert(gl_dispatch_attached("quarantine"));
+    struct gl_alternate_result r;
+    ck_assert(gl_alternate_result(&r));
+    ck_assert_str_eq(r.name, "quarantine");
+    ck_assert_uint_eq(r.pairs_per_block, 10);
+    /* 24 blocks: the first untimed, 4 of warm-up, a without-block alone. */
+    ck_assert_uint_eq(r.blocks, 9);
+    ck_assert(!r.stopped && r.on_ns > 0 && r.off_ns > 0);
+    ck_assert(r.q1_ns <= r.diff_ns && r.diff_ns <= r.q3_ns);
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 240);
+    /* Mid-block, left out: a second thread's call puts it back for good. */
+    for (int i = 0; i < 10; i++) {
+        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
+        mem_free(addr, CUDA_SUCCESS, CTX_A);
+    }
+    ck_assert(!gl_dispatch_attached("quarantine"));
+    pthread_t t;
+    pthread_create(&t, NULL, free_elsewhere, NULL);
+    pthread_join(t, NULL);
+    ck_assert(gl_dispatch_attached("quarantine"));
+    ck_assert(gl_alternate_result(&r) && r.stopped);
+    for (int i = 0; i < 30; i++) {
+        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
+        mem_free(addr, CUDA_SUCCESS, CTX_A);
+    }
+    ck_assert(gl_dispatch_attached("quarantine"));
 }
 END_TEST
 
@@ -833,6 +897,7 @@ static Suite *callback_suite(void)
     tcase_add_test(tc, test_stacks_enabled_without_unwinder);
     /* After test_stacks_enabled_without_unwinder: loads libunwind. */
     tcase_add_test(tc, test_graph_block_has_node_stack);
+    tcase_add_test(tc, test_bench_alternate);
     tcase_add_test(tc, test_bench_null_mode); /* last: leaves the callback off */
     suite_add_tcase(s, tc);
     return s;

@@ -183,6 +183,33 @@ START_TEST(test_bench_without_observers)
 }
 END_TEST
 
+/* GPULEAK_BENCH=alternate leaves one observer out by name, never the state
+ * stage or a router. */
+START_TEST(test_bench_leave_out_by_name)
+{
+    ck_assert(gl_dispatch_bench_can_leave_out("first"));
+    ck_assert(gl_dispatch_bench_can_leave_out("observers"));
+    ck_assert(!gl_dispatch_bench_can_leave_out("state"));
+    ck_assert(!gl_dispatch_bench_can_leave_out("router"));
+    ck_assert(!gl_dispatch_bench_can_leave_out("nobody"));
+    gl_dispatch_bench_leave_out("first");
+    ck_assert(!gl_dispatch_attached("first") && gl_dispatch_attached("second") &&
+              gl_dispatch_attached("state"));
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000, .size = 64};
+    router_armed_claims = false;
+    gl_dispatch_arm(1);
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "CS");
+    gl_dispatch_bench_leave_out("state"); /* not an observer: kept */
+    trace[0] = '\0';
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "CS1");
+    gl_dispatch_bench_leave_out(NULL);
+    gl_dispatch_arm(-1);
+    ck_assert(gl_dispatch_attached("first"));
+}
+END_TEST
+
 START_TEST(test_releases_two_phase)
 {
     struct gl_event f = {.type = GL_EV_FREE, .key = 0x1000, .api = 9};
@@ -380,6 +407,7 @@ static Suite *dispatch_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_stages_in_order);
     tcase_add_test(tc, test_bench_without_observers);
+    tcase_add_test(tc, test_bench_leave_out_by_name);
     tcase_add_test(tc, test_releases_two_phase);
     tcase_add_test(tc, test_routing);
     tcase_add_test(tc, test_registry_order);

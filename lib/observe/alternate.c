@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+#include "observe/alternate.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/thread.h"
+#include "common/clock.h"
+#include "event/dispatch.h"
+
+bool gl_alternate_active;
+
+#define MAX_BLOCKS 65536 /* a block a millisecond: a minute of pairs */
+#define WARMUP 4         /* blocks not kept: the run's first, cold ones */
+
+static struct {
+    char name[64];
+    unsigned every;
+    uint32_t tid;
+    unsigned count;
+    bool off; /* the current block runs without the consumer */
+    bool stopped;
+    uint64_t since;
+    unsigned skipped;
+    size_t n[2];
+    float ns[2][MAX_BLOCKS]; /* [0]: with, [1]: without; block i of each adjacent */
+} a;
+
+bool gl_alternate_configure(const char *spec, size_t len)
+{
+    const char *colon = memchr(spec, ':', len);
+    size_t name_len = colon ? (size_t)(colon - spec) : len;
+    unsigned every = 1000;
+    if (colon) {
+        char num[16] = "";
+        size_t k = len - name_len - 1;
+        if (k == 0 || k >= sizeof num)
+            return false;
+        memcpy(num, colon + 1, k);
+        char *end;
+        unsigned long v = strtoul(num, &end, 10);
+        if (*end || v < 10 || v > 10000000)
+            return false;
+        every = (unsigned)v;
+    }
+    if (name_len == 0 || name_len >= sizeof a.name)
+        return false;
+    char name[sizeof a.name];
+    memcpy(name, spec, name_len);
+    name[name_len] = '\0';
+    if (!gl_dispatch_bench_can_leave_out(name))
+        return false;
+    memcpy(a.name, name, sizeof name);
+    a.every = every;
+    gl_alternate_active = true;
+    return true;
+}
+
+bool gl_alternate_on(void) { return a.every != 0; }
+
+static void stop(void)
+{
+    a.stopped = true;
+    gl_alternate_active = false;
+    if (a.off)
+        gl_dispatch_bench_leave_out(NULL);
+    a.off = false;
+}
+
+void gl_alternate_after_free(void)
+{
+    uint32_t tid = gl_thread_id();
+    if (!a.tid)
+        a.tid = tid;
+    else if (tid != a.tid) {
+        stop();
+        return;
+    }
+    if (++a.count < a.every)
+        return;
+    uint64_t now = gl_clock_ns();
+    if (a.since && a.skipped++ >= WARMUP) {
+        size_t i = a.n[a.off];
+        /* A pair is a with-block and the without-block after it: keep the
+         * without-block only when its with-block was kept. */
+        if (i < MAX_BLOCKS && (!a.off || a.n[0] > a.n[1]))
+            a.ns[a.off][a.n[a.off]++] = (float)((double)(now - a.since) / a.count);
+    }
+    a.off = !a.off;
+    gl_dispatch_bench_leave_out(a.off ? a.name : NULL);
+    a.count = 0;
+    a.since = gl_clock_ns(); /* the rebuild is not the program's */
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double p = *(const double *)x, q = *(const double *)y;
+    return p < q ? -1 : p > q;
+}
+
+static double quantile(double *v, size_t n, double q)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, by_value);
+    double at = q * (double)(n - 1);
+    size_t lo = (size_t)at;
+    double frac = at - (double)lo;
+    return lo + 1 < n ? v[lo] + frac * (v[lo + 1] - v[lo]) : v[lo];
+}
+
+bool gl_alternate_result(struct gl_alternate_result *r)
+{
+    if (!a.every)
+        return false;
+    size_t n = a.n[0] < a.n[1] ? a.n[0] : a.n[1];
+    *r = (struct gl_alternate_result){
+        .name = a.name, .pairs_per_block = a.every, .blocks = n, .stopped = a.stopped};
+    double *v = n ? malloc(n * sizeof *v) : NULL;
+    if (!v)
+        return true;
+    for (int s = 0; s < 2; s++) {
+        for (size_t i = 0; i < n; i++)
+            v[i] = a.ns[s][i];
+        *(s ? &r->off_ns : &r->on_ns) = quantile(v, n, 0.5);
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (double)a.ns[0][i] - (double)a.ns[1][i];
+    r->q1_ns = quantile(v, n, 0.25);
+    r->diff_ns = quantile(v, n, 0.5);
+    r->q3_ns = quantile(v, n, 0.75);
+    free(v);
+    return true;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/* GPULEAK_BENCH=alternate:NAME[:PAIRS]: what one consumer costs, measured
+ * inside one process.  Every PAIRS frees (default 1000) the dispatcher's
+ * tables are rebuilt with the consumer NAME (a component's name: history,
+ * log_writer, stats, quarantine...; "observers": every observer, as
+ * GPULEAK_BENCH=noobserve) left out, then put back, and the wall time of each
+ * block of frees is kept.  Two adjacent blocks, one with and one without,
+ * are a pair; the exit report gives the median of the pairs' differences.
+ *
+ * Why in one process: each vCPU of the GPU machine changes speed by 1.7x for
+ * seconds at a time (bench/RESULTS.md), so two processes, even run in turns,
+ * are often timed in different states; two blocks a millisecond apart almost
+ * never are.  The figure is the consumer's cost to a program making the same
+ * calls, its misses included (the block after a switch starts cold: the
+ * first block after each switch is still counted, a few pairs in a thousand).
+ *
+ * For a benchmark of one thread (bench/alloc_pair ... 1): the tables are
+ * rebuilt while no other thread may read them, so the first call from a
+ * second thread stops the alternation for good, with every consumer back,
+ * and the report says so.  A consumer left out misses the events of its
+ * blocks: its outputs (--save, --memory-viz) hold half the run. */
+#ifndef GPULEAK_ALTERNATE_H
+#define GPULEAK_ALTERNATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parse "NAME[:PAIRS]" (what follows "alternate:"); false, with nothing
+ * changed, when it is not one. */
+bool gl_alternate_configure(const char *spec, size_t len);
+bool gl_alternate_on(void);
+
+/* Whether the mode is on and has not stopped: the hot path's one test. */
+extern bool gl_alternate_active __attribute__((visibility("hidden")));
+/* After each free's dispatch (observe/call.h), on the calling thread. */
+void gl_alternate_after_free(void);
+
+struct gl_alternate_result {
+    const char *name;
+    unsigned pairs_per_block;
+    size_t blocks;        /* pairs of blocks measured */
+    double on_ns, off_ns; /* medians of the blocks' ns per pair */
+    double diff_ns;       /* median of the pairs' differences, on - off */
+    double q1_ns, q3_ns;  /* its quartiles */
+    bool stopped;         /* a second thread made calls */
+};
+/* The figures so far; false when the mode is off. */
+bool gl_alternate_result(struct gl_alternate_result *r);
+
+#endif
