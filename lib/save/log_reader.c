@@ -409,7 +409,7 @@ struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errle
         if (off + gl_log_format_span(n) > f->size && off + 4 + n > f->size)
             return fail(f, err, errlen, "the file ends inside a record (%s): it was cut short", off,
                         name);
-        if (gl_log_format_check(f->data + off + 4, n) != check)
+        if (gl_log_format_check(f->header.version, f->data + off + 4, n) != check)
             return fail(f, err, errlen,
                         "a record (%s) whose check does not match: the file is damaged", off, name);
         if (type == 0 || (off == f->header.header_size) != (type == GL_LOG_PROCESS) ||

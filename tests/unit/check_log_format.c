@@ -115,7 +115,7 @@ START_TEST(test_header_and_check)
     ck_assert_mem_eq(&h, &back, sizeof h);
     out[8] = GL_LOG_VERSION + 1;
     ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "format version 3 at byte 8"), "%s", err);
+    ck_assert_msg(strstr(err, "format version 4 at byte 8"), "%s", err);
     /* Format 1 (times in ticks) is still read. */
     out[8] = 1;
     ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), 0);
@@ -124,13 +124,28 @@ START_TEST(test_header_and_check)
                      -1);
     ck_assert_msg(strstr(err, "not a gpuleak event log"), "%s", err);
     /* The fast check over zero-padded words is the reader's check. */
-    uint8_t body[24] = "seventeen bytes!!";
-    memset(body + 17, 0, 7);
-    ck_assert_uint_eq(gl_log_format_check_padded(body, 17), gl_log_format_check(body, 17));
-    uint8_t flipped[24];
+    uint8_t body[GL_LOG_PADDED_BYTES] = "seventeen bytes!!";
+    memset(body + 17, 0, sizeof body - 17);
+    ck_assert_uint_eq(gl_log_format_check_padded(body, 17), gl_log_format_check(3, body, 17));
+    for (size_t n = 0; n <= GL_LOG_PADDED_BYTES; n++) {
+        uint8_t any[GL_LOG_PADDED_BYTES + 8] = {0};
+        for (size_t i = 0; i < n; i++)
+            any[i] = (uint8_t)(i * 37 + 11);
+        ck_assert_uint_eq(gl_log_format_check_padded(any, n), gl_log_format_check(3, any, n));
+    }
+    uint8_t flipped[sizeof body];
     memcpy(flipped, body, sizeof body);
     flipped[3] ^= 1;
-    ck_assert_uint_ne(gl_log_format_check(flipped, 17), gl_log_format_check(body, 17));
+    ck_assert_uint_ne(gl_log_format_check(3, flipped, 17), gl_log_format_check(3, body, 17));
+    /* Words in another order are another body. */
+    uint8_t swapped[sizeof body];
+    memcpy(swapped, body + 8, 8);
+    memcpy(swapped + 8, body, 8);
+    memcpy(swapped + 16, body + 16, sizeof body - 16);
+    ck_assert_uint_ne(gl_log_format_check(3, swapped, 17), gl_log_format_check(3, body, 17));
+    /* Version 2's check, as files of that version hold it. */
+    ck_assert_uint_eq(gl_log_format_check(2, body, 17), 0xc7);
+    ck_assert_uint_ne(gl_log_format_check(2, body, 17), gl_log_format_check(2, flipped, 17));
 }
 END_TEST
 
