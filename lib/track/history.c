@@ -40,12 +40,24 @@ _Static_assert(sizeof(struct slot) == 64, "a slot is one cache line");
 #define CHUNK_TICKS (1ULL << 21)
 #define CHUNK_RING 65536
 
+/* An entry's time, on one of two clocks.  While one thread alone records,
+ * its positions are the order and the time only labels the event: the
+ * coarse clock, read in a few ns.  Once a second thread records, threads'
+ * chunks interleave and only a fine time can put them back in order: the
+ * time-stamp counter, whose read cost 60 ns a pair more where the program
+ * leaves the caches cold between calls (bench/RESULTS.md).  Entries made on
+ * the counter carry FINE in their action until read out. */
+#define FINE 0x80
+
 static struct {
     struct slot *ring;
     size_t cap, bytes;
     uint64_t chunk;                 /* positions a thread takes at once */
     _Atomic uint64_t next;          /* positions handed out */
     _Atomic uint64_t orphan_events; /* recorded by threads with no state */
+    /* The one thread recording so far; fine once another has. */
+    _Atomic(struct gl_thread *) owner;
+    _Atomic bool fine;
     /* Live: the time-stamp counter, CLOCK_MONOTONIC and CLOCK_REALTIME at
      * start, to turn ticks into Unix time.  Replay: the times given. */
     uint64_t tsc0, mono0;
@@ -67,6 +79,8 @@ static void forget(void)
 {
     atomic_store(&h.next, 0);
     atomic_store(&h.orphan_events, 0);
+    atomic_store(&h.owner, NULL);
+    atomic_store(&h.fine, false);
     gl_thread_registry_lock();
     for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
         t->hist_next = t->hist_end = t->hist_slot = 0;
@@ -134,8 +148,14 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
      * in the viewer's picture: the segments leave it out too. */
     if (device < 0 || !gl_mem_kind_counted(kind) || (blk && (blk->flags & GL_BLK_SIZE_UNKNOWN)))
         return;
-    uint64_t now = h.given ? 0 : ticks();
     struct gl_thread *t = gl_thread_self();
+    bool fine = atomic_load_explicit(&h.fine, memory_order_relaxed);
+    if (!fine && atomic_load_explicit(&h.owner, memory_order_relaxed) != t) {
+        struct gl_thread *none = NULL;
+        if (!t || !atomic_compare_exchange_strong(&h.owner, &none, t))
+            atomic_store(&h.fine, fine = true);
+    }
+    uint64_t now = h.given ? 0 : fine ? ticks() : gl_clock_coarse_ns();
     uint64_t pos, slot;
     if (t && t->hist_next < t->hist_end && now - t->hist_tsc < CHUNK_TICKS) {
         pos = t->hist_next++;
@@ -176,7 +196,7 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
     atomic_thread_fence(memory_order_release);
     struct gl_history_entry *e = &s->e;
     e->time_ns = h.given ? ev->time_ns : now;
-    e->action = action;
+    e->action = (uint8_t)(action | (fine && !h.given ? FINE : 0));
     e->device = (int16_t)device;
     e->kind = (uint8_t)kind;
     if (blk) {
@@ -406,23 +426,38 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) == pos + 1)
             k++;
     }
-    /* Ticks to Unix time, at the counter's rate over the run so far. */
+    /* The order: while one thread recorded, the positions' (coarse times,
+     * read by position); then the counter's, which puts the threads' chunks
+     * back in one order (the position decides between equal times).  An
+     * entry or two of the first thread may race the switch: they go first. */
+    for (size_t i = 0; i < k; i++)
+        by_time[i] =
+            (win[i].action & FINE) ? (struct timed){win[i].time_ns, i} : (struct timed){0, i};
+    qsort(by_time, k, sizeof *by_time, by_time_cmp);
+    /* Ticks to Unix time, at the counter's rate over the run so far; the
+     * coarse clock's ns from its reading at start. */
     double ns_per_tick = 1.0;
     uint64_t now_mono = gl_clock_ns(), now_tsc = ticks();
     if (now_tsc > h.tsc0 && now_mono > h.mono0)
         ns_per_tick = (double)(now_mono - h.mono0) / (double)(now_tsc - h.tsc0);
-    for (size_t i = 0; i < k; i++)
-        win[i].time_ns =
-            h.given
-                ? (uint64_t)(h.epoch_ns + (int64_t)win[i].time_ns)
-                : (uint64_t)(h.real0 + (int64_t)((double)(win[i].time_ns - h.tsc0) * ns_per_tick));
-    /* Threads fill chunks of their own: the time puts them back in one
-     * order (the position decides between equal times). */
-    for (size_t i = 0; i < k; i++)
-        by_time[i] = (struct timed){win[i].time_ns, i};
-    qsort(by_time, k, sizeof *by_time, by_time_cmp);
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        struct gl_history_entry *e = &win[i];
+        if (h.given)
+            e->time_ns = (uint64_t)(h.epoch_ns + (int64_t)e->time_ns);
+        else if (e->action & FINE)
+            e->time_ns =
+                (uint64_t)(h.real0 + (int64_t)((double)(e->time_ns - h.tsc0) * ns_per_tick));
+        else
+            e->time_ns = (uint64_t)(h.real0 + ((int64_t)e->time_ns - (int64_t)h.mono0));
+        e->action &= (uint8_t)~FINE;
+    }
+    /* In order, times never go back: two clocks meet at the switch (the
+     * coarse one a tick late, the counter's rate an estimate). */
+    for (size_t i = 0; i < k; i++) {
         tmp[i] = win[by_time[i].at];
+        if (i && tmp[i].time_ns < tmp[i - 1].time_ns)
+            tmp[i].time_ns = tmp[i - 1].time_ns;
+    }
     free(by_time);
     size_t m = gl_history_order(tmp, k, win);
     free(tmp);

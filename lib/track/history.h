@@ -10,10 +10,13 @@
  * atomic add reserves an entry of a ring of N (--memory-viz-entries) in tool
  * memory, mapped once at start (untouched pages cost nothing); the entry is
  * written, then stamped with its position, so that a reader skips entries a
- * thread had not finished.  No lock, no malloc, no CUDA, and no clock call:
- * an entry's time is the CPU's time-stamp counter, turned into Unix time when
- * read out (the counter's rate measured over the whole run against
- * CLOCK_MONOTONIC), since clock_gettime costs twice as much on a VM.  When the ring wraps
+ * thread had not finished.  No lock, no malloc, no CUDA.  An entry's time:
+ * while one thread alone has recorded, the coarse monotonic clock
+ * (common/clock.h: a few ns, the kernel tick's resolution), the positions
+ * giving the order; once a second thread records, the CPU's time-stamp
+ * counter, which orders the threads' chunks (turned into Unix time when read
+ * out, at the counter's rate measured over the whole run against
+ * CLOCK_MONOTONIC, since clock_gettime costs twice as much).  When the ring wraps
  * the oldest entries go: the window holds the last N events, and what was
  * live at its start is known from the window's frees of older blocks and
  * from the blocks live at the end (the viewer's own rule).

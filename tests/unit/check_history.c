@@ -206,6 +206,57 @@ START_TEST(test_threads_in_chunks)
 }
 END_TEST
 
+static void *pairs_500(void *arg)
+{
+    uint64_t base = (uint64_t)(uintptr_t)arg << 32;
+    for (uint64_t i = 0; i < 500; i++) {
+        alloc(base + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
+        release(base + (i << 12));
+    }
+    return NULL;
+}
+
+/* One thread alone: its positions order the window, the times are the coarse
+ * clock's (several events share a tick).  Once a second thread records,
+ * the counter orders everything after; the first thread's older entries
+ * stay first. */
+START_TEST(test_clock_switch)
+{
+    gl_history_configure(1 << 16);
+    tu_pipeline_restart();
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    pairs_500((void *)0x7a00);
+    pthread_t th;
+    pthread_create(&th, NULL, pairs_500, (void *)0x7b00);
+    pthread_join(th, NULL);
+    pairs_500((void *)0x7c00);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, 3000);
+    ck_assert_uint_eq(dropped, 0);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t base = i < 1000 ? 0x7a00 : i < 2000 ? 0x7b00 : 0x7c00;
+        size_t j = i % 1000;
+        ck_assert_uint_eq(e[i].key, (base << 32) + ((j / 2) << 12));
+        ck_assert_int_eq(e[i].action, j % 2 ? GL_HIST_FREE : GL_HIST_ALLOC);
+        if (i)
+            ck_assert_uint_ge(e[i].time_ns, e[i - 1].time_ns);
+    }
+    /* Unix times, from the run's start on. */
+    uint64_t start = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
+    ck_assert_uint_ge(e[0].time_ns + 20000000u, start);
+    ck_assert_uint_le(e[n - 1].time_ns, start + 60000000000ull);
+    size_t repeats = 0;
+    for (size_t i = 1; i < 1000; i++)
+        repeats += e[i].time_ns == e[i - 1].time_ns;
+    ck_assert_uint_gt(repeats, 0);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
 /* A thread's chunks run across the ring's end many times (its slots are
  * counted on, not divided out, per event): every slot of the window is found
  * where its position says, the latest ones kept. */
@@ -437,6 +488,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_peaks);
     tcase_add_test(tc, test_threads_in_chunks);
     tcase_add_test(tc, test_chunks_across_the_end);
+    tcase_add_test(tc, test_clock_switch);
     tcase_add_test(tc, test_order_moves_orphan_free);
     tcase_add_test(tc, test_sparse_events_all_kept);
     tcase_add_test(tc, test_size_unknown_left_out);
