@@ -182,43 +182,8 @@ enum field {
     F_COUNT
 };
 
-/* The packed event (GL_LOG_EVENT_PACKED): a fixed head of 12 bytes - u8
- * type, u8 memory kind, u16 API, s16 device, u16 flags, then a u32 of 4-bit
- * lengths of the 8 wide fields (thread id, stack, key, size, allocation
- * number, context, aux, time; 0: the field is 0, left out) - then each wide
- * field present in that many bytes, little-endian.  A length is one count of
- * leading zeros and a field one unaligned store, without varints' byte loop
- * (bench/RESULTS.md). */
-#define PACKED_HEAD 12
+#define PACKED_HEAD GL_LOG_PACKED_HEAD
 #define WIDE 8 /* F_TID .. F_TIME */
-
-static inline __attribute__((always_inline)) uint8_t *put_field(uint8_t *p, uint64_t v, unsigned i,
-                                                                uint32_t *lens)
-{
-    unsigned len = v ? (unsigned)(71 - __builtin_clzll(v)) >> 3 : 0;
-    memcpy(p, &v, 8); /* the buffer has room: GL_LOG_EVENT_MAX */
-    *lens |= (uint32_t)len << (4 * i);
-    return p + len;
-}
-
-size_t gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *out)
-{
-    uint32_t lens = 0;
-    uint8_t *p = out + PACKED_HEAD;
-    p = put_field(p, ev->tid, 0, &lens);
-    p = put_field(p, ev->stack, 1, &lens);
-    p = put_field(p, ev->key, 2, &lens);
-    p = put_field(p, ev->size, 3, &lens);
-    p = put_field(p, ev->seq, 4, &lens);
-    p = put_field(p, ev->ctx, 5, &lens);
-    p = put_field(p, ev->aux, 6, &lens);
-    p = put_field(p, time, 7, &lens);
-    uint64_t head = (uint64_t)ev->type | (uint64_t)ev->kind << 8 | (uint64_t)ev->api << 16 |
-                    (uint64_t)(uint16_t)ev->device << 32 | (uint64_t)ev->flags << 48;
-    memcpy(out, &head, 8);
-    memcpy(out + 8, &lens, 4);
-    return (size_t)(p - out);
-}
 
 /* The fields into ev, checked: false when they cannot be an event's. */
 static bool event_from(unsigned type, const uint64_t v[F_COUNT], struct gl_event *ev)

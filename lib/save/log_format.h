@@ -271,9 +271,46 @@ static inline bool gl_log_format_done(const struct gl_log_cursor *c)
 #define GL_LOG_EVENT_MAX (12 + 8 * 8 + 8)
 _Static_assert(12 + 8 * 8 <= GL_LOG_PADDED_BYTES, "an event's body is checked as padded");
 
+/* The packed event (GL_LOG_EVENT_PACKED): a fixed head of 12 bytes - u8
+ * type, u8 memory kind, u16 API, s16 device, u16 flags, then a u32 of 4-bit
+ * lengths of the 8 wide fields (thread id, stack, key, size, allocation
+ * number, context, aux, time; 0: the field is 0, left out) - then each wide
+ * field present in that many bytes, little-endian.  A length is one count of
+ * leading zeros and a field one unaligned store, without varints' byte loop
+ * (bench/RESULTS.md). */
+#define GL_LOG_PACKED_HEAD 12
+
+static inline __attribute__((always_inline)) uint8_t *
+gl_log_format_put_field(uint8_t *p, uint64_t v, unsigned i, uint32_t *lens)
+{
+    unsigned len = v ? (unsigned)(71 - __builtin_clzll(v)) >> 3 : 0;
+    memcpy(p, &v, 8); /* the buffer has room: GL_LOG_EVENT_MAX */
+    *lens |= (uint32_t)len << (4 * i);
+    return p + len;
+}
+
 /* ev as an EVENT_PACKED body, with time (the writer's clock ticks since the
- * header: ev->time_ns is not used); returns its length. */
-size_t gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *out);
+ * header: ev->time_ns is not used); returns its length.  Inline: the
+ * writer's hot path. */
+static inline __attribute__((always_inline)) size_t
+gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *out)
+{
+    uint32_t lens = 0;
+    uint8_t *p = out + GL_LOG_PACKED_HEAD;
+    p = gl_log_format_put_field(p, ev->tid, 0, &lens);
+    p = gl_log_format_put_field(p, ev->stack, 1, &lens);
+    p = gl_log_format_put_field(p, ev->key, 2, &lens);
+    p = gl_log_format_put_field(p, ev->size, 3, &lens);
+    p = gl_log_format_put_field(p, ev->seq, 4, &lens);
+    p = gl_log_format_put_field(p, ev->ctx, 5, &lens);
+    p = gl_log_format_put_field(p, ev->aux, 6, &lens);
+    p = gl_log_format_put_field(p, time, 7, &lens);
+    uint64_t head = (uint64_t)ev->type | (uint64_t)ev->kind << 8 | (uint64_t)ev->api << 16 |
+                    (uint64_t)(uint16_t)ev->device << 32 | (uint64_t)ev->flags << 48;
+    memcpy(out, &head, 8);
+    memcpy(out + 8, &lens, 4);
+    return (size_t)(p - out);
+}
 /* An EVENT or EVENT_PACKED body (record: its type) back; false when it cannot
  * be one (an unknown type, kind or field, a field out of range or not in its
  * fewest bytes, bytes left over). */
