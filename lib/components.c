@@ -2,6 +2,7 @@
 #include "components.h"
 
 #include "base/thread.h"
+#include "base/ticker.h"
 #include "base/tool.h"
 #include "check/checkpoints.h"
 #include "check/framework.h"
@@ -33,6 +34,8 @@
 
 SERVICE(tool, NULL, gl_tool_after_fork_child);
 SERVICE(thread, gl_thread_reset, gl_thread_after_fork_child);
+/* The clock thread is the parent's: a child reads the clock itself. */
+SERVICE(ticker, NULL, gl_ticker_after_fork);
 /* The allocator hooks' locks, perhaps held by a thread gone.  Never reset:
  * the heap is the program's, watched since it started. */
 SERVICE(heap, NULL, gl_heap_after_fork_child);
@@ -50,6 +53,7 @@ const struct gl_component *const gl_components[] = {
     /* Tool memory and threads first: everything else stands on them. */
     &tool,
     &thread,
+    &ticker,
     &heap,
     /* What the producers learnt. */
     &gl_contexts_component,

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/ticker.h"
 #include "common/clock.h"
 #include "common/env.h"
 #include "common/file.h"
@@ -320,6 +321,9 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
     if (!gl_history_configure(o->memory_viz[0] ? (size_t)o->memory_viz_entries : 0))
         gl_runtime_message("gpuleak: --memory-viz: no memory for %d entries; no history is kept",
                            o->memory_viz_entries);
+    /* Events' times for both, in one load (else each reads the clock). */
+    if (gl_log_writer_active() || gl_history_on())
+        gl_ticker_start();
     /* Events flow while the runtime tracks; every consumer the options want
      * is attached now, before the first. */
     gl_dispatch_set_registry(registry);

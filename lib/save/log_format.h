@@ -9,7 +9,8 @@
  *           u32 flags (0), u64 pid, u64 ppid, u64 start (Unix time, ns),
  *           u64 the writer's clock at start (ns, CLOCK_MONOTONIC), u64 the
  *           time-stamp counter then, then zeros.  Little-endian.  Events'
- *           times are ns since the clock reading, on the coarse clock
+ *           times are ns since the clock reading, on the clock thread's
+ *           word (base/ticker.h; the coarse clock before the thread ticks)
  *           (version 2 on), or ticks since the counter reading (version 1).
  *   record  u32 head, then its body: head = type (bits 0-7) | check (bits
  *           8-15, gl_log_format_check of the body) | length (bits 16-31: the

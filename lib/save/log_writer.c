@@ -17,6 +17,7 @@
 #include <x86intrin.h>
 
 #include "base/spin.h"
+#include "base/ticker.h"
 #include "base/tool.h"
 #include "common/clock.h"
 #include "python/py_code.h"
@@ -194,13 +195,14 @@ static inline void append_padded(unsigned type, const uint8_t *body, size_t n)
 
 static inline uint64_t ticks(void) { return __rdtsc() - w.tsc0; }
 
-/* An event's time (format version 2): the coarse clock, read in a few ns
- * where the counter took twenty, twice a pair (bench/RESULTS.md); the order
- * is the file's.  At least 1: the coarse clock lags a tick behind the start,
- * and a time of 0 means none (the trace file puts its own clock there). */
+/* An event's time (format version 2 on): the clock thread's word
+ * (base/ticker.h), one load where the counter took twenty ns and the coarse
+ * clock ten, twice a pair (bench/RESULTS.md); the order is the file's.  At
+ * least 1: the clock may lag behind the start, and a time of 0 means none
+ * (the trace file puts its own clock there). */
 static inline uint64_t event_time(void)
 {
-    uint64_t now = gl_clock_coarse_ns();
+    uint64_t now = gl_ticker_ns();
     return now > w.clock0 ? now - w.clock0 : 1;
 }
 

@@ -11,6 +11,7 @@
 #endif
 
 #include "base/thread.h"
+#include "base/ticker.h"
 #include "base/tool.h"
 #include "common/clock.h"
 #include "event/event.h"
@@ -42,7 +43,7 @@ _Static_assert(sizeof(struct slot) == 64, "a slot is one cache line");
 
 /* An entry's time, on one of two clocks.  While one thread alone records,
  * its positions are the order and the time only labels the event: the
- * coarse clock, read in a few ns.  Once a second thread records, threads'
+ * clock thread's word (base/ticker.h), read in one load.  Once a second thread records, threads'
  * chunks interleave and only a fine time can put them back in order: the
  * time-stamp counter, whose read cost 60 ns a pair more where the program
  * leaves the caches cold between calls (bench/RESULTS.md).  Entries made on
@@ -155,7 +156,7 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
         if (!t || !atomic_compare_exchange_strong(&h.owner, &none, t))
             atomic_store(&h.fine, fine = true);
     }
-    uint64_t now = h.given ? 0 : fine ? ticks() : gl_clock_coarse_ns();
+    uint64_t now = h.given ? 0 : fine ? ticks() : gl_ticker_ns();
     uint64_t pos, slot;
     if (t && t->hist_next < t->hist_end && now - t->hist_tsc < CHUNK_TICKS) {
         pos = t->hist_next++;
@@ -435,7 +436,7 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
             (win[i].action & FINE) ? (struct timed){win[i].time_ns, i} : (struct timed){0, i};
     qsort(by_time, k, sizeof *by_time, by_time_cmp);
     /* Ticks to Unix time, at the counter's rate over the run so far; the
-     * coarse clock's ns from its reading at start. */
+     * clock thread's ns (CLOCK_MONOTONIC) from the reading at start. */
     double ns_per_tick = 1.0;
     uint64_t now_mono = gl_clock_ns(), now_tsc = ticks();
     if (now_tsc > h.tsc0 && now_mono > h.mono0)

@@ -11,8 +11,8 @@
  * memory, mapped once at start (untouched pages cost nothing); the entry is
  * written, then stamped with its position, so that a reader skips entries a
  * thread had not finished.  No lock, no malloc, no CUDA.  An entry's time:
- * while one thread alone has recorded, the coarse monotonic clock
- * (common/clock.h: a few ns, the kernel tick's resolution), the positions
+ * while one thread alone has recorded, the clock thread's word
+ * (base/ticker.h: one load, a millisecond's resolution), the positions
  * giving the order; once a second thread records, the CPU's time-stamp
  * counter, which orders the threads' chunks (turned into Unix time when read
  * out, at the counter's rate measured over the whole run against
