@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/* lib/save/log_writer.h's reservations: one thread alone adds to the file's
+ * length without an atomic; a second writer switches every writer to the
+ * atomic add (a membarrier, then waiting out the owner's add in progress).
+ * Two threads writing records while the switch happens must leave a file
+ * whose every record reads back, none lost or overlapping. */
+#include <check.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base/thread.h"
+#include "save/log_reader.h"
+#include "save/log_writer.h"
+#include "testutil.h"
+
+static char path[64];
+
+static void open_log(void)
+{
+    snprintf(path, sizeof path, "/tmp/check_log_writer.XXXXXX");
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    struct gl_log_process proc = {"test", "check_log_writer", ""};
+    char err[256];
+    ck_assert_msg(gl_log_writer_open(fd, 256u << 20, &proc, err, sizeof err), "%s", err);
+}
+
+/* Close and read back: the marks counted, every record whole. */
+static uint64_t close_and_count(void)
+{
+    gl_log_writer_close();
+    char err[512];
+    struct gl_log_file *f = gl_log_reader_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    struct gl_log_summary s;
+    gl_log_reader_summary(f, &s);
+    ck_assert_uint_eq(s.unread_bytes, 0);
+    uint64_t marks = s.marks;
+    gl_log_reader_close(f);
+    unlink(path);
+    return marks;
+}
+
+static _Atomic int started;
+
+static void *second_writer(void *arg)
+{
+    long n = (long)(intptr_t)arg;
+    gl_thread_self();
+    atomic_store(&started, 1);
+    for (long i = 0; i < n; i++)
+        gl_log_writer_mark((uint64_t)i + 1, 0, "second");
+    return NULL;
+}
+
+START_TEST(test_one_writer_then_two)
+{
+    for (int round = 0; round < 20; round++) {
+        open_log();
+        gl_thread_self();
+        for (int i = 0; i < 1000; i++)
+            gl_log_writer_mark((uint64_t)i + 1, 0, "first");
+        ck_assert(!gl_log_writer_shared()); /* the owner alone: no atomic */
+        atomic_store(&started, 0);
+        pthread_t t;
+        pthread_create(&t, NULL, second_writer, (void *)(intptr_t)20000);
+        /* The owner keeps writing through the switch. */
+        long mine = 1000;
+        while (!atomic_load(&started) || mine < 21000)
+            gl_log_writer_mark((uint64_t)++mine, 0, "first");
+        pthread_join(t, NULL);
+        ck_assert(gl_log_writer_shared());
+        ck_assert_uint_eq(close_and_count(), (uint64_t)mine + 20000);
+    }
+}
+END_TEST
+
+static Suite *log_writer_suite(void)
+{
+    Suite *s = suite_create("log_writer");
+    TCase *tc = tcase_create("log_writer");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_one_writer_then_two);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+TU_MAIN(log_writer_suite)
