@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
-#include <linux/membarrier.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -18,7 +17,6 @@
 #include <x86intrin.h>
 
 #include "base/spin.h"
-#include "base/thread.h"
 #include "base/ticker.h"
 #include "base/tool.h"
 #include "common/clock.h"
@@ -37,11 +35,6 @@ static struct {
      * calls leaves it cold, and each line is a miss (bench/RESULTS.md). */
     _Alignas(64) _Atomic bool active;
     _Atomic bool stopped;
-    /* Reservations (take): shared once a second thread writes; until then
-     * the owner's plain add is in progress while in_plain is set. */
-    _Atomic bool shared;
-    _Atomic bool in_plain;
-    _Atomic(struct gl_thread *) owner;
     uint8_t *base; /* the mapping, limit bytes */
     uint64_t limit;
     _Atomic uint64_t length;    /* bytes reserved */
@@ -93,78 +86,6 @@ static void finish(uint8_t *at, unsigned type, const uint8_t *body, size_t n)
     __atomic_store_n((uint32_t *)at, gl_log_format_head(type, body, n), __ATOMIC_RELEASE);
 }
 
-/* ---- reservations ---- */
-
-/* One thread alone (the first to write a record) adds to the file's length
- * with a plain load and store; once another thread writes, every writer
- * uses one atomic add.  Why: an atomic add waits for every store the thread
- * made before it to leave its store buffer, and inside a CUDA call those
- * are the tool's own stores that missed the cache (block table, statistics,
- * history): GPULEAK_BENCH=alternate measured 10 ns a pair in the fast state,
- * 50 in the slow one (bench/RESULTS.md).
- *
- * The switch is an asymmetric fence: the owner's fast path has no fence,
- * only a flag (in_plain) around its add, and the thread that switches sets
- * shared, then issues membarrier(2), which runs a full barrier on every
- * thread of the process: after it, the owner either sees shared or is seen
- * in its add, which the switcher waits out.  Without membarrier (kernels
- * before 4.14, or a refusal) the log starts shared. */
-static bool membarrier_ok(void)
-{
-#ifdef SYS_membarrier
-    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-#else
-    return false;
-#endif
-}
-
-static void barrier_all_threads(void)
-{
-#ifdef SYS_membarrier
-    if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
-        return;
-#endif
-    /* Registered at open, so this does not fail; if it did, the owner's
-     * add could be lost: stop the log rather than write a wrong one. */
-    atomic_store(&w.stopped, true);
-}
-
-/* The calling thread is not the owner: make it the owner if none is, else
- * share (out of line: once per thread). */
-static __attribute__((noinline)) void become_owner_or_share(struct gl_thread *self)
-{
-    struct gl_thread *none = NULL;
-    if (self && atomic_compare_exchange_strong(&w.owner, &none, self))
-        return;
-    if (atomic_exchange(&w.shared, true))
-        return;
-    barrier_all_threads();
-    while (atomic_load(&w.in_plain))
-        __builtin_ia32_pause();
-}
-
-static inline __attribute__((always_inline)) uint64_t take(size_t span)
-{
-    if (!atomic_load_explicit(&w.shared, memory_order_relaxed)) {
-        struct gl_thread *self = gl_thread_self();
-        if (__builtin_expect(!self || atomic_load_explicit(&w.owner, memory_order_relaxed) != self,
-                             0))
-            become_owner_or_share(self);
-        if (self && atomic_load_explicit(&w.owner, memory_order_relaxed) == self) {
-            atomic_store_explicit(&w.in_plain, true, memory_order_relaxed);
-            atomic_signal_fence(memory_order_seq_cst); /* the compiler keeps the order */
-            if (!atomic_load_explicit(&w.shared, memory_order_relaxed)) {
-                uint64_t at = atomic_load_explicit(&w.length, memory_order_relaxed);
-                atomic_store_explicit(&w.length, at + span, memory_order_relaxed);
-                atomic_store_explicit(&w.in_plain, false, memory_order_release);
-                return at;
-            }
-            atomic_store_explicit(&w.in_plain, false, memory_order_release);
-        }
-    }
-    return atomic_fetch_add_explicit(&w.length, span, memory_order_relaxed);
-}
-
 /* Past the limit or the file's size: the slow part of reserve, out of line.
  * The first writer past the limit leaves a LIMIT record where its own would
  * have gone. */
@@ -189,7 +110,7 @@ static __attribute__((noinline)) uint8_t *reserve_slow(uint64_t at, size_t span)
 static inline __attribute__((always_inline)) uint8_t *reserve(size_t n)
 {
     size_t span = gl_log_format_span(n);
-    uint64_t at = take(span);
+    uint64_t at = atomic_fetch_add_explicit(&w.length, span, memory_order_relaxed);
     if (__builtin_expect(at + span > w.limit - LIMIT_ROOM ||
                              at + span > atomic_load_explicit(&w.file_size, memory_order_acquire),
                          0))
@@ -558,9 +479,6 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     atomic_store(&w.length, 0);
     atomic_store(&w.file_size, 0);
     atomic_store(&w.stopped, false);
-    atomic_store(&w.owner, NULL);
-    atomic_store(&w.in_plain, false);
-    atomic_store(&w.shared, !membarrier_ok());
     if (ftruncate(fd, 0) != 0 || !grow(GL_LOG_HEADER_SIZE)) {
         snprintf(err, errlen, "cannot write the file: %s", strerror(errno));
         munmap(base, limit);
@@ -694,10 +612,6 @@ void gl_log_writer_close(void)
         return;
     atomic_store(&w.active, false);
     atomic_store(&w.stopped, true);
-    /* No plain add of an owner may overwrite the push past the limit. */
-    struct gl_thread *self = gl_thread_self();
-    if (!atomic_load(&w.shared) && (!self || atomic_load(&w.owner) != self))
-        become_owner_or_share(self);
     uint64_t end = atomic_fetch_add(&w.length, w.limit);
     if (ftruncate(w.fd, (off_t)end) != 0) {
         /* left longer: the zeros after the last record read as its end */
@@ -715,8 +629,6 @@ static void unmap(void)
     w.fd = -1;
     atomic_store(&w.active, false);
 }
-
-bool gl_log_writer_shared(void) { return atomic_load(&w.shared); }
 
 uint64_t gl_log_writer_bytes(void)
 {

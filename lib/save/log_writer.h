@@ -66,10 +66,6 @@ void gl_log_writer_save_error_stacks(void);
 /* Trim the file to what was written and unmap it (the process is ending). */
 void gl_log_writer_close(void);
 
-/* Whether writers reserve with an atomic add (a second thread wrote, or no
- * membarrier): -v, tests. */
-bool gl_log_writer_shared(void);
-
 /* Bytes written so far (-v, bench). */
 uint64_t gl_log_writer_bytes(void);
 
