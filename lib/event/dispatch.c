@@ -71,7 +71,7 @@ bool gl_dispatch_bench_can_leave_out(const char *name)
     for (const struct gl_component *const *c = registry(); *c; c++)
         if ((*c)->consumer && observer_only((*c)->consumer) && (*c)->name &&
             strcmp((*c)->name, name) == 0)
-            return true;
+            return gl_dispatch_attached(name);
     return false;
 }
 

@@ -135,7 +135,8 @@ void gl_dispatch_bench_without_observers(bool on);
  * (observe/alternate.h), between two calls of a program's one thread. */
 void gl_dispatch_bench_leave_out(const char *name);
 /* Whether name is one that can be left out: "observers", or a component of
- * the registry that observes or records (never the state stage or a router). */
+ * the registry attached now that observes or records (never the state stage
+ * or a router). */
 bool gl_dispatch_bench_can_leave_out(const char *name);
 /* Whether a consumer of that name is attached now (-v, tests). */
 bool gl_dispatch_attached(const char *name);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "observe/alternate.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,10 +17,10 @@ bool gl_alternate_active;
 static struct {
     char name[64];
     unsigned every;
-    uint32_t tid;
+    _Atomic uint32_t tid; /* the one thread measured */
     unsigned count;
     bool off; /* the current block runs without the consumer */
-    bool stopped;
+    _Atomic bool stopped;
     uint64_t since;
     unsigned skipped;
     size_t n[2];
@@ -58,24 +59,23 @@ bool gl_alternate_configure(const char *spec, size_t len)
 
 bool gl_alternate_on(void) { return a.every != 0; }
 
+/* A second thread: the tables are never rebuilt again, since it may be
+ * reading them (a rebuild is not atomic); the observer stays as it is. */
 static void stop(void)
 {
-    a.stopped = true;
+    atomic_store(&a.stopped, true);
     gl_alternate_active = false;
-    if (a.off)
-        gl_dispatch_bench_leave_out(NULL);
-    a.off = false;
 }
 
 void gl_alternate_after_free(void)
 {
-    uint32_t tid = gl_thread_id();
-    if (!a.tid)
-        a.tid = tid;
-    else if (tid != a.tid) {
+    uint32_t tid = gl_thread_id(), none = 0;
+    if (!atomic_compare_exchange_strong(&a.tid, &none, tid) && none != tid) {
         stop();
         return;
     }
+    if (atomic_load(&a.stopped))
+        return;
     if (++a.count < a.every)
         return;
     uint64_t now = gl_clock_ns();
@@ -114,8 +114,11 @@ bool gl_alternate_result(struct gl_alternate_result *r)
     if (!a.every)
         return false;
     size_t n = a.n[0] < a.n[1] ? a.n[0] : a.n[1];
-    *r = (struct gl_alternate_result){
-        .name = a.name, .pairs_per_block = a.every, .blocks = n, .stopped = a.stopped};
+    *r = (struct gl_alternate_result){.name = a.name,
+                                      .pairs_per_block = a.every,
+                                      .blocks = n,
+                                      .stopped = atomic_load(&a.stopped),
+                                      .left_out = a.off};
     double *v = n ? malloc(n * sizeof *v) : NULL;
     if (!v)
         return true;

@@ -14,11 +14,16 @@
  * calls, its misses included (the block after a switch starts cold: the
  * first block after each switch is still counted, a few pairs in a thousand).
  *
- * For a benchmark of one thread (bench/alloc_pair ... 1): the tables are
- * rebuilt while no other thread may read them, so the first call from a
- * second thread stops the alternation for good, with every consumer back,
- * and the report says so.  A consumer left out misses the events of its
- * blocks: its outputs (--save, --memory-viz) hold half the run. */
+ * For a benchmark of one thread (bench/alloc_pair ... 1) that frees what it
+ * allocates within a block: the tables are rebuilt in place, which only a
+ * program with one calling thread may see, and an observer that keeps
+ * per-block state (statistics, quarantine, live ranges) sees only the
+ * blocks of its own blocks.  The first free of a second thread stops the
+ * alternation for good, with the observer as it was then (a rebuild with
+ * that thread about would race its reads), and the report says so; until
+ * then the second thread's calls race the rebuilds: do not.  A consumer
+ * left out misses the events of its blocks: its outputs (--save,
+ * --memory-viz) hold half the run. */
 #ifndef GPULEAK_ALTERNATE_H
 #define GPULEAK_ALTERNATE_H
 
@@ -26,8 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Parse "NAME[:PAIRS]" (what follows "alternate:"); false, with nothing
- * changed, when it is not one. */
+/* Parse "NAME[:PAIRS]" (what follows "alternate:"): an observer attached
+ * now (or "observers"); false, with nothing changed, when it is not one. */
 bool gl_alternate_configure(const char *spec, size_t len);
 bool gl_alternate_on(void);
 
@@ -44,6 +49,7 @@ struct gl_alternate_result {
     double diff_ns;       /* median of the pairs' differences, on - off */
     double q1_ns, q3_ns;  /* its quartiles */
     bool stopped;         /* a second thread made calls */
+    bool left_out;        /* the observer is out now (stopped in a block without) */
 };
 /* The figures so far; false when the mode is off. */
 bool gl_alternate_result(struct gl_alternate_result *r);

@@ -148,13 +148,17 @@ static inline size_t gl_log_format_span(size_t n) { return (4 + n + 3) & ~(size_
 
 /* The check of a body of n bytes, as the file's version computes it.
  * Version 3: the body's 8-byte words (the last padded with zeros), word i
- * rotated left by 5i bits, xored together; then n xored in, one multiply,
+ * rotated left by 5i bits (gl_log_format_rotl), xored together; then n xored in, one multiply,
  * and the 64 bits folded to 8.  The words are independent: a few cycles,
  * where version 2's chain of multiplies (still read) took twenty. */
 uint8_t gl_log_format_check(unsigned version, const uint8_t *body, size_t n);
 
+/* Word i's share: rotated left by 5i bits (mod 64); from word 64 on (bodies
+ * over 512 bytes) the word plus (i / 64) times a constant first, so that
+ * words 64 apart do not mix alike (a rotation repeats every 64 words). */
 static inline uint64_t gl_log_format_rotl(uint64_t w, size_t i)
 {
+    w += (uint64_t)(i >> 6) * 0x9e3779b97f4a7c15u;
     unsigned r = (unsigned)(5 * i) & 63;
     return r ? w << r | w >> (64 - r) : w;
 }

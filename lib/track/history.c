@@ -446,8 +446,8 @@ size_t gl_history_read(struct gl_history_entry **out, size_t *bytes, uint64_t *d
         if (h.given)
             e->time_ns = (uint64_t)(h.epoch_ns + (int64_t)e->time_ns);
         else if (e->action & FINE)
-            e->time_ns =
-                (uint64_t)(h.real0 + (int64_t)((double)(e->time_ns - h.tsc0) * ns_per_tick));
+            e->time_ns = (uint64_t)(h.real0 + (int64_t)((double)(int64_t)(e->time_ns - h.tsc0) *
+                                                        ns_per_tick));
         else
             e->time_ns = (uint64_t)(h.real0 + ((int64_t)e->time_ns - (int64_t)h.mono0));
         e->action &= (uint8_t)~FINE;

@@ -143,6 +143,18 @@ START_TEST(test_header_and_check)
     memcpy(swapped + 8, body, 8);
     memcpy(swapped + 16, body + 16, sizeof body - 16);
     ck_assert_uint_ne(gl_log_format_check(3, swapped, 17), gl_log_format_check(3, body, 17));
+    /* Version 3's values, as the format's page computes them by hand. */
+    ck_assert_uint_eq(gl_log_format_check(3, body, 17), 0x92);
+    uint8_t big[1000];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 37 + (i >> 8) * 101 + 11);
+    ck_assert_uint_eq(gl_log_format_check(3, big, sizeof big), 0x06);
+    /* Words 64 apart (512 bytes) swapped: a rotation alone repeats there. */
+    uint8_t w0[8];
+    memcpy(w0, big, 8);
+    memcpy(big, big + 512, 8);
+    memcpy(big + 512, w0, 8);
+    ck_assert_uint_eq(gl_log_format_check(3, big, sizeof big), 0x8b);
     /* Version 2's check, as files of that version hold it. */
     ck_assert_uint_eq(gl_log_format_check(2, body, 17), 0xc7);
     ck_assert_uint_ne(gl_log_format_check(2, body, 17), gl_log_format_check(2, flipped, 17));
