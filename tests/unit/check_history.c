@@ -257,6 +257,53 @@ START_TEST(test_clock_switch)
 }
 END_TEST
 
+/* Threads recording at once across the switch: one starts alone, three
+ * join while it records.  Read back, every event is there once, each
+ * thread's own events in the order it made them (its allocation before its
+ * free, its pairs in turn), and times never go back. */
+static void *pairs_many(void *arg)
+{
+    uint64_t base = (uint64_t)(uintptr_t)arg << 32;
+    for (uint64_t i = 0; i < 2000; i++) {
+        alloc(base + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
+        release(base + (i << 12));
+    }
+    return NULL;
+}
+
+START_TEST(test_clock_switch_while_recording)
+{
+    gl_history_configure(1 << 16);
+    tu_pipeline_restart();
+    pthread_t th[4];
+    pthread_create(&th[0], NULL, pairs_many, (void *)0x7100);
+    struct timespec pause = {0, 200000};
+    nanosleep(&pause, NULL);
+    for (uintptr_t i = 1; i < 4; i++)
+        pthread_create(&th[i], NULL, pairs_many, (void *)(0x7100 + i));
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_eq(n, 4 * 2 * 2000);
+    ck_assert_uint_eq(dropped, 0);
+    uint64_t next[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        unsigned t = (unsigned)((e[i].key >> 32) - 0x7100);
+        ck_assert_uint_lt(t, 4);
+        uint64_t j = (e[i].key & 0xffffffffu) >> 12;
+        bool is_free = e[i].action == GL_HIST_FREE;
+        ck_assert_uint_eq(next[t], 2 * j + is_free);
+        next[t]++;
+        if (i)
+            ck_assert_uint_ge(e[i].time_ns, e[i - 1].time_ns);
+    }
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
 /* A thread's chunks run across the ring's end many times (its slots are
  * counted on, not divided out, per event): every slot of the window is found
  * where its position says, the latest ones kept. */
@@ -489,6 +536,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_threads_in_chunks);
     tcase_add_test(tc, test_chunks_across_the_end);
     tcase_add_test(tc, test_clock_switch);
+    tcase_add_test(tc, test_clock_switch_while_recording);
     tcase_add_test(tc, test_order_moves_orphan_free);
     tcase_add_test(tc, test_sparse_events_all_kept);
     tcase_add_test(tc, test_size_unknown_left_out);
