@@ -2,6 +2,7 @@
 #include "base/thread.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -95,4 +96,22 @@ void gl_thread_after_fork_child(void)
     pthread_mutex_init(&lock, NULL);
     if (gl_thread_cur)
         gl_thread_cur->tid = (uint32_t)syscall(SYS_gettid);
+}
+
+bool gl_thread_start_tool(const char *name, void *(*fn)(void *), size_t stack_bytes)
+{
+    pthread_attr_t attr;
+    sigset_t all, old;
+    pthread_t t;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, stack_bytes);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    bool ok = pthread_create(&t, &attr, fn, NULL) == 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (ok)
+        pthread_setname_np(t, name);
+    return ok;
 }

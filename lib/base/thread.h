@@ -12,6 +12,7 @@
 #define GPULEAK_THREAD_STATE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -131,6 +132,12 @@ void gl_thread_add_retire(gl_thread_retire_fn fn);
 
 /* Tests: forget every thread's counters and spare nodes (their tables are gone). */
 void gl_thread_reset(void);
+
+/* Start a detached thread of gpuleak's own (the save helper, the clock
+ * thread), named name (15 characters at most) with a stack of stack_bytes,
+ * every signal blocked in it so that the program's handlers never run on
+ * it.  False when it could not be made. */
+bool gl_thread_start_tool(const char *name, void *(*fn)(void *), size_t stack_bytes);
 
 /* In a fork child: only the forking thread exists; its id changed. */
 void gl_thread_after_fork_child(void);

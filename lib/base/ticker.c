@@ -2,12 +2,11 @@
 #include "base/ticker.h"
 
 #include <linux/futex.h>
-#include <pthread.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/thread.h"
 #include "common/clock.h"
 
 struct gl_ticker gl_ticker;
@@ -46,21 +45,8 @@ bool gl_ticker_start(void)
 {
     if (atomic_exchange(&started, true))
         return true;
-    pthread_attr_t attr;
-    sigset_t all, old;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 64 << 10);
-    /* Every signal blocked: the program's handlers never run on it. */
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    bool ok = pthread_create(&t, &attr, tick, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (ok)
-        pthread_setname_np(t, "gpuleak-tick");
-    else
+    bool ok = gl_thread_start_tool("gpuleak-tick", tick, 64 << 10);
+    if (!ok)
         atomic_store(&started, false);
     return ok;
 }

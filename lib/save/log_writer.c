@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include <x86intrin.h>
 
 #include "base/spin.h"
+#include "base/thread.h"
 #include "base/ticker.h"
 #include "base/tool.h"
 #include "common/clock.h"
@@ -443,19 +443,7 @@ static void *helper_main(void *arg)
 
 static void start_helper(void)
 {
-    pthread_attr_t attr;
-    sigset_t all, old;
-    pthread_t t;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 << 10);
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    w.helper = pthread_create(&t, &attr, helper_main, NULL) == 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (w.helper)
-        pthread_setname_np(t, "gpuleak-save");
+    w.helper = gl_thread_start_tool("gpuleak-save", helper_main, 256 << 10);
 }
 
 /* ---- open and close ---- */

@@ -158,13 +158,19 @@ END_TEST
 /* Threads fill chunks of their own; read back, the entries are in time
  * order, every free after its allocation, nothing lost. */
 #define THREAD_PAIRS 2000
-static void *pairs(void *arg)
+/* n pairs at addresses tag << 32 + i * 4096, each freed at once. */
+static void pairs_n(void *tag, uint64_t n)
 {
-    uint64_t base = (uint64_t)(uintptr_t)arg << 32;
-    for (uint64_t i = 0; i < THREAD_PAIRS; i++) {
+    uint64_t base = (uint64_t)(uintptr_t)tag << 32;
+    for (uint64_t i = 0; i < n; i++) {
         alloc(base + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
         release(base + (i << 12));
     }
+}
+
+static void *pairs(void *tag)
+{
+    pairs_n(tag, THREAD_PAIRS);
     return NULL;
 }
 
@@ -206,13 +212,9 @@ START_TEST(test_threads_in_chunks)
 }
 END_TEST
 
-static void *pairs_500(void *arg)
+static void *pairs_500(void *tag)
 {
-    uint64_t base = (uint64_t)(uintptr_t)arg << 32;
-    for (uint64_t i = 0; i < 500; i++) {
-        alloc(base + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
-        release(base + (i << 12));
-    }
+    pairs_n(tag, 500);
     return NULL;
 }
 
@@ -261,33 +263,23 @@ END_TEST
  * join while it records.  Read back, every event is there once, each
  * thread's own events in the order it made them (its allocation before its
  * free, its pairs in turn), and times never go back. */
-static void *pairs_many(void *arg)
-{
-    uint64_t base = (uint64_t)(uintptr_t)arg << 32;
-    for (uint64_t i = 0; i < 2000; i++) {
-        alloc(base + (i << 12), 4096, GL_MEM_DEVICE, 0, 3);
-        release(base + (i << 12));
-    }
-    return NULL;
-}
-
 START_TEST(test_clock_switch_while_recording)
 {
     gl_history_configure(1 << 16);
     tu_pipeline_restart();
     pthread_t th[4];
-    pthread_create(&th[0], NULL, pairs_many, (void *)0x7100);
+    pthread_create(&th[0], NULL, pairs, (void *)0x7100);
     struct timespec pause = {0, 200000};
     nanosleep(&pause, NULL);
     for (uintptr_t i = 1; i < 4; i++)
-        pthread_create(&th[i], NULL, pairs_many, (void *)(0x7100 + i));
+        pthread_create(&th[i], NULL, pairs, (void *)(0x7100 + i));
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
     struct gl_history_entry *e;
     size_t bytes;
     uint64_t dropped;
     size_t n = window(&e, &bytes, &dropped);
-    ck_assert_uint_eq(n, 4 * 2 * 2000);
+    ck_assert_uint_eq(n, 4 * 2 * THREAD_PAIRS);
     ck_assert_uint_eq(dropped, 0);
     uint64_t next[4] = {0};
     for (size_t i = 0; i < n; i++) {
