@@ -502,6 +502,11 @@ static void save_verdicts(const struct gl_leak_run *run)
         status = ending.exit_status;
     }
     gl_log_writer_end(how, status, blocks, bytes, run->reach.available, run->reach.why_not);
+    uint64_t dropped = gl_log_writer_dropped();
+    if (dropped)
+        gl_runtime_message("gpuleak: --save: %llu events were not saved (a thread found the "
+                           "staging ring full inside its own compaction, or the log closed)",
+                           (unsigned long long)dropped);
 }
 
 /* Inlined into both entry points: their frame is where the stack scan

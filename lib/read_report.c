@@ -32,11 +32,15 @@ static void say_ending(const char *path, const struct gl_log_summary *s)
     struct tm tm;
     if (gmtime_r(&t, &tm)) /* UTC: the same line wherever the log is read */
         strftime(started, sizeof started, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    char staged[96] = "";
+    if (s->staged) /* the process died before its helper thread compacted them */
+        snprintf(staged, sizeof staged, " (%llu of them read from its staging ring)",
+                 (unsigned long long)s->staged);
     gl_runtime_message("gpuleak: read %s: process %llu (parent %llu) on %s, started %s; %llu "
-                       "events",
+                       "events%s",
                        path, (unsigned long long)s->header->pid,
                        (unsigned long long)s->header->ppid, s->host, started,
-                       (unsigned long long)s->events);
+                       (unsigned long long)s->events, staged);
     if (s->limited)
         gl_runtime_message("gpuleak: %s reached its --save-limit: events after it were not "
                            "saved, and the blocks below are those live then",

@@ -34,6 +34,8 @@ void gl_log_format_header_encode(const struct gl_log_header *h, uint8_t out[GL_L
     put_le(out + 32, h->start_unix_ns, 8);
     put_le(out + 40, h->clock0_ns, 8);
     put_le(out + 48, h->tsc0, 8);
+    put_le(out + 56, h->ring_slots, 4);
+    put_le(out + 60, h->slot_size, 4);
 }
 
 int gl_log_format_header_decode(const uint8_t *in, size_t len, struct gl_log_header *h, char *err,
@@ -70,6 +72,15 @@ int gl_log_format_header_decode(const uint8_t *in, size_t len, struct gl_log_hea
     h->start_unix_ns = get_le(in + 32, 8);
     h->clock0_ns = get_le(in + 40, 8);
     h->tsc0 = get_le(in + 48, 8);
+    h->ring_slots = h->version >= 4 ? (uint32_t)get_le(in + 56, 4) : 0;
+    h->slot_size = h->version >= 4 ? (uint32_t)get_le(in + 60, 4) : 0;
+    if (h->ring_slots &&
+        (h->ring_slots > GL_LOG_RING_MAX || (h->ring_slots & (h->ring_slots - 1)) ||
+         h->slot_size != GL_LOG_SLOT_SIZE)) {
+        snprintf(err, errlen, "bad staging ring (%u slots of %u bytes) at byte 56", h->ring_slots,
+                 h->slot_size);
+        return -1;
+    }
     return 0;
 }
 
@@ -279,4 +290,32 @@ const char *gl_log_format_record_name(unsigned type)
         [GL_LOG_CLOCK] = "clock",
     };
     return type < sizeof names / sizeof *names ? names[type] : NULL;
+}
+
+/* ---- the staging ring ---- */
+
+int gl_log_format_slot_decode(const uint8_t *slot, uint64_t index, struct gl_event *ev)
+{
+    uint64_t v[8];
+    for (size_t i = 0; i < 8; i++)
+        v[i] = get_le(slot + 8 * i, 8);
+    uint64_t stamp = get_le(slot + 64, 8);
+    if ((stamp & GL_LOG_STAMP_INDEX) != index + 1)
+        return 0;
+    if (gl_log_format_slot_check(v) != stamp >> 56)
+        return -1;
+    *ev = (struct gl_event){.type = (uint8_t)v[0],
+                            .kind = (uint8_t)(v[0] >> 8),
+                            .api = (uint16_t)(v[0] >> 16),
+                            .device = (int16_t)(uint16_t)(v[0] >> 32),
+                            .flags = (uint16_t)(v[0] >> 48),
+                            .tid = (uint32_t)v[1],
+                            .stack = (uint32_t)(v[1] >> 32),
+                            .key = v[2],
+                            .size = v[3],
+                            .seq = v[4],
+                            .ctx = v[5],
+                            .aux = v[6],
+                            .time_ns = v[7]};
+    return 1;
 }

@@ -3,15 +3,36 @@
  * appends and the reader (save/log_reader.h) checks.  doc/manual.md, "The
  * saved event log", is the user's description; this is the contract.
  *
- * A file is a header, then records, each 4-byte aligned:
+ * A file is a header, the staging ring (version 4 on), then records, each
+ * 4-byte aligned:
  *
  *   header  64 bytes: magic "GPULEAKL", u16 version, u16 header size,
  *           u32 flags (0), u64 pid, u64 ppid, u64 start (Unix time, ns),
  *           u64 the writer's clock at start (ns, CLOCK_MONOTONIC), u64 the
- *           time-stamp counter then, then zeros.  Little-endian.  Events'
+ *           time-stamp counter then, then (version 4 on) u32 the ring's
+ *           slots (a power of two) and u32 a slot's bytes (72); zeros
+ *           before version 4.  Little-endian.  Events'
  *           times are ns since the clock reading, on the clock thread's
  *           word (base/ticker.h; the coarse clock before the thread ticks)
  *           (version 2 on), or ticks since the counter reading (version 1).
+ *   ring    (version 4 on) slots of 72 bytes, right after the header.  A
+ *           thread in a CUDA call stages its event there (one atomic add
+ *           and 72 bytes stored, no encoding), and the writer's helper
+ *           thread compacts slots, in the order they were taken, into
+ *           EVENT_PACKED (or ERROR_STACK) records: one record per slot.
+ *           Slot i (counting every slot ever taken, from 0) lies at
+ *           i mod slots: the event as struct gl_event lays it out (64
+ *           bytes: u8 type, u8 kind, u16 api, s16 device, u16 flags, u32
+ *           tid, u32 stack, u64 key, size, seq, ctx, aux, time), then a u64
+ *           stamp stored last: i + 1 (bits 0-55) and the slot's check
+ *           (bits 56-63, gl_log_format_slot_check).  A type of
+ *           GL_LOG_SLOT_ERROR_STACK is an ERROR_STACK (tid and stack).  A
+ *           reader counts the slot records (EVENT_PACKED and ERROR_STACK)
+ *           among the records, c of them, and takes slots c, c + 1... while
+ *           each is stamped with its own number: those the process staged
+ *           and never saw compacted (it died).  Slots are never reused
+ *           before they are compacted, so that a process's death loses no
+ *           staged event but those being stored at that instant.
  *   record  u32 head, then its body: head = type (bits 0-7) | check (bits
  *           8-15, gl_log_format_check of the body) | length (bits 16-31: the
  *           body's bytes, at most GL_LOG_MAX_BODY); the body, then zeros to the
@@ -91,12 +112,13 @@
 #include "event/event.h"
 
 #define GL_LOG_MAGIC "GPULEAKL"
-/* 3: the record check of gl_log_format_check's version 3.
+/* 4: the staging ring after the header (its size in the header).
+ * 3: the record check of gl_log_format_check's version 3.
  * 2: events' times are ns since the header's clock reading, on the coarse
  * monotonic clock (common/clock.h).  1 (still read): ticks of the time-stamp
  * counter since the header's, which CLOCK records turn into ns.  A version,
  * not a flag: a reader of 1 would take ns for ticks without a word. */
-#define GL_LOG_VERSION 3
+#define GL_LOG_VERSION 4
 #define GL_LOG_HEADER_SIZE 64
 #define GL_LOG_MAX_BODY 65535u
 
@@ -133,7 +155,14 @@ struct gl_log_header {
     uint16_t version, header_size;
     uint32_t flags;
     uint64_t pid, ppid, start_unix_ns, clock0_ns, tsc0;
+    uint32_t ring_slots, slot_size; /* version 4 on; 0 before */
 };
+
+/* Where the records begin: after the header and the ring. */
+static inline uint64_t gl_log_format_records_at(const struct gl_log_header *h)
+{
+    return h->header_size + (uint64_t)h->ring_slots * h->slot_size;
+}
 
 void gl_log_format_header_encode(const struct gl_log_header *h, uint8_t out[GL_LOG_HEADER_SIZE]);
 /* 0, or -1 with what is wrong in err: not a log, or a version this reader
@@ -156,7 +185,7 @@ uint8_t gl_log_format_check(unsigned version, const uint8_t *body, size_t n);
 /* Word i's share: rotated left by 5i bits (mod 64); from word 64 on (bodies
  * over 512 bytes) the word plus (i / 64) times a constant first, so that
  * words 64 apart do not mix alike (a rotation repeats every 64 words). */
-static inline uint64_t gl_log_format_rotl(uint64_t w, size_t i)
+static inline __attribute__((always_inline)) uint64_t gl_log_format_rotl(uint64_t w, size_t i)
 {
     w += (uint64_t)(i >> 6) * 0x9e3779b97f4a7c15u;
     unsigned r = (unsigned)(5 * i) & 63;
@@ -316,6 +345,32 @@ gl_log_format_event_encode(const struct gl_event *ev, uint64_t time, uint8_t *ou
     memcpy(out + 8, &lens, 4);
     return (size_t)(p - out);
 }
+/* ---- the staging ring (version 4) ---- */
+
+#define GL_LOG_SLOT_SIZE 72
+#define GL_LOG_RING_MAX (1u << 24) /* slots a reader accepts */
+/* A slot's type byte for an ERROR_STACK (no event type is this high). */
+#define GL_LOG_SLOT_ERROR_STACK 0xff
+#define GL_LOG_STAMP_INDEX ((UINT64_C(1) << 56) - 1)
+
+/* A slot's check: its eight words rotated as a record's and folded.
+ * Written out: a loop is not unrolled at -O2, and its variable rotations
+ * cost three times the constant ones (bench/RESULTS.md). */
+static inline __attribute__((always_inline)) uint8_t gl_log_format_slot_check(const uint64_t v[8])
+{
+    uint64_t x = v[0] ^ gl_log_format_rotl(v[1], 1) ^ gl_log_format_rotl(v[2], 2) ^
+                 gl_log_format_rotl(v[3], 3) ^ gl_log_format_rotl(v[4], 4) ^
+                 gl_log_format_rotl(v[5], 5) ^ gl_log_format_rotl(v[6], 6) ^
+                 gl_log_format_rotl(v[7], 7);
+    return gl_log_format_check_finish(x, 64);
+}
+
+/* What slot (72 bytes) holds for slot number index: 1 and its event in ev
+ * (an error stack: type GL_LOG_SLOT_ERROR_STACK, tid and stack set); 0: not
+ * stamped with index (not written, or an older lap's); -1: stamped, but its
+ * check does not match (damaged). */
+int gl_log_format_slot_decode(const uint8_t *slot, uint64_t index, struct gl_event *ev);
+
 /* An EVENT or EVENT_PACKED body (record: its type) back; false when it cannot
  * be one (an unknown type, kind or field, a field out of range or not in its
  * fewest bytes, bytes left over). */

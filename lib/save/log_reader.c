@@ -59,7 +59,9 @@ struct gl_log_file {
     char *strings[6]; /* the PROCESS record's, NUL-terminated */
     /* Offsets of records, by kind, in file order. */
     size_t *stacks, nstacks, *codes, ncodes, *modules, nmodules;
-    size_t first_event; /* where replay starts looking for events */
+    size_t first_event;    /* where replay starts looking for events */
+    uint64_t slot_records; /* EVENT_PACKED and ERROR_STACK records read (format 4: one a slot) */
+    size_t map_len;        /* the mapping's bytes (the file's, or more: read_staged) */
     struct verdict *verdicts;
     size_t nverdicts;
     struct gl_log_answers *answers;
@@ -354,6 +356,120 @@ static struct gl_log_file *fail(struct gl_log_file *f, char *err, size_t errlen,
     return NULL;
 }
 
+/* Check the records from `from` to the first zero head (or `to`); *end:
+ * where reading stopped.  False: f closed, err says why. */
+static bool read_records(struct gl_log_file *f, size_t from, size_t to, size_t *end,
+                         uint64_t *max_module, char *err, size_t errlen)
+{
+    size_t off = from;
+    while (off + 4 <= to) {
+        uint32_t head = le32(f->data + off);
+        if (!head)
+            break;
+        unsigned type = head & 0xff, check = (head >> 8) & 0xff;
+        size_t n = head >> 16;
+        const char *name = gl_log_format_record_name(type);
+        if (!name)
+            name = "unknown";
+        if (off + gl_log_format_span(n) > to && off + 4 + n > to)
+            return fail(f, err, errlen, "the file ends inside a record (%s): it was cut short", off,
+                        name),
+                   false;
+        if (gl_log_format_check(f->header.version, f->data + off + 4, n) != check)
+            return fail(f, err, errlen,
+                        "a record (%s) whose check does not match: the file is damaged", off, name),
+                   false;
+        bool first = off == gl_log_format_records_at(&f->header);
+        if (type == 0 || first != (type == GL_LOG_PROCESS) ||
+            !check_record(f, type, f->data + off + 4, n, off, max_module))
+            return fail(f, err, errlen, "a record (%s) that does not read: the file is damaged",
+                        off, name),
+                   false;
+        f->slot_records += type == GL_LOG_EVENT_PACKED || type == GL_LOG_ERROR_STACK;
+        off += gl_log_format_span(n);
+    }
+    *end = off;
+    return true;
+}
+
+/* The events a process staged in its ring and never saw compacted (it died,
+ * or is still running): slot c on, c the slot records read, while each is
+ * stamped with its number.  They are made into the records they would have
+ * become, placed after the last one read (*off moves past them): from there
+ * they are read, checked and replayed as any other.  The file's mapping is
+ * replaced by a private one with room for them (the file is not touched). */
+static bool read_staged(struct gl_log_file *f, size_t *off, uint64_t *max_module, char *err,
+                        size_t errlen)
+{
+    const uint8_t *ring = f->data + f->header.header_size;
+    uint64_t mask = f->header.ring_slots - 1, first = f->slot_records, n = 0;
+    size_t bytes = 0;
+    for (; n <= mask; n++) {
+        struct gl_event ev;
+        uint64_t i = first + n;
+        int got = gl_log_format_slot_decode(ring + (i & mask) * GL_LOG_SLOT_SIZE, i, &ev);
+        if (got < 0)
+            return fail(f, err, errlen,
+                        "a staged %s whose check does not match: the file is damaged",
+                        (size_t)(ring - f->data) + (i & mask) * GL_LOG_SLOT_SIZE, "event"),
+                   false;
+        if (!got)
+            break;
+        bytes += gl_log_format_span(GL_LOG_EVENT_MAX);
+    }
+    if (!n)
+        return true;
+    /* The file's pages mapped again, privately and writable, at the start of
+     * an area with room for the records after *off. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t len = (*off + bytes > f->size ? *off + bytes : f->size) + page;
+    len = (len + page - 1) / page * page;
+    uint8_t *area = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    void *p = area == MAP_FAILED || fd < 0
+                  ? MAP_FAILED
+                  : mmap(area, f->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0);
+    if (fd >= 0)
+        close(fd);
+    if (p == MAP_FAILED) {
+        if (area != MAP_FAILED)
+            munmap(area, len);
+        return fail(f, err, errlen, "cannot map it to read its %s", *off, "staging ring"), false;
+    }
+    munmap((void *)f->data, f->size);
+    f->data = area;
+    f->map_len = len;
+    ring = f->data + f->header.header_size;
+    size_t at = *off;
+    for (uint64_t k = 0; k < n; k++) {
+        struct gl_event ev;
+        uint64_t i = first + k;
+        gl_log_format_slot_decode(ring + (i & mask) * GL_LOG_SLOT_SIZE, i, &ev);
+        uint64_t words[(GL_LOG_EVENT_MAX + 7) / 8 + 1];
+        uint8_t *body = (uint8_t *)words;
+        size_t bn;
+        unsigned type = GL_LOG_EVENT_PACKED;
+        if (ev.type == GL_LOG_SLOT_ERROR_STACK) {
+            type = GL_LOG_ERROR_STACK;
+            bn = gl_log_format_put(body, ev.tid);
+            bn += gl_log_format_put(body + bn, ev.stack);
+        } else {
+            bn = gl_log_format_event_encode(&ev, ev.time_ns, body);
+        }
+        memset(area + at, 0, gl_log_format_span(bn));
+        memcpy(area + at + 4, body, bn);
+        uint32_t head = gl_log_format_head(type, area + at + 4, bn);
+        memcpy(area + at, &head, 4);
+        at += gl_log_format_span(bn);
+    }
+    memset(area + at, 0, 4);
+    uint64_t events = f->sum.events;
+    if (!read_records(f, *off, at + 4, off, max_module, err, errlen))
+        return false;
+    f->sum.staged = f->sum.events - events;
+    return true;
+}
+
 struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errlen)
 {
     struct gl_log_file *f = calloc(1, sizeof *f);
@@ -396,42 +512,30 @@ struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errle
         return NULL;
     }
     uint64_t max_module = 0;
-    size_t off = f->header.header_size;
-    while (off + 4 <= f->size) {
-        uint32_t head = le32(f->data + off);
-        if (!head)
-            break;
-        unsigned type = head & 0xff, check = (head >> 8) & 0xff;
-        size_t n = head >> 16;
-        const char *name = gl_log_format_record_name(type);
-        if (!name)
-            name = "unknown";
-        if (off + gl_log_format_span(n) > f->size && off + 4 + n > f->size)
-            return fail(f, err, errlen, "the file ends inside a record (%s): it was cut short", off,
-                        name);
-        if (gl_log_format_check(f->header.version, f->data + off + 4, n) != check)
-            return fail(f, err, errlen,
-                        "a record (%s) whose check does not match: the file is damaged", off, name);
-        if (type == 0 || (off == f->header.header_size) != (type == GL_LOG_PROCESS) ||
-            !check_record(f, type, f->data + off + 4, n, off, &max_module))
-            return fail(f, err, errlen, "a record (%s) that does not read: the file is damaged",
-                        off, name);
-        off += gl_log_format_span(n);
-    }
+    size_t records = (size_t)gl_log_format_records_at(&f->header);
+    if (records > f->size)
+        return fail(f, err, errlen, "the file ends inside its %s: it was cut short", f->size,
+                    "staging ring");
+    size_t off = records;
+    if (!read_records(f, records, f->size, &off, &max_module, err, errlen))
+        return NULL;
     if (off < f->size && off + 4 > f->size) {
         for (size_t i = off; i < f->size; i++)
             if (f->data[i])
                 return fail(f, err, errlen, "the file ends inside a record (%s): it was cut short",
                             off, "head");
     }
+    f->sum.read_to = off;
+    for (size_t i = off; i < f->size; i++)
+        f->sum.unread_bytes += f->data[i] != 0;
+    if (f->header.ring_slots && !f->sum.limited && !read_staged(f, &off, &max_module, err, errlen))
+        return NULL;
     if (max_module > f->nmodules)
         return fail(f, err, errlen, "a stack names module %s, which the file never describes", off,
                     "beyond the last");
     if (!f->strings[0])
         return fail(f, err, errlen, "no process record: %s", off, "the file is damaged");
     f->sum.read_to = off;
-    for (size_t i = off; i < f->size; i++)
-        f->sum.unread_bytes += f->data[i] != 0;
     f->sum.size = f->size;
     f->sum.stacks = f->nstacks;
     f->sum.modules = f->nmodules;
@@ -457,7 +561,7 @@ void gl_log_reader_close(struct gl_log_file *f)
     if (!f)
         return;
     if (f->data)
-        munmap((void *)f->data, f->size);
+        munmap((void *)f->data, f->map_len ? f->map_len : f->size);
     for (int i = 0; i < 6; i++)
         free(f->strings[i]);
     free(f->stacks);

@@ -46,8 +46,9 @@ struct gl_log_summary {
     bool reach_available; /* when ended: its check knew what the program pointed to */
     const char *reach_why_not;
     uint64_t events, stacks, modules, verdicts;
-    uint64_t marks;              /* checkpoints the program set */
-    const char *last_mark;       /* the last one's name (NULL: none) */
+    uint64_t staged;       /* of the events: read from the staging ring (never compacted) */
+    uint64_t marks;        /* checkpoints the program set */
+    const char *last_mark; /* the last one's name (NULL: none) */
     uint64_t last_mark_number;
     uint64_t read_to;      /* the offset after its last complete record */
     uint64_t unread_bytes; /* non-zero bytes after it (records lost at death) */

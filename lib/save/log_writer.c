@@ -7,6 +7,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -30,19 +31,35 @@
 #define LIMIT_ROOM 64         /* kept below the limit for the LIMIT record */
 #define STACK_BITS (1u << 22) /* stack and code ids remembered as written */
 
+/* The staging ring (save/log_format.h): slots in the file, 576 KiB.  The
+ * helper is woken when a writer finds half of it waiting (checked once every
+ * WAKE_EVERY slots taken: one futex call per thousands of events), so that
+ * the ring fills only when the helper gets no CPU; a writer finding it full
+ * compacts itself.  Compacting publishes the free room every PUBLISH_EVERY
+ * slots: the writers' line is written that rarely. */
+#define RING_SLOTS 8192u
+#define WAKE_EVERY 512u
+#define WAKE_BACKLOG (RING_SLOTS / 2)
+#define PUBLISH_EVERY 512u
+#define FLUSH_WAIT_NS 50000000u /* the longest a flush waits for a slot being stored */
+
 static struct {
-    /* What every event reads, in one cache line: the program between two
-     * calls leaves it cold, and each line is a miss (bench/RESULTS.md). */
+    /* What every event reads and writes, in one cache line: the program
+     * between two calls leaves it cold, and each line is a miss
+     * (bench/RESULTS.md). */
     _Alignas(64) _Atomic bool active;
-    _Atomic bool stopped;
+    uint8_t *ring;
+    _Atomic uint64_t head; /* slots taken */
+    _Atomic uint64_t room; /* slots below it may be taken: compacted + RING_SLOTS */
+    uint64_t clock0;
+    _Atomic uint64_t *stack_bits;
+    /* Records written directly: stacks, code objects, modules, marks... */
+    _Alignas(64) _Atomic bool stopped;
     uint8_t *base; /* the mapping, limit bytes */
     uint64_t limit;
     _Atomic uint64_t length;    /* bytes reserved */
     _Atomic uint64_t file_size; /* bytes the file holds */
-    uint64_t clock0;
-    _Atomic uint64_t *stack_bits;
-    /* The rest. */
-    _Alignas(64) int fd;
+    int fd;
     pid_t pid;
     gl_spinlock grow_lock;
     uint64_t tsc0;
@@ -51,7 +68,20 @@ static struct {
     pthread_mutex_t scan_lock;
     _Atomic uint32_t wake;
     bool helper;
+    /* The compactor's: whoever holds `compactor` (a thread id) owns tail. */
+    _Alignas(64) _Atomic int compactor;
+    _Atomic uint64_t tail;    /* slots compacted */
+    _Atomic uint64_t dropped; /* events a full ring made a re-entered writer drop */
 } w = {.fd = -1, .scan_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A slot is the event as it lies in memory (save/log_format.h's layout). */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "slots are little-endian");
+_Static_assert(offsetof(struct gl_event, api) == 2 && offsetof(struct gl_event, device) == 4 &&
+                   offsetof(struct gl_event, flags) == 6 && offsetof(struct gl_event, tid) == 8 &&
+                   offsetof(struct gl_event, stack) == 12 && offsetof(struct gl_event, key) == 16 &&
+                   offsetof(struct gl_event, aux) == 48 && offsetof(struct gl_event, time_ns) == 56,
+               "struct gl_event is the slot's layout");
+_Static_assert(GL_EV_NTYPES < GL_LOG_SLOT_ERROR_STACK, "the error stack's slot type is free");
 
 /* ---- the file ---- */
 
@@ -123,6 +153,7 @@ static void write_clock(void);
 /* What the helper is woken for (bits of w.wake). */
 #define WAKE_MODULES 1u
 #define WAKE_AHEAD 2u
+#define WAKE_RING 4u
 
 static void wake_helper(uint32_t why)
 {
@@ -334,6 +365,137 @@ static void write_stack(uint32_t id)
     gl_tool_unmap(body, size);
 }
 
+/* ---- the staging ring ---- */
+
+static inline uint8_t *slot_at(uint64_t i)
+{
+    return w.ring + (i & (RING_SLOTS - 1)) * GL_LOG_SLOT_SIZE;
+}
+
+/* One slot, compacted into its record (nothing written once stopped). */
+static void compact_slot(const uint64_t v[8])
+{
+    struct gl_event ev;
+    memcpy(&ev, v, sizeof ev);
+    if (ev.type == GL_LOG_SLOT_ERROR_STACK) {
+        uint8_t body[2 * GL_LOG_VARINT_MAX];
+        size_t n = gl_log_format_put(body, ev.tid);
+        n += gl_log_format_put(body + n, ev.stack);
+        append(GL_LOG_ERROR_STACK, body, n);
+        return;
+    }
+    uint64_t words[(GL_LOG_EVENT_MAX + 7) / 8 + 1];
+    uint8_t *body = (uint8_t *)words;
+    size_t n = gl_log_format_event_encode(&ev, ev.time_ns, body);
+    memset(body + n, 0, 8); /* to the next word: the padded check reads it */
+    append_padded(GL_LOG_EVENT_PACKED, body, n);
+}
+
+/* Compact slots in the order they were taken (the compactor's lock held):
+ * those stamped, and up to `until` those still being stored, waiting for
+ * them until deadline (ns, the coarse clock).  Stops at the first slot that
+ * is not stamped in time: records follow the slots' order, never skip. */
+static void compact(uint64_t until, uint64_t deadline)
+{
+    uint64_t t = atomic_load_explicit(&w.tail, memory_order_relaxed);
+    for (;;) {
+        const uint8_t *slot = slot_at(t);
+        uint64_t stamp = __atomic_load_n((const uint64_t *)(slot + 64), __ATOMIC_ACQUIRE);
+        if ((stamp & GL_LOG_STAMP_INDEX) != t + 1) {
+            if (t >= until || gl_clock_ns() > deadline)
+                break;
+            __builtin_ia32_pause();
+            continue;
+        }
+        uint64_t v[8];
+        memcpy(v, slot, sizeof v);
+        compact_slot(v);
+        if (!(++t % PUBLISH_EVERY)) {
+            atomic_store_explicit(&w.tail, t, memory_order_relaxed);
+            atomic_store_explicit(&w.room, t + RING_SLOTS, memory_order_release);
+        }
+    }
+    atomic_store_explicit(&w.tail, t, memory_order_relaxed);
+    atomic_store_explicit(&w.room, t + RING_SLOTS, memory_order_release);
+}
+
+/* Take the compactor's lock; false if the caller holds it already (a signal
+ * handler inside a compaction) or it stays taken past deadline. */
+static bool compactor_take(int me, uint64_t deadline)
+{
+    for (unsigned spins = 0;; spins++) {
+        int holder = 0;
+        if (atomic_compare_exchange_strong(&w.compactor, &holder, me))
+            return true;
+        if (holder == me || (deadline && gl_clock_ns() > deadline))
+            return false;
+        if (spins < 128)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
+}
+
+static void compactor_give(void) { atomic_store_explicit(&w.compactor, 0, memory_order_release); }
+
+/* Every slot taken so far compacted (END, close): waits up to FLUSH_WAIT_NS
+ * for slots being stored; a thread stopped inside one (by a signal whose
+ * handler ends the process) leaves it, and the slots after it, staged. */
+static void flush(void)
+{
+    uint64_t deadline = gl_clock_ns() + FLUSH_WAIT_NS;
+    int me = (int)syscall(SYS_gettid);
+    if (!compactor_take(me, deadline))
+        return;
+    compact(atomic_load(&w.head), deadline);
+    compactor_give();
+}
+
+/* The ring is full at slot i: compact (or wait for the compactor) until
+ * slot i is free.  False: the event is dropped, counted - the log was
+ * closed, or this thread interrupted its own compaction. */
+static __attribute__((noinline)) bool wait_for_room(uint64_t i)
+{
+    int me = (int)syscall(SYS_gettid);
+    for (unsigned spins = 0; i >= atomic_load_explicit(&w.room, memory_order_acquire); spins++) {
+        if (!atomic_load(&w.active)) {
+            atomic_fetch_add(&w.dropped, 1);
+            return false;
+        }
+        int holder = 0;
+        if (atomic_compare_exchange_strong(&w.compactor, &holder, me)) {
+            compact(0, 0); /* what is stamped: the slot before ours may be ours to wait for */
+            compactor_give();
+        } else if (holder == me) {
+            atomic_fetch_add(&w.dropped, 1);
+            return false;
+        } else if (spins < 128) {
+            __builtin_ia32_pause();
+        } else {
+            sched_yield();
+        }
+    }
+    return true;
+}
+
+/* Stage v (an event, its time in word 7) in the next slot: one atomic add
+ * and 72 bytes stored, the stamp last (save/log_format.h). */
+static inline __attribute__((always_inline)) void stage(const uint64_t v[8])
+{
+    uint64_t i = atomic_fetch_add_explicit(&w.head, 1, memory_order_relaxed);
+    if (__builtin_expect(i >= atomic_load_explicit(&w.room, memory_order_acquire), 0) &&
+        !wait_for_room(i))
+        return;
+    uint8_t *slot = slot_at(i);
+    __builtin_prefetch(slot + 16 * GL_LOG_SLOT_SIZE, 1, 3); /* past the ring's end: the file */
+    memcpy(slot, v, 64);
+    uint64_t stamp = (i + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
+    __atomic_store_n((uint64_t *)(slot + 64), stamp, __ATOMIC_RELEASE);
+    if (__builtin_expect(!(i % WAKE_EVERY), 0) &&
+        i + RING_SLOTS - atomic_load_explicit(&w.room, memory_order_relaxed) >= WAKE_BACKLOG)
+        wake_helper(WAKE_RING);
+}
+
 /* ---- the consumer ---- */
 
 static void record(const struct gl_event *ev, const struct gl_block_info *blk)
@@ -344,11 +506,10 @@ static void record(const struct gl_event *ev, const struct gl_block_info *blk)
         return;
     if (ev->stack && first_sight(w.stack_bits, ev->stack))
         write_stack(ev->stack);
-    uint64_t words[(GL_LOG_EVENT_MAX + 7) / 8 + 1];
-    uint8_t *body = (uint8_t *)words;
-    size_t n = gl_log_format_event_encode(ev, event_time(), body);
-    memset(body + n, 0, 8); /* to the next word: the padded check reads it */
-    append_padded(GL_LOG_EVENT_PACKED, body, n);
+    uint64_t v[8];
+    memcpy(v, ev, sizeof v);
+    v[7] = event_time();
+    stage(v);
 }
 
 static bool wanted(void) { return atomic_load(&w.active); }
@@ -426,13 +587,22 @@ static void populate_ahead(void)
 #endif
 }
 
+static _Atomic bool held; /* tests: the helper leaves the ring alone */
+
+void gl_log_writer_hold_helper(bool hold) { atomic_store(&held, hold); }
+
 static void *helper_main(void *arg)
 {
     (void)arg;
+    int self = (int)syscall(SYS_gettid);
     for (;;) {
         uint32_t why;
         while (!(why = atomic_exchange(&w.wake, 0)))
             syscall(SYS_futex, &w.wake, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+        if ((why & WAKE_RING) && !atomic_load(&held) && compactor_take(self, 0)) {
+            compact(0, 0);
+            compactor_give();
+        }
         if (why & WAKE_MODULES)
             gl_log_writer_modules();
         if ((why & WAKE_AHEAD) && atomic_load(&w.active))
@@ -467,7 +637,8 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     atomic_store(&w.length, 0);
     atomic_store(&w.file_size, 0);
     atomic_store(&w.stopped, false);
-    if (ftruncate(fd, 0) != 0 || !grow(GL_LOG_HEADER_SIZE)) {
+    uint64_t records = GL_LOG_HEADER_SIZE + (uint64_t)RING_SLOTS * GL_LOG_SLOT_SIZE;
+    if (ftruncate(fd, 0) != 0 || !grow(records)) {
         snprintf(err, errlen, "cannot write the file: %s", strerror(errno));
         munmap(base, limit);
         w.base = NULL;
@@ -484,9 +655,20 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
                               .start_unix_ns =
                                   (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
                               .clock0_ns = w.clock0,
-                              .tsc0 = w.tsc0};
-    atomic_store(&w.length, GL_LOG_HEADER_SIZE);
+                              .tsc0 = w.tsc0,
+                              .ring_slots = RING_SLOTS,
+                              .slot_size = GL_LOG_SLOT_SIZE};
     gl_log_format_header_encode(&h, w.base);
+    /* The ring's pages made present now: its slots are stored inside CUDA
+     * calls, where a page fault on a shared mapping costs microseconds. */
+    w.ring = w.base + GL_LOG_HEADER_SIZE;
+#ifdef MADV_POPULATE_WRITE
+    madvise(w.base, (size_t)records, MADV_POPULATE_WRITE);
+#endif
+    atomic_store(&w.head, 0);
+    atomic_store(&w.tail, 0);
+    atomic_store(&w.room, RING_SLOTS);
+    atomic_store(&w.length, records);
 
     static uint8_t body[4 * 4096 + 6 * PATH_MAX];
     char exe[PATH_MAX] = "", cwd[PATH_MAX] = "", host[256] = "";
@@ -554,6 +736,7 @@ void gl_log_writer_end(enum gl_log_end how, int status, uint64_t blocks, uint64_
     if (!gl_log_writer_active())
         return;
     gl_log_writer_modules(); /* objects loaded since: the stacks' frames need them */
+    flush();                 /* the events before END */
     write_clock();
     uint8_t body[6 * GL_LOG_VARINT_MAX + 512];
     size_t n = gl_log_format_put(body, how);
@@ -575,10 +758,12 @@ static uint32_t capture_and_save(void)
         return id;
     if (first_sight(w.stack_bits, id))
         write_stack(id);
-    uint8_t body[2 * GL_LOG_VARINT_MAX];
-    size_t n = gl_log_format_put(body, (uint64_t)syscall(SYS_gettid));
-    n += gl_log_format_put(body + n, id);
-    append(GL_LOG_ERROR_STACK, body, n);
+    /* Staged as events are: its record follows its thread's event. */
+    struct gl_event ev = {
+        .type = GL_LOG_SLOT_ERROR_STACK, .tid = (uint32_t)syscall(SYS_gettid), .stack = id};
+    uint64_t v[8];
+    memcpy(v, &ev, sizeof v);
+    stage(v);
     return id;
 }
 
@@ -599,6 +784,15 @@ void gl_log_writer_close(void)
     if (!w.base || !gl_log_writer_active())
         return;
     atomic_store(&w.active, false);
+    flush();
+    /* Every slot compacted: the ring's blocks given back to the file system
+     * (it reads as zeros, nothing staged), so that a short run's log takes
+     * little more disk than its records. */
+    if (atomic_load(&w.tail) == atomic_load(&w.head) &&
+        fallocate(w.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, GL_LOG_HEADER_SIZE,
+                  (off_t)RING_SLOTS * GL_LOG_SLOT_SIZE) != 0) {
+        /* not supported here: the ring keeps its blocks */
+    }
     atomic_store(&w.stopped, true);
     uint64_t end = atomic_fetch_add(&w.length, w.limit);
     if (ftruncate(w.fd, (off_t)end) != 0) {
@@ -617,6 +811,8 @@ static void unmap(void)
     w.fd = -1;
     atomic_store(&w.active, false);
 }
+
+uint64_t gl_log_writer_dropped(void) { return atomic_load(&w.dropped); }
 
 uint64_t gl_log_writer_bytes(void)
 {

@@ -7,9 +7,13 @@
  * A consumer of events (event/dispatch.h) like any output: it runs on the
  * thread that made the call, inside the CUDA call, so it never locks, never
  * allocates and makes no system call on its way.  The file is mapped shared
- * (the page cache holds what threads store, whatever becomes of the process);
- * a record is reserved with one atomic add on the file's length and filled by
- * the thread that reserved it.  The file grows ahead of the writers (one
+ * (the page cache holds what threads store, whatever becomes of the process).
+ * An event is staged: one atomic add takes a slot of the ring at the file's
+ * start and the event is stored there raw, its stamp last; the helper thread
+ * compacts slots into records in the order they were taken (a reader takes
+ * what it had not compacted from the ring).  Other records are reserved with
+ * one atomic add on the file's length and filled by the thread that
+ * reserved it.  The file grows ahead of the writers (one
  * ftruncate per doubling, under a lock only a thread crossing the mapped end
  * takes); its mapping is reserved once, --save-limit long.
  *
@@ -65,6 +69,14 @@ void gl_log_writer_save_error_stacks(void);
 
 /* Trim the file to what was written and unmap it (the process is ending). */
 void gl_log_writer_close(void);
+
+/* Tests only: the helper thread leaves the staging ring alone while held
+ * (writers fill it, then compact it themselves). */
+void gl_log_writer_hold_helper(bool hold);
+
+/* Events not saved: a writer found the ring full while compacting it
+ * itself (a signal handler inside its own compaction), or the log closed. */
+uint64_t gl_log_writer_dropped(void);
 
 /* Bytes written so far (-v, bench). */
 uint64_t gl_log_writer_bytes(void);

@@ -106,7 +106,9 @@ START_TEST(test_header_and_check)
                               .ppid = 1,
                               .start_unix_ns = 5,
                               .clock0_ns = 6,
-                              .tsc0 = 7};
+                              .tsc0 = 7,
+                              .ring_slots = 1024,
+                              .slot_size = GL_LOG_SLOT_SIZE};
     uint8_t out[GL_LOG_HEADER_SIZE];
     gl_log_format_header_encode(&h, out);
     struct gl_log_header back;
@@ -115,7 +117,15 @@ START_TEST(test_header_and_check)
     ck_assert_mem_eq(&h, &back, sizeof h);
     out[8] = GL_LOG_VERSION + 1;
     ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "format version 4 at byte 8"), "%s", err);
+    char want[64];
+    snprintf(want, sizeof want, "format version %d at byte 8", GL_LOG_VERSION + 1);
+    ck_assert_msg(strstr(err, want), "%s", err);
+    /* A ring of a size no writer makes. */
+    out[8] = GL_LOG_VERSION;
+    out[56] = 3;
+    ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "bad staging ring (1027 slots of 72 bytes) at byte 56"), "%s", err);
+    out[56] = 0;
     /* Format 1 (times in ticks) is still read. */
     out[8] = 1;
     ck_assert_int_eq(gl_log_format_header_decode(out, sizeof out, &back, err, sizeof err), 0);
@@ -161,6 +171,47 @@ START_TEST(test_header_and_check)
 }
 END_TEST
 
+/* A slot as the writer stores it (the event's bytes, then the stamp) reads
+ * back for its own number only, and a flipped bit in it is found. */
+START_TEST(test_slot_round_trip)
+{
+    struct gl_event ev = {.type = GL_EV_ALLOC,
+                          .kind = 3,
+                          .api = GL_API_cuMemAlloc_v2,
+                          .device = -1,
+                          .flags = 0x8001,
+                          .tid = 4242,
+                          .stack = 77,
+                          .key = 0x7f0000200000ULL,
+                          .size = 1 << 20,
+                          .seq = 9,
+                          .ctx = 0x55aa,
+                          .aux = ~0ULL,
+                          .time_ns = 123456789};
+    uint64_t v[8];
+    memcpy(v, &ev, sizeof v);
+    uint8_t slot[GL_LOG_SLOT_SIZE];
+    memcpy(slot, v, 64);
+    uint64_t stamp = (1000 + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
+    memcpy(slot + 64, &stamp, 8);
+    struct gl_event back;
+    ck_assert_int_eq(gl_log_format_slot_decode(slot, 1000, &back), 1);
+    ck_assert_mem_eq(&back, &ev, sizeof ev);
+    /* The same slot one lap earlier or later is not this number's. */
+    ck_assert_int_eq(gl_log_format_slot_decode(slot, 1000 + 8192, &back), 0);
+    ck_assert_int_eq(gl_log_format_slot_decode(slot, 999, &back), 0);
+    for (unsigned bit = 0; bit < 64 * 8; bit += 37) {
+        slot[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        ck_assert_int_eq(gl_log_format_slot_decode(slot, 1000, &back), -1);
+        slot[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    /* Two words swapped. */
+    memcpy(slot + 16, &v[3], 8);
+    memcpy(slot + 24, &v[2], 8);
+    ck_assert_int_eq(gl_log_format_slot_decode(slot, 1000, &back), -1);
+}
+END_TEST
+
 static Suite *log_format_suite(void)
 {
     Suite *s = suite_create("log_format");
@@ -169,6 +220,7 @@ static Suite *log_format_suite(void)
     tcase_add_test(tc, test_packed_refusals);
     tcase_add_test(tc, test_varint_events_still_read);
     tcase_add_test(tc, test_header_and_check);
+    tcase_add_test(tc, test_slot_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }
