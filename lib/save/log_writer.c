@@ -31,13 +31,16 @@
 #define LIMIT_ROOM 64         /* kept below the limit for the LIMIT record */
 #define STACK_BITS (1u << 22) /* stack and code ids remembered as written */
 
-/* The staging ring (save/log_format.h): slots in the file, 576 KiB.  The
- * helper is woken when a writer finds half of it waiting (checked once every
- * WAKE_EVERY slots taken: one futex call per thousands of events), so that
- * the ring fills only when the helper gets no CPU; a writer finding it full
- * compacts itself.  Compacting publishes the free room every PUBLISH_EVERY
- * slots: the writers' line is written that rarely. */
-#define RING_SLOTS 8192u
+/* The staging ring (save/log_format.h): GL_LOG_WRITER_RING_SLOTS slots in
+ * the file, 4.5 MiB: large enough that a slot's line has left the helper's
+ * cache when a writer comes back to it (a ring of 8,192 cost a third more a
+ * pair, bench/RESULTS.md).  The helper is woken when a writer finds half of
+ * it waiting (checked once every WAKE_EVERY slots taken: one futex call per
+ * tens of thousands of events), so that the ring fills only when the helper
+ * gets no CPU; a writer finding it full compacts itself.  Compacting
+ * publishes the free room every PUBLISH_EVERY slots: the writers' line is
+ * written that rarely. */
+#define RING_SLOTS GL_LOG_WRITER_RING_SLOTS
 #define WAKE_EVERY 512u
 #define WAKE_BACKLOG (RING_SLOTS / 2)
 #define PUBLISH_EVERY 512u
@@ -487,7 +490,12 @@ static inline __attribute__((always_inline)) void stage(const uint64_t v[8])
         !wait_for_room(i))
         return;
     uint8_t *slot = slot_at(i);
-    __builtin_prefetch(slot + 16 * GL_LOG_SLOT_SIZE, 1, 3); /* past the ring's end: the file */
+    /* The slot 16 ahead fetched for writing: `prefetchw`, which the
+     * compiler's builtin gives only to builds for CPUs that have it (a NOP
+     * on those that do not), takes the line from the helper's cache at
+     * once, where a read prefetch leaves its copy there to invalidate at
+     * the store (bench/RESULTS.md).  Past the ring's end: the file. */
+    __asm__ volatile("prefetchw %0" ::"m"(*(const char *)(slot + 16 * GL_LOG_SLOT_SIZE)));
     memcpy(slot, v, 64);
     uint64_t stamp = (i + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
     __atomic_store_n((uint64_t *)(slot + 64), stamp, __ATOMIC_RELEASE);

@@ -34,6 +34,9 @@
 
 extern const struct gl_component gl_log_writer_component;
 
+/* The staging ring's slots (save/log_format.h), as this writer makes it. */
+#define GL_LOG_WRITER_RING_SLOTS 65536u
+
 /* What the PROCESS record says. */
 struct gl_log_process {
     const char *version, *command, *options;

@@ -136,7 +136,7 @@ static void *many_events(void *arg)
 {
     uint32_t tid = (uint32_t)(uintptr_t)arg;
     const struct gl_consumer *k = gl_log_writer_component.consumer;
-    for (uint64_t i = 0; i < 20000; i++) {
+    for (uint64_t i = 0; i < 40000; i++) {
         struct gl_event ev = {.type = i % 2 ? GL_EV_FREE : GL_EV_ALLOC,
                               .kind = GL_MEM_DEVICE,
                               .api = 1,
@@ -149,8 +149,8 @@ static void *many_events(void *arg)
     return NULL;
 }
 
-/* The helper held: four threads fill the ring (8,192 slots) ten times over
- * and compact it themselves; every event reads back, staged or not. */
+/* The helper held: four threads fill the ring (65,536 slots) and compact it
+ * themselves; every event reads back, staged or not. */
 START_TEST(test_ring_full)
 {
     open_log();
@@ -162,13 +162,13 @@ START_TEST(test_ring_full)
         pthread_join(t[i], NULL);
     uint64_t events, staged;
     read_live(&events, &staged);
-    ck_assert_uint_eq(events, 80000);
+    ck_assert_uint_eq(events, 160000);
     ck_assert_uint_gt(staged, 0);
-    ck_assert_uint_le(staged, 8192);
+    ck_assert_uint_le(staged, GL_LOG_WRITER_RING_SLOTS);
     gl_log_writer_hold_helper(false);
     uint64_t marks;
     close_and_count(&marks, &events);
-    ck_assert_uint_eq(events, 80000);
+    ck_assert_uint_eq(events, 160000);
 }
 END_TEST
 
@@ -197,7 +197,7 @@ START_TEST(test_staged_then_closed)
     read_live(&events, &staged);
     ck_assert_uint_eq(events, 100);
     ck_assert_uint_eq(staged, 0);
-    /* The ring (576 KiB) takes no disk where the file system punches holes. */
+    /* The ring (4.5 MiB) takes no disk where the file system punches holes. */
     struct stat st;
     ck_assert_int_eq(stat(path, &st), 0);
     int probe = open(path, O_RDWR);
@@ -206,7 +206,7 @@ START_TEST(test_staged_then_closed)
     if (probe >= 0)
         close(probe);
     if (punches)
-        ck_assert_int_lt((long)st.st_blocks * 512, 8192u * 72);
+        ck_assert_int_lt((long)st.st_blocks * 512, GL_LOG_WRITER_RING_SLOTS * 72);
     unlink(path);
 }
 END_TEST
