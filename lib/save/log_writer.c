@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include "base/prefetch.h"
 #include "base/spin.h"
 #include "base/thread.h"
 #include "base/ticker.h"
@@ -188,7 +189,7 @@ static inline __attribute__((always_inline)) uint8_t *place_event(const uint8_t 
     uint8_t *at = reserve(n);
     if (!at)
         return NULL;
-    __builtin_prefetch(at + 1024, 1, 3);
+    gl_prefetch_write(at + 1024);
     size_t i = 0, to = (n + 3) & ~(size_t)3;
     for (; i + 8 <= to; i += 8) {
         uint64_t v;
@@ -490,12 +491,10 @@ static inline __attribute__((always_inline)) void stage(const uint64_t v[8])
         !wait_for_room(i))
         return;
     uint8_t *slot = slot_at(i);
-    /* The slot 16 ahead fetched for writing: `prefetchw`, which the
-     * compiler's builtin gives only to builds for CPUs that have it (a NOP
-     * on those that do not), takes the line from the helper's cache at
-     * once, where a read prefetch leaves its copy there to invalidate at
-     * the store (bench/RESULTS.md).  Past the ring's end: the file. */
-    __asm__ volatile("prefetchw %0" ::"m"(*(const char *)(slot + 16 * GL_LOG_SLOT_SIZE)));
+    /* The slot 16 ahead fetched for writing (base/prefetch.h): it takes the
+     * line from the helper's cache at once (bench/RESULTS.md).  Past the
+     * ring's end: the file. */
+    gl_prefetch_write(slot + 16 * GL_LOG_SLOT_SIZE);
     memcpy(slot, v, 64);
     uint64_t stamp = (i + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
     __atomic_store_n((uint64_t *)(slot + 64), stamp, __ATOMIC_RELEASE);

@@ -10,6 +10,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "base/prefetch.h"
 #include "base/thread.h"
 #include "base/ticker.h"
 #include "base/tool.h"
@@ -190,7 +191,7 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
      * for a lap, and waiting for it inside the call costs every thread
      * queued behind this one (bench/RESULTS.md). */
     if (t && t->hist_next < t->hist_end)
-        __builtin_prefetch(&h.ring[next_slot], 1, 3);
+        gl_prefetch_write(&h.ring[next_slot]);
     /* Unstamped first: a reader at exit never takes a half-written entry for
      * the one a slower thread wrote there a lap ago. */
     atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);

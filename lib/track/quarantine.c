@@ -7,6 +7,7 @@
 #include "event/api.h"
 #include "event/event.h"
 #include "base/ranges.h"
+#include "base/prefetch.h"
 #include "base/spin.h"
 #include "base/tool.h"
 
@@ -371,6 +372,12 @@ static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
     struct slot *s = &q.ring[pos & q.mask];
     if (take_slot(s, pos))
         fill(s, pos, ev, blk);
+    /* The next position's slot, fetched for writing while the program works
+     * between two frees: untouched for a lap of the ring, it is out of the
+     * caches, and the next free would wait for it. */
+    const struct slot *next = &q.ring[(pos + 1) & q.mask];
+    gl_prefetch_write(next);
+    gl_prefetch_write((const char *)next + 64);
 }
 
 #ifdef GL_ASSERTIONS
