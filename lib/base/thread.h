@@ -30,6 +30,21 @@ struct gl_stat_cell {
     uint32_t key;    /* the group it holds: GL_STAT_KEY(slot, kind); 0 = empty */
     uint32_t events; /* since the last flush */
     _Atomic int64_t alloc_blocks[2], alloc_bytes[2], cur_blocks[2], cur_bytes[2];
+    /* The owner's view, refreshed at each flush: the shared group's live
+     * counts per split, and its peaks (small, large, all) as last seen or
+     * raised.  A peak check reads these, not the shared lines (stats.c). */
+    int64_t seen_blocks[2], seen_bytes[2];
+    uint64_t peak_blocks[3], peak_bytes[3];
+    uint64_t epoch; /* the process's flush count when taken */
+};
+
+/* The owner's view of one device slot's shared figures, the same way: its
+ * cells' live bytes not yet flushed, the shared live bytes and peak as last
+ * seen, and whether it was taken (used) once. */
+struct gl_stat_view {
+    int64_t pending, seen;
+    uint64_t peak, epoch;
+    bool taken;
 };
 
 struct gl_table_node;
@@ -45,8 +60,8 @@ struct gl_thread {
     struct gl_stat_cell stat_cells[GL_STAT_CELLS];
     _Atomic unsigned stat_seq; /* odd while the owner flushes a cell */
     unsigned stat_last;        /* the cell used last: the next event's likely one */
-    /* The cells' live bytes by device slot and in all (the owner's peak checks). */
-    int64_t stat_pending_slot[GL_STAT_SLOTS_MAX], stat_pending_all;
+    /* By device slot and for the process (the owner's peak checks). */
+    struct gl_stat_view stat_slot[GL_STAT_SLOTS_MAX], stat_all;
     /* Allocation numbers handed to this thread in blocks: [seq_next, seq_end). */
     uint64_t seq_next, seq_end;
     struct gl_table_node *spare_node; /* a freed block's node, reused by the next free */

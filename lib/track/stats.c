@@ -41,6 +41,9 @@ static struct device devices[GL_STATS_SLOTS];
 /* The process: live bytes flushed, and the peak of all devices and kinds together. */
 static struct device total;
 static _Atomic bool sites_on;
+/* Flushes so far, by every thread: a thread's views (base/thread.h) are
+ * taken again when it moved, one line read where the figures are four. */
+static _Atomic uint64_t flushes __attribute__((aligned(64)));
 
 #define ADD(x, v) atomic_fetch_add_explicit(&(x), (v), memory_order_relaxed)
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
@@ -59,6 +62,42 @@ bool gl_stats_sites_on(void) { return LOAD(sites_on); }
 
 static inline unsigned key_slot(uint32_t key) { return key >> 8 & 0xff; }
 static inline unsigned key_kind(uint32_t key) { return key & 0xff; }
+
+/* The owner's views (base/thread.h) taken again from the shared figures: at
+ * each flush, so that they are exact while the thread alone moves them and
+ * behind by what other threads flushed since otherwise.  A peak check then
+ * reads the thread's own lines; the shared ones are read once a flush, and a
+ * peak written only when one is exceeded. */
+static void refresh_cell(struct gl_stat_cell *c, struct group *g)
+{
+    c->epoch = atomic_load_explicit(&flushes, memory_order_acquire);
+    for (int sp = 0; sp < 2; sp++) {
+        c->seen_blocks[sp] = LOAD(g->s[sp].cur_blocks);
+        c->seen_bytes[sp] = LOAD(g->s[sp].cur_bytes);
+    }
+    for (int sp = 0; sp < GL_NSPLITS; sp++) {
+        c->peak_blocks[sp] = LOAD(g->peak_blocks[sp]);
+        c->peak_bytes[sp] = LOAD(g->peak_bytes[sp]);
+    }
+}
+
+static void refresh_view(struct gl_stat_view *v, struct device *d)
+{
+    v->epoch = atomic_load_explicit(&flushes, memory_order_acquire);
+    v->seen = LOAD(d->cur_bytes);
+    v->peak = LOAD(d->peak_bytes);
+}
+
+/* Raise a shared peak to v if the view's copy says it may be exceeded; the
+ * copy then holds the peak as it is.  True if this call raised it. */
+static inline bool raise_seen(_Atomic uint64_t *peak, uint64_t *copy, uint64_t v)
+{
+    if (__builtin_expect(v <= *copy, 1))
+        return false;
+    bool raised = gl_atomic_raise(peak, v);
+    *copy = raised ? v : LOAD(*peak);
+    return raised;
+}
 
 static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c)
 {
@@ -80,14 +119,20 @@ static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c)
         ADD(g->s[sp].cur_bytes, cB);
         ADD(devices[slot].cur_bytes, cB);
         ADD(total.cur_bytes, cB);
-        t->stat_pending_slot[slot] -= cB;
-        t->stat_pending_all -= cB;
+        t->stat_slot[slot].pending -= cB;
+        t->stat_all.pending -= cB;
         atomic_store_explicit(&c->alloc_blocks[sp], 0, memory_order_relaxed);
         atomic_store_explicit(&c->alloc_bytes[sp], 0, memory_order_relaxed);
         atomic_store_explicit(&c->cur_blocks[sp], 0, memory_order_relaxed);
         atomic_store_explicit(&c->cur_bytes[sp], 0, memory_order_relaxed);
     }
     atomic_store_explicit(&t->stat_seq, s + 2, memory_order_release);
+    atomic_fetch_add_explicit(&flushes, 1, memory_order_release);
+    refresh_cell(c, g);
+    if (t->stat_slot[slot].taken)
+        refresh_view(&t->stat_slot[slot], &devices[slot]);
+    if (t->stat_all.taken)
+        refresh_view(&t->stat_all, &total);
 }
 
 static void retire_thread(struct gl_thread *t)
@@ -118,6 +163,7 @@ static inline struct gl_stat_cell *cell_for(struct gl_thread *t, uint32_t key)
     if (victim->key)
         flush_cell(t, victim);
     victim->key = key;
+    refresh_cell(victim, &groups[key_slot(key)][key_kind(key)]);
     t->stat_last = (unsigned)(victim - t->stat_cells);
     return victim;
 }
@@ -165,17 +211,32 @@ static inline __attribute__((always_inline)) void move(struct gl_thread *t, unsi
     }
     gl_thread_add(&c->cur_blocks[sp], blocks);
     gl_thread_add(&c->cur_bytes[sp], bytes);
-    t->stat_pending_slot[slot] += bytes;
-    t->stat_pending_all += bytes;
+    t->stat_slot[slot].pending += bytes;
+    t->stat_all.pending += bytes;
     int64_t pending = LOAD(c->cur_bytes[sp]);
     if (__builtin_expect(
             ++c->events >= FLUSH_EVENTS || pending >= FLUSH_BYTES || pending <= -FLUSH_BYTES, 0))
         flush_cell(t, c);
     if (seen)
         for (int i = 0; i < 2; i++) {
-            seen->blocks[i] = LOAD(g->s[i].cur_blocks) + LOAD(c->cur_blocks[i]);
-            seen->bytes[i] = LOAD(g->s[i].cur_bytes) + LOAD(c->cur_bytes[i]);
+            seen->blocks[i] = c->seen_blocks[i] + LOAD(c->cur_blocks[i]);
+            seen->bytes[i] = c->seen_bytes[i] + LOAD(c->cur_bytes[i]);
         }
+}
+
+/* The thread's view of a device slot or of the process, taken from the
+ * shared figures the first time (and the device marked used). */
+static inline struct gl_stat_view *view_of(struct gl_stat_view *v, struct device *d, uint64_t epoch)
+{
+    if (__builtin_expect(!v->taken, 0)) {
+        v->taken = true;
+        refresh_view(v, d);
+        if (!LOAD(d->used))
+            atomic_store_explicit(&d->used, true, memory_order_relaxed);
+    } else if (__builtin_expect(v->epoch != epoch, 0)) {
+        refresh_view(v, d);
+    }
+    return v;
 }
 
 static inline __attribute__((always_inline)) void
@@ -188,22 +249,47 @@ stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t s
     struct seen v;
     move(t, slot, kind, sp, 1, (int64_t)size, &v);
     struct group *g = &groups[slot][kind];
-    gl_atomic_raise(&g->peak_blocks[sp], pos(v.blocks[sp]));
-    gl_atomic_raise(&g->peak_bytes[sp], pos(v.bytes[sp]));
-    gl_atomic_raise(&g->peak_blocks[GL_SPLIT_ALL], pos(v.blocks[0] + v.blocks[1]));
-    gl_atomic_raise(&g->peak_bytes[GL_SPLIT_ALL], pos(v.bytes[0] + v.bytes[1]));
-
     struct device *d = &devices[slot];
-    int64_t now = LOAD(d->cur_bytes) + (t ? t->stat_pending_slot[slot] : 0);
-    if (gl_atomic_raise(&d->peak_bytes, pos(now))) {
-        /* The stack and number may pair with a racing peak's: close enough. */
-        atomic_store_explicit(&d->peak_stack, stack, memory_order_relaxed);
-        atomic_store_explicit(&d->peak_seq, seq, memory_order_relaxed);
+    if (__builtin_expect(!t, 0)) {
+        gl_atomic_raise(&g->peak_blocks[sp], pos(v.blocks[sp]));
+        gl_atomic_raise(&g->peak_bytes[sp], pos(v.bytes[sp]));
+        gl_atomic_raise(&g->peak_blocks[GL_SPLIT_ALL], pos(v.blocks[0] + v.blocks[1]));
+        gl_atomic_raise(&g->peak_bytes[GL_SPLIT_ALL], pos(v.bytes[0] + v.bytes[1]));
+        if (gl_atomic_raise(&d->peak_bytes, pos(LOAD(d->cur_bytes)))) {
+            atomic_store_explicit(&d->peak_stack, stack, memory_order_relaxed);
+            atomic_store_explicit(&d->peak_seq, seq, memory_order_relaxed);
+        }
+        if (!LOAD(d->used))
+            atomic_store_explicit(&d->used, true, memory_order_relaxed);
+        gl_atomic_raise(&total.peak_bytes, pos(LOAD(total.cur_bytes)));
+    } else {
+        /* Against the thread's own views: no shared line read unless a peak
+         * may be exceeded. */
+        struct gl_stat_cell *c = &t->stat_cells[t->stat_last];
+        uint64_t epoch = atomic_load_explicit(&flushes, memory_order_acquire);
+        if (__builtin_expect(c->epoch != epoch, 0)) {
+            /* Another thread flushed since: the group's figures again. */
+            refresh_cell(c, g);
+            for (int i = 0; i < 2; i++) {
+                v.blocks[i] = c->seen_blocks[i] + LOAD(c->cur_blocks[i]);
+                v.bytes[i] = c->seen_bytes[i] + LOAD(c->cur_bytes[i]);
+            }
+        }
+        raise_seen(&g->peak_blocks[sp], &c->peak_blocks[sp], pos(v.blocks[sp]));
+        raise_seen(&g->peak_bytes[sp], &c->peak_bytes[sp], pos(v.bytes[sp]));
+        raise_seen(&g->peak_blocks[GL_SPLIT_ALL], &c->peak_blocks[GL_SPLIT_ALL],
+                   pos(v.blocks[0] + v.blocks[1]));
+        raise_seen(&g->peak_bytes[GL_SPLIT_ALL], &c->peak_bytes[GL_SPLIT_ALL],
+                   pos(v.bytes[0] + v.bytes[1]));
+        struct gl_stat_view *dv = view_of(&t->stat_slot[slot], d, epoch);
+        if (raise_seen(&d->peak_bytes, &dv->peak, pos(dv->seen + dv->pending))) {
+            /* The stack and number may pair with a racing peak's: close enough. */
+            atomic_store_explicit(&d->peak_stack, stack, memory_order_relaxed);
+            atomic_store_explicit(&d->peak_seq, seq, memory_order_relaxed);
+        }
+        struct gl_stat_view *all = view_of(&t->stat_all, &total, epoch);
+        raise_seen(&total.peak_bytes, &all->peak, pos(all->seen + all->pending));
     }
-    if (!LOAD(d->used))
-        atomic_store_explicit(&d->used, true, memory_order_relaxed);
-    int64_t all = LOAD(total.cur_bytes) + (t ? t->stat_pending_all : 0);
-    gl_atomic_raise(&total.peak_bytes, pos(all));
     if (LOAD(sites_on))
         gl_stack_depot_site_move(stack, (int64_t)size, 1);
 }
@@ -469,8 +555,8 @@ static void reset(void)
     gl_thread_registry_lock();
     for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
         memset(t->stat_cells, 0, sizeof t->stat_cells);
-        memset(t->stat_pending_slot, 0, sizeof t->stat_pending_slot);
-        t->stat_pending_all = 0;
+        memset(t->stat_slot, 0, sizeof t->stat_slot);
+        memset(&t->stat_all, 0, sizeof t->stat_all);
     }
     gl_thread_registry_unlock();
     memset(groups, 0, sizeof groups);

@@ -12,6 +12,7 @@
 #include "tracker_util.h"
 #include "base/tool.h"
 #include "event/api.h"
+#include "track/stats.h"
 #include "track/tracker.h"
 
 #define MiB (1024ULL * 1024)
@@ -864,6 +865,40 @@ START_TEST(test_peak_exact_one_thread)
 }
 END_TEST
 
+/* A thread checks peaks against its own view of the shared figures
+ * (stats.c), taken again once another thread flushed: a thread that
+ * allocated a MiB and exited (its share flushed) is counted in the next
+ * peak of a thread that had allocated before it. */
+static void *mib_holder(void *arg)
+{
+    (void)arg;
+    do_alloc(0x9000000, 1 << 20, GL_MEM_DEVICE, 1);
+    return NULL;
+}
+
+START_TEST(test_peak_sees_other_threads_flushes)
+{
+    do_alloc(0x1000, 100, GL_MEM_DEVICE, 1);
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, mib_holder, NULL), 0);
+    pthread_join(th, NULL);
+    do_alloc(0x2000, 10, GL_MEM_DEVICE, 1);
+    do_event(GL_EV_FREE, 0x9000000, 0, 0);
+    do_event(GL_EV_FREE, 0x2000, 0, 0);
+    struct gl_tracker_stats s = tu_tracker_stats();
+    ck_assert_uint_eq(s.live_bytes, 100);
+    ck_assert_uint_eq(s.peak_bytes, (1 << 20) + 110);
+    unsigned sl = gl_stats_slot(0);
+    struct gl_stat_device dev;
+    gl_stats_device(sl, &dev);
+    ck_assert_uint_eq(dev.peak_bytes, (1 << 20) + 110);
+    struct gl_stat_group grp;
+    gl_stats_group(sl, GL_MEM_DEVICE, &grp);
+    ck_assert_uint_eq(grp.split[GL_SPLIT_ALL].peak_blocks, 3);
+    ck_assert_uint_eq(grp.split[GL_SPLIT_ALL].peak_bytes, (1 << 20) + 110);
+}
+END_TEST
+
 /* A stream-ordered pool the program created is a block (its unused memory is
  * measured at checks), but not a GPU allocation, and outlives contexts. */
 START_TEST(test_mempool_blocks)
@@ -972,6 +1007,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_peak_not_below_live_with_threads);
     tcase_add_test(tc, test_peak_exact_one_thread);
+    tcase_add_test(tc, test_peak_sees_other_threads_flushes);
     tcase_add_test(tc, test_seq_mark_orders_threads);
     tcase_add_test(tc, test_mempool_blocks);
     suite_add_tcase(s, tc);
