@@ -299,6 +299,9 @@ int gl_log_format_slot_decode(const uint8_t *slot, uint64_t index, struct gl_eve
     uint64_t v[8];
     for (size_t i = 0; i < 8; i++)
         v[i] = get_le(slot + 8 * i, 8);
+    /* The stamp after the bytes (a writer clears it before them): a file
+     * still being written then never pairs it with another lap's bytes. */
+    __asm__ volatile("" ::: "memory");
     uint64_t stamp = get_le(slot + 64, 8);
     if ((stamp & GL_LOG_STAMP_INDEX) != index + 1)
         return 0;

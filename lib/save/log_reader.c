@@ -62,6 +62,7 @@ struct gl_log_file {
     size_t first_event;    /* where replay starts looking for events */
     uint64_t slot_records; /* EVENT_PACKED and ERROR_STACK records read (format 4: one a slot) */
     size_t map_len;        /* the mapping's bytes (the file's, or more: read_staged) */
+    bool *cut;             /* set when the file ends inside a record */
     struct verdict *verdicts;
     size_t nverdicts;
     struct gl_log_answers *answers;
@@ -372,7 +373,8 @@ static bool read_records(struct gl_log_file *f, size_t from, size_t to, size_t *
         if (!name)
             name = "unknown";
         if (off + gl_log_format_span(n) > to && off + 4 + n > to)
-            return fail(f, err, errlen, "the file ends inside a record (%s): it was cut short", off,
+            return *f->cut = true,
+                   fail(f, err, errlen, "the file ends inside a record (%s): it was cut short", off,
                         name),
                    false;
         if (gl_log_format_check(f->header.version, f->data + off + 4, n) != check)
@@ -403,24 +405,34 @@ static bool read_staged(struct gl_log_file *f, size_t *off, uint64_t *max_module
 {
     const uint8_t *ring = f->data + f->header.header_size;
     uint64_t mask = f->header.ring_slots - 1, first = f->slot_records, n = 0;
-    size_t bytes = 0;
+    /* The events copied as they are checked: a process still running may
+     * store a slot again before a second look. */
+    struct gl_event *evs = NULL;
     for (; n <= mask; n++) {
         struct gl_event ev;
         uint64_t i = first + n;
         int got = gl_log_format_slot_decode(ring + (i & mask) * GL_LOG_SLOT_SIZE, i, &ev);
-        if (got < 0)
+        if (got < 0) {
+            free(evs);
             return fail(f, err, errlen,
                         "a staged %s whose check does not match: the file is damaged",
                         (size_t)(ring - f->data) + (i & mask) * GL_LOG_SLOT_SIZE, "event"),
                    false;
+        }
         if (!got)
             break;
-        bytes += gl_log_format_span(GL_LOG_EVENT_MAX);
+        if (!gl_util_grow((void **)&evs, n, sizeof *evs)) {
+            free(evs);
+            return fail(f, err, errlen, "out of memory reading its %s", *off, "staging ring"),
+                   false;
+        }
+        evs[n] = ev;
     }
     if (!n)
         return true;
     /* The file's pages mapped again, privately and writable, at the start of
      * an area with room for the records after *off. */
+    size_t bytes = n * gl_log_format_span(GL_LOG_EVENT_MAX);
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     size_t len = (*off + bytes > f->size ? *off + bytes : f->size) + page;
     len = (len + page - 1) / page * page;
@@ -434,34 +446,35 @@ static bool read_staged(struct gl_log_file *f, size_t *off, uint64_t *max_module
     if (p == MAP_FAILED) {
         if (area != MAP_FAILED)
             munmap(area, len);
+        free(evs);
         return fail(f, err, errlen, "cannot map it to read its %s", *off, "staging ring"), false;
     }
     munmap((void *)f->data, f->size);
     f->data = area;
     f->map_len = len;
-    ring = f->data + f->header.header_size;
     size_t at = *off;
     for (uint64_t k = 0; k < n; k++) {
-        struct gl_event ev;
-        uint64_t i = first + k;
-        gl_log_format_slot_decode(ring + (i & mask) * GL_LOG_SLOT_SIZE, i, &ev);
+        const struct gl_event *ev = &evs[k];
         uint64_t words[(GL_LOG_EVENT_MAX + 7) / 8 + 1];
         uint8_t *body = (uint8_t *)words;
         size_t bn;
         unsigned type = GL_LOG_EVENT_PACKED;
-        if (ev.type == GL_LOG_SLOT_ERROR_STACK) {
+        if (ev->type == GL_LOG_SLOT_ERROR_STACK) {
             type = GL_LOG_ERROR_STACK;
-            bn = gl_log_format_put(body, ev.tid);
-            bn += gl_log_format_put(body + bn, ev.stack);
+            bn = gl_log_format_put(body, ev->tid);
+            bn += gl_log_format_put(body + bn, ev->stack);
         } else {
-            bn = gl_log_format_event_encode(&ev, ev.time_ns, body);
+            bn = gl_log_format_event_encode(ev, ev->time_ns, body);
         }
         memset(area + at, 0, gl_log_format_span(bn));
         memcpy(area + at + 4, body, bn);
-        uint32_t head = gl_log_format_head(type, area + at + 4, bn);
+        uint32_t head = (uint32_t)type |
+                        (uint32_t)gl_log_format_check(f->header.version, area + at + 4, bn) << 8 |
+                        (uint32_t)bn << 16;
         memcpy(area + at, &head, 4);
         at += gl_log_format_span(bn);
     }
+    free(evs);
     memset(area + at, 0, 4);
     uint64_t events = f->sum.events;
     if (!read_records(f, *off, at + 4, off, max_module, err, errlen))
@@ -470,9 +483,11 @@ static bool read_staged(struct gl_log_file *f, size_t *off, uint64_t *max_module
     return true;
 }
 
-struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errlen)
+static struct gl_log_file *open_once(const char *path, char *err, size_t errlen, bool *cut)
 {
     struct gl_log_file *f = calloc(1, sizeof *f);
+    if (f)
+        f->cut = cut;
     if (!f || !(f->path = strdup(path)) || !(f->answers = gl_log_answers_new())) {
         snprintf(err, errlen, "%s: out of memory", path);
         gl_log_reader_close(f);
@@ -514,21 +529,22 @@ struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errle
     uint64_t max_module = 0;
     size_t records = (size_t)gl_log_format_records_at(&f->header);
     if (records > f->size)
-        return fail(f, err, errlen, "the file ends inside its %s: it was cut short", f->size,
-                    "staging ring");
+        return *f->cut = true, fail(f, err, errlen, "the file ends inside its %s: it was cut short",
+                                    f->size, "staging ring");
     size_t off = records;
     if (!read_records(f, records, f->size, &off, &max_module, err, errlen))
         return NULL;
     if (off < f->size && off + 4 > f->size) {
         for (size_t i = off; i < f->size; i++)
             if (f->data[i])
-                return fail(f, err, errlen, "the file ends inside a record (%s): it was cut short",
+                return *f->cut = true,
+                       fail(f, err, errlen, "the file ends inside a record (%s): it was cut short",
                             off, "head");
     }
     f->sum.read_to = off;
     for (size_t i = off; i < f->size; i++)
         f->sum.unread_bytes += f->data[i] != 0;
-    if (f->header.ring_slots && !f->sum.limited && !read_staged(f, &off, &max_module, err, errlen))
+    if (f->header.ring_slots && !read_staged(f, &off, &max_module, err, errlen))
         return NULL;
     if (max_module > f->nmodules)
         return fail(f, err, errlen, "a stack names module %s, which the file never describes", off,
@@ -554,6 +570,23 @@ struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errle
     f->threads = NULL;
     f->nthreads = 0;
     return f;
+}
+
+/* A file still being written grows in steps: a record can straddle the size
+ * its stat gave while the writer extends it.  Cut short, but grown since:
+ * read again (a file cut for good stays the size it is). */
+struct gl_log_file *gl_log_reader_open(const char *path, char *err, size_t errlen)
+{
+    for (int tries = 0;; tries++) {
+        struct stat before;
+        bool cut = false;
+        bool known = stat(path, &before) == 0;
+        struct gl_log_file *f = open_once(path, err, errlen, &cut);
+        struct stat now;
+        if (f || !cut || !known || tries == 8 || stat(path, &now) != 0 ||
+            now.st_size == before.st_size)
+            return f;
+    }
 }
 
 void gl_log_reader_close(struct gl_log_file *f)

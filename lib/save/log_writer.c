@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -51,7 +52,8 @@ static struct {
     /* What every event reads and writes, in one cache line: the program
      * between two calls leaves it cold, and each line is a miss
      * (bench/RESULTS.md). */
-    _Alignas(64) _Atomic bool active;
+    _Alignas(64) _Atomic bool staging; /* events are staged: open, not stopped */
+    _Atomic bool active;               /* the log is open (this process's) */
     uint8_t *ring;
     _Atomic uint64_t head; /* slots taken */
     _Atomic uint64_t room; /* slots below it may be taken: compacted + RING_SLOTS */
@@ -103,6 +105,10 @@ static bool grow(uint64_t need)
             to *= 2;
         if (to > w.limit)
             to = w.limit;
+        if (to < need) {
+            gl_spin_unlock(&w.grow_lock);
+            return false;
+        }
         int rc = fallocate(w.fd, 0, (off_t)size, (off_t)(to - size));
         if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
             rc = ftruncate(w.fd, (off_t)to);
@@ -126,12 +132,16 @@ static void finish(uint8_t *at, unsigned type, const uint8_t *body, size_t n)
 static __attribute__((noinline)) uint8_t *reserve_slow(uint64_t at, size_t span)
 {
     if (at + span > w.limit - LIMIT_ROOM) {
+        /* Staging stops too: the ring keeps the events not yet compacted,
+         * which a reader takes from it (they came before the limit). */
+        atomic_store(&w.staging, false);
         if (at + 4 <= w.limit && !atomic_exchange(&w.stopped, true) &&
             (at + 4 <= atomic_load_explicit(&w.file_size, memory_order_acquire) || grow(at + 4)))
             finish(w.base + at, GL_LOG_LIMIT, NULL, 0);
         return NULL;
     }
     if (at + span > atomic_load_explicit(&w.file_size, memory_order_acquire) && !grow(at + span)) {
+        atomic_store(&w.staging, false);
         atomic_store(&w.stopped, true); /* no space: what follows is lost */
         return NULL;
     }
@@ -395,18 +405,20 @@ static void compact_slot(const uint64_t v[8])
     append_padded(GL_LOG_EVENT_PACKED, body, n);
 }
 
-/* Compact slots in the order they were taken (the compactor's lock held):
- * those stamped, and up to `until` those still being stored, waiting for
- * them until deadline (ns, the coarse clock).  Stops at the first slot that
- * is not stamped in time: records follow the slots' order, never skip. */
-static void compact(uint64_t until, uint64_t deadline)
+/* Compact slots in the order they were taken (the compactor's lock held),
+ * up to slot `until` (not included) at most: those stamped, and when wait
+ * is set those still being stored, waited for until deadline (ns, the
+ * coarse clock).  Stops at the first slot not stamped (in time): records
+ * follow the slots' order, never skip one.  Bounded by `until`, so that
+ * threads stamping as fast as it compacts never hold the caller. */
+static void compact(uint64_t until, bool wait, uint64_t deadline)
 {
     uint64_t t = atomic_load_explicit(&w.tail, memory_order_relaxed);
-    for (;;) {
+    while (t < until) {
         const uint8_t *slot = slot_at(t);
         uint64_t stamp = __atomic_load_n((const uint64_t *)(slot + 64), __ATOMIC_ACQUIRE);
         if ((stamp & GL_LOG_STAMP_INDEX) != t + 1) {
-            if (t >= until || gl_clock_ns() > deadline)
+            if (!wait || gl_clock_ns() > deadline)
                 break;
             __builtin_ia32_pause();
             continue;
@@ -442,6 +454,18 @@ static bool compactor_take(int me, uint64_t deadline)
 
 static void compactor_give(void) { atomic_store_explicit(&w.compactor, 0, memory_order_release); }
 
+/* Signals blocked while a thread of the program compacts: a handler that
+ * made a CUDA call there would find the compactor held by its own thread,
+ * and a slot it took could never be stamped, holding every slot after it. */
+static void block_signals(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+static void restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+
 /* Every slot taken so far compacted (END, close): waits up to FLUSH_WAIT_NS
  * for slots being stored; a thread stopped inside one (by a signal whose
  * handler ends the process) leaves it, and the slots after it, staged. */
@@ -449,37 +473,45 @@ static void flush(void)
 {
     uint64_t deadline = gl_clock_ns() + FLUSH_WAIT_NS;
     int me = (int)syscall(SYS_gettid);
-    if (!compactor_take(me, deadline))
-        return;
-    compact(atomic_load(&w.head), deadline);
-    compactor_give();
+    sigset_t old;
+    block_signals(&old);
+    if (compactor_take(me, deadline)) {
+        compact(atomic_load(&w.head), true, deadline);
+        compactor_give();
+    }
+    restore_signals(&old);
 }
 
 /* The ring is full at slot i: compact (or wait for the compactor) until
- * slot i is free.  False: the event is dropped, counted - the log was
- * closed, or this thread interrupted its own compaction. */
+ * slot i is free, compacting no further than that.  False: the event is
+ * dropped, counted - staging stopped (the log closed or full) while this
+ * thread waited; its slot stays unstamped, past what any reader takes. */
 static __attribute__((noinline)) bool wait_for_room(uint64_t i)
 {
     int me = (int)syscall(SYS_gettid);
+    sigset_t old;
+    block_signals(&old);
+    bool ok = true;
     for (unsigned spins = 0; i >= atomic_load_explicit(&w.room, memory_order_acquire); spins++) {
-        if (!atomic_load(&w.active)) {
+        if (!atomic_load(&w.staging)) {
             atomic_fetch_add(&w.dropped, 1);
-            return false;
+            ok = false;
+            break;
         }
         int holder = 0;
         if (atomic_compare_exchange_strong(&w.compactor, &holder, me)) {
-            compact(0, 0); /* what is stamped: the slot before ours may be ours to wait for */
+            /* What is stamped, up to our own slot's turn: the slot before
+             * ours may be another waiter's, whose own turn comes first. */
+            compact(i - RING_SLOTS + 1, false, 0);
             compactor_give();
-        } else if (holder == me) {
-            atomic_fetch_add(&w.dropped, 1);
-            return false;
-        } else if (spins < 128) {
-            __builtin_ia32_pause();
-        } else {
-            sched_yield();
         }
+        if (spins < 128)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
     }
-    return true;
+    restore_signals(&old);
+    return ok;
 }
 
 /* Stage v (an event, its time in word 7) in the next slot: one atomic add
@@ -495,11 +527,17 @@ static inline __attribute__((always_inline)) void stage(const uint64_t v[8])
      * line from the helper's cache at once (bench/RESULTS.md).  Past the
      * ring's end: the file. */
     gl_prefetch_write(slot + 16 * GL_LOG_SLOT_SIZE);
+    /* The old lap's stamp cleared before the new bytes: a reader of a dead
+     * or running process never pairs a stamp with another lap's bytes, so
+     * that a stamp whose check fails is damage. */
+    __atomic_store_n((uint64_t *)(slot + 64), 0, __ATOMIC_RELAXED);
+    atomic_thread_fence(memory_order_release);
     memcpy(slot, v, 64);
     uint64_t stamp = (i + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
     __atomic_store_n((uint64_t *)(slot + 64), stamp, __ATOMIC_RELEASE);
     if (__builtin_expect(!(i % WAKE_EVERY), 0) &&
-        i + RING_SLOTS - atomic_load_explicit(&w.room, memory_order_relaxed) >= WAKE_BACKLOG)
+        (int64_t)(i + RING_SLOTS - atomic_load_explicit(&w.room, memory_order_relaxed)) >=
+            (int64_t)WAKE_BACKLOG)
         wake_helper(WAKE_RING);
 }
 
@@ -509,7 +547,7 @@ static void record(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)blk;
     /* Off in a fork child (after_fork): its mapping is its parent's file. */
-    if (!atomic_load_explicit(&w.active, memory_order_relaxed))
+    if (!atomic_load_explicit(&w.staging, memory_order_relaxed))
         return;
     if (ev->stack && first_sight(w.stack_bits, ev->stack))
         write_stack(ev->stack);
@@ -524,6 +562,7 @@ static bool wanted(void) { return atomic_load(&w.active); }
 /* A fork child shares the mapping: it must never write into its parent's file. */
 static void after_fork(void)
 {
+    atomic_store(&w.staging, false);
     atomic_store(&w.active, false);
     w.helper = false;
 }
@@ -607,7 +646,7 @@ static void *helper_main(void *arg)
         while (!(why = atomic_exchange(&w.wake, 0)))
             syscall(SYS_futex, &w.wake, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
         if ((why & WAKE_RING) && !atomic_load(&held) && compactor_take(self, 0)) {
-            compact(0, 0);
+            compact(atomic_load(&w.head), false, 0);
             compactor_give();
         }
         if (why & WAKE_MODULES)
@@ -629,6 +668,14 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
                         size_t errlen)
 {
     limit &= ~(uint64_t)4095;
+    uint64_t records = GL_LOG_HEADER_SIZE + (uint64_t)RING_SLOTS * GL_LOG_SLOT_SIZE;
+    if (limit < records + (1u << 20)) {
+        snprintf(err, errlen,
+                 "--save-limit: %llu bytes is below the %llu the file needs at least "
+                 "(its staging ring, then room for records)",
+                 (unsigned long long)limit, (unsigned long long)(records + (1u << 20)));
+        return false;
+    }
     void *base = mmap(NULL, limit, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
     if (base == MAP_FAILED) {
         snprintf(err, errlen, "cannot map the file: %s", strerror(errno));
@@ -644,7 +691,6 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     atomic_store(&w.length, 0);
     atomic_store(&w.file_size, 0);
     atomic_store(&w.stopped, false);
-    uint64_t records = GL_LOG_HEADER_SIZE + (uint64_t)RING_SLOTS * GL_LOG_SLOT_SIZE;
     if (ftruncate(fd, 0) != 0 || !grow(records)) {
         snprintf(err, errlen, "cannot write the file: %s", strerror(errno));
         munmap(base, limit);
@@ -697,7 +743,9 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     while (gl_clock_ns() - w.clock0 < 2000000)
         __builtin_ia32_pause();
     write_clock();
+    atomic_store(&w.compactor, 0);
     atomic_store(&w.active, true);
+    atomic_store(&w.staging, true);
     gl_log_modules_reset();
     gl_log_writer_modules();
     if (!w.helper)
@@ -761,7 +809,7 @@ static uint32_t (*inner_capture)(void);
 static uint32_t capture_and_save(void)
 {
     uint32_t id = inner_capture ? inner_capture() : 0;
-    if (!id || !atomic_load_explicit(&w.active, memory_order_relaxed))
+    if (!id || !atomic_load_explicit(&w.staging, memory_order_relaxed))
         return id;
     if (first_sight(w.stack_bits, id))
         write_stack(id);
@@ -790,12 +838,22 @@ void gl_log_writer_close(void)
 {
     if (!w.base || !gl_log_writer_active())
         return;
+    atomic_store(&w.staging, false);
     atomic_store(&w.active, false);
     flush();
-    /* Every slot compacted: the ring's blocks given back to the file system
-     * (it reads as zeros, nothing staged), so that a short run's log takes
-     * little more disk than its records. */
-    if (atomic_load(&w.tail) == atomic_load(&w.head) &&
+    /* Compaction ends here for good: the compactor stays held, and a thread
+     * still inside a CUDA call that takes a slot now finds no room and drops
+     * its event (it stopped staging) rather than write into the ring. */
+    sigset_t old;
+    block_signals(&old);
+    compactor_take((int)syscall(SYS_gettid), gl_clock_ns() + FLUSH_WAIT_NS);
+    atomic_store_explicit(&w.room, 0, memory_order_release);
+    restore_signals(&old);
+    /* Every slot compacted into a record: the ring's blocks given back to
+     * the file system (it reads as zeros, nothing staged), so that a short
+     * run's log takes little more disk than its records.  (A log stopped at
+     * its limit keeps them: its staged events were compacted into nothing.) */
+    if (!atomic_load(&w.stopped) && atomic_load(&w.tail) == atomic_load(&w.head) &&
         fallocate(w.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, GL_LOG_HEADER_SIZE,
                   (off_t)RING_SLOTS * GL_LOG_SLOT_SIZE) != 0) {
         /* not supported here: the ring keeps its blocks */
@@ -816,6 +874,7 @@ static void unmap(void)
         close(w.fd);
     w.base = NULL;
     w.fd = -1;
+    atomic_store(&w.staging, false);
     atomic_store(&w.active, false);
 }
 

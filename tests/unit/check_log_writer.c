@@ -6,9 +6,11 @@
 #include <check.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,14 +22,19 @@
 
 static char path[64];
 
-static void open_log(void)
+static bool try_open_log(uint64_t limit, char *err, size_t errlen)
 {
     snprintf(path, sizeof path, "/tmp/check_log_writer.XXXXXX");
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     struct gl_log_process proc = {"test", "check_log_writer", ""};
+    return gl_log_writer_open(fd, limit, &proc, err, errlen);
+}
+
+static void open_log(void)
+{
     char err[256];
-    ck_assert_msg(gl_log_writer_open(fd, 256u << 20, &proc, err, sizeof err), "%s", err);
+    ck_assert_msg(try_open_log(256u << 20, err, sizeof err), "%s", err);
 }
 
 /* Close and read back, every record whole: the marks and events counted. */
@@ -211,6 +218,155 @@ START_TEST(test_staged_then_closed)
 }
 END_TEST
 
+static void one_event(uint32_t tid, uint64_t i)
+{
+    struct gl_event ev = {.type = i % 2 ? GL_EV_FREE : GL_EV_ALLOC,
+                          .kind = GL_MEM_DEVICE,
+                          .api = 1,
+                          .tid = tid,
+                          .key = 0x7f0000000000ull + (uint64_t)tid * 0x10000000 + i / 2 * 512,
+                          .size = i % 2 ? 0 : 512,
+                          .seq = i / 2 + 1};
+    gl_log_writer_component.consumer->record(&ev, NULL);
+}
+
+/* --save-limit reached by direct records (checkpoints) while events wait in
+ * the ring: staging stops with them there, and the reader takes them, so the
+ * events from before the limit are all read back.  A limit below the ring's
+ * size is refused at open, in a line naming the option. */
+START_TEST(test_limit_keeps_staged_events)
+{
+    char err[256];
+    ck_assert(!try_open_log(4u << 20, err, sizeof err));
+    ck_assert_msg(strstr(err, "--save-limit: ") && strstr(err, "staging ring"), "%s", err);
+    unlink(path);
+    ck_assert_msg(try_open_log(6u << 20, err, sizeof err), "%s", err);
+    gl_thread_self();
+    for (uint64_t i = 0; i < 1000; i++)
+        one_event(5, 2 * i); /* allocations, staged: the helper is not woken */
+    for (uint64_t i = 0; i < 40000; i++)
+        gl_log_writer_mark(i + 1, 0, "a checkpoint name of some length");
+    for (uint64_t i = 0; i < 10; i++)
+        one_event(5, 2 * (1000 + i)); /* after the limit: not staged */
+    gl_log_writer_end(GL_LOG_END_EXIT, 0, 0, 0, true, NULL);
+    gl_log_writer_close();
+    struct gl_log_file *f = gl_log_reader_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    struct gl_log_summary s;
+    gl_log_reader_summary(f, &s);
+    ck_assert(s.limited);
+    ck_assert(!s.ended);
+    ck_assert_uint_gt(s.marks, 1000);
+    ck_assert_uint_eq(s.events, 1000);
+    ck_assert_uint_eq(s.staged, 1000);
+    gl_log_reader_close(f);
+    unlink(path);
+}
+END_TEST
+
+/* A signal handler that makes a call while its thread compacts a full ring
+ * (the helper held): signals wait until the compaction is over, so the
+ * handler's event is staged like any other, none is dropped and nothing
+ * stalls. */
+static _Atomic uint64_t progress, handled;
+static _Atomic bool writer_done;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    one_event(99, 2 * atomic_fetch_add(&handled, 1));
+}
+
+static void *busy_writer(void *arg)
+{
+    (void)arg;
+    gl_thread_self();
+    for (uint64_t i = 0; i < 400000; i++) {
+        one_event(8, i);
+        atomic_store(&progress, i);
+    }
+    atomic_store(&writer_done, true);
+    return NULL;
+}
+
+START_TEST(test_signal_inside_compaction)
+{
+    open_log();
+    gl_log_writer_hold_helper(true);
+    struct sigaction sa = {.sa_handler = on_signal}, old;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+    atomic_store(&writer_done, false);
+    pthread_t t;
+    pthread_create(&t, NULL, busy_writer, NULL);
+    uint64_t last = 0;
+    int still = 0;
+    while (!atomic_load(&writer_done)) {
+        pthread_kill(t, SIGUSR1);
+        usleep(200);
+        uint64_t p = atomic_load(&progress);
+        still = p == last ? still + 1 : 0;
+        last = p;
+        ck_assert_msg(still < 20000, "the writer stalled at event %llu", (unsigned long long)p);
+    }
+    pthread_join(t, NULL);
+    sigaction(SIGUSR1, &old, NULL);
+    gl_log_writer_hold_helper(false);
+    ck_assert_uint_eq(gl_log_writer_dropped(), 0);
+    ck_assert_uint_gt(atomic_load(&handled), 0);
+    uint64_t marks, events;
+    close_and_count(&marks, &events);
+    ck_assert_uint_eq(events, 400000 + atomic_load(&handled));
+}
+END_TEST
+
+/* The file read again and again while a thread writes events and the helper
+ * compacts them: every read succeeds (a record straddling the size the file
+ * had when looked at, a slot caught while its next lap is stored: neither is
+ * taken for damage, nor its bytes for another event's) and reads back no
+ * more events than were written.  (How many: the reader reads a moving
+ * file, and stops where the writers were when it got there.) */
+static void *steady_writer(void *arg)
+{
+    (void)arg;
+    gl_thread_self();
+    /* Within the log's limit (256 MiB): a million and a half events. */
+    for (uint64_t i = 0; i < 1500000 && !atomic_load(&writer_done); i++) {
+        one_event(7, i);
+        atomic_store(&progress, i + 1);
+    }
+    return NULL;
+}
+
+START_TEST(test_read_while_written)
+{
+    open_log();
+    atomic_store(&writer_done, false);
+    atomic_store(&progress, 0);
+    pthread_t t;
+    pthread_create(&t, NULL, steady_writer, NULL);
+    uint64_t most = 0;
+    for (int round = 0; round < 60; round++) {
+        usleep(1000);
+        char err[512];
+        struct gl_log_file *f = gl_log_reader_open(path, err, sizeof err);
+        ck_assert_msg(f != NULL, "read %d: %s", round, err);
+        struct gl_log_summary s;
+        gl_log_reader_summary(f, &s);
+        uint64_t after = atomic_load(&progress);
+        ck_assert_uint_le(s.events, after);
+        most = s.events > most ? s.events : most;
+        gl_log_reader_close(f);
+    }
+    ck_assert_uint_gt(most, 0);
+    atomic_store(&writer_done, true);
+    pthread_join(t, NULL);
+    uint64_t marks, events;
+    close_and_count(&marks, &events);
+    ck_assert_uint_eq(events, atomic_load(&progress));
+}
+END_TEST
+
 static Suite *log_writer_suite(void)
 {
     Suite *s = suite_create("log_writer");
@@ -220,6 +376,9 @@ static Suite *log_writer_suite(void)
     tcase_add_test(tc, test_events_of_every_length);
     tcase_add_test(tc, test_ring_full);
     tcase_add_test(tc, test_staged_then_closed);
+    tcase_add_test(tc, test_limit_keeps_staged_events);
+    tcase_add_test(tc, test_signal_inside_compaction);
+    tcase_add_test(tc, test_read_while_written);
     suite_add_tcase(s, tc);
     return s;
 }
