@@ -94,6 +94,11 @@ struct gl_thread {
     /* Depth of gpuleak_disable() calls: allocations made while it is above 0
      * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
     int disabled;
+    /* --save: the last two stacks this thread saw in the log it names
+     * (save/log_writer.c), so that an event whose stack is one of them
+     * reads no line of the log's bitmap: beside the fields every call
+     * writes. */
+    uint32_t log_stacks[2], log_gen;
     /* The allocation history's entries reserved for this thread (track/
      * history.c): [hist_next, hist_end), reserved when the counter read
      * hist_tsc, hist_next's slot in the ring (hist_next % the ring's size,

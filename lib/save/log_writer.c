@@ -59,6 +59,7 @@ static struct {
     _Atomic uint64_t room; /* slots below it may be taken: compacted + RING_SLOTS */
     uint64_t clock0;
     _Atomic uint64_t *stack_bits;
+    uint32_t gen; /* logs opened in this process: threads' stack caches name one */
     /* Records written directly: stacks, code objects, modules, marks... */
     _Alignas(64) _Atomic bool stopped;
     uint8_t *base; /* the mapping, limit bytes */
@@ -543,14 +544,35 @@ static inline __attribute__((always_inline)) void stage(const uint64_t v[8])
 
 /* ---- the consumer ---- */
 
+/* A stack's record written before the first event that names it: the
+ * thread's last two stacks first (a line every call touches), then the
+ * log's bitmap (a line of its own, cold between two calls). */
+static inline void see_stack(uint32_t id)
+{
+    struct gl_thread *t = gl_thread_cur;
+    if (t && t->log_gen == w.gen && (t->log_stacks[0] == id || t->log_stacks[1] == id))
+        return;
+    if (first_sight(w.stack_bits, id))
+        write_stack(id);
+    if (t) {
+        if (t->log_gen != w.gen) {
+            t->log_gen = w.gen;
+            t->log_stacks[1] = 0;
+        } else {
+            t->log_stacks[1] = t->log_stacks[0];
+        }
+        t->log_stacks[0] = id;
+    }
+}
+
 static void record(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)blk;
     /* Off in a fork child (after_fork): its mapping is its parent's file. */
     if (!atomic_load_explicit(&w.staging, memory_order_relaxed))
         return;
-    if (ev->stack && first_sight(w.stack_bits, ev->stack))
-        write_stack(ev->stack);
+    if (ev->stack)
+        see_stack(ev->stack);
     uint64_t v[8];
     memcpy(v, ev, sizeof v);
     v[7] = event_time();
@@ -744,6 +766,7 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
         __builtin_ia32_pause();
     write_clock();
     atomic_store(&w.compactor, 0);
+    w.gen++;
     atomic_store(&w.active, true);
     atomic_store(&w.staging, true);
     gl_log_modules_reset();
