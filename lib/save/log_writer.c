@@ -35,13 +35,13 @@
 
 /* The staging ring (save/log_format.h): GL_LOG_WRITER_RING_SLOTS slots in
  * the file, 4.5 MiB: large enough that a slot's line has left the helper's
- * cache when a writer comes back to it (a ring of 8,192 cost a third more a
- * pair, bench/RESULTS.md).  The helper is woken when a writer finds half of
- * it waiting (checked once every WAKE_EVERY slots taken: one futex call per
- * tens of thousands of events), so that the ring fills only when the helper
- * gets no CPU; a writer finding it full compacts itself.  Compacting
- * publishes the free room every PUBLISH_EVERY slots: the writers' line is
- * written that rarely. */
+ * cache when a writer comes back to it (a smaller ring cost the calling
+ * thread more, bench/RESULTS.md "The staging ring").  The helper is woken
+ * when a writer finds half of it waiting (checked once every WAKE_EVERY
+ * slots taken: one futex call per tens of thousands of events), so that the
+ * ring fills only when the helper gets no CPU; a writer finding it full
+ * compacts itself.  Compacting publishes the free room every PUBLISH_EVERY
+ * slots: the writers' line is written that rarely. */
 #define RING_SLOTS GL_LOG_WRITER_RING_SLOTS
 #define WAKE_EVERY 512u
 #define WAKE_BACKLOG (RING_SLOTS / 2)
