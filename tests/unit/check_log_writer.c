@@ -139,20 +139,23 @@ static void read_live(uint64_t *events, uint64_t *staged)
     gl_log_reader_close(f);
 }
 
+static void one_event(uint32_t tid, uint64_t i)
+{
+    struct gl_event ev = {.type = i % 2 ? GL_EV_FREE : GL_EV_ALLOC,
+                          .kind = GL_MEM_DEVICE,
+                          .api = 1,
+                          .tid = tid,
+                          .key = 0x7f0000000000ull + (uint64_t)tid * 0x10000000 + i / 2 * 512,
+                          .size = i % 2 ? 0 : 512,
+                          .seq = i / 2 + 1};
+    gl_log_writer_component.consumer->record(&ev, NULL);
+}
+
 static void *many_events(void *arg)
 {
     uint32_t tid = (uint32_t)(uintptr_t)arg;
-    const struct gl_consumer *k = gl_log_writer_component.consumer;
-    for (uint64_t i = 0; i < 40000; i++) {
-        struct gl_event ev = {.type = i % 2 ? GL_EV_FREE : GL_EV_ALLOC,
-                              .kind = GL_MEM_DEVICE,
-                              .api = 1,
-                              .tid = tid,
-                              .key = 0x7f0000000000ull + (uint64_t)tid * 0x10000000 + i / 2 * 512,
-                              .size = i % 2 ? 0 : 512,
-                              .seq = i / 2 + 1};
-        k->record(&ev, NULL);
-    }
+    for (uint64_t i = 0; i < 40000; i++)
+        one_event(tid, i);
     return NULL;
 }
 
@@ -217,18 +220,6 @@ START_TEST(test_staged_then_closed)
     unlink(path);
 }
 END_TEST
-
-static void one_event(uint32_t tid, uint64_t i)
-{
-    struct gl_event ev = {.type = i % 2 ? GL_EV_FREE : GL_EV_ALLOC,
-                          .kind = GL_MEM_DEVICE,
-                          .api = 1,
-                          .tid = tid,
-                          .key = 0x7f0000000000ull + (uint64_t)tid * 0x10000000 + i / 2 * 512,
-                          .size = i % 2 ? 0 : 512,
-                          .seq = i / 2 + 1};
-    gl_log_writer_component.consumer->record(&ev, NULL);
-}
 
 /* --save-limit reached by direct records (checkpoints) while events wait in
  * the ring: staging stops with them there, and the reader takes them, so the
