@@ -174,21 +174,36 @@ static void *pairs(void *tag)
     return NULL;
 }
 
-START_TEST(test_threads_in_chunks)
+/* Four threads making THREAD_PAIRS pairs each, tagged tag, tag + 1...; the
+ * first alone for stagger_ns before the others start (0: all at once).
+ * Returns the window, every event in it and none dropped. */
+static size_t four_threads(uintptr_t tag, long stagger_ns, struct gl_history_entry **e,
+                           size_t *bytes)
 {
     gl_history_configure(1 << 16);
     tu_pipeline_restart();
     pthread_t th[4];
-    for (uintptr_t i = 0; i < 4; i++)
-        pthread_create(&th[i], NULL, pairs, (void *)(0x7f00 + i));
+    pthread_create(&th[0], NULL, pairs, (void *)tag);
+    if (stagger_ns) {
+        struct timespec pause = {0, stagger_ns};
+        nanosleep(&pause, NULL);
+    }
+    for (uintptr_t i = 1; i < 4; i++)
+        pthread_create(&th[i], NULL, pairs, (void *)(tag + i));
     for (int i = 0; i < 4; i++)
         pthread_join(th[i], NULL);
-    struct gl_history_entry *e;
-    size_t bytes;
     uint64_t dropped;
-    size_t n = window(&e, &bytes, &dropped);
+    size_t n = window(e, bytes, &dropped);
     ck_assert_uint_eq(n, 4 * 2 * THREAD_PAIRS);
     ck_assert_uint_eq(dropped, 0);
+    return n;
+}
+
+START_TEST(test_threads_in_chunks)
+{
+    struct gl_history_entry *e;
+    size_t bytes;
+    size_t n = four_threads(0x7f00, 0, &e, &bytes);
     uint64_t live = 0, top = 0;
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -204,6 +219,7 @@ START_TEST(test_threads_in_chunks)
     tu_pipeline_restart();
     for (uintptr_t i = 0; i < 3; i++)
         pairs((void *)(0x7e00 + i));
+    uint64_t dropped;
     n = window(&e, &bytes, &dropped);
     ck_assert_uint_eq(n + dropped, 3 * 2 * THREAD_PAIRS);
     ck_assert_uint_ge(n, 4096 - 64);
@@ -265,22 +281,9 @@ END_TEST
  * free, its pairs in turn), and times never go back. */
 START_TEST(test_clock_switch_while_recording)
 {
-    gl_history_configure(1 << 16);
-    tu_pipeline_restart();
-    pthread_t th[4];
-    pthread_create(&th[0], NULL, pairs, (void *)0x7100);
-    struct timespec pause = {0, 200000};
-    nanosleep(&pause, NULL);
-    for (uintptr_t i = 1; i < 4; i++)
-        pthread_create(&th[i], NULL, pairs, (void *)(0x7100 + i));
-    for (int i = 0; i < 4; i++)
-        pthread_join(th[i], NULL);
     struct gl_history_entry *e;
     size_t bytes;
-    uint64_t dropped;
-    size_t n = window(&e, &bytes, &dropped);
-    ck_assert_uint_eq(n, 4 * 2 * THREAD_PAIRS);
-    ck_assert_uint_eq(dropped, 0);
+    size_t n = four_threads(0x7100, 200000, &e, &bytes);
     uint64_t next[4] = {0};
     for (size_t i = 0; i < n; i++) {
         unsigned t = (unsigned)((e[i].key >> 32) - 0x7100);
