@@ -107,6 +107,7 @@ static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV
             t->on_demand[type][ndemand[type]++] = k->on[type];
     }
     t->timed |= (k->flags & GL_CONSUMER_TIMED) != 0;
+    t->contexts |= (k->flags & GL_CONSUMER_CONTEXTS) != 0;
 }
 
 /* The counts come last: a rebuild clears what precedes them and never touches
@@ -208,17 +209,22 @@ void gl_dispatch_set_placement(const struct gl_placement *p)
     placement = p ? *p : (struct gl_placement){0};
 }
 
+uint64_t gl_dispatch_current_context(void)
+{
+    return placement.current_context ? placement.current_context() : 0;
+}
+
 int gl_dispatch_device_of(const struct gl_event *ev)
 {
     if (ev->device != GL_DEVICE_FROM_CONTEXT)
         return ev->device;
-    return placement.context_device ? placement.context_device(ev->ctx) : -1;
+    return placement.context_device ? placement.context_device(gl_dispatch_ctx(ev)) : -1;
 }
 
 int gl_dispatch_stream_device(const struct gl_event *ev)
 {
     if (placement.stream_device)
-        return placement.stream_device(ev->aux, ev->ctx);
+        return placement.stream_device(ev->aux, gl_dispatch_ctx(ev));
     return gl_dispatch_device_of(ev);
 }
 

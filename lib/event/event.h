@@ -73,6 +73,10 @@ enum gl_event_type {
  * launch, a block gone with its context or found replaced.  A replay makes
  * them again, so an event log does not keep them. */
 #define GL_EVF_DERIVED 0x10
+/* ctx not asked: a release whose context no consumer wanted (event/dispatch.h,
+ * GL_CONSUMER_CONTEXTS), the driver saved the question.  Only while the call
+ * runs, on its thread, can the placement still tell it (gl_dispatch_ctx). */
+#define GL_EVF_CTX_LATER 0x20
 
 /* Who saw a call the other observer did not (GL_EV_OBSERVER_MISMATCH). */
 enum gl_mismatch {
@@ -96,7 +100,7 @@ struct gl_event {
     uint64_t key;
     uint64_t size;
     uint64_t seq; /* allocation sequence number, 1-based */
-    uint64_t ctx; /* CUcontext value */
+    uint64_t ctx; /* CUcontext value (0 with GL_EVF_CTX_LATER) */
     uint64_t aux; /* stream for stream-ordered memory, handle key for VMM maps */
     uint64_t time_ns;
 };

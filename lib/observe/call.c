@@ -95,8 +95,7 @@ bool gl_call_failure_event(uint32_t cbid, const void *params, CUresult rc, struc
     return false;
 }
 
-void gl_call_on_failure(uint32_t cbid, const void *params, const struct gl_call_site *site,
-                        CUresult rc)
+void gl_call_on_failure(uint32_t cbid, const void *params, struct gl_call_site *site, CUresult rc)
 {
     struct gl_event ev;
     if (!gl_call_failure_event(cbid, params, rc, &ev))

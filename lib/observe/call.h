@@ -41,9 +41,20 @@
  * stacks name the entry point the program called as CUPTI's do; 0 when the
  * stack is captured inside the driver (CUPTI). */
 struct gl_call_site {
-    uint64_t ctx; /* the context current at the call */
+    uint64_t ctx; /* the context current at the call, or GL_CALL_CTX_UNASKED */
     uintptr_t entry;
 };
+/* The producer asks for the context only when an event needs it
+ * (gl_call_site_ctx): a release needs none unless a consumer writes events
+ * out (GL_CONSUMER_CONTEXTS); an error asks later (GL_EVF_CTX_LATER). */
+#define GL_CALL_CTX_UNASKED UINT64_MAX
+
+static inline uint64_t gl_call_site_ctx(struct gl_call_site *site)
+{
+    if (site->ctx == GL_CALL_CTX_UNASKED)
+        site->ctx = gl_dispatch_current_context();
+    return site->ctx;
+}
 
 /* What the call makes of its parameters at its entry (GL_SITE_ENTER) or exit,
  * without dispatching: the cross-check's view (observe/crosscheck.h).  Returns
@@ -86,13 +97,19 @@ static inline uint32_t gl_call_capture(const struct gl_call_site *site)
     return gl_stack_capture_entry(site->entry);
 }
 
-static inline void gl_call_fill_common(struct gl_event *ev, const struct gl_call_site *site)
+static inline void gl_call_fill_common(struct gl_event *ev, struct gl_call_site *site)
 {
     struct gl_thread *self = gl_thread_self();
     ev->tid = self ? self->tid : 0;
     if (self && __builtin_expect(self->disabled > 0, 0))
         ev->flags |= GL_EVF_IGNORED;
-    ev->ctx = site->ctx;
+    if (site->ctx == GL_CALL_CTX_UNASKED && gl_dispatch_is_release(ev) &&
+        !gl_dispatch_wants_contexts()) {
+        ev->ctx = 0;
+        ev->flags |= GL_EVF_CTX_LATER;
+    } else {
+        ev->ctx = gl_call_site_ctx(site);
+    }
 }
 
 /* Stream-ordered memory comes from the pool of the stream's device, which need
@@ -101,16 +118,17 @@ static inline void gl_call_place(struct gl_event *ev)
 {
     if (ev->device != GL_DEVICE_FROM_CONTEXT)
         return;
+    uint64_t ctx = gl_dispatch_ctx(ev);
     if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
-        ev->device = (int16_t)gl_contexts_stream_device(ev->aux, ev->ctx);
+        ev->device = (int16_t)gl_contexts_stream_device(ev->aux, ctx);
     else
-        ev->device = (int16_t)gl_contexts_device(ev->ctx);
+        ev->device = (int16_t)gl_contexts_device(ctx);
 }
 
 /* What a call that succeeded made: complete at its exit.  Inlined, so that
  * the stack memo sees the same frames as the capture that learnt it. */
-static inline __attribute__((always_inline)) void
-gl_call_on_success(struct gl_event *ev, const struct gl_call_site *site)
+static inline __attribute__((always_inline)) void gl_call_on_success(struct gl_event *ev,
+                                                                     struct gl_call_site *site)
 {
     gl_call_fill_common(ev, site);
     gl_call_place(ev);
@@ -137,13 +155,12 @@ gl_call_on_success(struct gl_event *ev, const struct gl_call_site *site)
 /* What a failed call still means (its request, for the OOM report; a capture
  * ended); false if nothing.  Out of line: the rare path. */
 bool gl_call_failure_event(uint32_t cbid, const void *params, CUresult rc, struct gl_event *ev);
-void gl_call_on_failure(uint32_t cbid, const void *params, const struct gl_call_site *site,
-                        CUresult rc);
+void gl_call_on_failure(uint32_t cbid, const void *params, struct gl_call_site *site, CUresult rc);
 
 /* At the call's entry: a release begun (returns its token, never 0), a copy or
  * set checked, a graph destroyed.  Returns 0 when nothing was begun. */
 static inline __attribute__((always_inline)) uint64_t
-gl_call_enter(uint32_t cbid, const void *params, const struct gl_call_site *site)
+gl_call_enter(uint32_t cbid, const void *params, struct gl_call_site *site)
 {
     struct gl_event ev = {0};
     if (!gl_decode(cbid, GL_SITE_ENTER, params, &ev))
@@ -166,7 +183,7 @@ gl_call_enter(uint32_t cbid, const void *params, const struct gl_call_site *site
 
 /* At its exit, with the driver's result and the token gl_call_enter gave. */
 static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, const void *params,
-                                                               const struct gl_call_site *site,
+                                                               struct gl_call_site *site,
                                                                CUresult rc, uint64_t token)
 {
     struct gl_event ev = {0};

@@ -180,6 +180,15 @@ void *gl_driver_next_symbol(const char *name)
 
 static CUresult (*ctx_get_current)(CUcontext *);
 
+/* The calling thread's context, asked when an event needs it. */
+static uint64_t current_context(void)
+{
+    CUcontext ctx = NULL;
+    if (ctx_get_current)
+        ctx_get_current(&ctx);
+    return (uintptr_t)ctx;
+}
+
 /* A context's device, asked of the driver: never from inside a driver call,
  * as hooks run around them. */
 static int device_of(uint64_t ctx)
@@ -212,9 +221,13 @@ void gl_driver_start(bool check_ranges, bool cross_check)
 {
     ctx_get_current = (CUresult(*)(CUcontext *))gl_driver_dlsym(libcuda(), "cuCtxGetCurrent");
     if (!cross_check) {
+        static struct gl_placement placement;
+        placement = gl_contexts_placement;
+        placement.current_context = current_context;
         gl_contexts_set_query(device_of);
-        gl_dispatch_set_placement(&gl_contexts_placement);
-    } /* else CUPTI's query (observe/cupti.h) serves both */
+        gl_dispatch_set_placement(&placement);
+    } /* else CUPTI's query (observe/cupti.h) serves both, and the cross-check
+       * asks every call's context */
     atomic_store(&cross_checking, cross_check);
     /* GPULEAK_BENCH=null: the hooks only pass calls on (their own cost). */
     bool on = !gl_call_bench_null();
@@ -232,16 +245,17 @@ bool gl_driver_started(void) { return atomic_load(&started); }
 
 void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
 {
-    CUcontext ctx = NULL;
-    if (ctx_get_current)
-        ctx_get_current(&ctx);
+    /* The context is asked when an event needs it (observe/call.h): an
+     * allocation's at its exit, a release's not at all, commonly. */
+    bool checking = atomic_load_explicit(&cross_checking, memory_order_relaxed);
     c->cbid = cbids[id];
-    c->site = (struct gl_call_site){(uintptr_t)ctx, (uintptr_t)gl_driver_function(id)};
+    c->site = (struct gl_call_site){checking ? current_context() : GL_CALL_CTX_UNASKED,
+                                    (uintptr_t)gl_driver_function(id)};
     struct gl_thread *self = gl_thread_self();
     if (self)
         self->call_entry = c->site.entry;
     c->token = gl_dispatch_open() ? gl_call_enter(c->cbid, params, &c->site) : 0;
-    if (atomic_load_explicit(&cross_checking, memory_order_relaxed))
+    if (checking)
         gl_crosscheck_begin(&c->check, c->cbid, params, c->site.entry, c->site.ctx);
     else
         c->check.cbid = 0;

@@ -600,6 +600,7 @@ static void reset(void)
 static const struct gl_consumer consumer = {
     .record = record,
     .wanted = wanted,
+    .flags = GL_CONSUMER_CONTEXTS, /* a replay places errors by the context */
 };
 
 const struct gl_component gl_log_writer_component = {

@@ -94,8 +94,14 @@ EXPORT CUresult cuDriverGetVersion(int *v)
     return CUDA_SUCCESS;
 }
 
+/* How often the context was asked: what the hooks cost a call
+ * (tests/driver/ctx_queries.c). */
+static int context_queries;
+EXPORT int fake_cuda_context_queries(void) { return __atomic_load_n(&context_queries, 0); }
+
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 {
+    __atomic_add_fetch(&context_queries, 1, __ATOMIC_RELAXED);
     *c = initialized ? fake_ctx : NULL;
     return CUDA_SUCCESS;
 }

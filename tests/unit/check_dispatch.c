@@ -297,6 +297,43 @@ START_TEST(test_registry_order)
 }
 END_TEST
 
+/* A release's context left unasked (GL_EVF_CTX_LATER) is asked of the
+ * placement when a consumer needs it, and only a consumer that writes events
+ * out makes the producers ask it always. */
+static int current_asked, device_asked_of;
+static uint64_t current_context(void) { return current_asked++, 0xc0; }
+static int context_device(uint64_t ctx) { return device_asked_of = (int)ctx, ctx == 0xc0 ? 3 : -1; }
+static const struct gl_consumer writer = {.on = {[GL_EV_FREE] = observe_second},
+                                          .flags = GL_CONSUMER_CONTEXTS};
+static const struct gl_component c_writer = {"writer", NULL, NULL, &writer};
+
+START_TEST(test_context_later)
+{
+    ck_assert(!gl_dispatch_wants_contexts());
+    gl_dispatch_set_placement(&(struct gl_placement){.context_device = context_device});
+    struct gl_event ev = {
+        .type = GL_EV_FREE, .flags = GL_EVF_CTX_LATER, .device = GL_DEVICE_FROM_CONTEXT};
+    /* No one to ask: no context, no device. */
+    ck_assert_uint_eq(gl_dispatch_ctx(&ev), 0);
+    ck_assert_int_eq(gl_dispatch_device_of(&ev), -1);
+    gl_dispatch_set_placement(&(struct gl_placement){.context_device = context_device,
+                                                     .current_context = current_context});
+    ck_assert_int_eq(gl_dispatch_device_of(&ev), 3);
+    ck_assert_int_eq(current_asked, 1);
+    ck_assert_int_eq(device_asked_of, 0xc0);
+    ev.flags = 0;
+    ev.ctx = 0xd0; /* asked at the call: the event's own, the placement not asked */
+    ck_assert_uint_eq(gl_dispatch_ctx(&ev), 0xd0);
+    ck_assert_int_eq(current_asked, 1);
+    gl_dispatch_set_placement(NULL);
+    static const struct gl_component *const with_writer[] = {&c_state, &c_writer, NULL};
+    gl_dispatch_start(with_writer);
+    ck_assert(gl_dispatch_wants_contexts());
+    gl_dispatch_start(NULL);
+    ck_assert(!gl_dispatch_wants_contexts());
+}
+END_TEST
+
 /* An observer on demand is called only while asked for, after the others;
  * derived frees reach it too; a reset takes every demand back. */
 START_TEST(test_on_demand)
@@ -415,6 +452,7 @@ static Suite *dispatch_suite(void)
     tcase_add_test(tc, test_gate);
     tcase_add_test(tc, test_restart_keeps_counts);
     tcase_add_test(tc, test_restart_races_demand);
+    tcase_add_test(tc, test_context_later);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* How often the hooks ask the driver for the current context: a pair of
+ * cuMemAlloc_v2 and cuMemFree_v2, then a free the driver refuses (its error
+ * must still name the context's device).  Prints the queries the pairs made;
+ * tests/driver.test says how many each configuration may make. */
+#include <cuda.h>
+#include <stdio.h>
+
+int fake_cuda_context_queries(void); /* tests/driver/fake_cuda.c */
+
+#define PAIRS 100
+
+int main(void)
+{
+    if (cuInit(0) != CUDA_SUCCESS)
+        return 1;
+    int before = fake_cuda_context_queries();
+    for (int i = 0; i < PAIRS; i++) {
+        CUdeviceptr p = 0;
+        if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS || cuMemFree_v2(p) != CUDA_SUCCESS)
+            return 2;
+    }
+    int queries = fake_cuda_context_queries() - before;
+    if (cuMemFree_v2(0xbad000) != CUDA_ERROR_INVALID_VALUE)
+        return 3;
+    printf("ctx_queries: %d pairs, %d queries\n", PAIRS, queries);
+    return 0;
+}
