@@ -22,17 +22,24 @@ typedef struct {
         0                                                                                          \
     }
 
+/* One round of waiting for another thread (a lock's holder, a slot's
+ * writer): a pause for the first 128 rounds, then the CPU given up, so that
+ * a waiter does not burn its time slice on a holder that was preempted. */
+static inline void gl_spin_backoff(unsigned *rounds)
+{
+    if (++*rounds < 128)
+        __builtin_ia32_pause();
+    else
+        sched_yield();
+}
+
 static inline void gl_spin_lock(gl_spinlock *l)
 {
     for (;;) {
         if (!atomic_exchange_explicit(&l->locked, 1, memory_order_acquire))
             return;
-        for (unsigned spins = 0; atomic_load_explicit(&l->locked, memory_order_relaxed);) {
-            if (++spins < 128)
-                __builtin_ia32_pause();
-            else
-                sched_yield();
-        }
+        for (unsigned rounds = 0; atomic_load_explicit(&l->locked, memory_order_relaxed);)
+            gl_spin_backoff(&rounds);
     }
 }
 

@@ -97,6 +97,10 @@ _Static_assert(GL_EV_NTYPES < GL_LOG_SLOT_ERROR_STACK, "the error stack's slot t
  * the program with SIGBUS. */
 static bool grow(uint64_t need)
 {
+    /* fallocate is a cancellation point: a thread cancelled inside would
+     * hold grow_lock for good. */
+    int cancel_state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
     gl_spin_lock(&w.grow_lock);
     uint64_t size = atomic_load_explicit(&w.file_size, memory_order_relaxed);
     bool ok = true;
@@ -108,6 +112,7 @@ static bool grow(uint64_t need)
             to = w.limit;
         if (to < need) {
             gl_spin_unlock(&w.grow_lock);
+            pthread_setcancelstate(cancel_state, NULL);
             return false;
         }
         int rc = fallocate(w.fd, 0, (off_t)size, (off_t)(to - size));
@@ -119,6 +124,7 @@ static bool grow(uint64_t need)
             ok = false;
     }
     gl_spin_unlock(&w.grow_lock);
+    pthread_setcancelstate(cancel_state, NULL);
     return ok;
 }
 
@@ -440,32 +446,42 @@ static void compact(uint64_t until, bool wait, uint64_t deadline)
  * handler inside a compaction) or it stays taken past deadline. */
 static bool compactor_take(int me, uint64_t deadline)
 {
-    for (unsigned spins = 0;; spins++) {
+    for (unsigned rounds = 0;;) {
         int holder = 0;
         if (atomic_compare_exchange_strong(&w.compactor, &holder, me))
             return true;
         if (holder == me || (deadline && gl_clock_ns() > deadline))
             return false;
-        if (spins < 128)
-            __builtin_ia32_pause();
-        else
-            sched_yield();
+        gl_spin_backoff(&rounds);
     }
 }
 
 static void compactor_give(void) { atomic_store_explicit(&w.compactor, 0, memory_order_release); }
 
-/* Signals blocked while a thread of the program compacts: a handler that
- * made a CUDA call there would find the compactor held by its own thread,
- * and a slot it took could never be stamped, holding every slot after it. */
-static void block_signals(sigset_t *old)
+/* While a thread of the program compacts: signals blocked, since a handler
+ * that made a CUDA call there would find the compactor held by its own
+ * thread, and a slot it took could never be stamped, holding every slot
+ * after it; and no cancellation (pthread_cancel), since the file's growth
+ * (fallocate) is a cancellation point and a thread cancelled there would
+ * hold the compactor for good. */
+struct slow_path {
+    sigset_t mask;
+    int cancel_state;
+};
+
+static void slow_path_enter(struct slow_path *s)
 {
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, old);
+    pthread_sigmask(SIG_BLOCK, &all, &s->mask);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &s->cancel_state);
 }
 
-static void restore_signals(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
+static void slow_path_leave(const struct slow_path *s)
+{
+    pthread_setcancelstate(s->cancel_state, NULL);
+    pthread_sigmask(SIG_SETMASK, &s->mask, NULL);
+}
 
 /* Every slot taken so far compacted (END, close): waits up to FLUSH_WAIT_NS
  * for slots being stored; a thread stopped inside one (by a signal whose
@@ -474,13 +490,13 @@ static void flush(void)
 {
     uint64_t deadline = gl_clock_ns() + FLUSH_WAIT_NS;
     int me = (int)syscall(SYS_gettid);
-    sigset_t old;
-    block_signals(&old);
+    struct slow_path sp;
+    slow_path_enter(&sp);
     if (compactor_take(me, deadline)) {
         compact(atomic_load(&w.head), true, deadline);
         compactor_give();
     }
-    restore_signals(&old);
+    slow_path_leave(&sp);
 }
 
 /* The ring is full at slot i: compact (or wait for the compactor) until
@@ -490,10 +506,10 @@ static void flush(void)
 static __attribute__((noinline)) bool wait_for_room(uint64_t i)
 {
     int me = (int)syscall(SYS_gettid);
-    sigset_t old;
-    block_signals(&old);
+    struct slow_path sp;
+    slow_path_enter(&sp);
     bool ok = true;
-    for (unsigned spins = 0; i >= atomic_load_explicit(&w.room, memory_order_acquire); spins++) {
+    for (unsigned rounds = 0; i >= atomic_load_explicit(&w.room, memory_order_acquire);) {
         if (!atomic_load(&w.staging)) {
             atomic_fetch_add(&w.dropped, 1);
             ok = false;
@@ -506,12 +522,9 @@ static __attribute__((noinline)) bool wait_for_room(uint64_t i)
             compact(i - RING_SLOTS + 1, false, 0);
             compactor_give();
         }
-        if (spins < 128)
-            __builtin_ia32_pause();
-        else
-            sched_yield();
+        gl_spin_backoff(&rounds);
     }
-    restore_signals(&old);
+    slow_path_leave(&sp);
     return ok;
 }
 
@@ -656,7 +669,7 @@ static void populate_ahead(void)
 #endif
 }
 
-static _Atomic bool held; /* tests: the helper leaves the ring alone */
+static _Atomic bool held; /* tests: the helper leaves the ring and the file's growth alone */
 
 void gl_log_writer_hold_helper(bool hold) { atomic_store(&held, hold); }
 
@@ -674,7 +687,7 @@ static void *helper_main(void *arg)
         }
         if (why & WAKE_MODULES)
             gl_log_writer_modules();
-        if ((why & WAKE_AHEAD) && atomic_load(&w.active))
+        if ((why & WAKE_AHEAD) && atomic_load(&w.active) && !atomic_load(&held))
             populate_ahead();
     }
     return NULL;
@@ -868,11 +881,11 @@ void gl_log_writer_close(void)
     /* Compaction ends here for good: the compactor stays held, and a thread
      * still inside a CUDA call that takes a slot now finds no room and drops
      * its event (it stopped staging) rather than write into the ring. */
-    sigset_t old;
-    block_signals(&old);
+    struct slow_path sp;
+    slow_path_enter(&sp);
     compactor_take((int)syscall(SYS_gettid), gl_clock_ns() + FLUSH_WAIT_NS);
     atomic_store_explicit(&w.room, 0, memory_order_release);
-    restore_signals(&old);
+    slow_path_leave(&sp);
     /* Every slot compacted into a record: the ring's blocks given back to
      * the file system (it reads as zeros, nothing staged), so that a short
      * run's log takes little more disk than its records.  (A log stopped at

@@ -73,8 +73,9 @@ void gl_log_writer_save_error_stacks(void);
 /* Trim the file to what was written and unmap it (the process is ending). */
 void gl_log_writer_close(void);
 
-/* Tests only: the helper thread leaves the staging ring alone while held
- * (writers fill it, then compact it themselves). */
+/* Tests only: the helper thread leaves the staging ring and the file's
+ * growth alone while held (writers fill the ring, then compact it and grow
+ * the file themselves). */
 void gl_log_writer_hold_helper(bool hold);
 
 /* Events not saved: a writer found the ring full while compacting it

@@ -311,6 +311,60 @@ START_TEST(test_signal_inside_compaction)
 }
 END_TEST
 
+/* A thread cancelled (pthread_cancel, deferred) while it compacts a full
+ * ring, the helper held: the file's growth inside the compaction is a
+ * cancellation point, and a thread cancelled there would hold the compactor
+ * (and the file's growth) for good.  The request is acted on after the
+ * writer's slow path: every event of the thread is written, and others
+ * write on. */
+static _Atomic bool cancel_sent;
+#define CANCELLED_EVENTS 600000 /* 20 MB of records: the file grows twice */
+
+static void *cancelled_writer(void *arg)
+{
+    (void)arg;
+    gl_thread_self();
+    int state;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+    while (!atomic_load(&cancel_sent))
+        usleep(100);
+    /* The request pending from here: the next cancellation point takes it. */
+    pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &state);
+    for (uint64_t i = 0; i < CANCELLED_EVENTS; i++) {
+        one_event(10, i);
+        atomic_store(&progress, i + 1);
+    }
+    pthread_testcancel();
+    return NULL;
+}
+
+START_TEST(test_cancel_inside_compaction)
+{
+    open_log();
+    gl_log_writer_hold_helper(true);
+    atomic_store(&progress, 0);
+    atomic_store(&cancel_sent, false);
+    pthread_t t;
+    pthread_create(&t, NULL, cancelled_writer, NULL);
+    pthread_cancel(t);
+    atomic_store(&cancel_sent, true);
+    void *ret;
+    pthread_join(t, &ret);
+    ck_assert_ptr_eq(ret, PTHREAD_CANCELED);
+    uint64_t written = atomic_load(&progress); /* short: cancelled inside */
+    ck_assert_uint_eq(written, CANCELLED_EVENTS);
+    /* Another thread fills the ring again: the compactor is free. */
+    pthread_t u;
+    pthread_create(&u, NULL, many_events, (void *)(uintptr_t)11);
+    pthread_join(u, NULL);
+    gl_log_writer_hold_helper(false);
+    ck_assert_uint_eq(gl_log_writer_dropped(), 0);
+    uint64_t marks, events;
+    close_and_count(&marks, &events);
+    ck_assert_uint_eq(events, CANCELLED_EVENTS + 40000);
+}
+END_TEST
+
 /* The file read again and again while a thread writes events and the helper
  * compacts them: every read succeeds (a record straddling the size the file
  * had when looked at, a slot caught while its next lap is stored: neither is
@@ -369,6 +423,7 @@ static Suite *log_writer_suite(void)
     tcase_add_test(tc, test_staged_then_closed);
     tcase_add_test(tc, test_limit_keeps_staged_events);
     tcase_add_test(tc, test_signal_inside_compaction);
+    tcase_add_test(tc, test_cancel_inside_compaction);
     tcase_add_test(tc, test_read_while_written);
     suite_add_tcase(s, tc);
     return s;
