@@ -241,10 +241,16 @@ static inline uint8_t gl_log_format_check_padded(const uint8_t *body, size_t n)
     return gl_log_format_check_finish(x, n);
 }
 
+/* A record's head word: its type, its body's check and length. */
+static inline uint32_t gl_log_format_pack_head(unsigned type, uint8_t check, size_t n)
+{
+    return (uint32_t)type | (uint32_t)check << 8 | (uint32_t)n << 16;
+}
+
+/* The head of a record written now (this version's check). */
 static inline uint32_t gl_log_format_head(unsigned type, const uint8_t *body, size_t n)
 {
-    return (uint32_t)type | (uint32_t)gl_log_format_check(GL_LOG_VERSION, body, n) << 8 |
-           (uint32_t)n << 16;
+    return gl_log_format_pack_head(type, gl_log_format_check(GL_LOG_VERSION, body, n), n);
 }
 
 /* ---- varints ---- */

@@ -468,9 +468,8 @@ static bool read_staged(struct gl_log_file *f, size_t *off, uint64_t *max_module
         }
         memset(area + at, 0, gl_log_format_span(bn));
         memcpy(area + at + 4, body, bn);
-        uint32_t head = (uint32_t)type |
-                        (uint32_t)gl_log_format_check(f->header.version, area + at + 4, bn) << 8 |
-                        (uint32_t)bn << 16;
+        uint32_t head = gl_log_format_pack_head(
+            type, gl_log_format_check(f->header.version, area + at + 4, bn), bn);
         memcpy(area + at, &head, 4);
         at += gl_log_format_span(bn);
     }

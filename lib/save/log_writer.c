@@ -235,9 +235,9 @@ static inline void append_padded(unsigned type, const uint8_t *body, size_t n)
     uint8_t *at = place_event(body, n);
     if (!at)
         return;
-    uint32_t head =
-        (uint32_t)type | (uint32_t)gl_log_format_check_padded(body, n) << 8 | (uint32_t)n << 16;
-    __atomic_store_n((uint32_t *)at, head, __ATOMIC_RELEASE);
+    __atomic_store_n((uint32_t *)at,
+                     gl_log_format_pack_head(type, gl_log_format_check_padded(body, n), n),
+                     __ATOMIC_RELEASE);
     uint64_t off = (uint64_t)(at - w.base);
     if ((off >> 20) != ((off + gl_log_format_span(n)) >> 20)) {
         write_clock();
