@@ -100,8 +100,8 @@ struct gl_consumer {
  * observers, and while nobody asks, at the cost of one predictable branch
  * per event (the profiled regions, track/regions.h). */
 #define GL_CONSUMER_ON_DEMAND 0x2
-/* Wants the context of every event, releases included (it writes events out:
- * --save, --trace-file).  Without one, a producer may leave a release's
+/* Wants the context of every event, releases included (it writes events out
+ * for a replay: --save).  Without one, a producer may leave a release's
  * context unasked (GL_EVF_CTX_LATER): 25 ns a call saved on the driver's
  * path, and a release needs its context only for an error's device. */
 #define GL_CONSUMER_CONTEXTS 0x4

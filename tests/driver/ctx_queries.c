@@ -2,7 +2,9 @@
 /* How often the hooks ask the driver for the current context: a pair of
  * cuMemAlloc_v2 and cuMemFree_v2, then a free the driver refuses (its error
  * must still name the context's device).  Prints the queries the pairs made;
- * tests/driver.test says how many each configuration may make. */
+ * tests/driver.test says how many each configuration may make.  Last, a
+ * block left allocated goes with its context, destroyed: an allocation
+ * still knows its context (no leak may be reported). */
 #include <cuda.h>
 #include <stdio.h>
 
@@ -23,6 +25,11 @@ int main(void)
     int queries = fake_cuda_context_queries() - before;
     if (cuMemFree_v2(0xbad000) != CUDA_ERROR_INVALID_VALUE)
         return 3;
+    CUdeviceptr kept = 0;
+    CUcontext ctx = NULL;
+    if (cuMemAlloc_v2(&kept, 7777) != CUDA_SUCCESS || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+        cuCtxDestroy(ctx) != CUDA_SUCCESS)
+        return 4;
     printf("ctx_queries: %d pairs, %d queries\n", PAIRS, queries);
     return 0;
 }

@@ -106,6 +106,11 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
     return CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
+{
+    return c == fake_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
 EXPORT CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
 {
     (void)c;
