@@ -246,9 +246,10 @@ bool gl_driver_started(void) { return atomic_load(&started); }
 void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
 {
     /* The context is asked when an event needs it (observe/call.h): an
-     * allocation's at its exit, a release's not at all, commonly. */
-    /* Acquire: a cross-check turned off (CUPTI failed to start) is seen
-     * with the placement installed before it, which asks contexts later. */
+     * allocation's at its exit, a release's not at all, commonly; the
+     * cross-check asks every call's now.  Acquire: a cross-check turned off
+     * (CUPTI failed to start) is seen with the placement installed before
+     * it, which asks contexts later. */
     bool checking = atomic_load_explicit(&cross_checking, memory_order_acquire);
     c->cbid = cbids[id];
     c->site = (struct gl_call_site){checking ? current_context() : GL_CALL_CTX_UNASKED,
