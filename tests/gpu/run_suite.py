@@ -2990,7 +2990,14 @@ def main():
     ap.add_argument("-k", dest="only", help="run only tests whose name contains this")
     ap.add_argument("--intercept", choices=["driver", "cupti", "both"],
                     help="run every test with this --intercept (through GPULEAK_OPTIONS)")
-    ap.add_argument("--logs", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="gpuleak-gpu-"))
+    # On the device machine ($OUT comes back, up to 8 files, 2 folders down):
+    # every log three folders down, where it stays, and a copy of each failed
+    # test's at $OUT's top, where it comes back.
+    out = os.environ.get("OUT")
+    ap.add_argument("--logs", default=os.path.join(out, "logs", "gpu", "all") if out
+                    else tempfile.mkdtemp(prefix="gpuleak-gpu-"))
+    ap.add_argument("--failed-logs", default=out,
+                    help="copy each failed test's logs here as failed-NAME.log (default: $OUT)")
     ap.add_argument("-j", dest="jobs", type=int, default=1,
                     help="run this many tests at once (those in SERIAL run alone, after)")
     a = ap.parse_args()
@@ -3027,7 +3034,37 @@ def main():
     skipped = sum(1 for r in rows if r[1] == "SKIP")
     failed = len(rows) - passed - skipped
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    if a.failed_logs:
+        copied = collect_failed_logs(rows, a.logs, a.failed_logs)
+        if copied:
+            print(f"failed tests' logs: {', '.join(copied)} in {a.failed_logs}")
     return 1 if failed else 0
+
+
+def log_owner(stem, tests):
+    """The test a log (its name without .log) belongs to: NAME, or NAME-* or
+    NAME_* of its several runs, the longest such test name winning (so that
+    proc_multiprocessing_untraced's log is not proc_multiprocessing's)."""
+    owners = [t for t in tests if stem == t or stem.startswith((t + "-", t + "_"))]
+    return max(owners, key=len) if owners else None
+
+
+def collect_failed_logs(rows, logs, dest):
+    """Copy the logs of each test that did not pass or skip to dest as
+    failed-*.log; returns the names written."""
+    tests = [r[0] for r in rows]
+    failed = {r[0] for r in rows if r[1] not in ("PASS", "SKIP")}
+    names = sorted(os.listdir(logs)) if os.path.isdir(logs) else []
+    written = []
+    for f in names:
+        if f.endswith(".log") and log_owner(f[:-4], tests) in failed:
+            target = "failed-" + f
+            try:
+                shutil.copyfile(os.path.join(logs, f), os.path.join(dest, target))
+                written.append(target)
+            except OSError:
+                pass
+    return written
 
 
 if __name__ == "__main__":
