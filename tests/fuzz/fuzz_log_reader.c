@@ -4,11 +4,12 @@
  * copy gone wrong left behind.
  *
  * Built by clang with -fsanitize=fuzzer,address,undefined (tests/Makefile.inc),
- * run briefly by tests/fuzz.test from the seeds in tests/fuzz/corpus_log: real
- * logs of versions 1 and 4 (a run of tests/driver/save_run's, its ring cut to
- * eight slots), the same run's records written as versions 2 and 3 (their
- * checks recomputed), and a last record cut in its padding.  Besides crashes, leaks, undefined behaviour and timeouts, it checks
- * what must always hold:
+ * run briefly by tests/fuzz.test from the seeds in tests/fuzz/corpus_log:
+ * recorded logs of versions 1 and 4 (the latter of a killed process, its ring
+ * cut to eight slots), a fake-driver run's records written as versions 2 and
+ * 3 (their checks recomputed), and a last record cut in its padding.
+ * Besides crashes, leaks, undefined behaviour and timeouts, it checks what
+ * must always hold:
  *   - a refused file gives one line, naming the file;
  *   - an opened file's summary is consistent (the records end inside the
  *     file, or in a last one's padding, staged ones aside; staged events are
