@@ -184,8 +184,8 @@ static CUresult (*ctx_get_current)(CUcontext *);
 static uint64_t current_context(void)
 {
     CUcontext ctx = NULL;
-    if (ctx_get_current)
-        ctx_get_current(&ctx);
+    if (ctx_get_current && ctx_get_current(&ctx) != CUDA_SUCCESS)
+        ctx = NULL;
     return (uintptr_t)ctx;
 }
 
@@ -290,11 +290,11 @@ void gl_driver_context_destroyed(uint64_t ctx)
 
 void gl_driver_stream_created(uint64_t stream)
 {
-    if (!atomic_load(&started) || atomic_load(&cross_checking) || !ctx_get_current)
+    if (!atomic_load(&started) || atomic_load(&cross_checking))
         return;
-    CUcontext ctx = NULL;
-    if (ctx_get_current(&ctx) == CUDA_SUCCESS && ctx)
-        gl_contexts_stream_created(stream, (uintptr_t)ctx);
+    uint64_t ctx = current_context();
+    if (ctx)
+        gl_contexts_stream_created(stream, ctx);
 }
 
 void gl_driver_stream_destroyed(uint64_t stream)

@@ -110,14 +110,12 @@ static bool grow(uint64_t need)
             to *= 2;
         if (to > w.limit)
             to = w.limit;
-        if (to < need) {
-            gl_spin_unlock(&w.grow_lock);
-            pthread_setcancelstate(cancel_state, NULL);
-            return false;
+        int rc = -1; /* past the limit: not grown */
+        if (to >= need) {
+            rc = fallocate(w.fd, 0, (off_t)size, (off_t)(to - size));
+            if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
+                rc = ftruncate(w.fd, (off_t)to);
         }
-        int rc = fallocate(w.fd, 0, (off_t)size, (off_t)(to - size));
-        if (rc != 0 && (errno == EOPNOTSUPP || errno == ENOSYS))
-            rc = ftruncate(w.fd, (off_t)to);
         if (rc == 0)
             atomic_store_explicit(&w.file_size, to, memory_order_release);
         else
