@@ -39,15 +39,7 @@
 #include "symbol/symbolize.h"
 #include "track/errors.h"
 #include "track/tracker.h"
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_log_reader: %s:%d: check failed: %s\n", __FILE__, __LINE__,      \
-                    #cond);                                                                        \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "fuzz_check.h"
 
 /* ---- the replay's and the writer's dependencies: never reached by open ---- */
 

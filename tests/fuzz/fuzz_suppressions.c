@@ -19,15 +19,7 @@
 
 #include "common/leak_kind.h"
 #include "common/suppressions.h"
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz_suppressions: %s:%d: check failed: %s\n", __FILE__, __LINE__,    \
-                    #cond);                                                                        \
-            abort();                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "fuzz_check.h"
 
 static const struct gl_frame fixed[] = {
     {0x1000, "cudaMalloc", NULL, 0, "/usr/local/cuda/lib64/libcudart.so.13", NULL},
@@ -185,7 +177,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Read twice into the same set: entries add up. */
     size_t n1 = s.n;
     if (rc == 0 && size < 4096) {
-        CHECK(gl_suppressions_load_text(&s, (const char *)data, size, "again.supp", err, sizeof err) == 0);
+        CHECK(gl_suppressions_load_text(&s, (const char *)data, size, "again.supp", err,
+                                        sizeof err) == 0);
         CHECK(s.n == 2 * n1);
     }
     gl_suppressions_set_free(&s);
@@ -201,7 +194,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         name[size] = '\0';
         struct gl_frame f[2] = {{0x1, name, NULL, 0, NULL, NULL}, {0x2, NULL, NULL, 0, name, NULL}};
         char small[64];
-        size_t len = gl_suppressions_generate(small, sizeof small, f, 2, (unsigned)(size % GL_LEAK_NKINDS));
+        size_t len =
+            gl_suppressions_generate(small, sizeof small, f, 2, (unsigned)(size % GL_LEAK_NKINDS));
         CHECK(strlen(small) == (len < sizeof small ? len : sizeof small - 1));
         free(name);
     }
