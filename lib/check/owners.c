@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "check/owners.h"
 
+#include <dlfcn.h>
 #include <link.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "common/search.h"
@@ -117,7 +119,12 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
             c->failed = 1;
             return 1;
         }
-        o->modules[o->nmodules++] = (struct gl_owner_module){tlo, thi, owner};
+        const char *b = base_name(name);
+        o->modules[o->nmodules++] = (struct gl_owner_module){
+            .text_start = tlo,
+            .text_end = thi,
+            .owner = owner,
+            .is_libc = strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0};
     }
     return 0;
 }
@@ -160,6 +167,18 @@ void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_
         m->has_cudart = 1;
 }
 
+/* Whether a caller in the C library allocates a stdio stream's buffer: glibc's
+ * _IO_file_doallocate (and the wide streams' twin), both exported, so that
+ * dladdr names them without the symbolizer. */
+static bool stdio_buffer_caller(uintptr_t ip)
+{
+    Dl_info di;
+    if (!dladdr((void *)ip, &di) || !di.dli_sname)
+        return false;
+    return strcmp(di.dli_sname, "_IO_file_doallocate") == 0 ||
+           strcmp(di.dli_sname, "_IO_wfile_doallocate") == 0;
+}
+
 int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg)
 {
     size_t cbytes = (size_t)GL_CALLERS_MAX + 1;
@@ -175,6 +194,8 @@ int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, vo
         enum gl_owner w = m ? m->owner : GL_OWNER_APP;
         if (m && m->has_cudart && name && gl_owners_cudart_function(name(ip - 1, arg)))
             w = GL_OWNER_CUDA;
+        else if (m && m->is_libc && stdio_buffer_caller(ip - 1))
+            w = GL_OWNER_TEXT;
         o->callers[id] = (uint8_t)w;
     }
     o->callers[0] = GL_OWNER_APP;

@@ -12,6 +12,11 @@
  *   CUDA  the driver, the CUDA runtime (shared, or the internals of a static
  *         one, told apart by symbol), CUPTI: never roots, never followed.
  *   TOOL  gpuleak and the libraries it loads: never roots, never followed.
+ *   TEXT  the program's, but characters only: the C library's stdio buffers
+ *         (a chunk's allocation caller tells them).  Never followed: past the
+ *         text written, a buffer holds what its chunk held before, and a
+ *         stale device address there made a lost block "possibly lost" in
+ *         every program that printed to a pipe.
  *
  * Built once per check before the world is stopped (it calls the loader and
  * allocates); lookups afterwards read only its arrays. */
@@ -21,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum gl_owner { GL_OWNER_APP = 0, GL_OWNER_LIB, GL_OWNER_CUDA, GL_OWNER_TOOL };
+enum gl_owner { GL_OWNER_APP = 0, GL_OWNER_LIB, GL_OWNER_CUDA, GL_OWNER_TOOL, GL_OWNER_TEXT };
 
 /* By a loaded object's path (its file name decides). */
 enum gl_owner gl_owners_of_path(const char *path);
@@ -34,6 +39,7 @@ struct gl_owner_module {
     uint64_t text_start, text_end; /* its executable segments' span */
     enum gl_owner owner;
     int has_cudart; /* a static CUDA runtime was seen in it (gl_owners_probe_cudart) */
+    int is_libc;    /* the C library: its stdio buffers are TEXT */
 };
 
 struct gl_owners {
@@ -63,7 +69,8 @@ int gl_owners_load(struct gl_owners *o);
 void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name, void *arg);
 
 /* Classify every interned caller (callers.h), naming only those in flagged
- * modules.  Returns 0, -1 if out of memory. */
+ * modules, and the C library's by its exported symbols (dladdr: stdio's
+ * buffers are TEXT).  Returns 0, -1 if out of memory. */
 int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg);
 
 /* The module holding ip, or NULL. */
