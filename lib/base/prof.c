@@ -3,11 +3,16 @@
 
 #include <stdatomic.h>
 
+#include "base/thread.h"
 #include "common/clock.h"
 #include "stack/unwind.h"
 
 int gl_prof_on;
 
+_Static_assert(GL_PROF_NPHASES == GL_THREAD_PROF_PHASES, "gl_thread's profile counters");
+
+/* A thread's counts live in its gl_thread (never freed: reused, counts kept);
+ * these take those of a thread that has none (out of memory). */
 static _Atomic uint64_t ticks[GL_PROF_NPHASES], calls[GL_PROF_NPHASES];
 static double ns_per_tick = 1.0;
 static _Atomic unsigned captures;
@@ -37,8 +42,27 @@ void gl_prof_init(void)
 
 void gl_prof_add_ticks(enum gl_prof_phase p, uint64_t start, uint64_t end)
 {
+    struct gl_thread *t = gl_thread_cur;
+    if (t) {
+        gl_thread_add(&t->prof_ticks[p], (int64_t)(end - start));
+        gl_thread_add(&t->prof_calls[p], 1);
+        return;
+    }
     atomic_fetch_add_explicit(&ticks[p], end - start, memory_order_relaxed);
     atomic_fetch_add_explicit(&calls[p], 1, memory_order_relaxed);
+}
+
+/* Ticks and calls of a phase, every thread's summed. */
+static void totals(enum gl_prof_phase p, uint64_t *nticks, uint64_t *ncalls)
+{
+    *nticks = atomic_load(&ticks[p]);
+    *ncalls = atomic_load(&calls[p]);
+    gl_thread_registry_lock();
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
+        *nticks += (uint64_t)atomic_load_explicit(&t->prof_ticks[p], memory_order_relaxed);
+        *ncalls += (uint64_t)atomic_load_explicit(&t->prof_calls[p], memory_order_relaxed);
+    }
+    gl_thread_registry_unlock();
 }
 
 void gl_prof_maybe_walk(void)
@@ -54,12 +78,18 @@ void gl_prof_maybe_walk(void)
 
 const char *gl_prof_phase_name(enum gl_prof_phase p) { return phase_names[p]; }
 
-uint64_t gl_prof_calls(enum gl_prof_phase p) { return atomic_load(&calls[p]); }
+uint64_t gl_prof_calls(enum gl_prof_phase p)
+{
+    uint64_t t, c;
+    totals(p, &t, &c);
+    return c;
+}
 
 double gl_prof_avg_ns(enum gl_prof_phase p)
 {
-    uint64_t c = atomic_load(&calls[p]);
-    return c ? (double)atomic_load(&ticks[p]) * ns_per_tick / (double)c : 0;
+    uint64_t t, c;
+    totals(p, &t, &c);
+    return c ? (double)t * ns_per_tick / (double)c : 0;
 }
 
 int gl_prof_walk(const uintptr_t **ips, const uint64_t **ns, uint64_t *backtrace_ns)

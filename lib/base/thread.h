@@ -20,7 +20,8 @@
 #define GL_PREFIX_MEMO 4
 #define GL_PREFIX_MAX 24
 #define GL_STAT_CELLS 8
-#define GL_STAT_SLOTS_MAX 34 /* GL_STATS_SLOTS (mem_stats.h checks) */
+#define GL_STAT_SLOTS_MAX 34    /* GL_STATS_SLOTS (mem_stats.h checks) */
+#define GL_THREAD_PROF_PHASES 9 /* GL_PROF_NPHASES (prof.c checks) */
 #define GL_STAT_KEY(slot, kind) (1u << 16 | (slot) << 8 | (kind))
 
 /* A thread's pending share of one (device slot, kind) counter group, per size
@@ -106,6 +107,10 @@ struct gl_thread {
     uint64_t hist_next, hist_end, hist_tsc, hist_slot;
     uint32_t hist_chunk; /* the size of the last chunk taken */
     _Atomic int64_t hist_events;
+    /* GPULEAK_BENCH=profile's ticks and calls per phase (base/prof.h), the
+     * owner's alone: process-wide adds, two a phase, made the 16-thread
+     * profile time its own contention. */
+    _Atomic int64_t prof_ticks[GL_THREAD_PROF_PHASES], prof_calls[GL_THREAD_PROF_PHASES];
     struct gl_thread *next; /* registry */
     _Atomic int live;
 };
