@@ -316,10 +316,11 @@ GL_EXPORT int InitializeInjection(void)
     gl_runtime_configure_tracking(gl_components);
     char bad[128];
     if (!gl_call_bench_mode(getenv("GPULEAK_BENCH"), bad, sizeof bad))
-        gl_runtime_message("gpuleak: GPULEAK_BENCH: '%s' ignored (null, nostack, nomemo, profile, "
-                           "noobserve, spin:NS, alternate:OBSERVER[:PAIRS] with an attached "
-                           "observer's name or 'observers', PAIRS at least 10)",
-                           bad);
+        gl_runtime_message(
+            "gpuleak: GPULEAK_BENCH: '%s' ignored (null, nostack, nomemo, profile, "
+            "noobserve, nostate, spin:NS, alternate:OBSERVER[:PAIRS] with an attached "
+            "observer's name or 'observers', PAIRS at least 10)",
+            bad);
     gl_runtime.pid = getpid();
 
     /* Tracking is on before the first event can come: no context exists yet. */

@@ -36,7 +36,7 @@ void gl_dispatch_set_registry(const struct gl_component *const *list)
 static const struct gl_component *const *registry(void) { return d.list ? d.list : the_registry; }
 
 /* GPULEAK_BENCH=noobserve and alternate: a consumer left out, or every
- * observer ("observers"). */
+ * observer ("observers"); nostate: every consumer ("everything"). */
 static const char *left_out;
 
 void gl_dispatch_bench_without_observers(bool on)
@@ -59,6 +59,8 @@ static bool observer_only(const struct gl_consumer *k)
 
 static bool is_left_out(const struct gl_component *c)
 {
+    if (left_out && strcmp(left_out, "everything") == 0)
+        return true;
     if (!left_out || !observer_only(c->consumer))
         return false;
     return strcmp(left_out, "observers") == 0 || (c->name && strcmp(c->name, left_out) == 0);

@@ -136,8 +136,11 @@ void gl_dispatch_after_fork(void);
  * reported or written (--save, --memory-viz) while it is on. */
 void gl_dispatch_bench_without_observers(bool on);
 /* The same for one consumer, by its component's name ("observers": every
- * observer; NULL: none left out), for GPULEAK_BENCH=alternate
- * (observe/alternate.h), between two calls of a program's one thread. */
+ * observer; "everything": every consumer, the state stage, routers and
+ * recorder too, for GPULEAK_BENCH=nostate: what a producer alone costs the
+ * calling thread, decoding and stacks included; NULL: none left out), for
+ * GPULEAK_BENCH=alternate (observe/alternate.h), between two calls of a
+ * program's one thread. */
 void gl_dispatch_bench_leave_out(const char *name);
 /* Whether name is one that can be left out: "observers", or a component of
  * the registry attached now that observes or records (never the state stage

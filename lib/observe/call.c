@@ -39,6 +39,8 @@ static bool bench_word(const char *w, size_t len)
         gl_prof_init();
     else if (IS("noobserve"))
         gl_dispatch_bench_without_observers(true);
+    else if (IS("nostate"))
+        gl_dispatch_bench_leave_out("everything");
     else if (len > 10 && strncmp(w, "alternate:", 10) == 0)
         return gl_alternate_configure(w + 10, len - 10);
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {

@@ -73,7 +73,10 @@ void gl_call_set_free_stacks(bool enabled);
  * call (entry and exit) only wait NS nanoseconds (which tells whether the
  * observer serializes calls), GPULEAK_BENCH=nomemo unwinds every stack (no stack
  * memo, stack_memo.h), GPULEAK_BENCH=profile times the phases,
- * GPULEAK_BENCH=noobserve leaves the observers out, GPULEAK_BENCH=alternate:
+ * GPULEAK_BENCH=noobserve leaves the observers out, GPULEAK_BENCH=nostate
+ * every consumer (the block table too: decoding and stacks are what is left,
+ * the floor of a design that resolves events off the calling thread),
+ * GPULEAK_BENCH=alternate:
  * NAME[:PAIRS] leaves one out every other block of frees (observe/alternate.h);
  * several, separated by commas (profile,nomemo).  Read once at injection,
  * after the tracking is configured.  False, with the first word it could not

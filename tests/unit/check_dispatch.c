@@ -183,6 +183,31 @@ START_TEST(test_bench_without_observers)
 }
 END_TEST
 
+/* GPULEAK_BENCH=nostate: no consumer at all, the state stage included; a
+ * release is still begun and ended (a token, never 0). */
+START_TEST(test_bench_nothing_after_the_producer)
+{
+    ck_assert(!gl_dispatch_bench_can_leave_out("everything")); /* not alternate's */
+    gl_dispatch_bench_leave_out("everything");
+    ck_assert(!gl_dispatch_attached("state") && !gl_dispatch_attached("router") &&
+              !gl_dispatch_attached("first") && !gl_dispatch_attached("second"));
+    router_armed_claims = true;
+    gl_dispatch_arm(1);
+    struct gl_event a = {.type = GL_EV_ALLOC, .key = 0x1000, .size = 64};
+    ck_assert(!gl_dispatch(&a));
+    struct gl_event f = {.type = GL_EV_FREE, .key = 0x1000};
+    uint64_t token = gl_dispatch_begin(&f);
+    ck_assert_uint_ne(token, 0);
+    gl_dispatch_end(token, &f);
+    ck_assert_str_eq(trace, "");
+    gl_dispatch_arm(-1);
+    gl_dispatch_bench_leave_out(NULL);
+    ck_assert(gl_dispatch_attached("state") && gl_dispatch_attached("first"));
+    ck_assert(gl_dispatch(&a));
+    ck_assert_str_eq(trace, "S1");
+}
+END_TEST
+
 /* GPULEAK_BENCH=alternate leaves one observer out by name, never the state
  * stage or a router. */
 START_TEST(test_bench_leave_out_by_name)
@@ -445,6 +470,7 @@ static Suite *dispatch_suite(void)
     tcase_add_test(tc, test_stages_in_order);
     tcase_add_test(tc, test_bench_without_observers);
     tcase_add_test(tc, test_bench_leave_out_by_name);
+    tcase_add_test(tc, test_bench_nothing_after_the_producer);
     tcase_add_test(tc, test_releases_two_phase);
     tcase_add_test(tc, test_routing);
     tcase_add_test(tc, test_registry_order);
