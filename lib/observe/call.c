@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <x86intrin.h>
 
 #include "base/prof.h"
 #include "base/thread.h"
@@ -17,7 +18,20 @@
 _Atomic int gl_call_stacks = 1;
 bool gl_call_free_stacks = true;
 bool gl_call_null;
-static uint64_t spin_ns; /* GPULEAK_BENCH=spin:NS */
+bool gl_call_spin;
+/* GPULEAK_BENCH=spin:NS, in time-stamp counter ticks: the clock's own read
+ * (about 20 ns) would be most of a wait of 25. */
+static uint64_t spin_ticks;
+
+/* Ticks for ns, measured against the clock over 5 ms (once, at start-up). */
+static uint64_t ticks_for(uint64_t ns)
+{
+    uint64_t c0 = gl_clock_ns(), t0 = __rdtsc(), c1;
+    while ((c1 = gl_clock_ns()) - c0 < 5000000u)
+        ;
+    double per_ns = (double)(__rdtsc() - t0) / (double)(c1 - c0);
+    return (uint64_t)((double)ns * per_ns + 0.5);
+}
 
 void gl_call_set_stacks(bool enabled) { atomic_store(&gl_call_stacks, enabled); }
 void gl_call_set_free_stacks(bool enabled) { gl_call_free_stacks = enabled; }
@@ -45,7 +59,9 @@ static bool bench_word(const char *w, size_t len)
         return gl_alternate_configure(w + 10, len - 10);
     else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
         gl_call_null = true;
-        spin_ns = strtoull(w + 5, NULL, 10);
+        uint64_t ns = strtoull(w + 5, NULL, 10);
+        spin_ticks = ns ? ticks_for(ns) : 0;
+        gl_call_spin = spin_ticks != 0;
     } else
         return false;
 #undef IS
@@ -70,10 +86,10 @@ bool gl_call_bench_mode(const char *mode, char *bad, size_t badlen)
  * without gpuleak's own work (does the observer serialize calls?). */
 void gl_call_bench_spin(void)
 {
-    if (!spin_ns)
+    if (!spin_ticks)
         return;
-    uint64_t end = gl_clock_ns() + spin_ns;
-    while (gl_clock_ns() < end)
+    uint64_t end = __rdtsc() + spin_ticks;
+    while (__rdtsc() < end)
         __builtin_ia32_pause();
 }
 

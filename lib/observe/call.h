@@ -84,6 +84,8 @@ void gl_call_set_free_stacks(bool enabled);
 bool gl_call_bench_mode(const char *mode, char *bad, size_t badlen);
 /* Whether GPULEAK_BENCH=null or spin is on; spin waits its NS (0: none). */
 extern bool gl_call_null;
+/* Whether GPULEAK_BENCH=spin waits at all: the hooks then stay on, to wait. */
+extern bool gl_call_spin;
 static inline bool gl_call_bench_null(void) { return gl_call_null; }
 void gl_call_bench_spin(void);
 

@@ -229,8 +229,9 @@ void gl_driver_start(bool check_ranges, bool cross_check)
     } /* else CUPTI's query (observe/cupti.h) serves both, and the cross-check
        * asks every call's context */
     atomic_store(&cross_checking, cross_check);
-    /* GPULEAK_BENCH=null: the hooks only pass calls on (their own cost). */
-    bool on = !gl_call_bench_null();
+    /* GPULEAK_BENCH=null: the hooks only pass calls on (their own cost);
+     * spin:NS: they wait at each call's entry and exit, and pass it on. */
+    bool on = !gl_call_bench_null() || gl_call_spin;
     for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++) {
         unsigned api = gl_decode_api_of_cbid(cbids[id]);
         bool tracked = on && api != GL_API_NONE && (check_ranges || !gl_api_is_access(api));
@@ -245,6 +246,13 @@ bool gl_driver_started(void) { return atomic_load(&started); }
 
 void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
 {
+    if (__builtin_expect(gl_call_null, 0)) { /* spin:NS */
+        c->cbid = cbids[id];
+        c->token = 0;
+        c->check.cbid = 0;
+        gl_call_bench_spin();
+        return;
+    }
     /* The context is asked when an event needs it (observe/call.h): an
      * allocation's at its exit, a release's not at all, commonly; the
      * cross-check asks every call's now.  Acquire: a cross-check turned off
@@ -266,6 +274,10 @@ void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
 
 void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
 {
+    if (__builtin_expect(gl_call_null, 0)) {
+        gl_call_bench_spin();
+        return;
+    }
     if (c->check.cbid)
         gl_crosscheck_end(&c->check, rc);
     if (c->token || gl_dispatch_open())
