@@ -167,16 +167,17 @@ void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_
         m->has_cudart = 1;
 }
 
-/* Whether a caller in the C library allocates a stdio stream's buffer: glibc's
- * _IO_file_doallocate (and the wide streams' twin), both exported, so that
- * dladdr names them without the symbolizer. */
+/* Whether a caller in the C library allocates a stdio stream's buffer:
+ * glibc's _IO_file_doallocate, exported, so that dladdr names it without the
+ * symbolizer.  (Wide-oriented streams' buffers come from _IO_wfile_doallocate,
+ * which glibc does not export: dladdr cannot tell them, and they are scanned
+ * as before.) */
 static bool stdio_buffer_caller(uintptr_t ip)
 {
     Dl_info di;
     if (!dladdr((void *)ip, &di) || !di.dli_sname)
         return false;
-    return strcmp(di.dli_sname, "_IO_file_doallocate") == 0 ||
-           strcmp(di.dli_sname, "_IO_wfile_doallocate") == 0;
+    return strcmp(di.dli_sname, "_IO_file_doallocate") == 0;
 }
 
 int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg)
