@@ -319,7 +319,8 @@ GL_EXPORT int InitializeInjection(void)
         gl_runtime_message(
             "gpuleak: GPULEAK_BENCH: '%s' ignored (null, nostack, nomemo, profile, "
             "noobserve, nostate, spin:NS, alternate:OBSERVER[:PAIRS] with an attached "
-            "observer's name or 'observers', PAIRS at least 10)",
+            "observer's name or 'observers', PAIRS at least 10; at most one of noobserve, "
+            "nostate and alternate)",
             bad);
     gl_runtime.pid = getpid();
 

@@ -38,6 +38,9 @@ void gl_call_set_free_stacks(bool enabled) { gl_call_free_stacks = enabled; }
 
 /* ---- the benchmark knob ---- */
 
+/* Whether a word said what the dispatcher leaves out already (see below). */
+static bool left_out_set;
+
 /* One word of GPULEAK_BENCH (the words are separated by commas); false
  * when it names what cannot be done. */
 static bool bench_word(const char *w, size_t len)
@@ -51,13 +54,20 @@ static bool bench_word(const char *w, size_t len)
         gl_stack_capture_memo_enable(false);
     else if (IS("profile"))
         gl_prof_init();
-    else if (IS("noobserve"))
-        gl_dispatch_bench_without_observers(true);
-    else if (IS("nostate"))
-        gl_dispatch_bench_leave_out("everything");
-    else if (len > 10 && strncmp(w, "alternate:", 10) == 0)
-        return gl_alternate_configure(w + 10, len - 10);
-    else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
+    /* noobserve, nostate and alternate each say what the dispatcher leaves
+     * out, one setting: the second of them would undo the first (alternate
+     * puts every consumer back at its first turn), so it is refused. */
+    else if (IS("noobserve") || IS("nostate") || (len > 10 && strncmp(w, "alternate:", 10) == 0)) {
+        if (left_out_set)
+            return false;
+        if (IS("noobserve"))
+            gl_dispatch_bench_without_observers(true);
+        else if (IS("nostate"))
+            gl_dispatch_bench_leave_out("everything");
+        else if (!gl_alternate_configure(w + 10, len - 10))
+            return false;
+        left_out_set = true;
+    } else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
         gl_call_null = true;
         uint64_t ns = strtoull(w + 5, NULL, 10);
         spin_ticks = ns ? ticks_for(ns) : 0;

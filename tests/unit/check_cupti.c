@@ -791,6 +791,10 @@ START_TEST(test_bench_alternate)
     ck_assert(gl_dispatch_attached("quarantine"));
     ck_assert(gl_call_bench_mode("alternate:quarantine:10", bad, sizeof bad));
     ck_assert(gl_alternate_on());
+    /* What is left out is said once: a second word would undo it. */
+    ck_assert(!gl_call_bench_mode("nostate", bad, sizeof bad));
+    ck_assert(!gl_call_bench_mode("noobserve", bad, sizeof bad));
+    ck_assert(gl_dispatch_attached("tracker"));
     CUdeviceptr addr = 0x7f0007300000ULL;
     for (int block = 0; block < 24; block++) {
         ck_assert_int_eq(gl_dispatch_attached("quarantine"), block % 2 == 0);
