@@ -12,7 +12,8 @@ int gl_prof_on;
 _Static_assert(GL_PROF_NPHASES == GL_THREAD_PROF_PHASES, "gl_thread's profile counters");
 
 /* A thread's counts live in its gl_thread (never freed: reused, counts kept);
- * these take those of a thread that has none (out of memory). */
+ * these take those of a thread without one at the time: none made yet,
+ * past its exit handler, or out of memory. */
 static _Atomic uint64_t ticks[GL_PROF_NPHASES], calls[GL_PROF_NPHASES];
 static double ns_per_tick = 1.0;
 static _Atomic unsigned captures;

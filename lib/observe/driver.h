@@ -75,7 +75,8 @@ void *gl_driver_next_symbol(const char *name);
 
 /* Whether a hook makes events now: the observer is started and the
  * dispatcher's gate open, and the entry point is watched (copies and sets
- * only with --check-api-ranges).  False: the hook only calls the driver. */
+ * only with --check-api-ranges).  False: the hook only calls the driver.
+ * (Under GPULEAK_BENCH=spin:NS a watched hook only waits, and makes none.) */
 extern _Atomic bool gl_driver_watched[GL_DRIVER_NENTRIES];
 static inline bool gl_driver_watching(unsigned id)
 {
