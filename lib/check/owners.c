@@ -124,7 +124,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
             .text_start = tlo,
             .text_end = thi,
             .owner = owner,
-            .is_libc = strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0};
+            .has_streams = strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0 ||
+                           strncmp(b, "libstdc++.so", 12) == 0};
     }
     return 0;
 }
@@ -167,17 +168,31 @@ void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_
         m->has_cudart = 1;
 }
 
-/* Whether a caller in the C library allocates a stdio stream's buffer:
- * glibc's _IO_file_doallocate, exported, so that dladdr names it without the
- * symbolizer.  (Wide-oriented streams' buffers come from _IO_wfile_doallocate,
- * which glibc does not export: dladdr cannot tell them, and they are scanned
- * as before.) */
-static bool stdio_buffer_caller(uintptr_t ip)
+/* The exported functions that allocate a stream's buffer: the C library's
+ * stdio (a FILE's first read or write; fopencookie's and the like; wide
+ * streams' default), and libstdc++'s std::filebuf (std::ofstream and
+ * std::ifstream, whose `new char[]` is attributed to the code that said
+ * `new`).  Exported, so that dladdr names them without the symbolizer.  A
+ * wide FILE's own buffer comes from _IO_wfile_doallocate, which glibc does
+ * not export: it is not told, and is scanned as before. */
+static const char *const stream_buffer_makers[] = {
+    "_IO_file_doallocate",
+    "_IO_default_doallocate",
+    "_IO_wdefault_doallocate",
+    "_ZNSt13basic_filebufIcSt11char_traitsIcEE27_M_allocate_internal_bufferEv",
+    "_ZNSt13basic_filebufIwSt11char_traitsIwEE27_M_allocate_internal_bufferEv",
+};
+
+/* Whether the code at ip (inside a caller) allocates a stream's buffer. */
+static bool stream_buffer_caller(uintptr_t ip)
 {
     Dl_info di;
     if (!dladdr((void *)ip, &di) || !di.dli_sname)
         return false;
-    return strcmp(di.dli_sname, "_IO_file_doallocate") == 0;
+    for (size_t i = 0; i < GL_ARRAY_SIZE(stream_buffer_makers); i++)
+        if (strcmp(di.dli_sname, stream_buffer_makers[i]) == 0)
+            return true;
+    return false;
 }
 
 int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg)
@@ -195,7 +210,7 @@ int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, vo
         enum gl_owner w = m ? m->owner : GL_OWNER_APP;
         if (m && m->has_cudart && name && gl_owners_cudart_function(name(ip - 1, arg)))
             w = GL_OWNER_CUDA;
-        else if (m && m->is_libc && stdio_buffer_caller(ip - 1))
+        else if (m && m->has_streams && stream_buffer_caller(ip - 1))
             w = GL_OWNER_TEXT;
         o->callers[id] = (uint8_t)w;
     }

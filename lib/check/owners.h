@@ -12,11 +12,12 @@
  *   CUDA  the driver, the CUDA runtime (shared, or the internals of a static
  *         one, told apart by symbol), CUPTI: never roots, never followed.
  *   TOOL  gpuleak and the libraries it loads: never roots, never followed.
- *   TEXT  the program's, but characters only: the C library's stdio buffers
- *         (a chunk's allocation caller tells them).  Never followed: past the
- *         text written, a buffer holds what its chunk held before, and a
- *         stale device address there made a lost block "possibly lost" in
- *         every program that printed to a pipe.
+ *   TEXT  the program's, but characters only: the buffers of the C library's
+ *         stdio streams and of libstdc++'s file streams (a chunk's allocation
+ *         caller tells them).  Never followed: past the text written, a
+ *         buffer holds what its chunk held before, and a stale device address
+ *         there made a lost block "possibly lost" in every program that
+ *         printed to a pipe.
  *
  * Built once per check before the world is stopped (it calls the loader and
  * allocates); lookups afterwards read only its arrays. */
@@ -38,8 +39,8 @@ struct gl_segment {
 struct gl_owner_module {
     uint64_t text_start, text_end; /* its executable segments' span */
     enum gl_owner owner;
-    int has_cudart; /* a static CUDA runtime was seen in it (gl_owners_probe_cudart) */
-    int is_libc;    /* the C library: its stdio buffers are TEXT */
+    int has_cudart;  /* a static CUDA runtime was seen in it (gl_owners_probe_cudart) */
+    int has_streams; /* the C library or libstdc++: their stream buffers are TEXT */
 };
 
 struct gl_owners {
@@ -69,8 +70,8 @@ int gl_owners_load(struct gl_owners *o);
 void gl_owners_probe_cudart(struct gl_owners *o, uintptr_t ip, gl_function_name_fn name, void *arg);
 
 /* Classify every interned caller (callers.h), naming only those in flagged
- * modules, and the C library's by its exported symbols (dladdr: stdio's
- * buffers are TEXT).  Returns 0, -1 if out of memory. */
+ * modules, and the C library's and libstdc++'s by their exported symbols
+ * (dladdr: stream buffers are TEXT).  Returns 0, -1 if out of memory. */
 int gl_owners_classify_callers(struct gl_owners *o, gl_function_name_fn name, void *arg);
 
 /* The module holding ip, or NULL. */

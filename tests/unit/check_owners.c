@@ -4,6 +4,7 @@
  * come from a fake namer that counts its calls (naming is what costs minutes in
  * a large process, so the number of calls is part of the contract). */
 #include <check.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -126,6 +127,48 @@ START_TEST(test_callers_named_only_where_a_runtime_was_seen)
 }
 END_TEST
 
+/* A stream buffer's allocation caller, in the C library or libstdc++, by
+ * its exported name: TEXT, never followed; the same libraries' other callers
+ * stay APP, and no name is asked of the namer for either. */
+START_TEST(test_stream_buffers_are_text)
+{
+    void *cxx = dlopen("libstdc++.so.6", RTLD_NOW);
+    ck_assert_msg(cxx != NULL, "%s", dlerror());
+    static const char *const text[] = {
+        "_IO_file_doallocate",
+        "_IO_default_doallocate",
+        "_ZNSt13basic_filebufIcSt11char_traitsIcEE27_M_allocate_internal_bufferEv",
+    };
+    static const char *const app[] = {"strdup", "_ZNSs4_Rep9_S_createEmmRKSaIcE"};
+    gl_callers_reset();
+    uint32_t text_id[3], app_id[2];
+    for (int i = 0; i < 3; i++) {
+        void *f = dlsym(cxx, text[i]); /* its scope: libstdc++, then libc */
+        ck_assert_msg(f != NULL, "%s: %s", text[i], dlerror());
+        text_id[i] = gl_callers_id((uintptr_t)f + 8); /* a return address inside it */
+    }
+    for (int i = 0; i < 2; i++) {
+        void *f = dlsym(cxx, app[i]);
+        ck_assert_msg(f != NULL, "%s: %s", app[i], dlerror());
+        app_id[i] = gl_callers_id((uintptr_t)f + 8);
+    }
+    struct gl_owners o;
+    ck_assert_int_eq(gl_owners_load(&o), 0);
+    named = 0;
+    ck_assert_int_eq(gl_owners_classify_callers(&o, fake_name, NULL), 0);
+    ck_assert_int_eq(named, 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(o.callers[text_id[i]] == GL_OWNER_TEXT, "%s: owner %d", text[i],
+                      o.callers[text_id[i]]);
+    for (int i = 0; i < 2; i++)
+        ck_assert_msg(o.callers[app_id[i]] == GL_OWNER_APP, "%s: owner %d", app[i],
+                      o.callers[app_id[i]]);
+    gl_owners_free(&o);
+    gl_callers_reset();
+    dlclose(cxx);
+}
+END_TEST
+
 static Suite *owners_suite(void)
 {
     Suite *s = suite_create("owners");
@@ -134,6 +177,7 @@ static Suite *owners_suite(void)
     tcase_add_test(tc, test_cudart_function_names);
     tcase_add_test(tc, test_modules_of_this_process);
     tcase_add_test(tc, test_callers_named_only_where_a_runtime_was_seen);
+    tcase_add_test(tc, test_stream_buffers_are_text);
     suite_add_tcase(s, tc);
     return s;
 }
