@@ -7,6 +7,7 @@
 
 #include "base/prof.h"
 #include "base/thread.h"
+#include "testutil.h"
 
 #define THREADS 8
 #define CALLS 10000
@@ -45,16 +46,13 @@ START_TEST(test_every_thread_counted)
 }
 END_TEST
 
-int main(void)
+static Suite *prof_suite(void)
 {
-    gl_thread_init();
     Suite *s = suite_create("prof");
     TCase *tc = tcase_create("counters");
     tcase_add_test(tc, test_every_thread_counted);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return s;
 }
+
+TU_MAIN(prof_suite)
