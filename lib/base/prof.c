@@ -30,15 +30,18 @@ static const char *const phase_names[GL_PROF_NPHASES] = {
     "  table insert",      "free at entry",         "free at exit",
 };
 
+double gl_prof_ticks_per_ns(uint64_t window_ns)
+{
+    uint64_t c0 = gl_clock_ns(), t0 = __rdtsc(), c1;
+    while ((c1 = gl_clock_ns()) - c0 < window_ns)
+        ;
+    return (double)(__rdtsc() - t0) / (double)(c1 - c0);
+}
+
 void gl_prof_init(void)
 {
     gl_prof_on = 1;
-    uint64_t start = gl_clock_ns();
-    uint64_t t0 = __rdtsc();
-    while (gl_clock_ns() - start < 20000000u)
-        ;
-    uint64_t t1 = __rdtsc();
-    ns_per_tick = 20e6 / (double)(t1 - t0);
+    ns_per_tick = 1.0 / gl_prof_ticks_per_ns(20000000u);
 }
 
 void gl_prof_add_ticks(enum gl_prof_phase p, uint64_t start, uint64_t end)

@@ -38,6 +38,9 @@ static inline void gl_prof_add(enum gl_prof_phase p, uint64_t start, uint64_t en
 void gl_prof_maybe_walk(void);
 
 void gl_prof_init(void);
+/* The time-stamp counter's ticks a nanosecond, measured against the clock
+ * over window_ns (busy all the while: at start-up only). */
+double gl_prof_ticks_per_ns(uint64_t window_ns);
 
 /* Results, for the report: average ns of a phase (0 calls: not measured). */
 const char *gl_prof_phase_name(enum gl_prof_phase p);

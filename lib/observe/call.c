@@ -9,7 +9,6 @@
 
 #include "base/prof.h"
 #include "base/thread.h"
-#include "common/clock.h"
 #include "event/dispatch.h"
 #include "observe/contexts.h"
 #include "observe/decode.h"
@@ -22,16 +21,6 @@ bool gl_call_spin;
 /* GPULEAK_BENCH=spin:NS, in time-stamp counter ticks: the clock's own read
  * (about 20 ns) would be most of a wait of 25. */
 static uint64_t spin_ticks;
-
-/* Ticks for ns, measured against the clock over 5 ms (once, at start-up). */
-static uint64_t ticks_for(uint64_t ns)
-{
-    uint64_t c0 = gl_clock_ns(), t0 = __rdtsc(), c1;
-    while ((c1 = gl_clock_ns()) - c0 < 5000000u)
-        ;
-    double per_ns = (double)(__rdtsc() - t0) / (double)(c1 - c0);
-    return (uint64_t)((double)ns * per_ns + 0.5);
-}
 
 void gl_call_set_stacks(bool enabled) { atomic_store(&gl_call_stacks, enabled); }
 void gl_call_set_free_stacks(bool enabled) { gl_call_free_stacks = enabled; }
@@ -70,7 +59,7 @@ static bool bench_word(const char *w, size_t len)
     } else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
         gl_call_null = true;
         uint64_t ns = strtoull(w + 5, NULL, 10);
-        spin_ticks = ns ? ticks_for(ns) : 0;
+        spin_ticks = ns ? (uint64_t)((double)ns * gl_prof_ticks_per_ns(5000000u) + 0.5) : 0;
         gl_call_spin = spin_ticks != 0;
     } else
         return false;
