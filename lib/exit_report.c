@@ -117,12 +117,10 @@ static void alternate_report(struct gl_out *o)
 /* gpuleak's own code, or the C library's (exit, __run_exit_handlers). */
 static bool exit_machinery(const char *path)
 {
-    if (gl_owners_of_path(path) == GL_OWNER_TOOL)
+    if (gl_owners_of_path(path) == GL_OWNER_TOOL || gl_owners_is_libc(path))
         return true;
     const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0 ||
-           strncmp(b, "ld-linux", 8) == 0;
+    return strncmp(b ? b + 1 : path, "ld-linux", 8) == 0;
 }
 
 /* At exit, the frames below whoever called exit() are dead: main has returned,

@@ -124,10 +124,15 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
             .text_start = tlo,
             .text_end = thi,
             .owner = owner,
-            .has_streams = strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0 ||
-                           strncmp(b, "libstdc++.so", 12) == 0};
+            .has_streams = gl_owners_is_libc(name) || strncmp(b, "libstdc++.so", 12) == 0};
     }
     return 0;
+}
+
+bool gl_owners_is_libc(const char *path)
+{
+    const char *b = base_name(path ? path : "");
+    return strncmp(b, "libc.so", 7) == 0 || strncmp(b, "libc-", 5) == 0;
 }
 
 const struct gl_owner_module *gl_owners_module_of(const struct gl_owners *o, uintptr_t ip)

@@ -24,6 +24,7 @@
 #ifndef GPULEAK_OWNERS_H
 #define GPULEAK_OWNERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,8 @@ enum gl_owner { GL_OWNER_APP = 0, GL_OWNER_LIB, GL_OWNER_CUDA, GL_OWNER_TOOL, GL
 
 /* By a loaded object's path (its file name decides). */
 enum gl_owner gl_owners_of_path(const char *path);
+/* Whether the loaded object at path is the C library (its file name). */
+bool gl_owners_is_libc(const char *path);
 
 struct gl_segment {
     uint64_t start, end;

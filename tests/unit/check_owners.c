@@ -41,6 +41,9 @@ START_TEST(test_owner_of_path)
     ck_assert_int_eq(gl_owners_of_path("/usr/bin/python3.12"), GL_OWNER_APP);
     ck_assert_int_eq(gl_owners_of_path("(program)"), GL_OWNER_APP);
     ck_assert_int_eq(gl_owners_of_path(NULL), GL_OWNER_APP);
+    ck_assert(gl_owners_is_libc("/lib/x86_64-linux-gnu/libc.so.6"));
+    ck_assert(gl_owners_is_libc("/lib/libc-2.31.so"));
+    ck_assert(!gl_owners_is_libc("/usr/lib/libcuda.so.1") && !gl_owners_is_libc(NULL));
 }
 END_TEST
 
