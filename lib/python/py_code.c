@@ -26,23 +26,6 @@ static gl_spinlock lock = GL_SPINLOCK_INIT;
 static _Atomic(struct gl_thread *) lock_owner;
 static struct code_entry *by_address;
 
-/* A thread's recent code objects, direct-mapped by address. */
-#define CACHE_SIZE 256
-struct gl_py_cache {
-    struct {
-        struct gl_py_code_key key;
-        uint32_t id;
-    } slot[CACHE_SIZE];
-};
-
-static bool same_key(const struct gl_py_code_key *a, const struct gl_py_code_key *b)
-{
-    return a->code == b->code && a->filename == b->filename && a->name == b->name &&
-           a->qualname == b->qualname && a->linetable == b->linetable &&
-           a->table_len == b->table_len && a->code_units == b->code_units &&
-           a->table_head == b->table_head && a->firstlineno == b->firstlineno;
-}
-
 /* Frames left out because no id could be made; once the ids are spent, no
  * more are tried (each try would take the lock and read the code). */
 static _Atomic uint64_t dropped;
@@ -84,9 +67,8 @@ static struct code_entry *make(const struct gl_py_code_key *k, const struct gl_p
  * (a mapping tried per frame would be a system call per frame). */
 #define NO_CACHE ((struct gl_py_cache *)1)
 
-static struct gl_py_cache *cache(void)
+struct gl_py_cache *gl_py_code_cache(struct gl_thread *t)
 {
-    struct gl_thread *t = gl_thread_self();
     if (!t)
         return NULL;
     if (!t->py_cache) {
@@ -96,12 +78,10 @@ static struct gl_py_cache *cache(void)
     return t->py_cache == NO_CACHE ? NULL : t->py_cache;
 }
 
-uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader read)
+uint32_t gl_py_code_intern_slow(struct gl_py_cache *c, const struct gl_py_code_key *k,
+                                gl_py_code_reader read)
 {
-    struct gl_py_cache *c = cache();
-    unsigned slot = (unsigned)((k->code >> 4) * 0x9e3779b97f4a7c15ULL >> 56) & (CACHE_SIZE - 1);
-    if (c && c->slot[slot].id && same_key(&c->slot[slot].key, k))
-        return c->slot[slot].id;
+    unsigned slot = gl_py_code_slot(k->code);
     if (atomic_load_explicit(&ids_spent, memory_order_relaxed)) {
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
         return 0;
@@ -111,7 +91,7 @@ uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader rea
     atomic_store_explicit(&lock_owner, gl_thread_cur, memory_order_relaxed);
     struct code_entry *e = NULL;
     HASH_FIND(hh, by_address, &k->code, sizeof k->code, e);
-    if (!e || !same_key(&e->key, k)) {
+    if (!e || !gl_py_code_same(&e->key, k)) {
         /* New, or its address now holds another code object. */
         char scratch[1024];
         struct gl_py_code src = {0};

@@ -51,10 +51,56 @@ struct gl_py_code {
 typedef bool (*gl_py_code_reader)(const struct gl_py_code_key *k, struct gl_py_code *out,
                                   char *scratch, size_t scratch_len);
 
+/* A thread's recent code objects, direct-mapped by address: a hit costs a few
+ * loads and compares and no lock.  In the header so that the walk's hit is
+ * inlined into it (a dozen frames a capture). */
+#define GL_PY_CACHE_SIZE 256
+struct gl_py_cache {
+    struct {
+        struct gl_py_code_key key;
+        uint32_t id; /* 0: empty */
+    } slot[GL_PY_CACHE_SIZE];
+};
+
+/* The calling thread's cache; NULL for no thread, or when none could be
+ * mapped.  A walk asks once, not per frame. */
+struct gl_thread;
+struct gl_py_cache *gl_py_code_cache(struct gl_thread *self);
+
+/* Every field, without a branch each. */
+static inline bool gl_py_code_same(const struct gl_py_code_key *a, const struct gl_py_code_key *b)
+{
+    uint64_t d = (a->code ^ b->code) | (a->filename ^ b->filename) | (a->name ^ b->name) |
+                 (a->qualname ^ b->qualname) | (a->linetable ^ b->linetable) |
+                 (uint64_t)(a->table_len ^ b->table_len) |
+                 (uint64_t)(a->code_units ^ b->code_units) | (a->table_head ^ b->table_head) |
+                 (uint32_t)(a->firstlineno ^ b->firstlineno);
+    return d == 0;
+}
+
+static inline unsigned gl_py_code_slot(uintptr_t code)
+{
+    return (unsigned)((code >> 4) * 0x9e3779b97f4a7c15ULL >> 56) & (GL_PY_CACHE_SIZE - 1);
+}
+
+/* A miss in the thread's cache: the shared table, under its lock. */
+uint32_t gl_py_code_intern_slow(struct gl_py_cache *cache, const struct gl_py_code_key *k,
+                                gl_py_code_reader read);
+
 /* The id of a live code object (1-based), interning it on first sight with
  * read; 0 if memory or ids ran out (counted: gl_py_code_dropped) or read
- * failed.  Thread-safe. */
-uint32_t gl_py_code_intern(const struct gl_py_code_key *k, gl_py_code_reader read);
+ * failed.  cache: the calling thread's (or NULL: every lookup takes the
+ * lock).  Thread-safe. */
+static inline uint32_t gl_py_code_intern_in(struct gl_py_cache *cache,
+                                            const struct gl_py_code_key *k, gl_py_code_reader read)
+{
+    if (cache) {
+        unsigned s = gl_py_code_slot(k->code);
+        if (cache->slot[s].id && gl_py_code_same(&cache->slot[s].key, k))
+            return cache->slot[s].id;
+    }
+    return gl_py_code_intern_slow(cache, k, read);
+}
 
 /* A code object made up by the caller (a framework's own record of a frame:
  * file, function and line, no table); its line is `line`. */

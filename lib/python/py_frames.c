@@ -461,27 +461,76 @@ static bool read_code(const struct gl_py_code_key *k, struct gl_py_code *out, ch
 
 /* ----------------------------------------------------------------- walk */
 
-static uintptr_t innermost(uintptr_t ts)
+static inline __attribute__((always_inline)) uintptr_t innermost(const struct py_layout *L,
+                                                                 uintptr_t ts)
 {
-    const struct py_layout *L = py.L;
     if (L->ts_frame >= 0)
         return LD(ts, L->ts_frame, uintptr_t);
     uintptr_t cf = LD(ts, L->ts_cframe, uintptr_t);
     return cf ? LD(cf, L->cf_current, uintptr_t) : 0;
 }
 
-/* The walk itself; its reads run under gl_py_frames_capture's guard. */
-static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, unsigned max,
-                                               uint16_t *ends, unsigned *ngroups)
+/* A line table's first (up to) 8 bytes, as a word: a bytes object's storage
+ * is rounded up and NUL-terminated, so 8 bytes at its start are always
+ * readable; those past its length are not the table's and are left out. */
+static inline uint64_t table_head(uintptr_t table, int64_t len)
 {
-    const struct py_layout *L = py.L;
+    uint64_t head;
+    memcpy(&head, (const char *)table + 32, 8);
+    return len >= 8 ? head : head & ((UINT64_C(1) << (8 * len)) - 1);
+}
+
+/* The interned id of a live code object: its key read and looked up. */
+static inline __attribute__((always_inline)) uint32_t
+identify(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t co)
+{
+    uintptr_t table = LD(co, L->co_linetable, uintptr_t);
+    struct gl_py_code_key k = {
+        .code = co,
+        .filename = LD(co, L->co_filename, uintptr_t),
+        .name = LD(co, L->co_name, uintptr_t),
+        .qualname = L->co_qualname >= 0 ? LD(co, L->co_qualname, uintptr_t) : 0,
+        .linetable = table,
+        .code_units = L->minor >= 11 ? LD(co, 16, int64_t) : 0,
+        .firstlineno = LD(co, L->co_firstlineno, int),
+    };
+    if (table) {
+        k.table_len = LD(table, 16, int64_t); /* bytes: ob_size at 16, the bytes at 32 */
+        if (k.table_len > 0)
+            k.table_head = table_head(table, k.table_len);
+    }
+    return gl_py_code_intern_in(cache, &k, read_code);
+}
+
+/* The walk itself; its reads run under gl_py_frames_capture's guard.  Inlined
+ * into one copy per layout (walk_3_9 ... walk_3_14), where L's offsets and
+ * the version's branches are constants: a capture walks a dozen frames, and
+ * reading each offset from the table and testing each version at every frame
+ * was most of a frame's instructions. */
+static inline __attribute__((always_inline)) unsigned
+walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, uintptr_t *frames,
+          unsigned max, uint16_t *ends, unsigned *ngroups)
+{
+    const void *frame_type = py.frame_type, *code_type = py.code_type, *none = py.none;
     unsigned n = 0, g = 0;
-    uintptr_t f = innermost(ts);
+    /* The code objects this walk has already identified.  A frame holds its
+     * code alive, so within one walk a code object met again at the same
+     * address is the same one: its id needs no key read again.  Stacks repeat
+     * code objects: recursion, and a PyTorch module's forward under
+     * _call_impl under _wrapped_call_impl at every level of nesting.  Across
+     * walks this does not hold (the code may have been freed and another made
+     * at its address): each walk starts empty. */
+    struct {
+        uintptr_t co;
+        uint32_t id;
+    } seen[4] = {{0, 0}};
+    unsigned next_seen = 0;
+    uintptr_t f = innermost(L, ts);
     for (unsigned walked = 0; f && n < max && walked < MAX_WALK;
          f = LD(f, L->f_back, uintptr_t), walked++) {
         /* 3.9/3.10 frames are objects: one of another type means the chain is
          * not what the table says, and it is not followed further. */
-        if (L->minor <= 10 && LD(f, 8, const void *) != py.frame_type)
+        if (L->minor <= 10 && LD(f, 8, const void *) != frame_type)
             break;
         int owner = L->f_owner >= 0 ? LD(f, L->f_owner, unsigned char) : 0;
         if (owner >= OWNED_BY_ENTRY_SHIM) {
@@ -496,9 +545,9 @@ static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, 
         if (L->minor >= 14)
             co &= ~STACKREF_TAG_BITS; /* a _PyStackRef */
         bool entry = L->minor <= 10 || (L->f_is_entry >= 0 && LD(f, L->f_is_entry, bool));
-        if (!co || co == (uintptr_t)py.none)
+        if (!co || co == (uintptr_t)none)
             goto next; /* 3.13's and 3.14's shims have None here */
-        if (LD(co, 8, const void *) != py.code_type)
+        if (LD(co, 8, const void *) != code_type)
             break; /* neither: the chain is not what the table says */
         int64_t off;
         if (L->f_lasti_int >= 0) {
@@ -514,25 +563,18 @@ static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, 
             if (owner != OWNED_BY_GENERATOR && off < 2 * LD(co, L->co_firsttraceable, int))
                 goto next;
         }
-        uintptr_t table = LD(co, L->co_linetable, uintptr_t);
-        struct gl_py_code_key k = {
-            .code = co,
-            .filename = LD(co, L->co_filename, uintptr_t),
-            .name = LD(co, L->co_name, uintptr_t),
-            .qualname = L->co_qualname >= 0 ? LD(co, L->co_qualname, uintptr_t) : 0,
-            .linetable = table,
-            .code_units = L->minor >= 11 ? LD(co, 16, int64_t) : 0,
-            .firstlineno = LD(co, L->co_firstlineno, int),
-        };
-        if (table) {
-            /* bytes: ob_size at 16, the bytes at 32 (never fewer than 8 there:
-             * a bytes object's storage is rounded up and NUL-terminated) */
-            k.table_len = LD(table, 16, int64_t);
-            if (k.table_len > 0)
-                memcpy(&k.table_head, (const char *)table + 32,
-                       k.table_len < 8 ? (size_t)k.table_len : 8);
+        uint32_t id = 0;
+        for (unsigned i = 0; i < GL_ARRAY_SIZE(seen); i++)
+            if (seen[i].co == co)
+                id = seen[i].id;
+        if (!id) {
+            id = identify(L, cache, co);
+            if (id) {
+                seen[next_seen].co = co;
+                seen[next_seen].id = id;
+                next_seen = (next_seen + 1) % GL_ARRAY_SIZE(seen);
+            }
         }
-        uint32_t id = gl_py_code_intern(&k, read_code);
         if (id)
             frames[n++] = gl_py_frames_make(id, (int32_t)off);
     next:
@@ -547,6 +589,28 @@ static __attribute__((noinline)) unsigned walk(uintptr_t ts, uintptr_t *frames, 
     return n;
 }
 
+typedef unsigned (*walk_fn)(struct gl_py_cache *cache, uintptr_t ts, uintptr_t *frames,
+                            unsigned max, uint16_t *ends, unsigned *ngroups);
+
+#define WALK_FOR(minor)                                                                            \
+    static __attribute__((noinline)) unsigned walk_3_##minor(                                      \
+        struct gl_py_cache *cache, uintptr_t ts, uintptr_t *frames, unsigned max, uint16_t *ends,  \
+        unsigned *ngroups)                                                                         \
+    {                                                                                              \
+        return walk_with(&layouts[minor - FIRST_MINOR], cache, ts, frames, max, ends, ngroups);    \
+    }
+WALK_FOR(9)
+WALK_FOR(10)
+WALK_FOR(11)
+WALK_FOR(12)
+WALK_FOR(13)
+WALK_FOR(14)
+#undef WALK_FOR
+
+static const walk_fn walks[] = {walk_3_9, walk_3_10, walk_3_11, walk_3_12, walk_3_13, walk_3_14};
+_Static_assert(GL_ARRAY_SIZE(walks) == GL_ARRAY_SIZE(layouts), "a walk for every layout");
+_Static_assert(GL_ARRAY_SIZE(layouts) == LAST_MINOR - FIRST_MINOR + 1, "a layout per version");
+
 static _Atomic unsigned long faults;
 
 /* A walk that began before finalization can still meet it: the thread states
@@ -558,6 +622,8 @@ static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, u
                                                        uintptr_t *frames, unsigned max,
                                                        uint16_t *ends, unsigned *ngroups)
 {
+    walk_fn walk = walks[py.L->minor - FIRST_MINOR];
+    struct gl_py_cache *cache = gl_py_code_cache(self);
     sigjmp_buf env;
     if (sigsetjmp(env, 0)) {
         gl_py_code_abandon();
@@ -567,7 +633,7 @@ static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, u
         return 0;
     }
     gl_read_guard_set(self, &env);
-    unsigned n = walk(ts, frames, max, ends, ngroups);
+    unsigned n = walk(cache, ts, frames, max, ends, ngroups);
     gl_read_guard_set(self, NULL);
     return n;
 }

@@ -162,6 +162,39 @@ if "probe_call" not in between:
 else:
     print("ok   interleaving: %s" % " > ".join(k if k != "py" else "[py]" for k in kinds[:cb + 4]))
 
+# 7b. code objects met again in one stack (the walk names each once): a
+# PyTorch-like chain (forward under _call_impl under _wrapped_call_impl at each
+# level) and a cycle of six functions, more than the walk remembers at once.
+class Module:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def _wrapped_call_impl(self):
+        return self._call_impl()
+
+    def _call_impl(self):
+        return self.forward()
+
+    def forward(self):
+        if self.inner:
+            return self.inner._wrapped_call_impl()
+        return nogil.probe_capture(), expected(0)
+
+
+compare("module chain, code objects repeated", *Module(Module(Module(Module(None))))
+        ._wrapped_call_impl())
+
+
+def c0(n): return c1(n) if n else (nogil.probe_capture(), expected(0))  # noqa: E704
+def c1(n): return c2(n)  # noqa: E704
+def c2(n): return c3(n)  # noqa: E704
+def c3(n): return c4(n)  # noqa: E704
+def c4(n): return c5(n)  # noqa: E704
+def c5(n): return c0(n - 1)  # noqa: E704
+
+
+compare("cycle of six functions, 4 times", *c0(4))
+
 # 8. code objects made and dropped in a loop (exec'd code, notebooks): a new one
 # often lands at a freed one's address, its line table at the old table's, with
 # the same file name object.  Each must show its own line.
