@@ -49,17 +49,21 @@ _Static_assert(SHALLOW_RAW >= GL_MEMO_FRAMES, "the memo copies its frames into r
 
 int gl_stack_capture_raw_mode;
 
-/* The last stack with Python frames a thread interned, and what it was made
- * of: the native frames kept (the interpreter's included, which place the
- * Python groups) and the Python frames as tagged words.  A loop allocating
- * from one line makes the same pair each time, and merging the two and
- * interning the result again was a third of a Python capture's cost
- * (bench/RESULTS.md).  Exact: the same words in, the same stack out. */
-struct gl_mixed_memo {
-    /* Odd while written.  A signal handler's capture on the thread runs
-     * whole inside the thread's: it leaves a memo being written alone, and a
-     * lookup it interrupted sees the count moved and misses. */
-    volatile unsigned gen;
+/* The last stacks with Python frames a thread interned, and what each was
+ * made of: the native frames kept (the interpreter's included, which place
+ * the Python groups) and the Python frames as tagged words.  A loop
+ * allocating from one line makes the same pair each time, and merging the two
+ * and interning the result again was a third of a Python capture's cost
+ * (bench/RESULTS.md).  A training step allocates from some tens of lines in
+ * turn (each layer's output, the loss, the optimizer's state), so one
+ * remembered stack always missed there: MIXED_ENTRIES of them, any of which
+ * may hold any stack (placed by a hash, 10 lines in turn collided in 6 of 16
+ * slots), the least recently used replaced.  Exact: the same words in, the
+ * same stack out; the hash only picks which entry is compared whole. */
+#define MIXED_ENTRIES 16
+struct mixed_entry {
+    uint64_t hash;       /* of the Python frames and the native count */
+    unsigned used;       /* the memo's clock at its last hit or store */
     uint32_t id;         /* 0: empty */
     unsigned generation; /* of the module ranges the merge classified frames with */
     unsigned keep;       /* the frames kept, native << 16 | Python: a deep capture's or not */
@@ -68,28 +72,52 @@ struct gl_mixed_memo {
     uintptr_t py[SHALLOW_KEEP];
     uint16_t ends[SHALLOW_KEEP];
 };
+struct gl_mixed_memo {
+    /* Odd while written.  A signal handler's capture on the thread runs
+     * whole inside the thread's: it leaves a memo being written alone, and a
+     * lookup it interrupted sees the count moved and misses. */
+    volatile unsigned gen;
+    unsigned clock;
+    struct mixed_entry e[MIXED_ENTRIES];
+};
+
+static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
+{
+    uint64_t h = native_n;
+    for (unsigned i = 0; i < py->n; i++)
+        h = (h ^ py->frames[i]) * 0x9e3779b97f4a7c15ULL;
+    return h;
+}
 
 /* The id remembered for these frames, or 0. */
-static uint32_t mixed_memo_find(const struct gl_mixed_memo *m, unsigned keep,
-                                const uintptr_t *native, unsigned n,
-                                const struct gl_python_stack *py)
+static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const uintptr_t *native,
+                                unsigned n, const struct gl_python_stack *py, uint64_t h)
 {
     unsigned gen = m->gen;
     if (gen & 1)
         return 0;
     atomic_signal_fence(memory_order_seq_cst);
-    uint32_t id = m->id;
-    bool same = id && m->keep == keep && m->native_n == n && m->py_n == py->n &&
-                m->py_groups == py->ngroups && m->generation == gl_modules_generation() &&
-                memcmp(m->py, py->frames, py->n * sizeof *py->frames) == 0 &&
-                memcmp(m->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
-                memcmp(m->native, native, n * sizeof *native) == 0;
+    uint32_t found = 0;
+    for (unsigned i = 0; i < MIXED_ENTRIES && !found; i++) {
+        struct mixed_entry *e = &m->e[i];
+        uint32_t id = e->id;
+        if (!id || e->hash != h)
+            continue;
+        if (e->keep == keep && e->native_n == n && e->py_n == py->n &&
+            e->py_groups == py->ngroups && e->generation == gl_modules_generation() &&
+            memcmp(e->py, py->frames, py->n * sizeof *py->frames) == 0 &&
+            memcmp(e->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
+            memcmp(e->native, native, n * sizeof *native) == 0) {
+            e->used = ++m->clock; /* a hint: a handler's capture may race it */
+            found = id;
+        }
+    }
     atomic_signal_fence(memory_order_seq_cst);
-    return same && m->gen == gen ? id : 0;
+    return found && m->gen == gen ? found : 0;
 }
 
 static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_t *native,
-                           unsigned n, const struct gl_python_stack *py, uint32_t id)
+                           unsigned n, const struct gl_python_stack *py, uint64_t h, uint32_t id)
 {
     if (n > SHALLOW_RAW + 1 || py->n > SHALLOW_KEEP || py->ngroups > SHALLOW_KEEP || !id)
         return;
@@ -110,15 +138,22 @@ static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_
         return;
     m->gen = gen + 1;
     atomic_signal_fence(memory_order_seq_cst);
-    m->id = id;
-    m->generation = gl_modules_generation();
-    m->keep = keep;
-    m->native_n = n;
-    m->py_n = py->n;
-    m->py_groups = py->ngroups;
-    memcpy(m->native, native, n * sizeof *native);
-    memcpy(m->py, py->frames, py->n * sizeof *py->frames);
-    memcpy(m->ends, py->ends, py->ngroups * sizeof *py->ends);
+    /* An empty entry, else the least recently used. */
+    struct mixed_entry *e = &m->e[0];
+    for (unsigned i = 0; i < MIXED_ENTRIES && e->id; i++)
+        if (!m->e[i].id || m->clock - m->e[i].used > m->clock - e->used)
+            e = &m->e[i];
+    e->hash = h;
+    e->used = ++m->clock;
+    e->id = id;
+    e->generation = gl_modules_generation();
+    e->keep = keep;
+    e->native_n = n;
+    e->py_n = py->n;
+    e->py_groups = py->ngroups;
+    memcpy(e->native, native, n * sizeof *native);
+    memcpy(e->py, py->frames, py->n * sizeof *py->frames);
+    memcpy(e->ends, py->ends, py->ngroups * sizeof *py->ends);
     atomic_signal_fence(memory_order_seq_cst);
     m->gen = gen + 2;
 }
@@ -130,7 +165,8 @@ static void memo_retire(struct gl_thread *t)
         gl_stack_memo_clear(t->stack_memo);
     struct gl_mixed_memo *m = atomic_load_explicit(&t->mixed_memo, memory_order_relaxed);
     if (m && !(m->gen & 1))
-        m->id = 0;
+        for (unsigned i = 0; i < MIXED_ENTRIES; i++)
+            m->e[i].id = 0;
 }
 
 void gl_stack_capture_init(unsigned num_callers)
@@ -424,14 +460,15 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
             struct gl_mixed_memo *mm =
                 self ? atomic_load_explicit(&self->mixed_memo, memory_order_relaxed) : NULL;
             unsigned keep = b->keep_frames << 16 | b->keep_python;
-            uint32_t known = hit && mm ? mixed_memo_find(mm, keep, top, kept, &py) : 0;
+            uint64_t h = mixed_hash(kept, &py);
+            uint32_t known = hit && mm ? mixed_memo_find(mm, keep, top, kept, &py, h) : 0;
             if (known)
                 return known;
             unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
                                         b->keep_python, b->mixed, b->mixed_max);
             id = gl_stack_depot_intern(b->mixed, m);
             if (self)
-                mixed_memo_put(self, keep, top, kept, &py, id);
+                mixed_memo_put(self, keep, top, kept, &py, h, id);
         } else
             id = gl_stack_depot_intern(top, kept < b->keep_frames ? kept : b->keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside

@@ -195,6 +195,24 @@ def c5(n): return c0(n - 1)  # noqa: E704
 
 compare("cycle of six functions, 4 times", *c0(4))
 
+# 7c. allocations from many lines in turn, as a training step's (each
+# layer's output, the loss, the optimizer's state): more lines than the
+# stacks a thread remembers, three rounds, every capture its own line.
+TURN = "<in turn>"
+src = "def in_turn(cap, expected):\n    out = []\n    for _ in range(3):\n" + \
+    "".join("        out.append((cap(), expected(0)))\n" for _ in range(40)) + "    return out\n"
+ns = {}
+exec(compile(src, TURN, "exec"), ns)
+turns = ns["in_turn"](nogil.probe_capture, expected)
+bad = [(i, w[0], [f[1:] for f in shown(sid) if f[0] == "py"][:2])
+       for i, (sid, w) in enumerate(turns)
+       if [f[1:] for f in shown(sid) if f[0] == "py"] != w[:64]]
+if bad:
+    failures.append("many lines in turn")
+    print("FAIL many lines in turn: %d of %d wrong, first %s" % (len(bad), len(turns), bad[0]))
+else:
+    print("ok   many lines in turn (%d captures from 40 lines)" % len(turns))
+
 # 8. code objects made and dropped in a loop (exec'd code, notebooks): a new one
 # often lands at a freed one's address, its line table at the old table's, with
 # the same file name object.  Each must show its own line.
