@@ -56,14 +56,19 @@ int gl_stack_capture_raw_mode;
  * and interning the result again was a third of a Python capture's cost
  * (bench/RESULTS.md).  A training step allocates from some tens of lines in
  * turn (each layer's output, the loss, the optimizer's state), so one
- * remembered stack always missed there: MIXED_ENTRIES of them, any of which
- * may hold any stack (placed by a hash, 10 lines in turn collided in 6 of 16
- * slots), the least recently used replaced.  Exact: the same words in, the
- * same stack out; the hash only picks which entry is compared whole. */
-#define MIXED_ENTRIES 16
+ * remembered stack always missed there.  Now 64, in 8 sets of 8 picked by a
+ * hash of the Python frames, the least recently used of a set replaced: one
+ * set of 16 missed every time on 25 lines in turn (the least recently used
+ * is always the next one asked for), placing by the hash alone collided 6 of
+ * 10 lines in 16 slots, and 16 sets of 4 put 6 of 25 lines in one set.  A
+ * set's hashes and clocks share one line, so a lookup reads one line and the
+ * entries whose hash matches.  About 120 KiB of address space a thread that
+ * allocates from Python, touched as entries fill.  Exact: the same words in,
+ * the same stack out; the hash only picks which entries are compared whole. */
+#define MIXED_WAYS 8
+#define MIXED_SETS 8
+#define MIXED_ENTRIES (MIXED_WAYS * MIXED_SETS)
 struct mixed_entry {
-    uint64_t hash;       /* of the Python frames and the native count */
-    unsigned used;       /* the memo's clock at its last hit or store */
     uint32_t id;         /* 0: empty */
     unsigned generation; /* of the module ranges the merge classified frames with */
     unsigned keep;       /* the frames kept, native << 16 | Python: a deep capture's or not */
@@ -72,22 +77,33 @@ struct mixed_entry {
     uintptr_t py[SHALLOW_KEEP];
     uint16_t ends[SHALLOW_KEEP];
 };
+struct mixed_set {
+    uint32_t hash[MIXED_WAYS]; /* of the Python frames and the native count; 0: empty */
+    uint32_t used[MIXED_WAYS]; /* the memo's clock at the way's last hit or store */
+};
 struct gl_mixed_memo {
     /* Odd while written.  A signal handler's capture on the thread runs
      * whole inside the thread's: it leaves a memo being written alone, and a
      * lookup it interrupted sees the count moved and misses. */
     volatile unsigned gen;
     unsigned clock;
+    struct mixed_set set[MIXED_SETS] __attribute__((aligned(64)));
     struct mixed_entry e[MIXED_ENTRIES];
 };
 
+/* Never 0 (an empty way's). */
 static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
 {
     uint64_t h = native_n;
     for (unsigned i = 0; i < py->n; i++)
         h = (h ^ py->frames[i]) * 0x9e3779b97f4a7c15ULL;
-    return h;
+    h ^= h >> 32;
+    h *= 0xd6e8feb86659fd93ULL;
+    h ^= h >> 32;
+    return h | 1;
 }
+
+static unsigned mixed_set_of(uint64_t h) { return (unsigned)(h >> 40) % MIXED_SETS; }
 
 /* The id remembered for these frames, or 0. */
 static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const uintptr_t *native,
@@ -98,17 +114,19 @@ static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const ui
         return 0;
     atomic_signal_fence(memory_order_seq_cst);
     uint32_t found = 0;
-    for (unsigned i = 0; i < MIXED_ENTRIES && !found; i++) {
-        struct mixed_entry *e = &m->e[i];
-        uint32_t id = e->id;
-        if (!id || e->hash != h)
+    unsigned s = mixed_set_of(h);
+    struct mixed_set *set = &m->set[s];
+    for (unsigned w = 0; w < MIXED_WAYS && !found; w++) {
+        if (set->hash[w] != (uint32_t)h)
             continue;
-        if (e->keep == keep && e->native_n == n && e->py_n == py->n &&
+        const struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
+        uint32_t id = e->id;
+        if (id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
             e->py_groups == py->ngroups && e->generation == gl_modules_generation() &&
             memcmp(e->py, py->frames, py->n * sizeof *py->frames) == 0 &&
             memcmp(e->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
             memcmp(e->native, native, n * sizeof *native) == 0) {
-            e->used = ++m->clock; /* a hint: a handler's capture may race it */
+            set->used[w] = ++m->clock; /* a hint: a handler's capture may race it */
             found = id;
         }
     }
@@ -138,13 +156,15 @@ static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_
         return;
     m->gen = gen + 1;
     atomic_signal_fence(memory_order_seq_cst);
-    /* An empty entry, else the least recently used. */
-    struct mixed_entry *e = &m->e[0];
-    for (unsigned i = 0; i < MIXED_ENTRIES && e->id; i++)
-        if (!m->e[i].id || m->clock - m->e[i].used > m->clock - e->used)
-            e = &m->e[i];
-    e->hash = h;
-    e->used = ++m->clock;
+    /* An empty way of the set, else its least recently used. */
+    unsigned s = mixed_set_of(h), victim = 0;
+    struct mixed_set *set = &m->set[s];
+    for (unsigned w = 0; w < MIXED_WAYS && set->hash[victim]; w++)
+        if (!set->hash[w] || m->clock - set->used[w] > m->clock - set->used[victim])
+            victim = w;
+    struct mixed_entry *e = &m->e[s * MIXED_WAYS + victim];
+    set->hash[victim] = (uint32_t)h;
+    set->used[victim] = ++m->clock;
     e->id = id;
     e->generation = gl_modules_generation();
     e->keep = keep;
@@ -165,8 +185,7 @@ static void memo_retire(struct gl_thread *t)
         gl_stack_memo_clear(t->stack_memo);
     struct gl_mixed_memo *m = atomic_load_explicit(&t->mixed_memo, memory_order_relaxed);
     if (m && !(m->gen & 1))
-        for (unsigned i = 0; i < MIXED_ENTRIES; i++)
-            m->e[i].id = 0;
+        memset(m->set, 0, sizeof m->set);
 }
 
 void gl_stack_capture_init(unsigned num_callers)
