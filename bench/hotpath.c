@@ -17,6 +17,17 @@
  * hook does around the driver's function (gl_driver_enter, then
  * gl_driver_exit), for the same pair.
  *
+ * GPULEAK_HOTPATH_EVICT=BYTES touches BYTES of the worker's own memory (a
+ * write to each cache line) between two pairs, as a program's own work and
+ * the driver's do between its allocations: gpuleak's code and data then run
+ * cold, as in a training step (bench/RESULTS.md: its calls took 5 to 10 times
+ * their time here).  The time printed then includes the touching, whose time
+ * alone is printed too; the two do not subtract (each changes what the other
+ * finds in the cache).  What does measure the cold path is the misses in
+ * gpuleak's functions per pair under `valgrind --tool=cachegrind
+ * --cache-sim=yes` (cg_annotate): its cold footprint, the same on any
+ * machine.
+ *
  * GPULEAK_HOTPATH_REGIONS=N opens N profiled regions (track/regions.h) before
  * the pairs, as N nested gpuleak_profile_begin() calls would: their cost per
  * event, which none open must not have.
@@ -87,8 +98,18 @@ __attribute__((noinline)) static void one_pair_driver(uint64_t addr)
 }
 
 static bool driver_path;
+static size_t evict_bytes;
+static double evict_alone_ns; /* the touching alone, a time (first worker's) */
 
-__attribute__((noinline)) static void loop(long n, uint64_t base)
+/* A write to each line of the worker's buffer: the program's work between
+ * two of its calls. */
+__attribute__((noinline)) static void evict(volatile char *buf)
+{
+    for (size_t i = 0; i < evict_bytes; i += 64)
+        buf[i]++;
+}
+
+__attribute__((noinline)) static void loop(long n, uint64_t base, volatile char *buf)
 {
     for (long i = 0; i < n; i++) {
         uint64_t addr = base + (uint64_t)(i % n_addresses) * stride;
@@ -96,17 +117,30 @@ __attribute__((noinline)) static void loop(long n, uint64_t base)
             one_pair_driver(addr);
         else
             one_pair(addr);
+        if (buf)
+            evict(buf);
     }
 }
 
 static void *worker(void *arg)
 {
     uint64_t base = 0x7f0000000000ULL + (uint64_t)(uintptr_t)arg * 0x100000000ULL;
-    loop(1000, base); /* warm: stacks, caches */
+    volatile char *buf = evict_bytes ? calloc(1, evict_bytes) : NULL;
+    double evict_ns = 0;
+    if (buf) {
+        double t0 = gl_clock_s();
+        for (long i = 0; i < pairs; i++)
+            evict(buf);
+        evict_ns = (gl_clock_s() - t0) * 1e9 / (double)pairs;
+        if (arg == 0)
+            evict_alone_ns = evict_ns;
+    }
+    loop(1000, base, buf); /* warm: stacks, caches */
     double t0 = gl_clock_s();
-    loop(pairs, base);
+    loop(pairs, base, buf);
     double *ns = malloc(sizeof *ns);
     *ns = (gl_clock_s() - t0) * 1e9 / (double)pairs;
+    free((void *)buf);
     return ns;
 }
 
@@ -149,6 +183,19 @@ int main(int argc, char **argv)
         gl_driver_start(gl_runtime.opt.check_api_ranges, false);
     }
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
+    const char *ev = getenv("GPULEAK_HOTPATH_EVICT");
+    if (ev) {
+        char *end;
+        unsigned long long v = strtoull(ev, &end, 0);
+        if (*end != '\0' || v > (1ULL << 32)) {
+            fprintf(stderr,
+                    "hotpath: GPULEAK_HOTPATH_EVICT: '%s' is not a size in bytes (at "
+                    "most 4 GiB)\n",
+                    ev);
+            return 2;
+        }
+        evict_bytes = (size_t)v;
+    }
     const char *regions = getenv("GPULEAK_HOTPATH_REGIONS");
     for (int i = 0, n = regions ? atoi(regions) : 0; i < n; i++)
         if (gl_regions_open("hotpath", 0) < 0) {
@@ -169,6 +216,10 @@ int main(int argc, char **argv)
     printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads); stack memo: "
            "%llu hits, %llu walks\n",
            threads, sum / threads, (unsigned long long)mc.hits, (unsigned long long)mc.walks);
+    if (evict_bytes)
+        printf("hotpath: with %zu bytes touched between pairs (included above; %.1f ns "
+               "alone)\n",
+               evict_bytes, evict_alone_ns);
     struct gl_alternate_result alt;
     if (gl_alternate_result(&alt))
         printf("hotpath: alternate:%s:%u, %zu pairs of blocks%s: with %.1f, without %.1f ns a "
