@@ -82,17 +82,19 @@ bool gl_call_bench_mode(const char *mode, char *bad, size_t badlen)
 }
 
 /* Busy for the knob's time: what a call of that length costs the program,
- * without gpuleak's own work (does the observer serialize calls?).  No pause
- * in the loop: one takes about 140 cycles on recent Intel cores, which made
- * every wait under about 50 ns the same wait; a read of the counter is some
- * 25. */
+ * without gpuleak's own work (does the observer serialize calls?).  A pause
+ * takes about 140 cycles on recent Intel cores, which made every wait under
+ * about 50 ns the same wait: the last few hundred ticks are read without one
+ * (a read of the counter is some 25), the rest pause, leaving the core's
+ * other thread its share as before. */
 void gl_call_bench_spin(void)
 {
     if (!spin_ticks)
         return;
-    uint64_t end = __rdtsc() + spin_ticks;
-    while (__rdtsc() < end)
-        ;
+    uint64_t end = __rdtsc() + spin_ticks, now;
+    while ((now = __rdtsc()) < end)
+        if (end - now > 400)
+            __builtin_ia32_pause();
 }
 
 /* What a failed call still means: the request of an allocation that ran out

@@ -306,6 +306,11 @@ static const struct py_layout *known_layout(gl_py_lookup lookup, char *note, siz
     }
     if (L->debug[0] && !check_debug_offsets(L, rt, note, notelen))
         return NULL;
+    if (L != &layouts[minor - FIRST_MINOR]) { /* walks[] is indexed so */
+        snprintf(note, notelen, "gpuleak's table of CPython layouts is out of order at 3.%d",
+                 minor);
+        return NULL;
+    }
     return L;
 }
 
@@ -528,17 +533,28 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
     uintptr_t f = innermost(L, ts);
     /* The frames' code objects first, all at once: in a real program they are
      * cold (the line that allocates runs once a step, among others), and the
-     * walk below would meet their misses one frame after another.  Only the
-     * frames the walk reads anyway, and their links; a prefetch never faults. */
+     * walk below would meet their misses one frame after another.  It reads
+     * what the walk reads, in its order, and stops where it stops (never
+     * later: a read past a frame that is not what the table says could fault,
+     * and the guard would turn Python frames off for good); the checks hold,
+     * so the loads of frames to come issue while a check's miss is pending. */
     uintptr_t p = f;
     for (unsigned k = 0; p && k < max; p = LD(p, L->f_back, uintptr_t), k++) {
         if (L->minor <= 10 && LD(p, 8, const void *) != frame_type)
             break;
-        const char *co = (const char *)(LD(p, L->f_code, uintptr_t) & ~STACKREF_TAG_BITS);
-        __builtin_prefetch(co);
-        __builtin_prefetch(co + 64);
-        __builtin_prefetch(co + 128);
-        __builtin_prefetch(co + 192);
+        int owner = L->f_owner >= 0 ? LD(p, L->f_owner, unsigned char) : 0;
+        if (owner >= OWNED_BY_ENTRY_SHIM)
+            continue;
+        uintptr_t co = LD(p, L->f_code, uintptr_t);
+        if (L->minor >= 14)
+            co &= ~STACKREF_TAG_BITS;
+        if (!co || co == (uintptr_t)none)
+            continue;
+        if (LD(co, 8, const void *) != code_type)
+            break;
+        __builtin_prefetch((const char *)co + 64);
+        __builtin_prefetch((const char *)co + 128);
+        __builtin_prefetch((const char *)co + 192);
     }
     for (unsigned walked = 0; f && n < max && walked < MAX_WALK;
          f = LD(f, L->f_back, uintptr_t), walked++) {

@@ -62,7 +62,7 @@ int gl_stack_capture_raw_mode;
  * is always the next one asked for), placing by the hash alone collided 6 of
  * 10 lines in 16 slots, and 16 sets of 4 put 6 of 25 lines in one set.  A
  * set's hashes and clocks share one line, so a lookup reads one line and the
- * entries whose hash matches.  About 120 KiB of address space a thread that
+ * entries whose hash matches.  About 165 KiB of address space a thread that
  * allocates from Python, touched as entries fill.  Exact: the same words in,
  * the same stack out; the hash only picks which entries are compared whole. */
 #define MIXED_WAYS 8
@@ -105,6 +105,17 @@ static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
 
 static unsigned mixed_set_of(uint64_t h) { return (unsigned)(h >> 40) % MIXED_SETS; }
 
+/* Whether e was made of these frames. */
+static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr_t *native,
+                       unsigned n, const struct gl_python_stack *py)
+{
+    return e->id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
+           e->py_groups == py->ngroups && e->generation == gl_modules_generation() &&
+           memcmp(e->py, py->frames, py->n * sizeof *py->frames) == 0 &&
+           memcmp(e->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
+           memcmp(e->native, native, n * sizeof *native) == 0;
+}
+
 /* The id remembered for these frames, or 0. */
 static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const uintptr_t *native,
                                 unsigned n, const struct gl_python_stack *py, uint64_t h)
@@ -121,11 +132,7 @@ static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const ui
             continue;
         const struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
         uint32_t id = e->id;
-        if (id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
-            e->py_groups == py->ngroups && e->generation == gl_modules_generation() &&
-            memcmp(e->py, py->frames, py->n * sizeof *py->frames) == 0 &&
-            memcmp(e->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
-            memcmp(e->native, native, n * sizeof *native) == 0) {
+        if (mixed_same(e, keep, native, n, py)) {
             set->used[w] = ++m->clock; /* a hint: a handler's capture may race it */
             found = id;
         }
@@ -156,9 +163,20 @@ static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_
         return;
     m->gen = gen + 1;
     atomic_signal_fence(memory_order_seq_cst);
-    /* An empty way of the set, else its least recently used. */
+    /* The way that holds these frames already (put runs after any miss, also
+     * where the native memo missed and find was not asked: copies of one
+     * stack would push the set's other stacks out), else an empty way, else
+     * the least recently used. */
     unsigned s = mixed_set_of(h), victim = 0;
     struct mixed_set *set = &m->set[s];
+    for (unsigned w = 0; w < MIXED_WAYS; w++)
+        if (set->hash[w] == (uint32_t)h &&
+            mixed_same(&m->e[s * MIXED_WAYS + w], keep, native, n, py)) {
+            set->used[w] = ++m->clock;
+            atomic_signal_fence(memory_order_seq_cst);
+            m->gen = gen + 2;
+            return;
+        }
     for (unsigned w = 0; w < MIXED_WAYS && set->hash[victim]; w++)
         if (!set->hash[w] || m->clock - set->used[w] > m->clock - set->used[victim])
             victim = w;
