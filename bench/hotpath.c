@@ -17,16 +17,15 @@
  * hook does around the driver's function (gl_driver_enter, then
  * gl_driver_exit), for the same pair.
  *
- * GPULEAK_HOTPATH_EVICT=BYTES touches BYTES of the worker's own memory (a
- * write to each cache line) between two pairs, as a program's own work and
- * the driver's do between its allocations: gpuleak's code and data then run
- * cold, as in a training step (bench/RESULTS.md: its calls took 5 to 10 times
- * their time here).  The time printed then includes the touching, whose time
- * alone is printed too; the two do not subtract (each changes what the other
- * finds in the cache).  What does measure the cold path is the misses in
- * gpuleak's functions per pair under `valgrind --tool=cachegrind
- * --cache-sim=yes` (cg_annotate): its cold footprint, the same on any
- * machine.
+ * GPULEAK_HOTPATH_EVICT=BYTES (0 or empty: none) touches BYTES of the
+ * worker's own memory (a write to each cache line) between two pairs, as a
+ * program's own work and the driver's do between its allocations: gpuleak's
+ * data then comes back from further away, as in a training step
+ * (bench/RESULTS.md: its calls took 5 to 10 times their time here).  The time
+ * printed then includes the touching, whose time alone is printed too; the
+ * two do not subtract (each changes what the other finds in the cache).  What
+ * does measure the cold path is bench/cold: the misses in gpuleak's functions
+ * per pair under cachegrind, the same on any machine.
  *
  * GPULEAK_HOTPATH_REGIONS=N opens N profiled regions (track/regions.h) before
  * the pairs, as N nested gpuleak_profile_begin() calls would: their cost per
@@ -126,6 +125,10 @@ static void *worker(void *arg)
 {
     uint64_t base = 0x7f0000000000ULL + (uint64_t)(uintptr_t)arg * 0x100000000ULL;
     volatile char *buf = evict_bytes ? calloc(1, evict_bytes) : NULL;
+    if (evict_bytes && !buf) {
+        fprintf(stderr, "hotpath: GPULEAK_HOTPATH_EVICT: no memory for %zu bytes\n", evict_bytes);
+        exit(1);
+    }
     double evict_ns = 0;
     if (buf) {
         double t0 = gl_clock_s();
