@@ -92,8 +92,14 @@ struct gl_mixed_memo {
 };
 
 /* Never 0 (an empty way's). */
+/* GPULEAK_DEBUG_MIXED_COLLIDE=1: every stack hashes alike, so that a test sees
+ * the whole compare tell stacks apart (tests/python_frames.test). */
+static bool mixed_collide;
+
 static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
 {
+    if (__builtin_expect(mixed_collide, 0))
+        return 1;
     uint64_t h = native_n;
     for (unsigned i = 0; i < py->n; i++)
         h = (h ^ py->frames[i]) * 0x9e3779b97f4a7c15ULL;
@@ -211,6 +217,8 @@ void gl_stack_capture_init(unsigned num_callers)
     gl_thread_add_retire(memo_retire);
     const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
     gl_stack_capture_raw_mode = raw && *raw == '1';
+    const char *collide = getenv("GPULEAK_DEBUG_MIXED_COLLIDE");
+    mixed_collide = collide && *collide == '1';
     keep_frames = num_callers + GL_STACK_SLACK;
     if (keep_frames > DEEP_KEEP)
         keep_frames = DEEP_KEEP;
