@@ -91,11 +91,11 @@ struct gl_mixed_memo {
     struct mixed_entry e[MIXED_ENTRIES];
 };
 
-/* Never 0 (an empty way's). */
 /* GPULEAK_DEBUG_MIXED_COLLIDE=1: every stack hashes alike, so that a test sees
  * the whole compare tell stacks apart (tests/python_frames.test). */
 static bool mixed_collide;
 
+/* Never 0 (an empty way's). */
 static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
 {
     if (__builtin_expect(mixed_collide, 0))
@@ -122,6 +122,22 @@ static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr
            memcmp(e->native, native, n * sizeof *native) == 0;
 }
 
+/* The entry of set s made of these frames, marked used; NULL if none. */
+static struct mixed_entry *mixed_lookup(struct gl_mixed_memo *m, unsigned s, uint64_t h,
+                                        unsigned keep, const uintptr_t *native, unsigned n,
+                                        const struct gl_python_stack *py)
+{
+    struct mixed_set *set = &m->set[s];
+    for (unsigned w = 0; w < MIXED_WAYS; w++) {
+        struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
+        if (set->hash[w] == (uint32_t)h && mixed_same(e, keep, native, n, py)) {
+            set->used[w] = ++m->clock; /* a hint: a handler's capture may race it */
+            return e;
+        }
+    }
+    return NULL;
+}
+
 /* The id remembered for these frames, or 0. */
 static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const uintptr_t *native,
                                 unsigned n, const struct gl_python_stack *py, uint64_t h)
@@ -130,19 +146,8 @@ static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const ui
     if (gen & 1)
         return 0;
     atomic_signal_fence(memory_order_seq_cst);
-    uint32_t found = 0;
-    unsigned s = mixed_set_of(h);
-    struct mixed_set *set = &m->set[s];
-    for (unsigned w = 0; w < MIXED_WAYS && !found; w++) {
-        if (set->hash[w] != (uint32_t)h)
-            continue;
-        const struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
-        uint32_t id = e->id;
-        if (mixed_same(e, keep, native, n, py)) {
-            set->used[w] = ++m->clock; /* a hint: a handler's capture may race it */
-            found = id;
-        }
-    }
+    const struct mixed_entry *e = mixed_lookup(m, mixed_set_of(h), h, keep, native, n, py);
+    uint32_t found = e ? e->id : 0;
     atomic_signal_fence(memory_order_seq_cst);
     return found && m->gen == gen ? found : 0;
 }
@@ -175,14 +180,11 @@ static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_
      * the least recently used. */
     unsigned s = mixed_set_of(h), victim = 0;
     struct mixed_set *set = &m->set[s];
-    for (unsigned w = 0; w < MIXED_WAYS; w++)
-        if (set->hash[w] == (uint32_t)h &&
-            mixed_same(&m->e[s * MIXED_WAYS + w], keep, native, n, py)) {
-            set->used[w] = ++m->clock;
-            atomic_signal_fence(memory_order_seq_cst);
-            m->gen = gen + 2;
-            return;
-        }
+    if (mixed_lookup(m, s, h, keep, native, n, py)) {
+        atomic_signal_fence(memory_order_seq_cst);
+        m->gen = gen + 2;
+        return;
+    }
     for (unsigned w = 0; w < MIXED_WAYS && set->hash[victim]; w++)
         if (!set->hash[w] || m->clock - set->used[w] > m->clock - set->used[victim])
             victim = w;

@@ -22,9 +22,6 @@ void gl_stack_capture_init(unsigned num_callers);
 /* Debugging aid: with GPULEAK_DEBUG_RAW_STACKS=1 in the environment, stacks are
  * stored and shown whole, gpuleak's, CUPTI's and the driver's frames included. */
 extern int gl_stack_capture_raw_mode;
-/* Testing aid: with GPULEAK_DEBUG_MIXED_COLLIDE=1, every stack with Python
- * frames hashes alike in the thread's memory of merged stacks, so that only
- * the whole compare tells them apart. */
 
 /* Capture, trim and intern the current stack; returns its depot id (0 if none).
  * A stack the thread captured before is recognised without unwinding it
