@@ -485,6 +485,23 @@ static inline uint64_t table_head(uintptr_t table, int64_t len)
     return len >= 8 ? head : head & ((UINT64_C(1) << (8 * len)) - 1);
 }
 
+/* _PyInterpreterFrame.owner (3.11+); 0 before. */
+static inline __attribute__((always_inline)) int owner_of(const struct py_layout *L, uintptr_t f)
+{
+    return L->f_owner >= 0 ? LD(f, L->f_owner, unsigned char) : 0;
+}
+
+/* The code object a frame that is no entry shim runs; 0 for none (3.13's
+ * and 3.14's shims have None there). */
+static inline __attribute__((always_inline)) uintptr_t code_of(const struct py_layout *L,
+                                                               uintptr_t f, const void *none)
+{
+    uintptr_t co = LD(f, L->f_code, uintptr_t);
+    if (L->minor >= 14)
+        co &= ~STACKREF_TAG_BITS; /* a _PyStackRef */
+    return co == (uintptr_t)none ? 0 : co;
+}
+
 /* The interned id of a live code object: its key read and looked up. */
 static inline __attribute__((always_inline)) uint32_t
 identify(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t co)
@@ -542,13 +559,10 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
     for (unsigned k = 0; p && k < max; p = LD(p, L->f_back, uintptr_t), k++) {
         if (L->minor <= 10 && LD(p, 8, const void *) != frame_type)
             break;
-        int owner = L->f_owner >= 0 ? LD(p, L->f_owner, unsigned char) : 0;
-        if (owner >= OWNED_BY_ENTRY_SHIM)
+        if (owner_of(L, p) >= OWNED_BY_ENTRY_SHIM)
             continue;
-        uintptr_t co = LD(p, L->f_code, uintptr_t);
-        if (L->minor >= 14)
-            co &= ~STACKREF_TAG_BITS;
-        if (!co || co == (uintptr_t)none)
+        uintptr_t co = code_of(L, p, none);
+        if (!co)
             continue;
         if (LD(co, 8, const void *) != code_type)
             break;
@@ -562,7 +576,7 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
          * not what the table says, and it is not followed further. */
         if (L->minor <= 10 && LD(f, 8, const void *) != frame_type)
             break;
-        int owner = L->f_owner >= 0 ? LD(f, L->f_owner, unsigned char) : 0;
+        int owner = owner_of(L, f);
         if (owner >= OWNED_BY_ENTRY_SHIM) {
             /* 3.12+: the entry shim of an interpreter call closes a group;
              * anything owned past it (3.14's unused C-stack owner) is no frame
@@ -571,12 +585,10 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
                 ends[g++] = (uint16_t)n;
             continue;
         }
-        uintptr_t co = LD(f, L->f_code, uintptr_t);
-        if (L->minor >= 14)
-            co &= ~STACKREF_TAG_BITS; /* a _PyStackRef */
+        uintptr_t co = code_of(L, f, none);
         bool entry = L->minor <= 10 || (L->f_is_entry >= 0 && LD(f, L->f_is_entry, bool));
-        if (!co || co == (uintptr_t)none)
-            goto next; /* 3.13's and 3.14's shims have None here */
+        if (!co)
+            goto next;
         if (LD(co, 8, const void *) != code_type)
             break; /* neither: the chain is not what the table says */
         int64_t off;
