@@ -5,9 +5,10 @@
 
 #include "base/thread.h"
 #include "common/clock.h"
+#include "common/util.h"
 #include "stack/unwind.h"
 
-int gl_prof_on;
+GL_READ_MOSTLY int gl_prof_on;
 
 _Static_assert(GL_PROF_NPHASES == GL_THREAD_PROF_PHASES, "gl_thread's profile counters");
 

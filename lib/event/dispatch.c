@@ -24,7 +24,7 @@ static struct gl_placement placement;
 
 /* Closed until the runtime names its state word. */
 static const _Atomic int closed = !GL_DISPATCH_OPEN;
-const _Atomic int *gl_dispatch_gate = &closed;
+GL_READ_MOSTLY const _Atomic int *gl_dispatch_gate = &closed;
 
 void gl_dispatch_set_gate(const _Atomic int *word) { gl_dispatch_gate = word ? word : &closed; }
 

@@ -7,9 +7,10 @@
 
 #include "base/thread.h"
 #include "common/clock.h"
+#include "common/util.h"
 #include "event/dispatch.h"
 
-bool gl_alternate_active;
+GL_READ_MOSTLY bool gl_alternate_active;
 
 #define MAX_BLOCKS 65536 /* a block a millisecond: a minute of pairs */
 #define WARMUP 4         /* blocks not kept: the run's first, cold ones */

@@ -9,14 +9,15 @@
 
 #include "base/prof.h"
 #include "base/thread.h"
+#include "common/util.h"
 #include "event/dispatch.h"
 #include "observe/contexts.h"
 #include "observe/decode.h"
 #include "stack/stack_capture.h"
 
-_Atomic int gl_call_stacks = 1;
-bool gl_call_free_stacks = true;
-bool gl_call_null;
+GL_READ_MOSTLY _Atomic int gl_call_stacks = 1;
+GL_READ_MOSTLY bool gl_call_free_stacks = true;
+GL_READ_MOSTLY bool gl_call_null;
 bool gl_call_spin;
 /* GPULEAK_BENCH=spin:NS, in time-stamp counter ticks: the clock's own read
  * (about 20 ns) would be most of a wait of 25. */

@@ -6,6 +6,7 @@
 
 #include "base/gl_uthash.h"
 #include "base/spin.h"
+#include "common/util.h"
 
 #define MAX_CONTEXTS 1024
 
@@ -21,7 +22,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gl_ctx_device_query_fn query;
 /* The first device a context was seen on, and whether another one has been. */
 static _Atomic int first_device = -1;
-static atomic_bool devices_differ;
+static GL_READ_MOSTLY atomic_bool devices_differ;
 
 static void note_device(int dev)
 {

@@ -36,7 +36,7 @@ static const uint32_t cbids[GL_DRIVER_NENTRIES] = {
 
 void *_Atomic gl_driver_functions[GL_DRIVER_NENTRIES];
 _Atomic bool gl_driver_watched[GL_DRIVER_NENTRIES];
-static atomic_bool started, cross_checking;
+static GL_READ_MOSTLY atomic_bool started, cross_checking;
 
 const char *gl_driver_name(unsigned id) { return id < GL_DRIVER_NENTRIES ? names[id] : "?"; }
 
@@ -178,7 +178,7 @@ void *gl_driver_next_symbol(const char *name)
 
 /* ---- starting ---- */
 
-static CUresult (*ctx_get_current)(CUcontext *);
+static GL_READ_MOSTLY CUresult (*ctx_get_current)(CUcontext *);
 
 /* The calling thread's context, asked when an event needs it. */
 static uint64_t current_context(void)

@@ -66,7 +66,7 @@ enum { OWNED_BY_GENERATOR = 1, OWNED_BY_ENTRY_SHIM = 3 };
 
 #define MAX_WALK 1024 /* frames looked at, skipped ones included: a loop guard */
 
-static struct {
+static GL_READ_MOSTLY struct {
     _Atomic bool enabled;
     bool disabled_by_user;
     const struct py_layout *L;

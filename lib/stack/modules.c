@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "stack/modules.h"
 
+#include "common/util.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
@@ -25,7 +27,7 @@ struct range_set {
 static struct range_set sets[2];
 static _Atomic int current;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic unsigned generation = 1;
+static GL_READ_MOSTLY _Atomic unsigned generation = 1;
 
 unsigned gl_modules_generation(void)
 {

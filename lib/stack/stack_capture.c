@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/options.h"
+#include "common/util.h"
 #include "stack/mixed_stack.h"
 #include "stack/modules.h"
 #include "base/prof.h"
@@ -20,12 +21,12 @@
 /* Frames kept per stack: what --num-callers shows plus slack for the CUDA runtime
  * internals that only report-time symbols can recognize (static cudart); and
  * Python frames, counted apart (mixed_stack.h). */
-static unsigned keep_frames = 12 + GL_STACK_SLACK;
-static unsigned keep_python = 12;
+static GL_READ_MOSTLY unsigned keep_frames = 12 + GL_STACK_SLACK;
+static GL_READ_MOSTLY unsigned keep_python = 12;
 
 /* How many frames of gpuleak, CUPTI and the driver sit on top of the program's:
  * learnt from the stacks seen, so that a walk asks for no more frames than it keeps. */
-static _Atomic unsigned internal_hint = 12;
+static GL_READ_MOSTLY _Atomic unsigned internal_hint = 12;
 
 /* Native frames walked past those kept, on a thread running Python, to find
  * the interpreter loops where its Python frames go. */
@@ -47,7 +48,7 @@ static _Atomic unsigned internal_hint = 12;
 _Static_assert(GL_MAX_CALLERS + GL_STACK_SLACK <= DEEP_KEEP, "the room keeps --num-callers");
 _Static_assert(SHALLOW_RAW >= GL_MEMO_FRAMES, "the memo copies its frames into raw");
 
-int gl_stack_capture_raw_mode;
+GL_READ_MOSTLY int gl_stack_capture_raw_mode;
 
 /* The last stacks with Python frames a thread interned, and what each was
  * made of: the native frames kept (the interpreter's included, which place
@@ -376,7 +377,7 @@ static const struct gl_interpreter_where interpreter = {gl_py_frames_in_interpre
                                                         gl_py_frames_in_eval_loop};
 
 /* GPULEAK_BENCH=nomemo turns the memo off (gl_stack_capture_memo_enable). */
-static bool memo_on = true;
+static GL_READ_MOSTLY bool memo_on = true;
 
 void gl_stack_capture_memo_enable(bool on) { memo_on = on; }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/atomic.h"
+#include "common/util.h"
 #include "stack/stack_depot.h"
 #include "base/thread.h"
 
@@ -40,7 +41,7 @@ static struct group groups[GL_STATS_SLOTS][GL_MEM_NKINDS] __attribute__((aligned
 static struct device devices[GL_STATS_SLOTS];
 /* The process: live bytes flushed, and the peak of all devices and kinds together. */
 static struct device total;
-static _Atomic bool sites_on;
+static GL_READ_MOSTLY _Atomic bool sites_on;
 /* Flushes so far, by every thread: a thread's views (base/thread.h) are
  * taken again when it moved, one line read where the figures are four. */
 static _Atomic uint64_t flushes __attribute__((aligned(64)));

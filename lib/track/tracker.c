@@ -6,11 +6,12 @@
 
 #include "base/thread.h"
 #include "base/tool.h"
+#include "common/util.h"
 #include "event/api.h"
 #include "track/stats.h"
 
-static struct gl_table *blocks; /* outstanding blocks */
-static struct gl_table *maps;   /* VMM mappings: key = address, aux = handle key */
+static GL_READ_MOSTLY struct gl_table *blocks; /* outstanding blocks */
+static struct gl_table *maps;                  /* VMM mappings: key = address, aux = handle key */
 
 /* Process-wide counters, each on its own cache line.  Threads allocating at once
  * would bounce shared counters between cores on every event, so the hot path
@@ -143,7 +144,7 @@ static bool update_flags(uint64_t key, uint8_t set, uint8_t clear, struct gl_blo
 
 /* ---- allocations ---- */
 
-uint64_t (*gl_tracker_seq_hint)(const struct gl_event *ev);
+GL_READ_MOSTLY uint64_t (*gl_tracker_seq_hint)(const struct gl_event *ev);
 
 static bool on_alloc(struct gl_event *ev, struct gl_block_info *b)
 {
