@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "track/block_table.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "event/event.h"
@@ -19,22 +20,12 @@ static inline uint64_t span_of(uint64_t key)
     return key & (gl_key_ns(key) == GL_NS_ADDR ? ~(uint64_t)4095 : ~(uint64_t)63);
 }
 
-/* uthash compares keys with HASH_KEYCMP: a bin's key is the key of its first
- * block, and a lookup finds the bin of any key in the same span. */
-static inline int span_cmp(const void *a, const void *b)
-{
-    uint64_t x, y;
-    memcpy(&x, a, sizeof x);
-    memcpy(&y, b, sizeof y);
-    return span_of(x) != span_of(y);
-}
-#define HASH_KEYCMP(a, b, n) span_cmp((a), (b))
-#include "base/gl_uthash.h"
-
+/* A bin: its blocks, the first of which names its span.  8 bytes before the
+ * 56-byte records, so that a bin of one block is one cache line (bins are cut
+ * at 64-byte boundaries). */
 struct bin {
-    UT_hash_handle hh; /* hh.key = &blocks[0].key */
-    uint32_t n;        /* blocks in use */
-    uint32_t cls;      /* capacity class */
+    uint32_t n;   /* blocks in use */
+    uint32_t cls; /* capacity class */
     struct gl_block_info blocks[];
 };
 
@@ -49,10 +40,12 @@ static const uint32_t class_cap[] = {1,   2,   3,   4,    6,    8,    12,   16,
  * handles or of byte-sized pool sub-allocations in one span) are mapped alone. */
 #define ARENA_CLASSES 12 /* capacity 64: 3,648 bytes */
 
+/* Whole cache lines: a bin starts on one, and one of one block fills it. */
 static inline size_t bin_bytes(uint32_t cls)
 {
-    return sizeof(struct bin) + class_cap[cls] * sizeof(struct gl_block_info);
+    return (sizeof(struct bin) + class_cap[cls] * sizeof(struct gl_block_info) + 63) & ~(size_t)63;
 }
+_Static_assert(sizeof(struct bin) + sizeof(struct gl_block_info) == 64, "a bin of one block");
 
 /* The smallest class holding n blocks. */
 static uint32_t class_for(uint32_t n)
@@ -80,31 +73,48 @@ static uint32_t class_for(uint32_t n)
 #define ARENA_CHUNK_MIN 4096
 #define ARENA_CHUNK_MAX (16 * 1024)
 struct arena {
-    void *free[ARENA_CLASSES];
-    char *cur, *end;
-    void *chunks;      /* linked through their first word; the second is the size */
-    size_t bytes;      /* chunks and lone bins mapped */
+    /* First what every insert and removal reads or writes: with the shard's
+     * index fields before it, in the shard's first cache line. */
     size_t used_bytes; /* bins cut from the chunks, in use */
     size_t free_bytes; /* bins on the free lists */
     size_t retry_at;   /* after a compaction ran out of memory: the free bytes
                           to wait for before trying again */
+    void *free[ARENA_CLASSES];
+    char *cur, *end;
+    void *chunks; /* linked through their first word; the second is the size */
+    size_t bytes; /* chunks and lone bins mapped */
 };
 
+/* A shard's index of its bins: open addressing, linear probing, each slot a
+ * span and its bin (four to a cache line).  A lookup reads the shard's first
+ * line, a slot's line and the bin: where the program's own work pushed them
+ * out, what a CUDA call pays is these lines (bench/cold), and uthash's chain
+ * read more (the table's header, a bucket, each item's handle and its key,
+ * and at a removal the items beside it in its list).  A removal shifts the
+ * slots after it back: no tombstones, so probes stay short however many
+ * blocks come and go. */
+struct slot {
+    uint64_t span;
+    struct bin *bin; /* NULL: empty */
+};
+#define SLOTS_MIN 8 /* two cache lines */
+
 /* One lock per shard, each on its own cache line so that threads working in
- * different shards do not bounce a shared line. */
+ * different shards do not bounce a shared line; what a lookup reads is in
+ * that line, the arena after it. */
 struct shard {
     gl_spinlock lock;
-    struct bin *head;
-    size_t count; /* blocks, the sentinel not counted */
-    size_t bins;  /* the sentinel's counted */
+    uint32_t mask;      /* slots - 1; 0 before the first bin */
+    struct slot *slots; /* NULL before the first bin */
+    size_t bins;        /* slots in use */
+    size_t count;       /* blocks */
     struct arena arena;
 } __attribute__((aligned(64)));
+_Static_assert(offsetof(struct shard, arena.free[1]) == 64,
+               "the index and the arena's counters and smallest bins in one line");
 
-/* Each shard holds one sentinel block that is never removed: uthash frees a
- * table when its last item goes and builds a new one on the next insert, which
- * would make every alloc/free pair on an otherwise empty shard allocate and free
- * a bucket array.  Real keys never have all top bits set (event.h). */
-#define SENTINEL_KEY UINT64_MAX
+/* Never a key (event.h: real keys never have all top bits set); refused. */
+#define RESERVED_KEY UINT64_MAX
 
 struct gl_table {
     unsigned shift; /* 64 - log2(shards) */
@@ -133,7 +143,8 @@ static inline struct shard *shard_of(struct gl_table *t, uint64_t h)
     return &t->shards[t->nshards == 1 ? 0 : h >> t->shift];
 }
 
-#define CHUNK_HEADER 16 /* the next chunk, this chunk's size */
+/* The next chunk, this chunk's size; then bins, each at a cache line. */
+#define CHUNK_HEADER 64
 
 /* A new chunk of at least size bytes (whole pages) to cut bins from; what was
  * left of the current one is given up. */
@@ -206,34 +217,92 @@ static void unmap_chunks(void *chunks)
     }
 }
 
-/* Unmap everything the shard holds: lone bins first (unlinked one by one; the
- * sentinel keeps the table alive), then the buckets, then the chunks. */
+/* Unmap everything the shard holds: lone bins, the index, the chunks. */
 static void shard_destroy(struct shard *s)
 {
-    struct bin *b, *tmp;
-    HASH_ITER(hh, s->head, b, tmp)
-    {
-        if (b->cls >= ARENA_CLASSES) {
-            HASH_DELETE(hh, s->head, b);
+    for (size_t i = 0; s->slots && i <= s->mask; i++) {
+        struct bin *b = s->slots[i].bin;
+        if (b && b->cls >= ARENA_CLASSES)
             gl_tool_unmap(b, bin_bytes(b->cls));
-        }
     }
-    HASH_CLEAR(hh, s->head);
+    if (s->slots)
+        gl_tool_free(s->slots, (s->mask + 1u) * sizeof *s->slots);
+    s->slots = NULL;
+    s->mask = 0;
+    s->bins = s->count = 0;
     unmap_chunks(s->arena.chunks);
     memset(&s->arena, 0, sizeof s->arena);
 }
 
-static inline struct bin *find_bin(struct shard *s, const uint64_t *key, uint64_t h)
+/* ---- the index ---- */
+
+/* The slot of span's bin, or of the empty slot where it would go; -1 when
+ * the shard has no index yet. */
+static inline long find_slot(const struct shard *s, uint64_t span, uint64_t h)
 {
-    struct bin *b = NULL;
-    HASH_FIND_BYHASHVALUE(hh, s->head, key, sizeof *key, (unsigned)h, b);
-    return b;
+    if (!s->slots)
+        return -1;
+    size_t i = (size_t)h & s->mask;
+    while (s->slots[i].bin && s->slots[i].span != span)
+        i = (i + 1) & s->mask;
+    return (long)i;
 }
 
-static inline bool link_bin(struct shard *s, struct bin *b, uint64_t h)
+static inline struct bin *find_bin(const struct shard *s, uint64_t span, uint64_t h, long *at)
 {
-    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &b->blocks[0].key, sizeof(uint64_t), (unsigned)h, b);
-    return b->hh.tbl != NULL;
+    long i = find_slot(s, span, h);
+    *at = i;
+    return i >= 0 ? s->slots[i].bin : NULL;
+}
+
+/* Room for one more bin at most three quarters full: the index doubles
+ * (SLOTS_MIN at first), its bins placed again.  False when memory ran out
+ * (the index is then as it was). */
+static bool index_room(struct shard *s)
+{
+    size_t n = s->slots ? s->mask + 1u : 0;
+    if (s->slots && 4 * (s->bins + 1) <= 3 * n)
+        return true;
+    size_t m = n ? 2 * n : SLOTS_MIN;
+    struct slot *slots = gl_tool_alloc(m * sizeof *slots);
+    if (!slots)
+        return false;
+    memset(slots, 0, m * sizeof *slots);
+    for (size_t i = 0; i < n; i++) {
+        if (!s->slots[i].bin)
+            continue;
+        size_t j = (size_t)mix64(s->slots[i].span) & (m - 1);
+        while (slots[j].bin)
+            j = (j + 1) & (m - 1);
+        slots[j] = s->slots[i];
+    }
+    if (s->slots)
+        gl_tool_free(s->slots, n * sizeof *s->slots);
+    s->slots = slots;
+    s->mask = (uint32_t)(m - 1);
+    return true;
+}
+
+/* Empty slot i, moving back each later slot of its run whose home is not
+ * between i and it (cyclically), so that every bin stays reachable from its
+ * home without a gap. */
+static void slot_clear(struct shard *s, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & s->mask;
+        if (!s->slots[j].bin)
+            break;
+        size_t home = (size_t)mix64(s->slots[j].span) & s->mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (stays)
+            continue;
+        s->slots[i] = s->slots[j];
+        i = j;
+    }
+    s->slots[i].bin = NULL;
+    s->slots[i].span = 0;
+    s->bins--;
 }
 
 static inline int index_in(const struct bin *b, uint64_t key)
@@ -244,31 +313,24 @@ static inline int index_in(const struct bin *b, uint64_t key)
     return -1;
 }
 
-/* Move b's blocks to a bin of class cls and link that one in its place.
- * Returns the new bin, or NULL (b unchanged) when memory ran out. */
-static struct bin *rebin(struct shard *s, struct bin *b, uint32_t cls, uint64_t h)
+/* Move the blocks of slot at's bin to a bin of class cls, in the same slot.
+ * Returns the new bin, or NULL (the old one unchanged) when memory ran out. */
+static struct bin *rebin(struct shard *s, long at, uint32_t cls)
 {
-    struct bin *nb = bin_alloc(&s->arena, cls);
+    struct bin *b = s->slots[at].bin, *nb = bin_alloc(&s->arena, cls);
     if (!nb)
         return NULL;
     nb->n = b->n;
     memcpy(nb->blocks, b->blocks, b->n * sizeof b->blocks[0]);
-    /* Link the new bin before unlinking the old: the table never empties, and
-     * a failed link leaves the old one in place. */
-    if (!link_bin(s, nb, h)) {
-        bin_free(&s->arena, nb);
-        return NULL;
-    }
-    HASH_DELETE(hh, s->head, b);
+    s->slots[at].bin = nb;
     bin_free(&s->arena, b);
     return nb;
 }
 
 /* Move every bin of s into a fresh arena, each at the smallest class that
- * holds it, and unmap the old chunks.  Bins are relinked one by one: the new
- * one goes to the tail of uthash's item list, so the first n items are the old
- * ones.  Out of memory part way, the old arena's chunks and lists join the new
- * one (the bins moved so far leave their old places on its lists). */
+ * holds it, and unmap the old chunks; each slot keeps its place.  Out of
+ * memory part way, the old arena's chunks and lists join the new one (the
+ * bins moved so far leave their old places on its lists). */
 static void compact(struct shard *s)
 {
     struct arena old = s->arena;
@@ -276,35 +338,28 @@ static void compact(struct shard *s)
     /* One chunk for all (the bins use at most what they used): one system
      * call, not one per 16 KiB.  Without it, the bins get chunks as usual. */
     add_chunk(&s->arena, CHUNK_HEADER + old.used_bytes);
-    unsigned n = HASH_COUNT(s->head), moved = 0;
-    size_t lone_kept = 0;
-    struct bin *b = s->head;
+    size_t moved = 0, lone_kept = 0;
     bool ok = true;
-    for (unsigned i = 0; i < n && b; i++) {
-        struct bin *next = b->hh.next;
+    for (size_t i = 0; s->slots && i <= s->mask; i++) {
+        struct bin *b = s->slots[i].bin;
+        if (!b)
+            continue;
         uint32_t cls = class_for(b->n);
         if (b->cls >= ARENA_CLASSES && cls >= b->cls) {
             /* Mapped on its own and no smaller: it stays, and its bytes move. */
             lone_kept += gl_tool_page_round(bin_bytes(b->cls));
         } else if (ok) {
-            uint64_t h = hash_of(b->blocks[0].key);
             struct bin *nb = bin_alloc(&s->arena, cls);
             if (nb) {
                 nb->n = b->n;
                 memcpy(nb->blocks, b->blocks, b->n * sizeof b->blocks[0]);
-                if (link_bin(s, nb, h)) {
-                    HASH_DELETE(hh, s->head, b);
-                    bin_free(&old, b);
-                    moved++;
-                } else {
-                    bin_free(&s->arena, nb);
-                    ok = false;
-                }
+                s->slots[i].bin = nb;
+                bin_free(&old, b);
+                moved++;
             } else {
                 ok = false;
             }
         }
-        b = next;
     }
     old.bytes -= lone_kept; /* lone bins kept belong to the arena that stays */
     if (ok) {
@@ -365,60 +420,61 @@ static inline void maybe_compact(struct shard *s)
         compact(s);
 }
 
-/* Add a block known to be absent to its span's bin b (NULL: the span has none
- * yet); false when memory ran out. */
-static bool add_block(struct shard *s, struct bin *b, const struct gl_block_info *info, uint64_t h)
+/* Add a block known to be absent to its span's bin, in slot at (-1: the
+ * shard has no index yet; an empty slot: the span has no bin yet); false when
+ * memory ran out. */
+static bool add_block(struct shard *s, long at, const struct gl_block_info *info, uint64_t h)
 {
+    struct bin *b = at >= 0 ? s->slots[at].bin : NULL;
     if (!b) {
+        if (!index_room(s))
+            return false;
         b = bin_alloc(&s->arena, 0);
         if (!b)
             return false;
         b->blocks[0] = *info;
         b->n = 1;
-        if (!link_bin(s, b, h)) {
-            bin_free(&s->arena, b);
-            return false;
-        }
+        at = find_slot(s, span_of(info->key), h); /* the index may have grown */
+        s->slots[at].span = span_of(info->key);
+        s->slots[at].bin = b;
         s->bins++;
     } else {
         if (b->n == class_cap[b->cls]) {
             if (b->cls + 1u >= NCLASSES)
                 return false;
-            b = rebin(s, b, b->cls + 1, h);
+            b = rebin(s, at, b->cls + 1);
             if (!b)
                 return false;
         }
         b->blocks[b->n++] = *info;
     }
-    if (info->key != SENTINEL_KEY)
-        s->count++;
+    s->count++;
     return true;
 }
 
-static void unlink_bin(struct shard *s, struct bin *b)
-{
-    HASH_DELETE(hh, s->head, b);
-    bin_free(&s->arena, b);
-}
-
-/* Remove block i of b: the last block takes its slot, so that blocks[0] (the
- * bin's key) always holds a key of the span.  An emptied bin goes; one left
- * under a third full moves to a smaller class, except during a walk over the
- * table (walking): a bin linked anew would be visited twice.
+/* Remove block i of slot at's bin: the last block takes its slot, so that
+ * blocks[0] always holds a key of the span.  An emptied bin goes, and one
+ * left under a third full moves to a smaller class, except during a walk
+ * over the table (walking): a removed slot pulls later ones back, which the
+ * walk would then miss or see twice; the walk tidies up after itself
+ * (tidy()).
  *
  * (Keeping emptied bins linked a while, for the driver to hand the address
  * back, was tried: it saved a little where one address comes back and cost
  * more where many addresses take turns, whose evictions touch cold bins;
  * bench/hotpath, bench/RESULTS.md.) */
-static void remove_at(struct shard *s, struct bin *b, uint32_t i, uint64_t h, bool walking)
+static void remove_at(struct shard *s, long at, uint32_t i, bool walking)
 {
+    struct bin *b = s->slots[at].bin;
     b->blocks[i] = b->blocks[--b->n];
     s->count--;
+    if (walking)
+        return;
     if (b->n == 0) {
-        s->bins--;
-        unlink_bin(s, b);
-    } else if (!walking && b->cls > 0 && b->n <= class_cap[b->cls] / 3) {
-        rebin(s, b, class_for(b->n), h); /* no memory: keep the larger bin */
+        slot_clear(s, (size_t)at);
+        bin_free(&s->arena, b);
+    } else if (b->cls > 0 && b->n <= class_cap[b->cls] / 3) {
+        rebin(s, at, class_for(b->n)); /* no memory: keep the larger bin */
     }
 }
 
@@ -434,14 +490,6 @@ struct gl_table *gl_block_table_create(unsigned nshards_log2)
     t->mapped = bytes;
     t->nshards = n;
     t->shift = 64 - nshards_log2;
-    const struct gl_block_info sentinel = {.key = SENTINEL_KEY};
-    uint64_t h = hash_of(SENTINEL_KEY);
-    for (unsigned i = 0; i < n; i++) {
-        if (!add_block(&t->shards[i], NULL, &sentinel, h)) {
-            gl_block_table_destroy(t);
-            return NULL;
-        }
-    }
     return t;
 }
 
@@ -454,25 +502,34 @@ void gl_block_table_destroy(struct gl_table *t)
     gl_tool_unmap(t, t->mapped);
 }
 
+/* The block with this key: its bin's slot in *at and its index in the bin,
+ * or -1. */
+static inline int locate(const struct shard *s, uint64_t key, uint64_t h, long *at)
+{
+    struct bin *bin = find_bin(s, span_of(key), h, at);
+    return bin ? index_in(bin, key) : -1;
+}
+
 bool gl_block_table_insert(struct gl_table *t, const struct gl_block_info *b,
                            struct gl_block_info *replaced)
 {
-    if (b->key == SENTINEL_KEY)
+    if (b->key == RESERVED_KEY)
         return false;
     uint64_t h = hash_of(b->key);
     struct shard *s = shard_of(t, h);
     bool was_present = false;
     gl_spin_lock(&s->lock);
-    struct bin *bin = find_bin(s, &b->key, h);
-    int i = bin ? index_in(bin, b->key) : -1;
+    long at;
+    int i = locate(s, b->key, h, &at);
     if (i >= 0) {
         /* The old block was freed behind gpuleak's back; the new one takes its place. */
+        struct bin *bin = s->slots[at].bin;
         if (replaced)
             *replaced = bin->blocks[i];
         bin->blocks[i] = *b;
         was_present = true;
     } else {
-        add_block(s, bin, b, h);
+        add_block(s, at, b, h);
     }
     maybe_compact(s);
     gl_spin_unlock(&s->lock);
@@ -482,7 +539,7 @@ bool gl_block_table_insert(struct gl_table *t, const struct gl_block_info *b,
 struct gl_table_node *gl_block_table_detach(struct gl_table *t, uint64_t key,
                                             struct gl_table_node **spare)
 {
-    if (key == SENTINEL_KEY)
+    if (key == RESERVED_KEY)
         return NULL;
     /* The node is had before the lock: no allocator call under it. */
     bool fresh = !(spare && *spare);
@@ -492,11 +549,11 @@ struct gl_table_node *gl_block_table_detach(struct gl_table *t, uint64_t key,
     uint64_t h = hash_of(key);
     struct shard *s = shard_of(t, h);
     gl_spin_lock(&s->lock);
-    struct bin *bin = find_bin(s, &key, h);
-    int i = bin ? index_in(bin, key) : -1;
+    long at;
+    int i = locate(s, key, h, &at);
     if (i >= 0) {
-        n->info = bin->blocks[i];
-        remove_at(s, bin, (uint32_t)i, h, false);
+        n->info = s->slots[at].bin->blocks[i];
+        remove_at(s, at, (uint32_t)i, false);
     }
     gl_spin_unlock(&s->lock);
     if (i >= 0) {
@@ -523,9 +580,9 @@ void gl_block_table_reattach(struct gl_table *t, struct gl_table_node *n)
     uint64_t h = hash_of(n->info.key);
     struct shard *s = shard_of(t, h);
     gl_spin_lock(&s->lock);
-    struct bin *bin = find_bin(s, &n->info.key, h);
-    if (!bin || index_in(bin, n->info.key) < 0)
-        add_block(s, bin, &n->info, h); /* else the key was taken meanwhile: the newer block wins */
+    long at;
+    if (locate(s, n->info.key, h, &at) < 0)
+        add_block(s, at, &n->info, h); /* else the key was taken meanwhile: the newer block wins */
     maybe_compact(s);
     gl_spin_unlock(&s->lock);
     gl_block_table_release(t, n);
@@ -542,18 +599,18 @@ bool gl_block_table_update(struct gl_table *t, uint64_t key, gl_table_update_fn 
 {
     if (was_removed)
         *was_removed = false;
-    if (key == SENTINEL_KEY)
+    if (key == RESERVED_KEY)
         return false;
     uint64_t h = hash_of(key);
     struct shard *s = shard_of(t, h);
     bool rm = false;
     gl_spin_lock(&s->lock);
-    struct bin *bin = find_bin(s, &key, h);
-    int i = bin ? index_in(bin, key) : -1;
-    if (i >= 0 && fn(&bin->blocks[i], arg)) {
+    long at;
+    int i = locate(s, key, h, &at);
+    if (i >= 0 && fn(&s->slots[at].bin->blocks[i], arg)) {
         if (removed)
-            *removed = bin->blocks[i];
-        remove_at(s, bin, (uint32_t)i, h, false);
+            *removed = s->slots[at].bin->blocks[i];
+        remove_at(s, at, (uint32_t)i, false);
         rm = true;
     }
     gl_spin_unlock(&s->lock);
@@ -587,17 +644,22 @@ bool gl_block_table_lookup(struct gl_table *t, uint64_t key, struct gl_block_inf
 }
 
 /* After a walk that removed blocks (a context destroyed, a pool swept): the
- * bins it left under a third full move to the class that fits them, as a
- * single removal's would, and the shard compacts if that freed enough.  A
- * moved bin is relinked at the tail and visited again, already fitting: each
- * moves once. */
-static void refit(struct shard *s)
+ * bins it emptied go, and those it left under a third full move to the class
+ * that fits them, as a single removal's would.  A cleared slot pulls later
+ * ones back into it, so the slot is looked at again; one pulled from the
+ * index's start to its end is looked at twice, which changes nothing. */
+static void tidy(struct shard *s)
 {
-    struct bin *b, *tmp;
-    HASH_ITER(hh, s->head, b, tmp)
-    {
-        if (b->cls > 0 && b->n <= class_cap[b->cls] / 3)
-            rebin(s, b, class_for(b->n), hash_of(b->blocks[0].key));
+    for (size_t i = 0; s->slots && i <= s->mask;) {
+        struct bin *b = s->slots[i].bin;
+        if (b && b->n == 0) {
+            slot_clear(s, i);
+            bin_free(&s->arena, b);
+            continue;
+        }
+        if (b && b->cls > 0 && b->n <= class_cap[b->cls] / 3)
+            rebin(s, (long)i, class_for(b->n));
+        i++;
     }
 }
 
@@ -607,21 +669,22 @@ size_t gl_block_table_foreach(struct gl_table *t, gl_table_visit_fn fn, void *ar
     for (unsigned i = 0; i < t->nshards; i++) {
         struct shard *s = &t->shards[i];
         gl_spin_lock(&s->lock);
-        struct bin *b, *tmp;
         size_t before = removed;
-        HASH_ITER(hh, s->head, b, tmp)
-        {
-            /* Backwards: a removal moves the last block, already visited, into
-             * the slot; the bin itself goes only once empty (after the last). */
+        for (size_t k = 0; s->slots && k <= s->mask; k++) {
+            struct bin *b = s->slots[k].bin;
+            if (!b)
+                continue;
+            /* Backwards: a removal moves the last block, already visited,
+             * into the slot; emptied bins stay until tidy(). */
             for (uint32_t j = b->n; j-- > 0;) {
-                if (b->blocks[j].key != SENTINEL_KEY && fn(&b->blocks[j], arg)) {
-                    remove_at(s, b, j, 0, true);
+                if (fn(&b->blocks[j], arg)) {
+                    remove_at(s, (long)k, j, true);
                     removed++;
                 }
             }
         }
         if (removed > before) {
-            refit(s);
+            tidy(s);
             maybe_compact(s);
         }
         gl_spin_unlock(&s->lock);
@@ -645,7 +708,7 @@ size_t gl_block_table_bin_count(struct gl_table *t)
     size_t c = 0;
     for (unsigned i = 0; i < t->nshards; i++) {
         gl_spin_lock(&t->shards[i].lock);
-        c += t->shards[i].bins - 1; /* the sentinel's */
+        c += t->shards[i].bins;
         gl_spin_unlock(&t->shards[i].lock);
     }
     return c;
@@ -658,8 +721,8 @@ size_t gl_block_table_memory_bytes(struct gl_table *t)
         struct shard *s = &t->shards[i];
         gl_spin_lock(&s->lock);
         b += s->arena.bytes;
-        if (s->head)
-            b += s->head->hh.tbl->num_buckets * sizeof(UT_hash_bucket) + sizeof(UT_hash_table);
+        if (s->slots)
+            b += (s->mask + 1u) * sizeof *s->slots;
         gl_spin_unlock(&s->lock);
     }
     return b;

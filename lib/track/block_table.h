@@ -4,12 +4,12 @@
  * lock, so that threads allocating at once rarely meet.
  *
  * Blocks are kept in bins, one per aligned span of keys (4 KiB of addresses, 64
- * values of a handle namespace); the bins are the items of the shards' uthash
- * tables.  A uthash item carries a 56-byte handle, as much as a block's record:
- * one item per block would cost 112 bytes a block before the buckets.  The
- * driver packs small allocations 512 bytes apart, so a bin usually holds several
- * of them and the handle is shared; a block alone in its span (4 KiB or more
- * from its neighbours) costs about what an item of its own would.
+ * values of a handle namespace), and each shard indexes its bins by span in an
+ * open-addressed table of (span, bin) slots.  The driver packs small
+ * allocations 512 bytes apart, so a bin usually holds several of them; a bin
+ * of one block (one alone in its span) is one cache line.  What a call reads
+ * is the shard's first line, a slot's line and the bin: in a real program
+ * these come back from the outer caches at each call (bench/cold).
  *
  * Removal is two-phase: a driver free must take the block out of the table before
  * the driver releases the address (else another thread can be handed the same
