@@ -59,7 +59,9 @@ struct gl_thread *gl_thread_make(void)
             break;
         }
     if (!t) {
-        t = gl_tool_alloc(sizeof *t);
+        /* Mapped, not from a size class: the struct must start on a cache
+         * line for its first two to hold what every call touches. */
+        t = gl_tool_map(sizeof *t);
         if (t) {
             t->next = registry;
             registry = t;

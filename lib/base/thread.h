@@ -28,16 +28,18 @@
  * split: written by the owner only (relaxed atomics: plain moves), read by
  * reports, moved to the shared group by mem_stats.c. */
 struct gl_stat_cell {
+    /* A free reads and writes the first line alone. */
     uint32_t key;    /* the group it holds: GL_STAT_KEY(slot, kind); 0 = empty */
     uint32_t events; /* since the last flush */
-    _Atomic int64_t alloc_blocks[2], alloc_bytes[2], cur_blocks[2], cur_bytes[2];
+    _Atomic int64_t cur_blocks[2], cur_bytes[2];
+    uint64_t epoch; /* the process's flush count when taken */
+    _Atomic int64_t alloc_blocks[2], alloc_bytes[2];
     /* The owner's view, refreshed at each flush: the shared group's live
      * counts per split, and its peaks (small, large, all) as last seen or
      * raised.  A peak check reads these, not the shared lines (stats.c). */
     int64_t seen_blocks[2], seen_bytes[2];
     uint64_t peak_blocks[3], peak_bytes[3];
-    uint64_t epoch; /* the process's flush count when taken */
-};
+} __attribute__((aligned(64)));
 
 /* The owner's view of one device slot's shared figures, the same way: its
  * cells' live bytes not yet flushed, the shared live bytes and peak as last
@@ -55,17 +57,42 @@ struct gl_stack_memo;
 struct gl_mixed_memo;
 
 struct gl_thread {
+    /* What every CUDA call reads or writes comes first, in two cache lines:
+     * in a real program a call finds this struct in the outer caches, and
+     * pays a miss for each line it touches (bench/cold). */
     uint32_t tid;
     uint32_t seq_epoch; /* of the block of numbers below (tracker.c) */
-    /* Usage counters not yet added to the process-wide ones (mem_stats.c). */
-    struct gl_stat_cell stat_cells[GL_STAT_CELLS];
-    _Atomic unsigned stat_seq; /* odd while the owner flushes a cell */
-    unsigned stat_last;        /* the cell used last: the next event's likely one */
-    /* By device slot and for the process (the owner's peak checks). */
-    struct gl_stat_view stat_slot[GL_STAT_SLOTS_MAX], stat_all;
+    /* Depth of gpuleak_disable() calls: allocations made while it is above 0
+     * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
+    int disabled;
+    unsigned stat_last; /* the cell used last: the next event's likely one */
+    /* The driver entry point whose hook this thread is in (observe/driver.h),
+     * 0 when none: stacks captured meanwhile start with it. */
+    uintptr_t call_entry;
     /* Allocation numbers handed to this thread in blocks: [seq_next, seq_end). */
     uint64_t seq_next, seq_end;
     struct gl_table_node *spare_node; /* a freed block's node, reused by the next free */
+    /* Recent whole stacks and where their return addresses lie (stack_memo.h);
+     * made on the thread's first walk to learn one. */
+    struct gl_stack_memo *stack_memo;
+    /* The last native-and-Python stacks interned (stack_capture.c): made on
+     * the thread's first capture with Python frames. */
+    struct gl_mixed_memo *_Atomic mixed_memo;
+    struct gl_py_cache *py_cache; /* recent Python code objects (python_code.c) */
+    /* Set while this thread reads memory gpuleak does not own: where a fault
+     * returns to (read_guard.h; a sigjmp_buf *). */
+    void *read_guard;
+    /* The process's figures as this thread saw them (the owner's peak checks). */
+    struct gl_stat_view stat_all;
+    /* Usage counters not yet added to the process-wide ones (mem_stats.c). */
+    struct gl_stat_cell stat_cells[GL_STAT_CELLS];
+    _Atomic unsigned stat_seq; /* odd while the owner flushes a cell */
+    /* --save: the last two stacks this thread saw in the log it names
+     * (save/log_writer.c), so that an event whose stack is one of them
+     * reads no line of the log's bitmap. */
+    uint32_t log_stacks[2], log_gen;
+    /* By device slot, the same. */
+    struct gl_stat_view stat_slot[GL_STAT_SLOTS_MAX];
     struct {
         uint64_t hash;
         struct depot_entry *e;
@@ -79,27 +106,6 @@ struct gl_thread {
         uintptr_t ips[GL_PREFIX_MAX];
     } prefix[GL_PREFIX_MEMO];
     unsigned prefix_next;
-    /* Recent whole stacks and where their return addresses lie (stack_memo.h);
-     * made on the thread's first walk to learn one. */
-    struct gl_stack_memo *stack_memo;
-    /* The last native-and-Python stack interned (stack_capture.c): made on
-     * the thread's first capture with Python frames. */
-    struct gl_mixed_memo *_Atomic mixed_memo;
-    /* The driver entry point whose hook this thread is in (observe/driver.h),
-     * 0 when none: stacks captured meanwhile start with it. */
-    uintptr_t call_entry;
-    struct gl_py_cache *py_cache; /* recent Python code objects (python_code.c) */
-    /* Set while this thread reads memory gpuleak does not own: where a fault
-     * returns to (read_guard.h; a sigjmp_buf *). */
-    void *read_guard;
-    /* Depth of gpuleak_disable() calls: allocations made while it is above 0
-     * are recorded but never reported (as LeakSanitizer's __lsan_disable). */
-    int disabled;
-    /* --save: the last two stacks this thread saw in the log it names
-     * (save/log_writer.c), so that an event whose stack is one of them
-     * reads no line of the log's bitmap: beside the fields every call
-     * writes. */
-    uint32_t log_stacks[2], log_gen;
     /* The allocation history's entries reserved for this thread (track/
      * history.c): [hist_next, hist_end), reserved when the counter read
      * hist_tsc, hist_next's slot in the ring (hist_next % the ring's size,
@@ -114,6 +120,8 @@ struct gl_thread {
     struct gl_thread *next; /* registry */
     _Atomic int live;
 };
+_Static_assert(offsetof(struct gl_thread, stat_all) + sizeof(struct gl_stat_view) <= 128,
+               "the fields of every call in the struct's first two lines");
 
 extern __thread struct gl_thread *gl_thread_cur __attribute__((tls_model("initial-exec")));
 
