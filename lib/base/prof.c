@@ -26,9 +26,9 @@ static int walk_n;
 static uint64_t walk_backtrace_ns;
 
 static const char *const phase_names[GL_PROF_NPHASES] = {
-    "allocation callback", "  stack capture",       "    libunwind walk",
-    "    Python frames",   "    stack memo lookup", "    stack memo walk",
-    "  table insert",      "free at entry",         "free at exit",
+    "allocation callback",   "  stack capture",     "    libunwind walk",   "    Python frames",
+    "    stack memo lookup", "    stack memo walk", "    merge and intern", "  table insert",
+    "free at entry",         "free at exit",
 };
 
 double gl_prof_ticks_per_ns(uint64_t window_ns)

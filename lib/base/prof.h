@@ -16,6 +16,8 @@ enum gl_prof_phase {
     GL_PROF_PYTHON,     /* of which the Python frames (python_frames.h) */
     GL_PROF_MEMO,       /* of which looking the stack up in the thread's memo (stack_memo.h) */
     GL_PROF_LEARN,      /* of which walking a stack for the memo */
+    GL_PROF_MERGE,      /* of which merging native and Python frames and interning them
+                           (the thread's mixed memo did not know the stack) */
     GL_PROF_INSERT,     /* table insert and counters */
     GL_PROF_FREE_ENTER, /* free at entry: detach */
     GL_PROF_FREE_EXIT,  /* free at exit: confirm */

@@ -20,8 +20,8 @@
 #define GL_PREFIX_MEMO 4
 #define GL_PREFIX_MAX 24
 #define GL_STAT_CELLS 8
-#define GL_STAT_SLOTS_MAX 34    /* GL_STATS_SLOTS (mem_stats.h checks) */
-#define GL_THREAD_PROF_PHASES 9 /* GL_PROF_NPHASES (prof.c checks) */
+#define GL_STAT_SLOTS_MAX 34     /* GL_STATS_SLOTS (mem_stats.h checks) */
+#define GL_THREAD_PROF_PHASES 10 /* GL_PROF_NPHASES (prof.c checks) */
 #define GL_STAT_KEY(slot, kind) (1u << 16 | (slot) << 8 | (kind))
 
 /* A thread's pending share of one (device slot, kind) counter group, per size

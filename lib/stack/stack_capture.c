@@ -512,9 +512,12 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
             uint32_t known = hit && mm ? mixed_memo_find(mm, keep, top, kept, &py, h) : 0;
             if (known)
                 return known;
+            uint64_t t0 = gl_prof_now();
             unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
                                         b->keep_python, b->mixed, b->mixed_max);
             id = gl_stack_depot_intern(b->mixed, m);
+            if (gl_prof_on)
+                gl_prof_add(GL_PROF_MERGE, t0, gl_prof_now());
             if (self)
                 mixed_memo_put(self, keep, top, kept, &py, h, id);
         } else
