@@ -11,12 +11,10 @@
  * 16 bits: stacks up to 512 KiB deep from the capture to the last frame kept. */
 #define MAX_WORDS 0xffffu
 
-struct gl_memo_entry {
-    uint32_t id;
-    uint16_t n;   /* frames, frames[0] included */
-    uint16_t nfp; /* frame pointer checks, in frame order */
-    uint8_t referenced;
-    uintptr_t frame0;              /* frames[0]: inside the capturing function */
+/* A stack as the walk describes it, while it is being learnt: each frame's
+ * return address and where it lies, and the frame pointers it is found by. */
+struct described {
+    uint16_t nfp;                  /* frame pointer checks, in frame order */
     uint16_t word[GL_MEMO_FRAMES]; /* frames[i] lies at sp + 8 * word[i], i >= 1 */
     uintptr_t ret[GL_MEMO_FRAMES]; /* frames[i] */
     /* Frame pointers that pointed into the stack, where each was saved, and
@@ -28,6 +26,34 @@ struct gl_memo_entry {
      * by them. */
     uint8_t fp_upto[GL_MEMO_FRAMES];
 };
+
+/* Words one remembered stack compares: a return address a frame, and the
+ * frame pointers. */
+#define MAX_CHECKS (2 * GL_MEMO_FRAMES)
+
+/* A remembered stack, as a lookup reads it: the words to compare in the
+ * order they are compared, packed from the entry's start, and their values
+ * from a line's start.  In a real program a lookup finds the entry in the
+ * outer caches and pays a miss a line; the walk's own form (struct
+ * described) spread one stack over five arrays. */
+struct gl_memo_entry {
+    uint32_t id;
+    uint16_t n;      /* frames, frames[0] included */
+    uint16_t checks; /* words compared */
+    uint8_t referenced;
+    uintptr_t frame0; /* frames[0]: inside the capturing function */
+    /* word[0..checks): where each compared value lies, in 8-byte words above
+     * sp; then, as bytes, for frames 1..n-1, which check holds the frame's
+     * return address. */
+    uint16_t packed[MAX_CHECKS + GL_MEMO_FRAMES / 2];
+    uintptr_t value[MAX_CHECKS] __attribute__((aligned(64)));
+};
+_Static_assert(MAX_CHECKS <= 256, "a check's index in a byte");
+
+static inline const uint8_t *ret_checks(const struct gl_memo_entry *e)
+{
+    return (const uint8_t *)(e->packed + e->checks);
+}
 
 /* What a lookup compares first, apart from the entries (16 bytes: four to a
  * cache line).  sp 0 marks an empty entry. */
@@ -50,8 +76,8 @@ struct gl_stack_memo {
     /* Written by the owner, read by reports: relaxed atomics (plain moves). */
     _Atomic uint64_t hits, walks, refused, skipped;
     struct gl_memo_entry e[GL_MEMO_ENTRIES];
-    struct gl_memo_entry scratch; /* a stack being learnt, until it proves whole */
-    _Atomic(void *) room;         /* gl_stack_memo_room's */
+    struct described scratch; /* a stack being learnt, until it proves whole */
+    _Atomic(void *) room;     /* gl_stack_memo_room's */
     _Atomic size_t room_bytes;
 };
 
@@ -125,20 +151,15 @@ static inline bool slot_holds(uintptr_t sp, uint16_t word, uintptr_t ret)
 }
 
 /* In order from the capture outwards, each frame's return address and then
- * the frame pointers it is found by: each word read lies in frames that all
- * matched, in the live chain of the stack the capture runs on (a word further
- * out, compared first, could lie past the end of another stack at the same
- * address: a coroutine's). */
+ * the frame pointers it is found by (the entry holds them in that order):
+ * each word read lies in frames that all matched, in the live chain of the
+ * stack the capture runs on (a word further out, compared first, could lie
+ * past the end of another stack at the same address: a coroutine's). */
 static bool matches(const struct gl_memo_entry *e, uintptr_t sp)
 {
-    unsigned j = 0;
-    for (unsigned i = 1; i < e->n; i++) {
-        if (!slot_holds(sp, e->word[i], e->ret[i]))
+    for (unsigned k = 0; k < e->checks; k++)
+        if (!slot_holds(sp, e->packed[k], e->value[k]))
             return false;
-        for (; j < e->fp_upto[i]; j++)
-            if (!slot_holds(sp, e->fp_word[j], e->fp[j]))
-                return false;
-    }
     return true;
 }
 
@@ -169,8 +190,10 @@ unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *k
         n = e->n;
         *id = e->id;
         if (need_frames || !e->id) {
+            const uint8_t *ret = ret_checks(e);
             frames[0] = e->frame0;
-            memcpy(frames + 1, e->ret + 1, (n - 1u) * sizeof *frames);
+            for (unsigned f = 1; f < n; f++)
+                frames[f] = e->value[ret[f - 1]];
         }
         break;
     }
@@ -225,7 +248,7 @@ static long word_of(uintptr_t sp, uintptr_t addr)
 }
 
 /* Add a check of the word at addr (in the window, else false). */
-static bool add_check(struct gl_memo_entry *e, uintptr_t sp, uintptr_t addr)
+static bool add_check(struct described *e, uintptr_t sp, uintptr_t addr)
 {
     long word = word_of(sp, addr);
     if (word < 0)
@@ -241,9 +264,8 @@ static bool add_check(struct gl_memo_entry *e, uintptr_t sp, uintptr_t addr)
 }
 
 /* Fill e from the walk; false if the stack cannot be checked so. */
-static bool describe(struct gl_memo_entry *e, const struct gl_memo_key *key,
-                     const uintptr_t *frames, unsigned n, const struct gl_unwind_frame *walk,
-                     unsigned nwalk)
+static bool describe(struct described *e, const struct gl_memo_key *key, const uintptr_t *frames,
+                     unsigned n, const struct gl_unwind_frame *walk, unsigned nwalk)
 {
     /* The walk starts inside the function that made it, called from the
      * capture: find where the capture's caller, frames[1], comes. */
@@ -295,9 +317,27 @@ static bool describe(struct gl_memo_entry *e, const struct gl_memo_key *key,
             return false;
         e->fp_upto[f] = (uint8_t)e->nfp;
     }
+    return true;
+}
+
+/* Pack a described stack of n frames into e, in the order a lookup compares. */
+static void pack(struct gl_memo_entry *e, const struct described *d, const uintptr_t *frames,
+                 unsigned n)
+{
+    unsigned checks = (n - 1) + d->fp_upto[n - 1], k = 0, j = 0;
+    uint8_t *ret = (uint8_t *)(e->packed + checks);
+    for (unsigned f = 1; f < n; f++) {
+        ret[f - 1] = (uint8_t)k;
+        e->packed[k] = d->word[f];
+        e->value[k++] = d->ret[f];
+        for (; j < d->fp_upto[f]; j++) {
+            e->packed[k] = d->fp_word[j];
+            e->value[k++] = d->fp[j];
+        }
+    }
+    e->checks = (uint16_t)checks;
     e->frame0 = frames[0];
     e->n = (uint16_t)n;
-    return true;
 }
 
 bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
@@ -313,7 +353,7 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
     if (ok) {
         unsigned i = victim(m);
         m->key[i].sp = 0;
-        m->e[i] = m->scratch;
+        pack(&m->e[i], &m->scratch, frames, n);
         m->e[i].id = id;
         m->e[i].referenced = 0;
         m->key[i].want = (uint16_t)key->want;
