@@ -69,15 +69,18 @@ GL_READ_MOSTLY int gl_stack_capture_raw_mode;
 #define MIXED_WAYS 8
 #define MIXED_SETS 8
 #define MIXED_ENTRIES (MIXED_WAYS * MIXED_SETS)
+/* The words an entry compares are packed from its start, the Python frames,
+ * their group ends and the native frames, so that a hit reads as many cache
+ * lines as the stack fills (each a miss in a real program), not one or two
+ * in each of three arrays sized for the deepest stack. */
+#define MIXED_END_WORDS(groups) (((groups) + 3u) / 4u) /* four ends a word */
 struct mixed_entry {
     uint32_t id;         /* 0: empty */
     unsigned generation; /* of the module ranges the merge classified frames with */
     unsigned keep;       /* the frames kept, native << 16 | Python: a deep capture's or not */
     unsigned native_n, py_n, py_groups;
-    uintptr_t native[SHALLOW_RAW + 1];
-    uintptr_t py[SHALLOW_KEEP];
-    uint16_t ends[SHALLOW_KEEP];
-};
+    uintptr_t w[SHALLOW_KEEP + MIXED_END_WORDS(SHALLOW_KEEP) + SHALLOW_RAW + 1];
+} __attribute__((aligned(64)));
 struct mixed_set {
     uint32_t hash[MIXED_WAYS]; /* of the Python frames and the native count; 0: empty */
     uint32_t used[MIXED_WAYS]; /* the memo's clock at the way's last hit or store */
@@ -116,11 +119,12 @@ static unsigned mixed_set_of(uint64_t h) { return (unsigned)(h >> 40) % MIXED_SE
 static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr_t *native,
                        unsigned n, const struct gl_python_stack *py)
 {
+    const uintptr_t *ends = e->w + py->n, *nat = ends + MIXED_END_WORDS(py->ngroups);
     return e->id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
            e->py_groups == py->ngroups && e->generation == gl_modules_generation() &&
-           memcmp(e->py, py->frames, py->n * sizeof *py->frames) == 0 &&
-           memcmp(e->ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
-           memcmp(e->native, native, n * sizeof *native) == 0;
+           memcmp(e->w, py->frames, py->n * sizeof *py->frames) == 0 &&
+           memcmp(ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
+           memcmp(nat, native, n * sizeof *native) == 0;
 }
 
 /* The entry of set s made of these frames, marked used; NULL if none. */
@@ -198,9 +202,11 @@ static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_
     e->native_n = n;
     e->py_n = py->n;
     e->py_groups = py->ngroups;
-    memcpy(e->native, native, n * sizeof *native);
-    memcpy(e->py, py->frames, py->n * sizeof *py->frames);
-    memcpy(e->ends, py->ends, py->ngroups * sizeof *py->ends);
+    uintptr_t *ends = e->w + py->n;
+    memcpy(e->w, py->frames, py->n * sizeof *py->frames);
+    memset(ends, 0, MIXED_END_WORDS(py->ngroups) * sizeof *ends);
+    memcpy(ends, py->ends, py->ngroups * sizeof *py->ends);
+    memcpy(ends + MIXED_END_WORDS(py->ngroups), native, n * sizeof *native);
     atomic_signal_fence(memory_order_seq_cst);
     m->gen = gen + 2;
 }
