@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/warm.h"
 #include "base/ticker.h"
 #include "common/clock.h"
 #include "common/env.h"
@@ -311,6 +312,7 @@ void gl_runtime_configure_tracking(const struct gl_component *const *registry)
     gl_oom_snapshot_configure(flame && o->flamegraph_cost == GL_FLAMEGRAPH_OOM);
     gl_growth_configure((unsigned)o->growth_checkpoints);
     gl_stack_capture_init((unsigned)o->num_callers);
+    gl_warm_init();
     if (o->trace_file[0]) {
         int fd = gl_runtime_open_output("--trace-file", o->trace_file);
         if (fd >= 0)

@@ -9,7 +9,7 @@
 
 /* Built by gl_dispatch_start, read without locks by every event (the hot path
  * is inline, in the header). */
-struct gl_dispatch_tables gl_dispatch_tables;
+struct gl_dispatch_tables gl_dispatch_tables __attribute__((aligned(64)));
 
 static const struct gl_component *const none[] = {NULL};
 static const struct gl_component *const *the_registry = none;
@@ -78,7 +78,7 @@ bool gl_dispatch_bench_can_leave_out(const char *name)
 }
 
 static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV_NTYPES],
-                   size_t ndemand[GL_EV_NTYPES], size_t *nrouters)
+                   size_t ndemand[GL_EV_NTYPES], size_t *nrouters, size_t *nwarm)
 {
     struct gl_dispatch_tables *t = &gl_dispatch_tables;
     const struct gl_consumer *k = c->consumer;
@@ -95,6 +95,11 @@ static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV
     }
     if (k->claim && k->take)
         d.routers[(*nrouters)++] = k;
+    if (k->warm) {
+        GL_ASSERT(*nwarm < GL_DISPATCH_WARM_MAX, "at most GL_DISPATCH_WARM_MAX consumers warm");
+        if (*nwarm < GL_DISPATCH_WARM_MAX)
+            t->warm[(*nwarm)++] = k->warm;
+    }
     bool on_demand = (k->flags & GL_CONSUMER_ON_DEMAND) != 0;
     for (unsigned type = 0; type < GL_EV_NTYPES; type++) {
         if (!k->on[type])
@@ -116,6 +121,8 @@ static void attach(const struct gl_component *c, size_t index, size_t nobs[GL_EV
  * them, since a router or a profiled region may change them meanwhile (a
  * region may begin on another thread while the runtime starts). */
 #define TABLES_BUILT offsetof(struct gl_dispatch_tables, armed)
+_Static_assert(offsetof(struct gl_dispatch_tables, warm[GL_DISPATCH_WARM_MAX + 1]) <= 64,
+               "begin, end, record, timed and the warm functions in one line");
 _Static_assert(offsetof(struct gl_dispatch_tables, timed) < TABLES_BUILT &&
                    offsetof(struct gl_dispatch_tables, demand) > TABLES_BUILT,
                "armed and demand are gl_dispatch_tables' last members");
@@ -125,7 +132,8 @@ void gl_dispatch_start(const struct gl_component *const *list)
     memset(&gl_dispatch_tables, 0, TABLES_BUILT);
     memset(&d, 0, sizeof d);
     d.list = list;
-    size_t nattached = 0, nrouters = 0, nobs[GL_EV_NTYPES] = {0}, ndemand[GL_EV_NTYPES] = {0};
+    size_t nattached = 0, nrouters = 0, nwarm = 0, nobs[GL_EV_NTYPES] = {0},
+           ndemand[GL_EV_NTYPES] = {0};
     for (const struct gl_component *const *c = registry(); *c; c++) {
         const struct gl_consumer *k = (*c)->consumer;
         if (!k || (k->wanted && !k->wanted()))
@@ -135,7 +143,7 @@ void gl_dispatch_start(const struct gl_component *const *list)
         GL_ASSERT(nattached < GL_DISPATCH_MAX, "at most GL_DISPATCH_MAX consumers");
         if (nattached >= GL_DISPATCH_MAX)
             break;
-        attach(*c, nattached++, nobs, ndemand, &nrouters);
+        attach(*c, nattached++, nobs, ndemand, &nrouters, &nwarm);
     }
 }
 

@@ -91,6 +91,11 @@ struct gl_consumer {
     bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
     /* The recorder's (see above): every event a producer made, complete. */
     gl_event_fn record;
+    /* At the entry of a call whose event comes at its exit (an allocation's,
+     * ev->type set, nothing else known) or is ended at its exit (a release,
+     * before it begins): ask for the lines the handlers will touch then
+     * (base/warm.h: gl_warm), changing nothing.  NULL: nothing to warm. */
+    void (*warm)(const struct gl_event *ev);
     /* Whether to attach it now (its options asked for it); NULL: always. */
     bool (*wanted)(void);
     unsigned flags; /* GL_CONSUMER_* */
@@ -228,17 +233,23 @@ bool gl_dispatch_several_devices(void);
 
 #define GL_DISPATCH_ON_DEMAND_MAX 4 /* observers on demand */
 
+#define GL_DISPATCH_WARM_MAX 3 /* consumers that warm (gl_consumer.warm) */
+
 struct gl_dispatch_tables {
-    /* Per event type, the observers' handlers in registry order, NULL-ended. */
-    gl_event_fn observe[GL_EV_NTYPES][GL_DISPATCH_MAX + 1];
-    /* Those of the observers on demand, called while demand > 0. */
-    gl_event_fn on_demand[GL_EV_NTYPES][GL_DISPATCH_ON_DEMAND_MAX + 1];
-    gl_resolve_fn resolve[GL_EV_NTYPES]; /* the state stage's */
+    /* First what every event or call entry reads, in one line: in a real
+     * program it comes from the outer caches at each call (bench/cold). */
     uint64_t (*begin)(struct gl_event *ev);
     bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
     gl_event_fn record;
     bool timed;
     bool contexts; /* an attached consumer is GL_CONSUMER_CONTEXTS */
+    /* The consumers' warm functions (gl_consumer.warm), NULL-ended. */
+    void (*warm[GL_DISPATCH_WARM_MAX + 1])(const struct gl_event *ev);
+    gl_resolve_fn resolve[GL_EV_NTYPES]; /* the state stage's */
+    /* Per event type, the observers' handlers in registry order, NULL-ended. */
+    gl_event_fn observe[GL_EV_NTYPES][GL_DISPATCH_MAX + 1];
+    /* Those of the observers on demand, called while demand > 0. */
+    gl_event_fn on_demand[GL_EV_NTYPES][GL_DISPATCH_ON_DEMAND_MAX + 1];
     /* Last, and never cleared by gl_dispatch_start: counts that change at
      * any time, from any thread (a rebuild keeps every change made to them). */
     _Atomic int armed;  /* routers with something to claim: while 0, none is asked */
@@ -289,6 +300,13 @@ GL_DISPATCH_HOT unsigned gl_dispatch_route(const struct gl_event *ev, bool route
             !route || !atomic_load_explicit(&gl_dispatch_tables.armed, memory_order_relaxed), 1))
         return 0;
     return gl_dispatch_claimed_by(ev);
+}
+
+/* A call's entry, for what its exit will bring (see gl_consumer.warm). */
+GL_DISPATCH_HOT void gl_dispatch_warm(const struct gl_event *ev)
+{
+    for (void (*const *f)(const struct gl_event *) = gl_dispatch_tables.warm; *f; f++)
+        (*f)(ev);
 }
 
 GL_DISPATCH_HOT bool gl_dispatch_is_release(const struct gl_event *ev)

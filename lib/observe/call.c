@@ -24,6 +24,13 @@ bool gl_call_spin;
 static uint64_t spin_ticks;
 
 void gl_call_set_stacks(bool enabled) { atomic_store(&gl_call_stacks, enabled); }
+
+void gl_call_warm(const struct gl_event *ev, bool capture)
+{
+    if (capture && atomic_load_explicit(&gl_call_stacks, memory_order_relaxed))
+        gl_stack_capture_warm();
+    gl_dispatch_warm(ev);
+}
 void gl_call_set_free_stacks(bool enabled) { gl_call_free_stacks = enabled; }
 
 /* ---- the benchmark knob ---- */
@@ -42,6 +49,8 @@ static bool bench_word(const char *w, size_t len)
         gl_call_set_stacks(false);
     else if (IS("nomemo"))
         gl_stack_capture_memo_enable(false);
+    else if (IS("nowarm"))
+        gl_warm_mode = GL_WARM_OFF;
     else if (IS("profile"))
         gl_prof_init();
     /* noobserve, nostate and alternate each say what the dispatcher leaves

@@ -126,6 +126,14 @@ static bool array_alloc(struct gl_event *ev, enum gl_mem_kind kind, enum gl_key_
 #define EXIT_ONLY                                                                                  \
     if (site != GL_SITE_EXIT)                                                                      \
     return false
+/* An allocation's event comes at its exit: at its entry, decoding says only
+ * that (ev->type), so that the lines the exit will touch are warmed while
+ * the driver runs (observe/call.h). */
+#define ALLOC_AT_EXIT                                                                              \
+    if (site != GL_SITE_EXIT) {                                                                    \
+        ev->type = GL_EV_ALLOC;                                                                    \
+        return false;                                                                              \
+    }
 #define ENTER_ONLY                                                                                 \
     if (site != GL_SITE_ENTER)                                                                     \
     return false
@@ -133,14 +141,14 @@ static bool array_alloc(struct gl_event *ev, enum gl_mem_kind kind, enum gl_key_
 static bool dec_mem_alloc_v1(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAlloc_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return p->dptr && alloc_at(ev, GL_MEM_DEVICE, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
 }
 
 static bool dec_mem_alloc(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAlloc_v2_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return p->dptr && alloc_at(ev, GL_MEM_DEVICE, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
 }
 
@@ -155,7 +163,7 @@ static uint64_t pitch_bytes(const struct gl_event *ev, uint64_t width, uint64_t 
 static bool dec_mem_alloc_pitch_v1(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocPitch_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     if (!p->dptr || !p->pPitch)
         return false;
     return alloc_at(ev, GL_MEM_PITCH, *p->dptr,
@@ -166,7 +174,7 @@ static bool dec_mem_alloc_pitch_v1(enum gl_site site, const void *params, struct
 static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocPitch_v2_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     if (!p->dptr || !p->pPitch)
         return false;
     return alloc_at(ev, GL_MEM_PITCH, *p->dptr,
@@ -177,21 +185,21 @@ static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl
 static bool dec_mem_alloc_managed(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocManaged_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return p->dptr && alloc_at(ev, GL_MEM_MANAGED, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
 }
 
 static bool dec_mem_alloc_host_v1(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocHost_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
 }
 
 static bool dec_mem_alloc_host(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocHost_v2_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
 }
 
@@ -199,7 +207,7 @@ static bool dec_mem_alloc_host(enum gl_site site, const void *params, struct gl_
 static bool dec_mem_host_alloc(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemHostAlloc_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
 }
 
@@ -207,14 +215,14 @@ static bool dec_mem_host_alloc(enum gl_site site, const void *params, struct gl_
 static bool dec_mem_host_register(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemHostRegister_v2_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     return alloc_at(ev, GL_MEM_HOST_REGISTERED, (uintptr_t)p->p, p->bytesize, -1);
 }
 
 static bool dec_mem_alloc_async(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocAsync_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     if (!p->dptr || !alloc_at(ev, GL_MEM_ASYNC, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT))
         return false;
     ev->aux = (uintptr_t)p->hStream;
@@ -224,7 +232,7 @@ static bool dec_mem_alloc_async(enum gl_site site, const void *params, struct gl
 static bool dec_mem_alloc_from_pool(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocFromPoolAsync_params *p = params;
-    EXIT_ONLY;
+    ALLOC_AT_EXIT
     if (!p->dptr || !alloc_at(ev, GL_MEM_ASYNC, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT))
         return false;
     ev->aux = (uintptr_t)p->hStream;

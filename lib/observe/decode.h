@@ -28,7 +28,9 @@ uint32_t gl_decode_cbid_of_api(unsigned api);
  * decodes as its request); frees and releases at entry (two-phase,
  * event/dispatch.h), and again at exit.  Fills ev->type, key, size, kind,
  * device (GL_DEVICE_FROM_CONTEXT: the context's), aux, flags.  Returns false
- * when nothing is to be done at this site. */
+ * when nothing is to be done at this site; at the entry of a device or host
+ * allocation, with ev->type set to GL_EV_ALLOC, the event its exit will make
+ * (the lines it will touch are warmed meanwhile: base/warm.h). */
 bool gl_decode(uint32_t cbid, enum gl_site site, const void *params, struct gl_event *ev);
 
 /* Bytes of a CUDA array described by width/height/depth (0 = 1), channels and

@@ -10,6 +10,7 @@
 #include "common/util.h"
 #include "stack/mixed_stack.h"
 #include "stack/modules.h"
+#include "base/warm.h"
 #include "base/prof.h"
 #include "python/py_frames.h"
 #include "stack/stack_memo.h"
@@ -386,6 +387,19 @@ static const struct gl_interpreter_where interpreter = {gl_py_frames_in_interpre
 static GL_READ_MOSTLY bool memo_on = true;
 
 void gl_stack_capture_memo_enable(bool on) { memo_on = on; }
+
+void gl_stack_capture_warm(void)
+{
+    struct gl_thread *self = gl_thread_cur;
+    if (!self)
+        return;
+    gl_warm((const char *)self + 64); /* the entry's hook wrote the first line */
+    if (self->stack_memo && memo_on)
+        gl_stack_memo_warm(self->stack_memo);
+    struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
+    if (m)
+        gl_warm(m); /* its count; the set a lookup reads depends on the Python frames */
+}
 
 /* Walk the stack frame by frame, as the memo needs it, and remember it.  Not
  * inlined: the walk starts in this function's frame, and the memo finds the

@@ -34,6 +34,9 @@ uint32_t gl_stack_capture(void);
  * gl_stack_capture does this with the thread's call_entry (base/thread.h), so
  * that an error found inside a hooked call has the same stack. */
 uint32_t gl_stack_capture_entry(uintptr_t entry);
+/* At the entry of a call whose stack is captured at its exit: ask for the
+ * lines the capture will read there (base/warm.h): the thread's memos. */
+void gl_stack_capture_warm(void);
 
 /* Benchmarks and tests: whether captures use the thread's stack memo (on by
  * default; GPULEAK_BENCH=nomemo turns it off). */

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "base/warm.h"
 #include "base/tool.h"
 
 /* Slot offsets are kept in 8-byte words from the capture's stack pointer, in
@@ -215,6 +216,19 @@ unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *k
 }
 
 #endif
+
+void gl_stack_memo_warm(const struct gl_stack_memo *m)
+{
+    /* A lookup asks the entry found last first: a loop's next capture. */
+    gl_warm(&m->last);
+    unsigned i = m->last % GL_MEMO_ENTRIES;
+    gl_warm(&m->key[i]);
+    /* Its first lines blind (reading its count would be a miss here): the
+     * checks of a stack of some twenty frames. */
+    const struct gl_memo_entry *e = &m->e[i];
+    gl_warm_range(e, offsetof(struct gl_memo_entry, packed) + 2 * 24);
+    gl_warm_range(e->value, 24 * sizeof *e->value);
+}
 
 bool gl_stack_memo_may_learn(struct gl_stack_memo *m)
 {

@@ -98,6 +98,10 @@ struct gl_memo_key {
 unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
                             bool need_frames, uintptr_t *frames, uint32_t *id);
 
+/* Ask for the lines a lookup reads (base/warm.h): the keys, and the
+ * entry found last with its first checks. */
+void gl_stack_memo_warm(const struct gl_stack_memo *m);
+
 /* Whether the thread's budget allows a walk now; false also takes the attempt
  * into the counts. */
 bool gl_stack_memo_may_learn(struct gl_stack_memo *m);

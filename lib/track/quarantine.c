@@ -8,6 +8,7 @@
 #include "event/event.h"
 #include "base/ranges.h"
 #include "base/prefetch.h"
+#include "base/warm.h"
 #include "base/spin.h"
 #include "base/tool.h"
 
@@ -398,7 +399,17 @@ void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
 
 static bool wanted(void) { return q.cap > 0; }
 
-static const struct gl_consumer consumer = {.on = {[GL_EV_FREE] = on_free}, .wanted = wanted};
+/* A release's entry (event/dispatch.h): the ring's pointer, mask and
+ * position counter, one line.  (The slot the free takes was fetched by the
+ * previous free, and which one it is depends on the other threads' frees.) */
+static void warm(const struct gl_event *ev)
+{
+    (void)ev;
+    gl_warm(&q);
+}
+
+static const struct gl_consumer consumer = {
+    .on = {[GL_EV_FREE] = on_free}, .warm = warm, .wanted = wanted};
 
 const struct gl_component gl_quarantine_component = {
     .name = "quarantine",

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/warm.h"
 #include "base/atomic.h"
 #include "common/util.h"
 #include "stack/stack_depot.h"
@@ -568,11 +569,31 @@ static void reset(void)
     gl_stack_depot_sites_reset();
 }
 
-static const struct gl_consumer consumer = {.on = {
-                                                [GL_EV_ALLOC] = on_alloc,
-                                                [GL_EV_FREE] = on_free,
-                                                [GL_EV_ALLOC_FAILED] = on_alloc_failed,
-                                            }};
+/* A call's entry (event/dispatch.h): the thread's cell used last (likely the
+ * call's group: threads touch few), its device's view and the flush count an
+ * allocation reads; a free touches the cell's first line alone. */
+static void warm(const struct gl_event *ev)
+{
+    struct gl_thread *t = gl_thread_cur;
+    if (!t)
+        return;
+    const struct gl_stat_cell *c = &t->stat_cells[t->stat_last % GL_STAT_CELLS];
+    if (ev->type != GL_EV_ALLOC) {
+        gl_warm(c);
+        return;
+    }
+    gl_warm_range(c, sizeof *c);
+    gl_warm(&t->stat_slot[key_slot(c->key) % GL_STAT_SLOTS_MAX]);
+    gl_warm(&flushes);
+}
+
+static const struct gl_consumer consumer = {.on =
+                                                {
+                                                    [GL_EV_ALLOC] = on_alloc,
+                                                    [GL_EV_FREE] = on_free,
+                                                    [GL_EV_ALLOC_FAILED] = on_alloc_failed,
+                                                },
+                                            .warm = warm};
 
 const struct gl_component gl_stats_component = {
     .name = "stats",

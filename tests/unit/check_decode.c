@@ -85,6 +85,11 @@ static void expect_at(uint32_t cbid, unsigned api, const void *params, struct wa
     enum gl_site other = w.site == GL_SITE_ENTER ? GL_SITE_EXIT : GL_SITE_ENTER;
     ck_assert_msg(!gl_decode(cbid, other, params, &ev), "%s (line %d): decoded at the other site",
                   what, line);
+    /* At an allocation's entry decoding may say what its exit will make (the
+     * warming hint), and nothing else. */
+    ck_assert_msg(ev.type == 0 ||
+                      (ev.type == GL_EV_ALLOC && w.type == GL_EV_ALLOC && other == GL_SITE_ENTER),
+                  "%s (line %d): type %u at the other site", what, line, ev.type);
     drive_handler(cbid, params, w, what, line);
 }
 
@@ -256,8 +261,12 @@ static bool graph_node_api(unsigned api)
 /* Graphs' control calls, dispatched as the producer does. */
 static void control(enum gl_event_type type, uint64_t key, uint64_t aux, uint64_t size)
 {
-    struct gl_event ev = {
-        .type = (uint8_t)type, .key = key, .aux = aux, .size = size, .ctx = (uintptr_t)CTX, .tid = 1};
+    struct gl_event ev = {.type = (uint8_t)type,
+                          .key = key,
+                          .aux = aux,
+                          .size = size,
+                          .ctx = (uintptr_t)CTX,
+                          .tid = 1};
     gl_dispatch(&ev);
 }
 
@@ -900,8 +909,8 @@ static void chk_cuGraphAddNode_v2(void)
     CUgraphNode node = NULL;
     cuGraphAddNode_v2_params p = {&node, (CUgraph)0x6000, NULL, NULL, 0, &np};
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-    EXPECT(cuGraphAddNode_v2, &p, NODE_ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH, .key = 0x7f4400000000ULL,
-           .size = 3 << 20, .device = 2, .aux = 0x6000);
+    EXPECT(cuGraphAddNode_v2, &p, NODE_ALLOC_AT_EXIT, .kind = GL_MEM_GRAPH,
+           .key = 0x7f4400000000ULL, .size = 3 << 20, .device = 2, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_MEM_FREE);
     EXPECT(cuGraphAddNode_v2, &p, NODE_FREE_AT_EXIT, .key = 0x7f4400000000ULL, .aux = 0x6000);
     graph_node_params(&np, CU_GRAPH_NODE_TYPE_HOST);
@@ -1928,6 +1937,22 @@ static void (*const checkers[GL_API_COUNT])(void) = {
 };
 
 /* Loop test: _i is the API id. */
+/* The device and host allocations say at their entry that their exit makes
+ * an allocation, so that its lines are warmed while the driver runs. */
+START_TEST(test_alloc_entry_hint)
+{
+    CUdeviceptr d = 0;
+    cuMemAlloc_v2_params a = {.dptr = &d, .bytesize = 64};
+    cuMemAllocAsync_params as = {.dptr = &d, .bytesize = 64};
+    struct gl_event ev = {0};
+    ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, GL_SITE_ENTER, &a, &ev));
+    ck_assert_uint_eq(ev.type, GL_EV_ALLOC);
+    memset(&ev, 0, sizeof ev);
+    ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, GL_SITE_ENTER, &as, &ev));
+    ck_assert_uint_eq(ev.type, GL_EV_ALLOC);
+}
+END_TEST
+
 START_TEST(test_every_entry_point)
 {
     unsigned api = (unsigned)_i;
@@ -2049,8 +2074,8 @@ START_TEST(test_failed_alloc)
     np.bytesize = 1 << 16;
     CUgraphNode node = NULL;
     cuGraphAddMemAllocNode_params gp = {&node, (CUgraph)0x6000, NULL, 0, &np};
-    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .type = GL_EV_GRAPH_NODE_ALLOC,
-                  .kind = GL_MEM_GRAPH, .size = 1 << 16, .device = 1, .aux = 0x6000);
+    EXPECT_FAILED(cuGraphAddMemAllocNode, &gp, .type = GL_EV_GRAPH_NODE_ALLOC, .kind = GL_MEM_GRAPH,
+                  .size = 1 << 16, .device = 1, .aux = 0x6000);
 
     /* Releases and copies are not allocations: nothing at exit. */
     cuMemFree_v2_params fr = {0x7f0000200000ULL};
@@ -2134,7 +2159,8 @@ START_TEST(test_array_bytes)
     ck_assert_uint_eq(gl_decode_array_bytes(64, 64, 1, 1, CU_AD_FORMAT_BC1_UNORM), 64 * 64 / 2);
     ck_assert_uint_eq(gl_decode_array_bytes(4, 4, 1, 4, CU_AD_FORMAT_BC7_UNORM), 16);
     /* NV12: 12 bits per texel. */
-    ck_assert_uint_eq(gl_decode_array_bytes(1920, 1080, 1, 3, CU_AD_FORMAT_NV12), 1920 * 1080 * 3 / 2);
+    ck_assert_uint_eq(gl_decode_array_bytes(1920, 1080, 1, 3, CU_AD_FORMAT_NV12),
+                      1920 * 1080 * 3 / 2);
     /* Packed formats carry their channels. */
     ck_assert_uint_eq(gl_decode_array_bytes(10, 10, 1, 4, CU_AD_FORMAT_UNORM_INT8X4), 400);
     ck_assert_uint_eq(gl_decode_array_bytes(10, 10, 1, 1, CU_AD_FORMAT_UNORM_INT16X4), 800);
@@ -2162,6 +2188,7 @@ static Suite *decode_suite(void)
     tcase_add_checked_fixture(tc, handler_setup, NULL);
     tcase_add_loop_test(tc, test_every_entry_point, 1, GL_API_COUNT);
     tcase_add_test(tc, test_tables);
+    tcase_add_test(tc, test_alloc_entry_hint);
     tcase_add_test(tc, test_failed_alloc);
     tcase_add_test(tc, test_untracked_calls);
     tcase_add_test(tc, test_mem_kind_names);
