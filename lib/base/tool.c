@@ -67,7 +67,7 @@ void *gl_tool_slab_get(struct gl_slab *s)
         memset(obj, 0, s->obj_size);
         return obj;
     }
-    if (s->cur + s->obj_size > s->end) {
+    if ((size_t)(s->end - s->cur) < s->obj_size) { /* (no offset to a NULL cur) */
         size_t chunk = s->obj_size > SLAB_CHUNK / 4
                            ? gl_tool_page_round(s->obj_size * 4 + CHUNK_HEADER)
                            : SLAB_CHUNK;

@@ -196,16 +196,19 @@ static struct bin *bin_alloc(struct arena *a, uint32_t cls)
 
 static void bin_free(struct arena *a, struct bin *b)
 {
-    if (b->cls >= ARENA_CLASSES) {
-        size_t bytes = bin_bytes(b->cls);
+    /* The free-list link overwrites the bin's header (n and cls): read the
+     * class before it goes. */
+    uint32_t cls = b->cls;
+    size_t bytes = bin_bytes(cls);
+    if (cls >= ARENA_CLASSES) {
         a->bytes -= gl_tool_page_round(bytes);
         gl_tool_unmap(b, bytes);
         return;
     }
-    *(void **)b = a->free[b->cls];
-    a->free[b->cls] = b;
-    a->used_bytes -= bin_bytes(b->cls);
-    a->free_bytes += bin_bytes(b->cls);
+    *(void **)b = a->free[cls];
+    a->free[cls] = b;
+    a->used_bytes -= bytes;
+    a->free_bytes += bytes;
 }
 
 static void unmap_chunks(void *chunks)

@@ -74,7 +74,7 @@ size_t gl_block_table_count(struct gl_table *t);
 /* Bytes the table holds: shard array, bins (with their unused capacity and the
  * shards' partly used chunks) and bucket arrays. */
 size_t gl_block_table_memory_bytes(struct gl_table *t);
-/* Bins in use (blocks / bins: how many blocks share a uthash item). */
+/* Bins in use (blocks / bins: how many blocks share an index slot). */
 size_t gl_block_table_bin_count(struct gl_table *t);
 
 /* After fork() in the child: the parent's other threads are gone, possibly holding

@@ -99,7 +99,7 @@ START_TEST(test_key_zero_and_namespaced_keys)
 }
 END_TEST
 
-/* The all-ones key is reserved (block_table.c keeps a sentinel under it; real
+/* The all-ones key is reserved (block_table.c refuses it; real
  * keys never have every namespace bit set, event.h). */
 START_TEST(test_reserved_key)
 {
@@ -311,7 +311,7 @@ START_TEST(test_spare_node_detach)
 }
 END_TEST
 
-/* ---- bins: blocks of one span share a uthash item ---- */
+/* ---- bins: blocks of one span share an index slot ---- */
 
 /* Keys one byte apart: a 4 KiB span's bin grows through every class, up to one
  * mapped on its own; each block stays findable and removable, in any order. */
