@@ -120,10 +120,12 @@ static unsigned mixed_set_of(uint64_t h) { return (unsigned)(h >> 40) % MIXED_SE
 static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr_t *native,
                        unsigned n, const struct gl_python_stack *py)
 {
+    if (!(e->id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
+          e->py_groups == py->ngroups && e->generation == gl_modules_generation()))
+        return false;
+    /* Only now are the counts the entry's own: its words hold them. */
     const uintptr_t *ends = e->w + py->n, *nat = ends + MIXED_END_WORDS(py->ngroups);
-    return e->id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
-           e->py_groups == py->ngroups && e->generation == gl_modules_generation() &&
-           memcmp(e->w, py->frames, py->n * sizeof *py->frames) == 0 &&
+    return memcmp(e->w, py->frames, py->n * sizeof *py->frames) == 0 &&
            memcmp(ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
            memcmp(nat, native, n * sizeof *native) == 0;
 }
