@@ -26,9 +26,10 @@ static void put_group(struct builder *b, const struct gl_python_stack *py, unsig
 
 unsigned gl_mixed_stack(const uintptr_t *native, unsigned nnative, const struct gl_python_stack *py,
                         const struct gl_interpreter_where *where, unsigned keep_native,
-                        unsigned keep_python, uintptr_t *out, unsigned max)
+                        unsigned keep_python, uintptr_t *out, unsigned max, unsigned *used)
 {
     struct builder b = {out, 0, max, 0, 0, keep_native, keep_python};
+    *used = nnative;
     /* Without a single interpreter-loop frame (its symbol was not found, or the
      * loop is inlined into another), the Python frames all go where the
      * interpreter's frames begin: placed after the native walk, they would
@@ -39,8 +40,14 @@ unsigned gl_mixed_stack(const uintptr_t *native, unsigned nnative, const struct 
     unsigned g = 0;
     for (unsigned i = 0; i < nnative; i++) {
         uintptr_t ip = native[i];
-        if (g == py->ngroups && g > 0 && where->in_interpreter(ip))
-            break; /* below the outermost Python frame: the interpreter's start-up */
+        if (g == py->ngroups && g > 0 && where->in_interpreter(ip)) {
+            /* Below the outermost Python frame: the interpreter's start-up.
+             * Every group was placed at an interpreter-loop frame, the first
+             * of which is what the scan above found: nothing past this frame
+             * was read. */
+            *used = i + 1;
+            break;
+        }
         if (!where->in_interpreter(ip)) {
             /* Past the native budget, frames outside the interpreter are only
              * looked at for the interpreter frames beyond them. */
@@ -54,8 +61,11 @@ unsigned gl_mixed_stack(const uintptr_t *native, unsigned nnative, const struct 
         } else if (where->in_eval_loop(ip) && g < py->ngroups) {
             put_group(&b, py, g++);
         }
-        if (g == py->ngroups && b.native >= keep_native)
+        if (g == py->ngroups && b.native >= keep_native) {
+            /* g > 0 (a capture with Python frames has a group): as above. */
+            *used = g > 0 ? i + 1 : nnative;
             break;
+        }
     }
     /* What the walk did not reach (it stopped short of the interpreter). */
     while (g < py->ngroups)

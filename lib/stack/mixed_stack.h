@@ -39,9 +39,15 @@ struct gl_interpreter_where {
 };
 
 /* Merge native (innermost first, already trimmed of gpuleak's own frames) with
- * py into out (room for max); returns the count. */
+ * py into out (room for max); returns the count.  *used: how many of the
+ * native frames the result depends on (a prefix): any native stack that
+ * begins with those gives the same result with the same py.  Where the merge
+ * stopped at the outermost Python frame kept, that is some thirty frames of a
+ * PyTorch allocation's ninety; else nnative (the result depends on the
+ * stack's end too: where the walk stopped, or that no interpreter-loop frame
+ * was found in all of it). */
 unsigned gl_mixed_stack(const uintptr_t *native, unsigned nnative, const struct gl_python_stack *py,
                         const struct gl_interpreter_where *where, unsigned keep_native,
-                        unsigned keep_python, uintptr_t *out, unsigned max);
+                        unsigned keep_python, uintptr_t *out, unsigned max, unsigned *used);
 
 #endif

@@ -58,13 +58,16 @@ GL_READ_MOSTLY int gl_stack_capture_raw_mode;
  * and interning the result again was a third of a Python capture's cost
  * (bench/RESULTS.md).  A training step allocates from some tens of lines in
  * turn (each layer's output, the loss, the optimizer's state), so one
- * remembered stack always missed there.  Now 64, in 8 sets of 8 picked by a
- * hash of the Python frames, the least recently used of a set replaced: one
- * set of 16 missed every time on 25 lines in turn (the least recently used
- * is always the next one asked for), placing by the hash alone collided 6 of
- * 10 lines in 16 slots, and 16 sets of 4 put 6 of 25 lines in one set.  A
- * set's hashes and clocks share one line, so a lookup reads one line and the
- * entries whose hash matches.  About 165 KiB of address space a thread that
+ * remembered stack always missed there.  Now 64, in 8 sets of 8; a stack
+ * may go in either of two sets picked by a hash of its Python frames, the
+ * least recently used of their 16 ways replaced: one set of 16 missed every
+ * time on 25 lines in turn (the least recently used is always the next one
+ * asked for), placing by the hash alone collided 6 of 10 lines in 16 slots,
+ * 16 sets of 4 put 6 of 25 lines in one set, and one set of 8 a stack
+ * thrashed as soon as nine of a step's lines hashed to one (bench/cold's 40
+ * lines did, 1 capture in 4 merged again).  A set's hashes and clocks share
+ * one line, so a lookup reads one line, a second where the first does not
+ * hold the stack, and the entries whose hash matches.  About 165 KiB of address space a thread that
  * allocates from Python, touched as entries fill.  Exact: the same words in,
  * the same stack out; the hash only picks which entries are compared whole. */
 #define MIXED_WAYS 8
@@ -79,11 +82,19 @@ struct mixed_entry {
     uint32_t id;         /* 0: empty */
     unsigned generation; /* of the module ranges the merge classified frames with */
     unsigned keep;       /* the frames kept, native << 16 | Python: a deep capture's or not */
-    unsigned native_n, py_n, py_groups;
+    unsigned py_n, py_groups;
+    /* The native frames the merge read (gl_mixed_stack's used), kept in the
+     * entry: a prefix of the stack, which any stack beginning with them
+     * shares; or, when whole, the stack's every frame (its end mattered). */
+    unsigned native_n;
+    bool whole;
+    /* The raw frames a capture must check to compare this entry (the
+     * internal run and the runtime's frames before the native ones). */
+    unsigned raw_need;
     uintptr_t w[SHALLOW_KEEP + MIXED_END_WORDS(SHALLOW_KEEP) + SHALLOW_RAW + 1];
 } __attribute__((aligned(64)));
 struct mixed_set {
-    uint32_t hash[MIXED_WAYS]; /* of the Python frames and the native count; 0: empty */
+    uint32_t hash[MIXED_WAYS]; /* of the Python frames; 0: empty */
     uint32_t used[MIXED_WAYS]; /* the memo's clock at the way's last hit or store */
 };
 struct gl_mixed_memo {
@@ -100,12 +111,13 @@ struct gl_mixed_memo {
  * the whole compare tell stacks apart (tests/python_frames.test). */
 static bool mixed_collide;
 
-/* Never 0 (an empty way's). */
-static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
+/* Never 0 (an empty way's).  Of the Python frames alone: a lookup finds the
+ * entries that may match before it knows how many native frames to check. */
+static uint64_t mixed_hash(const struct gl_python_stack *py)
 {
     if (__builtin_expect(mixed_collide, 0))
         return 1;
-    uint64_t h = native_n;
+    uint64_t h = py->ngroups;
     for (unsigned i = 0; i < py->n; i++)
         h = (h ^ py->frames[i]) * 0x9e3779b97f4a7c15ULL;
     h ^= h >> 32;
@@ -114,31 +126,52 @@ static uint64_t mixed_hash(unsigned native_n, const struct gl_python_stack *py)
     return h | 1;
 }
 
-static unsigned mixed_set_of(uint64_t h) { return (unsigned)(h >> 40) % MIXED_SETS; }
-
-/* Whether e was made of these frames. */
-static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr_t *native,
-                       unsigned n, const struct gl_python_stack *py)
+/* The two sets a stack of hash h may go in (never the same). */
+static inline unsigned mixed_set_of(uint64_t h, unsigned choice)
 {
-    if (!(e->id && e->keep == keep && e->native_n == n && e->py_n == py->n &&
-          e->py_groups == py->ngroups && e->generation == gl_modules_generation()))
+    unsigned a = (unsigned)(h >> 40) % MIXED_SETS;
+    return choice == 0 ? a : (a + 1 + (unsigned)(h >> 48) % (MIXED_SETS - 1)) % MIXED_SETS;
+}
+#define MIXED_PLACES (2 * MIXED_WAYS)
+/* Place p (< MIXED_PLACES) of a stack of hash h: its set and way. */
+static inline unsigned mixed_place_set(uint64_t h, unsigned p)
+{
+    return mixed_set_of(h, p / MIXED_WAYS);
+}
+
+/* Whether e may have been made of these Python frames, at this depth. */
+static inline bool mixed_may_be(const struct mixed_entry *e, unsigned keep,
+                                const struct gl_python_stack *py)
+{
+    return e->id && e->keep == keep && e->py_n == py->n && e->py_groups == py->ngroups &&
+           e->generation == gl_modules_generation();
+}
+
+/* Whether e was made of these frames, or of frames the merge cannot tell
+ * from them: n native frames, the stack's whole when full, else its prefix
+ * (a prefix entry compares its own; a whole one needs the whole stack). */
+static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr_t *native,
+                       unsigned n, bool full, const struct gl_python_stack *py)
+{
+    if (!mixed_may_be(e, keep, py) || (e->whole ? !full || e->native_n != n : e->native_n > n))
         return false;
     /* Only now are the counts the entry's own: its words hold them. */
     const uintptr_t *ends = e->w + py->n, *nat = ends + MIXED_END_WORDS(py->ngroups);
     return memcmp(e->w, py->frames, py->n * sizeof *py->frames) == 0 &&
            memcmp(ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
-           memcmp(nat, native, n * sizeof *native) == 0;
+           memcmp(nat, native, e->native_n * sizeof *native) == 0;
 }
 
-/* The entry of set s made of these frames, marked used; NULL if none. */
-static struct mixed_entry *mixed_lookup(struct gl_mixed_memo *m, unsigned s, uint64_t h,
-                                        unsigned keep, const uintptr_t *native, unsigned n,
+/* The entry made of these frames, marked used; NULL if none. */
+static struct mixed_entry *mixed_lookup(struct gl_mixed_memo *m, uint64_t h, unsigned keep,
+                                        const uintptr_t *native, unsigned n, bool full,
                                         const struct gl_python_stack *py)
 {
-    struct mixed_set *set = &m->set[s];
-    for (unsigned w = 0; w < MIXED_WAYS; w++) {
+    for (unsigned p = 0; p < MIXED_PLACES; p++) {
+        unsigned s = mixed_place_set(h, p), w = p % MIXED_WAYS;
+        struct mixed_set *set = &m->set[s];
         struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
-        if (set->hash[w] == (uint32_t)h && mixed_same(e, keep, native, n, py)) {
+        if (set->hash[w] == (uint32_t)h && mixed_same(e, keep, native, n, full, py)) {
             set->used[w] = ++m->clock; /* a hint: a handler's capture may race it */
             return e;
         }
@@ -154,14 +187,17 @@ static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const ui
     if (gen & 1)
         return 0;
     atomic_signal_fence(memory_order_seq_cst);
-    const struct mixed_entry *e = mixed_lookup(m, mixed_set_of(h), h, keep, native, n, py);
+    const struct mixed_entry *e = mixed_lookup(m, h, keep, native, n, true, py);
     uint32_t found = e ? e->id : 0;
     atomic_signal_fence(memory_order_seq_cst);
     return found && m->gen == gen ? found : 0;
 }
 
+/* Remember id for these frames: the first used of the n native ones (all of
+ * them when used == n), found by checking the stack's first raw_need. */
 static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_t *native,
-                           unsigned n, const struct gl_python_stack *py, uint64_t h, uint32_t id)
+                           unsigned n, unsigned used, unsigned raw_need,
+                           const struct gl_python_stack *py, uint64_t h, uint32_t id)
 {
     if (n > SHALLOW_RAW + 1 || py->n > SHALLOW_KEEP || py->ngroups > SHALLOW_KEEP || !id)
         return;
@@ -186,30 +222,36 @@ static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_
      * where the native memo missed and find was not asked: copies of one
      * stack would push the set's other stacks out), else an empty way, else
      * the least recently used. */
-    unsigned s = mixed_set_of(h), victim = 0;
-    struct mixed_set *set = &m->set[s];
-    if (mixed_lookup(m, s, h, keep, native, n, py)) {
+    if (mixed_lookup(m, h, keep, native, n, true, py)) {
         atomic_signal_fence(memory_order_seq_cst);
         m->gen = gen + 2;
         return;
     }
-    for (unsigned w = 0; w < MIXED_WAYS && set->hash[victim]; w++)
-        if (!set->hash[w] || m->clock - set->used[w] > m->clock - set->used[victim])
-            victim = w;
-    struct mixed_entry *e = &m->e[s * MIXED_WAYS + victim];
-    set->hash[victim] = (uint32_t)h;
-    set->used[victim] = ++m->clock;
+    unsigned vs = mixed_place_set(h, 0), vw = 0;
+    for (unsigned p = 0; p < MIXED_PLACES && m->set[vs].hash[vw]; p++) {
+        unsigned s = mixed_place_set(h, p), w = p % MIXED_WAYS;
+        if (!m->set[s].hash[w] || m->clock - m->set[s].used[w] > m->clock - m->set[vs].used[vw]) {
+            vs = s;
+            vw = w;
+        }
+    }
+    struct mixed_set *set = &m->set[vs];
+    struct mixed_entry *e = &m->e[vs * MIXED_WAYS + vw];
+    set->hash[vw] = (uint32_t)h;
+    set->used[vw] = ++m->clock;
     e->id = id;
     e->generation = gl_modules_generation();
     e->keep = keep;
-    e->native_n = n;
+    e->whole = used >= n;
+    e->native_n = e->whole ? n : used;
+    e->raw_need = raw_need;
     e->py_n = py->n;
     e->py_groups = py->ngroups;
     uintptr_t *ends = e->w + py->n;
     memcpy(e->w, py->frames, py->n * sizeof *py->frames);
     memset(ends, 0, MIXED_END_WORDS(py->ngroups) * sizeof *ends);
     memcpy(ends, py->ends, py->ngroups * sizeof *py->ends);
-    memcpy(ends + MIXED_END_WORDS(py->ngroups), native, n * sizeof *native);
+    memcpy(ends + MIXED_END_WORDS(py->ngroups), native, e->native_n * sizeof *native);
     atomic_signal_fence(memory_order_seq_cst);
     m->gen = gen + 2;
 }
@@ -287,8 +329,11 @@ static unsigned internal_run_memo(const uintptr_t *frames, unsigned n, unsigned 
     return len;
 }
 
-/* Index of the first frame to keep; *internal_count gets the leading internal run. */
-static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count)
+/* Index of the first frame to keep; *internal_count gets the leading internal
+ * run, *read how many frames the answer depends on (it reads up to the first
+ * frame of neither gpuleak, CUPTI, the driver nor the runtime). */
+static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count,
+                           unsigned *read)
 {
     unsigned keep;
     unsigned i = internal_run_memo(frames, n, &keep);
@@ -298,13 +343,14 @@ static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *intern
     unsigned j = i;
     while (j < n && gl_modules_role(frames[j]) == GL_MOD_CUDART)
         j++;
+    *read = j < n ? j + 1 : n;
     return j > i ? j - 1 : keep;
 }
 
 unsigned gl_stack_capture_trim(uintptr_t *frames, unsigned n)
 {
-    unsigned internal_count;
-    unsigned start = first_kept(frames, n, &internal_count);
+    unsigned internal_count, read;
+    unsigned start = first_kept(frames, n, &internal_count, &read);
     memmove(frames, frames + start, (n - start) * sizeof *frames);
     return n - start;
 }
@@ -459,6 +505,51 @@ struct capture_room {
     unsigned keep_frames, keep_python;
 };
 
+/* A Python capture's stack from the mixed memo, checking only the native
+ * frames its merge read (a third of a PyTorch allocation's: the memo's
+ * checks of the rest, and their misses, were most of a lookup's cost in a
+ * training step).  The entries of these Python frames whose merge stopped
+ * early say how many raw frames that takes; the native memo checks that
+ * prefix of the stack at key and gives its frames, trimmed as any capture's;
+ * an entry whose own frames begin it gives the id.  0 when none does: the
+ * capture goes on as if this had not run (entries that depend on the
+ * whole stack are compared there). */
+static uint32_t mixed_probe(struct gl_thread *self, const struct gl_memo_key *key, uintptr_t entry,
+                            const struct capture_room *b, const struct gl_python_stack *py,
+                            unsigned keep, uint64_t h)
+{
+    struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
+    if (!m)
+        return 0;
+    unsigned gen = m->gen;
+    if (gen & 1)
+        return 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    unsigned limit = 0, found = 0;
+    for (unsigned p = 0; p < MIXED_PLACES; p++) {
+        unsigned s = mixed_place_set(h, p), w = p % MIXED_WAYS;
+        const struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
+        if (m->set[s].hash[w] == (uint32_t)h && !e->whole && mixed_may_be(e, keep, py) &&
+            e->raw_need > limit)
+            limit = e->raw_need;
+    }
+    unsigned n = limit ? gl_stack_memo_find_prefix(self->stack_memo, key, limit, b->raw) : 0;
+    unsigned internal_count, read;
+    unsigned start = n ? first_kept(b->raw, n, &internal_count, &read) : n;
+    if (start < n) {
+        const uintptr_t *top = b->raw + start;
+        unsigned kept = n - start;
+        if (wants_entry(entry, top[0])) {
+            kept = with_entry(entry, top, kept, b->entered);
+            top = b->entered;
+        }
+        const struct mixed_entry *e = mixed_lookup(m, h, keep, top, kept, false, py);
+        found = e && !e->whole ? e->id : 0;
+    }
+    atomic_signal_fence(memory_order_seq_cst);
+    return found && m->gen == gen ? found : 0;
+}
+
 /* The capture, inlined into the function that holds its buffers: its frame
  * is the fixed point the memo places slots from (key.sp). */
 static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
@@ -478,6 +569,8 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
     struct gl_thread *self = memo_on && !gl_stack_capture_raw_mode ? gl_thread_self() : NULL;
     unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + b->keep_frames +
                     (py.n ? PYTHON_REACH : 0);
+    unsigned pykeep = b->keep_frames << 16 | b->keep_python;
+    uint64_t pyhash = py.n ? mixed_hash(&py) : 0;
     for (;;) {
         if (want > b->raw_max)
             want = b->raw_max;
@@ -486,6 +579,11 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
         if (self && self->stack_memo) {
             uint64_t t0 = gl_prof_now();
             uint32_t id = 0;
+            if (py.n && (id = mixed_probe(self, &key, entry, b, &py, pykeep, pyhash))) {
+                if (gl_prof_on)
+                    gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
+                return id;
+            }
             hit = gl_stack_memo_find(self->stack_memo, &key, py.n > 0, raw, &id);
             if (gl_prof_on)
                 gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
@@ -505,10 +603,10 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
         }
         if (got <= 0)
             return 0;
-        unsigned n = (unsigned)got, internal_count;
+        unsigned n = (unsigned)got, internal_count, read;
         if (gl_stack_capture_raw_mode)
             return gl_stack_depot_intern(raw, n);
-        unsigned start = first_kept(raw, n, &internal_count);
+        unsigned start = first_kept(raw, n, &internal_count, &read);
         unsigned kept = n - start;
         if (kept < b->keep_frames && n == want && want < b->raw_max) {
             /* The buffer filled before the program's frames did: more internal
@@ -529,19 +627,22 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
             /* Only after the native memo's hit: a walk goes on to learn. */
             struct gl_mixed_memo *mm =
                 self ? atomic_load_explicit(&self->mixed_memo, memory_order_relaxed) : NULL;
-            unsigned keep = b->keep_frames << 16 | b->keep_python;
-            uint64_t h = mixed_hash(kept, &py);
-            uint32_t known = hit && mm ? mixed_memo_find(mm, keep, top, kept, &py, h) : 0;
+            uint32_t known = hit && mm ? mixed_memo_find(mm, pykeep, top, kept, &py, pyhash) : 0;
             if (known)
                 return known;
             uint64_t t0 = gl_prof_now();
+            unsigned used;
             unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
-                                        b->keep_python, b->mixed, b->mixed_max);
+                                        b->keep_python, b->mixed, b->mixed_max, &used);
             id = gl_stack_depot_intern(b->mixed, m);
             if (gl_prof_on)
                 gl_prof_add(GL_PROF_MERGE, t0, gl_prof_now());
+            /* The raw frames that hold the native ones the merge read, and
+             * those that placed them (the internal run, the runtime's). */
+            unsigned raw_need = start + used - (top == b->entered ? 1 : 0);
             if (self)
-                mixed_memo_put(self, keep, top, kept, &py, h, id);
+                mixed_memo_put(self, pykeep, top, kept, used, raw_need > read ? raw_need : read,
+                               &py, pyhash, id);
         } else
             id = gl_stack_depot_intern(top, kept < b->keep_frames ? kept : b->keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside

@@ -155,13 +155,23 @@ static inline bool slot_holds(uintptr_t sp, uint16_t word, uintptr_t ret)
  * the frame pointers it is found by (the entry holds them in that order):
  * each word read lies in frames that all matched, in the live chain of the
  * stack the capture runs on (a word further out, compared first, could lie
- * past the end of another stack at the same address: a coroutine's). */
-static bool matches(const struct gl_memo_entry *e, uintptr_t sp)
+ * past the end of another stack at the same address: a coroutine's).  The
+ * first `upto` checks only: those that place frames 0..f of a prefix stop at
+ * frame f's return address (the frame pointers after it place frame f + 1). */
+static bool matches(const struct gl_memo_entry *e, uintptr_t sp, unsigned upto)
 {
-    for (unsigned k = 0; k < e->checks; k++)
+    for (unsigned k = 0; k < upto; k++)
         if (!slot_holds(sp, e->packed[k], e->value[k]))
             return false;
     return true;
+}
+
+/* The checks that place e's first `frames` frames (all of them from n on). */
+static inline unsigned checks_for(const struct gl_memo_entry *e, unsigned frames)
+{
+    if (frames >= e->n)
+        return e->checks;
+    return frames < 2 ? 0 : ret_checks(e)[frames - 2] + 1u;
 }
 
 static inline bool key_is(const struct memo_key *k, const struct gl_memo_key *key)
@@ -169,8 +179,11 @@ static inline bool key_is(const struct memo_key *k, const struct gl_memo_key *ke
     return k->sp == key->sp && k->want == key->want && k->generation == key->generation;
 }
 
-unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
-                            bool need_frames, uintptr_t *frames, uint32_t *id)
+/* The lookup: the first `limit` frames of the stack at key checked (0: all),
+ * as many copied when need_frames or the entry has no id; the count given
+ * (0: a miss). */
+static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, unsigned limit,
+                       bool need_frames, uintptr_t *frames, uint32_t *id)
 {
     if (!enter(m))
         return 0;
@@ -181,14 +194,15 @@ unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *k
         if (!key_is(&m->key[i], key))
             continue;
         struct gl_memo_entry *e = &m->e[i];
-        if (!matches(e, key->sp))
+        unsigned give = limit && limit < e->n ? limit : e->n;
+        if (!matches(e, key->sp, checks_for(e, give)))
             continue;
         m->last = i;
         e->referenced = 1;
         bump(&m->hits);
         if (m->tokens < TOKENS_START)
             m->tokens += HIT;
-        n = e->n;
+        n = give;
         *id = e->id;
         if (need_frames || !e->id) {
             const uint8_t *ret = ret_checks(e);
@@ -202,6 +216,19 @@ unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *k
     return n;
 }
 
+unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                            bool need_frames, uintptr_t *frames, uint32_t *id)
+{
+    return lookup(m, key, 0, need_frames, frames, id);
+}
+
+unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                   unsigned limit, uintptr_t *frames)
+{
+    uint32_t id;
+    return limit ? lookup(m, key, limit, true, frames, &id) : 0;
+}
+
 #else
 
 unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
@@ -212,6 +239,16 @@ unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *k
     (void)need_frames;
     (void)frames;
     (void)id;
+    return 0;
+}
+
+unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                   unsigned limit, uintptr_t *frames)
+{
+    (void)m;
+    (void)key;
+    (void)limit;
+    (void)frames;
     return 0;
 }
 

@@ -98,6 +98,18 @@ struct gl_memo_key {
 unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
                             bool need_frames, uintptr_t *frames, uint32_t *id);
 
+/* The first `limit` (> 0) frames of a capture, looked up: only the checks
+ * that place those frames are made (by the induction above, a prefix whose
+ * slots hold what they held is the same prefix, whatever lies further out).
+ * Returns how many frames it copied into frames: min(limit, the remembered
+ * stack's count), fewer than limit only when that is the whole stack; 0 on a
+ * miss.  For a caller whose result depends on a stack's first frames only
+ * (stack_capture.c: a Python capture's merge stops at the outermost Python
+ * frame kept), which in a Python program are a third of what a capture
+ * walks.  A hit earns budget. */
+unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                   unsigned limit, uintptr_t *frames);
+
 /* Ask for the lines a lookup reads (base/warm.h): the keys, and the
  * entry found last with its first checks. */
 void gl_stack_memo_warm(const struct gl_stack_memo *m);

@@ -78,6 +78,33 @@ static void describe(char *buf, size_t len, const uintptr_t *v, unsigned n)
     }
 }
 
+/* What *used promises (the stack memo's prefix checks rest on it): the
+ * native frames past it change nothing.  The stack cut there, and with
+ * every kind of frame in place of the rest, merges the same. */
+static void same_past_used(const uintptr_t *native, unsigned nnative, unsigned used,
+                           const struct gl_python_stack *py, const struct gl_interpreter_where *wh,
+                           unsigned keep_native, unsigned keep_python, const uintptr_t *want,
+                           unsigned nwant, unsigned max, int line)
+{
+    static const uintptr_t tails[][3] = {
+        {N(50), N(51), N(52)}, {I(50), I(51), I(52)}, {E(50), E(51), E(52)}, {E(50), N(51), I(52)}};
+    uintptr_t other[OUT_ROOM + 3], out[OUT_ROOM];
+    ck_assert_uint_le(nnative, OUT_ROOM);
+    for (unsigned t = 0; t <= GL_ARRAY_SIZE(tails); t++) {
+        memcpy(other, native, used * sizeof *native);
+        unsigned n = used;
+        if (t < GL_ARRAY_SIZE(tails))
+            for (unsigned i = 0; i < 3; i++)
+                other[n++] = tails[t][i];
+        unsigned again = 0;
+        unsigned got = gl_mixed_stack(other, n, py, wh, keep_native, keep_python, out, max, &again);
+        ck_assert_msg(got == nwant && memcmp(out, want, got * sizeof *out) == 0,
+                      "line %d: the first %u frames merge otherwise with tail %u", line, used, t);
+        ck_assert_msg(again == used, "line %d: used %u, then %u with tail %u", line, used, again,
+                      t);
+    }
+}
+
 static void expect_at(const uintptr_t *native, unsigned nnative, const struct gl_python_stack *py,
                       const struct gl_interpreter_where *wh, unsigned keep_native,
                       unsigned keep_python, unsigned max, const uintptr_t *want, unsigned nwant,
@@ -87,7 +114,14 @@ static void expect_at(const uintptr_t *native, unsigned nnative, const struct gl
     for (unsigned i = 0; i < OUT_ROOM; i++)
         out[i] = SENTINEL;
     ck_assert_uint_le(max, OUT_ROOM);
-    unsigned got = gl_mixed_stack(native, nnative, py, wh, keep_native, keep_python, out, max);
+    unsigned used = 0;
+    unsigned got =
+        gl_mixed_stack(native, nnative, py, wh, keep_native, keep_python, out, max, &used);
+    ck_assert_msg(used >= 1 || nnative == 0, "line %d: used %u of %u", line, used, nnative);
+    ck_assert_msg(used <= nnative, "line %d: used %u of %u", line, used, nnative);
+    if (used < nnative)
+        same_past_used(native, nnative, used, py, wh, keep_native, keep_python, out, got, max,
+                       line);
     char g[1024], w[1024];
     describe(g, sizeof g, out, got <= max ? got : max);
     describe(w, sizeof w, want, nwant);
@@ -298,7 +332,8 @@ START_TEST(test_frames_kept_as_given)
     const struct gl_python_stack py = {f, 2, ends, 1};
     uintptr_t out[4];
     const uintptr_t native[] = {N(1), E(1)};
-    ck_assert_uint_eq(gl_mixed_stack(native, 2, &py, &where, 8, 8, out, 4), 3);
+    unsigned used;
+    ck_assert_uint_eq(gl_mixed_stack(native, 2, &py, &where, 8, 8, out, 4, &used), 3);
     ck_assert_uint_eq(out[0], N(1));
     ck_assert(gl_py_frames_is_frame(out[1]));
     ck_assert_uint_eq(gl_py_frames_code(out[1]), 0x7fffffff);
@@ -359,8 +394,10 @@ START_TEST(test_unlocated_loop_python_frames_reported)
     const struct gl_python_stack py = {frames, 3, ends, 1};
     const uintptr_t native[] = {N(1), N(2), I(1), E(1), I(2), N(9), N(10), N(11), N(12)};
     uintptr_t mixed[32];
-    unsigned m = gl_mixed_stack(native, 9, &py, &no_loop, 16, 16, mixed, 32);
-    ck_assert_uint_eq(m, 5); /* 2 native frames, then the 3 Python ones */
+    unsigned used;
+    unsigned m = gl_mixed_stack(native, 9, &py, &no_loop, 16, 16, mixed, 32, &used);
+    ck_assert_uint_eq(used, 9); /* no loop located: the whole stack matters */
+    ck_assert_uint_eq(m, 5);    /* 2 native frames, then the 3 Python ones */
     ck_assert_uint_eq(mixed[2], P(0));
     gl_stack_capture_raw_mode = 0;
     struct gl_frame out[64];

@@ -231,6 +231,48 @@ START_TEST(test_frame_pointers_are_checked)
 }
 END_TEST
 
+/* A prefix lookup checks the slots that place its frames and no others: a
+ * change further out leaves it a hit, one inside makes it a miss. */
+START_TEST(test_prefix_checks_its_frames_only)
+{
+    struct fake s;
+    build(&s, FRAMES, 0x9000, NULL);
+    give_frame_pointer(&s, 3, 2); /* places frame 4 */
+    ck_assert(learn(memo, &s, 0));
+    uintptr_t out[GL_MEMO_FRAMES];
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 4, out), 4);
+    for (unsigned f = 0; f < 4; f++)
+        ck_assert_uint_eq(out[f], s.frames[f]);
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 1, out), 1);
+    ck_assert_uint_eq(out[0], FRAME0);
+    /* Past the stack's end: the whole stack, and no more. */
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, FRAMES + 5, out), FRAMES);
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 0, out), 0);
+
+    uintptr_t *slot = &stack[4 * 8 + 3]; /* frame 8's return address */
+    *slot += 0x10;
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 8, out), 8);
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 9, out), 0);
+    ck_assert_uint_eq(find(memo, &s.key), 0);
+    *slot -= 0x10;
+    /* Frame 3's frame pointer places frame 4, not frame 3. */
+    stack[2] += 64;
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 4, out), 4);
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 5, out), 0);
+    stack[2] -= 64;
+    ck_assert_uint_eq(gl_stack_memo_find_prefix(memo, &s.key, 5, out), 5);
+    for (unsigned f = 1; f < FRAMES; f++) {
+        uintptr_t *ra = &stack[4 * f + 3];
+        *ra += 0x10;
+        for (unsigned limit = 2; limit <= FRAMES; limit++)
+            ck_assert_msg((gl_stack_memo_find_prefix(memo, &s.key, limit, out) != 0) ==
+                              (limit <= f),
+                          "frame %u changed, prefix of %u", f, limit);
+        *ra -= 0x10;
+    }
+}
+END_TEST
+
 START_TEST(test_other_frame_pointer_values_are_not)
 {
     /* rbp holding a count or a heap pointer, saved on the stack: each call
@@ -489,6 +531,7 @@ static Suite *stack_memo_suite(void)
     tcase_add_test(tc, test_two_stacks_one_stack_pointer);
     tcase_add_test(tc, test_refuses_what_it_cannot_check);
     tcase_add_test(tc, test_frame_pointers_are_checked);
+    tcase_add_test(tc, test_prefix_checks_its_frames_only);
     tcase_add_test(tc, test_other_frame_pointer_values_are_not);
     tcase_add_test(tc, test_realigned_frame);
     tcase_add_test(tc, test_inherited_frame_pointer);
