@@ -569,6 +569,16 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
         __builtin_prefetch((const char *)co + 64);
         __builtin_prefetch((const char *)co + 128);
         __builtin_prefetch((const char *)co + 192);
+        /* And what identify reads next, one step on: the thread's cache
+         * slot (its address is the code's) and the line table's header (its
+         * address is in the code object's first lines: loaded here, the
+         * frames' misses overlap instead of coming one after another). */
+        if (cache) {
+            const char *slot = (const char *)&cache->slot[gl_py_code_slot(co)];
+            __builtin_prefetch(slot);
+            __builtin_prefetch(slot + sizeof cache->slot[0] - 1);
+        }
+        __builtin_prefetch((const char *)LD(co, L->co_linetable, uintptr_t) + 16);
     }
     for (unsigned walked = 0; f && n < max && walked < MAX_WALK;
          f = LD(f, L->f_back, uintptr_t), walked++) {
