@@ -410,6 +410,40 @@ START_TEST(test_unlocated_loop_python_frames_reported)
 }
 END_TEST
 
+/* How many native frames a merge reads, on a PyTorch allocation's shape:
+ * extension frames, the loop running the one group, the interpreter's call
+ * machinery and start-up below.  The stack memo checks that many slots
+ * (stack_capture.c's probe), so a merge that reads less than the whole
+ * stack must say so, and one that could not place its groups must not. */
+START_TEST(test_used_on_a_torch_shape)
+{
+    static const uintptr_t frames[] = {P(0), P(1), P(2)};
+    static const uint16_t ends[] = {3};
+    const struct gl_python_stack py = {frames, 3, ends, 1};
+    const uintptr_t native[] = {N(1), N(2), N(3), E(1), I(1), I(2), E(2), I(3), N(9), N(10)};
+    uintptr_t out[32];
+    unsigned used = 0;
+    /* The native budget met before the loop: the group at E(1) ends the
+     * merge there, four frames read. */
+    ck_assert_uint_eq(gl_mixed_stack(native, 10, &py, &where, 3, 12, out, 32, &used), 6);
+    ck_assert_uint_eq(used, 4);
+    /* Not met: on past the loop to the first interpreter frame below the
+     * outermost Python frame, five read. */
+    ck_assert_uint_eq(gl_mixed_stack(native, 10, &py, &where, 4, 12, out, 32, &used), 6);
+    ck_assert_uint_eq(used, 5);
+    /* No loop located: the whole stack, wherever the merge stopped. */
+    gl_mixed_stack(native, 10, &py, &no_loop, 3, 12, out, 32, &used);
+    ck_assert_uint_eq(used, 10);
+    /* Two groups, the walk ending before the second's loop: the whole. */
+    static const uint16_t ends2[] = {2, 3};
+    const struct gl_python_stack py2 = {frames, 3, ends2, 2};
+    gl_mixed_stack(native, 4, &py2, &where, 3, 12, out, 32, &used);
+    ck_assert_uint_eq(used, 4);
+    gl_mixed_stack(native, 10, &py2, &where, 3, 12, out, 32, &used);
+    ck_assert_uint_eq(used, 7); /* the second group at E(2) */
+}
+END_TEST
+
 static Suite *mixed_stack_suite(void)
 {
     Suite *s = suite_create("mixed_stack");
@@ -428,6 +462,7 @@ static Suite *mixed_stack_suite(void)
     tcase_add_test(tc, test_no_python_frames);
     tcase_add_test(tc, test_frames_kept_as_given);
     tcase_add_test(tc, test_unlocated_loop_python_frames_reported);
+    tcase_add_test(tc, test_used_on_a_torch_shape);
     suite_add_tcase(s, tc);
     return s;
 }
