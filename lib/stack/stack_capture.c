@@ -8,6 +8,7 @@
 
 #include "common/options.h"
 #include "common/util.h"
+#include "stack/mixed_memo.h"
 #include "stack/mixed_stack.h"
 #include "stack/modules.h"
 #include "base/warm.h"
@@ -51,210 +52,8 @@ _Static_assert(SHALLOW_RAW >= GL_MEMO_FRAMES, "the memo copies its frames into r
 
 GL_READ_MOSTLY int gl_stack_capture_raw_mode;
 
-/* The last stacks with Python frames a thread interned, and what each was
- * made of: the native frames kept (the interpreter's included, which place
- * the Python groups) and the Python frames as tagged words.  A loop
- * allocating from one line makes the same pair each time, and merging the two
- * and interning the result again was a third of a Python capture's cost
- * (bench/RESULTS.md).  A training step allocates from some tens of lines in
- * turn (each layer's output, the loss, the optimizer's state), so one
- * remembered stack always missed there.  Now 64, in 8 sets of 8; a stack
- * may go in either of two sets picked by a hash of its Python frames, the
- * least recently used of their 16 ways replaced: one set of 16 missed every
- * time on 25 lines in turn (the least recently used is always the next one
- * asked for), placing by the hash alone collided 6 of 10 lines in 16 slots,
- * 16 sets of 4 put 6 of 25 lines in one set, and one set of 8 a stack
- * thrashed as soon as nine of a step's lines hashed to one (bench/cold's 40
- * lines did, 1 capture in 4 merged again).  A set's hashes and clocks share
- * one line, so a lookup reads one line, a second where the first does not
- * hold the stack, and the entries whose hash matches.  About 165 KiB of address space a thread that
- * allocates from Python, touched as entries fill.  Exact: the same words in,
- * the same stack out; the hash only picks which entries are compared whole. */
-#define MIXED_WAYS 8
-#define MIXED_SETS 8
-#define MIXED_ENTRIES (MIXED_WAYS * MIXED_SETS)
-/* The words an entry compares are packed from its start, the Python frames,
- * their group ends and the native frames, so that a hit reads as many cache
- * lines as the stack fills (each a miss in a real program), not one or two
- * in each of three arrays sized for the deepest stack. */
-#define MIXED_END_WORDS(groups) (((groups) + 3u) / 4u) /* four ends a word */
-struct mixed_entry {
-    uint32_t id;         /* 0: empty */
-    unsigned generation; /* of the module ranges the merge classified frames with */
-    unsigned keep;       /* the frames kept, native << 16 | Python: a deep capture's or not */
-    unsigned py_n, py_groups;
-    /* The native frames the merge read (gl_mixed_stack's used), kept in the
-     * entry: a prefix of the stack, which any stack beginning with them
-     * shares; or, when whole, the stack's every frame (its end mattered). */
-    unsigned native_n;
-    bool whole;
-    /* The raw frames a capture must check to compare this entry (the
-     * internal run and the runtime's frames before the native ones). */
-    unsigned raw_need;
-    uintptr_t w[SHALLOW_KEEP + MIXED_END_WORDS(SHALLOW_KEEP) + SHALLOW_RAW + 1];
-} __attribute__((aligned(64)));
-struct mixed_set {
-    uint32_t hash[MIXED_WAYS]; /* of the Python frames; 0: empty */
-    uint32_t used[MIXED_WAYS]; /* the memo's clock at the way's last hit or store */
-};
-struct gl_mixed_memo {
-    /* Odd while written.  A signal handler's capture on the thread runs
-     * whole inside the thread's: it leaves a memo being written alone, and a
-     * lookup it interrupted sees the count moved and misses. */
-    volatile unsigned gen;
-    unsigned clock;
-    struct mixed_set set[MIXED_SETS] __attribute__((aligned(64)));
-    struct mixed_entry e[MIXED_ENTRIES];
-};
-
-/* GPULEAK_DEBUG_MIXED_COLLIDE=1: every stack hashes alike, so that a test sees
- * the whole compare tell stacks apart (tests/python_frames.test). */
-static bool mixed_collide;
-
-/* Never 0 (an empty way's).  Of the Python frames alone: a lookup finds the
- * entries that may match before it knows how many native frames to check. */
-static uint64_t mixed_hash(const struct gl_python_stack *py)
-{
-    if (__builtin_expect(mixed_collide, 0))
-        return 1;
-    uint64_t h = py->ngroups;
-    for (unsigned i = 0; i < py->n; i++)
-        h = (h ^ py->frames[i]) * 0x9e3779b97f4a7c15ULL;
-    h ^= h >> 32;
-    h *= 0xd6e8feb86659fd93ULL;
-    h ^= h >> 32;
-    return h | 1;
-}
-
-/* The two sets a stack of hash h may go in (never the same). */
-static inline unsigned mixed_set_of(uint64_t h, unsigned choice)
-{
-    unsigned a = (unsigned)(h >> 40) % MIXED_SETS;
-    return choice == 0 ? a : (a + 1 + (unsigned)(h >> 48) % (MIXED_SETS - 1)) % MIXED_SETS;
-}
-#define MIXED_PLACES (2 * MIXED_WAYS)
-/* Place p (< MIXED_PLACES) of a stack of hash h: its set and way. */
-static inline unsigned mixed_place_set(uint64_t h, unsigned p)
-{
-    return mixed_set_of(h, p / MIXED_WAYS);
-}
-
-/* Whether e may have been made of these Python frames, at this depth. */
-static inline bool mixed_may_be(const struct mixed_entry *e, unsigned keep,
-                                const struct gl_python_stack *py)
-{
-    return e->id && e->keep == keep && e->py_n == py->n && e->py_groups == py->ngroups &&
-           e->generation == gl_modules_generation();
-}
-
-/* Whether e was made of these frames, or of frames the merge cannot tell
- * from them: n native frames, the stack's whole when full, else its prefix
- * (a prefix entry compares its own; a whole one needs the whole stack). */
-static bool mixed_same(const struct mixed_entry *e, unsigned keep, const uintptr_t *native,
-                       unsigned n, bool full, const struct gl_python_stack *py)
-{
-    if (!mixed_may_be(e, keep, py) || (e->whole ? !full || e->native_n != n : e->native_n > n))
-        return false;
-    /* Only now are the counts the entry's own: its words hold them. */
-    const uintptr_t *ends = e->w + py->n, *nat = ends + MIXED_END_WORDS(py->ngroups);
-    return memcmp(e->w, py->frames, py->n * sizeof *py->frames) == 0 &&
-           memcmp(ends, py->ends, py->ngroups * sizeof *py->ends) == 0 &&
-           memcmp(nat, native, e->native_n * sizeof *native) == 0;
-}
-
-/* The entry made of these frames, marked used; NULL if none. */
-static struct mixed_entry *mixed_lookup(struct gl_mixed_memo *m, uint64_t h, unsigned keep,
-                                        const uintptr_t *native, unsigned n, bool full,
-                                        const struct gl_python_stack *py)
-{
-    for (unsigned p = 0; p < MIXED_PLACES; p++) {
-        unsigned s = mixed_place_set(h, p), w = p % MIXED_WAYS;
-        struct mixed_set *set = &m->set[s];
-        struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
-        if (set->hash[w] == (uint32_t)h && mixed_same(e, keep, native, n, full, py)) {
-            set->used[w] = ++m->clock; /* a hint: a handler's capture may race it */
-            return e;
-        }
-    }
-    return NULL;
-}
-
-/* The id remembered for these frames, or 0. */
-static uint32_t mixed_memo_find(struct gl_mixed_memo *m, unsigned keep, const uintptr_t *native,
-                                unsigned n, const struct gl_python_stack *py, uint64_t h)
-{
-    unsigned gen = m->gen;
-    if (gen & 1)
-        return 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    const struct mixed_entry *e = mixed_lookup(m, h, keep, native, n, true, py);
-    uint32_t found = e ? e->id : 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    return found && m->gen == gen ? found : 0;
-}
-
-/* Remember id for these frames: the first used of the n native ones (all of
- * them when used == n), found by checking the stack's first raw_need. */
-static void mixed_memo_put(struct gl_thread *self, unsigned keep, const uintptr_t *native,
-                           unsigned n, unsigned used, unsigned raw_need,
-                           const struct gl_python_stack *py, uint64_t h, uint32_t id)
-{
-    if (n > SHALLOW_RAW + 1 || py->n > SHALLOW_KEEP || py->ngroups > SHALLOW_KEEP || !id)
-        return;
-    /* Mapped, not from the tool's slabs: their lock is no place for a signal
-     * handler's capture to meet the thread it interrupted. */
-    struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
-    if (!m) {
-        struct gl_mixed_memo *fresh = gl_tool_map(sizeof *fresh);
-        if (!fresh)
-            return;
-        if (atomic_compare_exchange_strong(&self->mixed_memo, &m, fresh))
-            m = fresh;
-        else
-            gl_tool_unmap(fresh, sizeof *fresh); /* a handler's capture mapped one */
-    }
-    unsigned gen = m->gen;
-    if (gen & 1)
-        return;
-    m->gen = gen + 1;
-    atomic_signal_fence(memory_order_seq_cst);
-    /* The way that holds these frames already (put runs after any miss, also
-     * where the native memo missed and find was not asked: copies of one
-     * stack would push the set's other stacks out), else an empty way, else
-     * the least recently used. */
-    if (mixed_lookup(m, h, keep, native, n, true, py)) {
-        atomic_signal_fence(memory_order_seq_cst);
-        m->gen = gen + 2;
-        return;
-    }
-    unsigned vs = mixed_place_set(h, 0), vw = 0;
-    for (unsigned p = 0; p < MIXED_PLACES && m->set[vs].hash[vw]; p++) {
-        unsigned s = mixed_place_set(h, p), w = p % MIXED_WAYS;
-        if (!m->set[s].hash[w] || m->clock - m->set[s].used[w] > m->clock - m->set[vs].used[vw]) {
-            vs = s;
-            vw = w;
-        }
-    }
-    struct mixed_set *set = &m->set[vs];
-    struct mixed_entry *e = &m->e[vs * MIXED_WAYS + vw];
-    set->hash[vw] = (uint32_t)h;
-    set->used[vw] = ++m->clock;
-    e->id = id;
-    e->generation = gl_modules_generation();
-    e->keep = keep;
-    e->whole = used >= n;
-    e->native_n = e->whole ? n : used;
-    e->raw_need = raw_need;
-    e->py_n = py->n;
-    e->py_groups = py->ngroups;
-    uintptr_t *ends = e->w + py->n;
-    memcpy(e->w, py->frames, py->n * sizeof *py->frames);
-    memset(ends, 0, MIXED_END_WORDS(py->ngroups) * sizeof *ends);
-    memcpy(ends, py->ends, py->ngroups * sizeof *py->ends);
-    memcpy(ends + MIXED_END_WORDS(py->ngroups), native, e->native_n * sizeof *native);
-    atomic_signal_fence(memory_order_seq_cst);
-    m->gen = gen + 2;
-}
+_Static_assert(SHALLOW_KEEP <= GL_MIXED_MEMO_PYTHON && SHALLOW_RAW + 1 <= GL_MIXED_MEMO_NATIVE,
+               "a shallow capture's stack fits the mixed memo");
 
 /* A thread's struct goes to the next new thread: its memos start afresh. */
 static void memo_retire(struct gl_thread *t)
@@ -262,8 +61,23 @@ static void memo_retire(struct gl_thread *t)
     if (t->stack_memo)
         gl_stack_memo_clear(t->stack_memo);
     struct gl_mixed_memo *m = atomic_load_explicit(&t->mixed_memo, memory_order_relaxed);
-    if (m && !(m->gen & 1))
-        memset(m->set, 0, sizeof m->set);
+    if (m)
+        gl_mixed_memo_forget(m);
+}
+
+/* The thread's mixed memo, mapped on its first use; NULL if memory ran out. */
+static struct gl_mixed_memo *mixed_memo_of(struct gl_thread *self)
+{
+    struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
+    if (m)
+        return m;
+    struct gl_mixed_memo *fresh = gl_mixed_memo_new();
+    if (!fresh)
+        return NULL;
+    if (atomic_compare_exchange_strong(&self->mixed_memo, &m, fresh))
+        return fresh;
+    gl_mixed_memo_free(fresh); /* a signal handler's capture mapped one */
+    return m;
 }
 
 void gl_stack_capture_init(unsigned num_callers)
@@ -272,7 +86,7 @@ void gl_stack_capture_init(unsigned num_callers)
     const char *raw = getenv("GPULEAK_DEBUG_RAW_STACKS");
     gl_stack_capture_raw_mode = raw && *raw == '1';
     const char *collide = getenv("GPULEAK_DEBUG_MIXED_COLLIDE");
-    mixed_collide = collide && *collide == '1';
+    gl_mixed_memo_collide(collide && *collide == '1');
     keep_frames = num_callers + GL_STACK_SLACK;
     if (keep_frames > DEEP_KEEP)
         keep_frames = DEEP_KEEP;
@@ -446,7 +260,7 @@ void gl_stack_capture_warm(void)
         gl_stack_memo_warm(self->stack_memo);
     struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
     if (m)
-        gl_warm(m); /* its count; the set a lookup reads depends on the Python frames */
+        gl_mixed_memo_warm(m); /* the set a lookup reads depends on the Python frames */
 }
 
 /* Walk the stack frame by frame, as the memo needs it, and remember it.  Not
@@ -505,49 +319,55 @@ struct capture_room {
     unsigned keep_frames, keep_python;
 };
 
+/* Raw frames trimmed as a capture keeps them: from the first frame kept,
+ * behind the driver's entry point where a capture puts it. */
+struct trimmed {
+    const uintptr_t *top;
+    unsigned n;
+    unsigned start;    /* the raw index of the first frame kept */
+    unsigned internal; /* the leading run of gpuleak, CUPTI and driver frames */
+    unsigned read;     /* the raw frames the trim depends on */
+    unsigned raw_base; /* raw frames before top[0]'s stack (the entry point is none) */
+};
+
+static inline struct trimmed trim(uintptr_t entry, const struct capture_room *b,
+                                  const uintptr_t *raw, unsigned n)
+{
+    struct trimmed t;
+    t.start = first_kept(raw, n, &t.internal, &t.read);
+    t.top = raw + t.start;
+    t.n = n - t.start;
+    t.raw_base = t.start;
+    if (t.n > 0 && wants_entry(entry, t.top[0])) {
+        t.n = with_entry(entry, t.top, t.n, b->entered);
+        t.top = b->entered;
+        t.raw_base = t.start ? t.start - 1 : 0;
+    }
+    return t;
+}
+
 /* A Python capture's stack from the mixed memo, checking only the native
  * frames its merge read (a third of a PyTorch allocation's: the memo's
  * checks of the rest, and their misses, were most of a lookup's cost in a
- * training step).  The entries of these Python frames whose merge stopped
- * early say how many raw frames that takes; the native memo checks that
- * prefix of the stack at key and gives its frames, trimmed as any capture's;
- * an entry whose own frames begin it gives the id.  0 when none does: the
- * capture goes on as if this had not run (entries that depend on the
- * whole stack are compared there). */
+ * training step).  The native memo checks the prefix the memo's entries
+ * need (mixed_memo.h); 0 when no entry answers: the capture goes on as if
+ * this had not run (entries that depend on the whole stack are compared
+ * there).  *looked: the native memo hit the prefix (and counted it). */
 static uint32_t mixed_probe(struct gl_thread *self, const struct gl_memo_key *key, uintptr_t entry,
-                            const struct capture_room *b, const struct gl_python_stack *py,
-                            unsigned keep, uint64_t h)
+                            const struct capture_room *b, const struct gl_mixed_key *mk,
+                            bool *looked)
 {
     struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
     if (!m)
         return 0;
-    unsigned gen = m->gen;
-    if (gen & 1)
-        return 0;
-    atomic_signal_fence(memory_order_seq_cst);
-    unsigned limit = 0, found = 0;
-    for (unsigned p = 0; p < MIXED_PLACES; p++) {
-        unsigned s = mixed_place_set(h, p), w = p % MIXED_WAYS;
-        const struct mixed_entry *e = &m->e[s * MIXED_WAYS + w];
-        if (m->set[s].hash[w] == (uint32_t)h && !e->whole && mixed_may_be(e, keep, py) &&
-            e->raw_need > limit)
-            limit = e->raw_need;
-    }
+    unsigned stamp;
+    unsigned limit = gl_mixed_memo_need(m, mk, &stamp);
     unsigned n = limit ? gl_stack_memo_find_prefix(self->stack_memo, key, limit, b->raw) : 0;
-    unsigned internal_count, read;
-    unsigned start = n ? first_kept(b->raw, n, &internal_count, &read) : n;
-    if (start < n) {
-        const uintptr_t *top = b->raw + start;
-        unsigned kept = n - start;
-        if (wants_entry(entry, top[0])) {
-            kept = with_entry(entry, top, kept, b->entered);
-            top = b->entered;
-        }
-        const struct mixed_entry *e = mixed_lookup(m, h, keep, top, kept, false, py);
-        found = e && !e->whole ? e->id : 0;
-    }
-    atomic_signal_fence(memory_order_seq_cst);
-    return found && m->gen == gen ? found : 0;
+    if (!n)
+        return 0;
+    *looked = true;
+    struct trimmed t = trim(entry, b, b->raw, n);
+    return t.n ? gl_mixed_memo_find_prefix(m, mk, t.top, t.n, stamp) : 0;
 }
 
 /* The capture, inlined into the function that holds its buffers: its frame
@@ -569,8 +389,8 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
     struct gl_thread *self = memo_on && !gl_stack_capture_raw_mode ? gl_thread_self() : NULL;
     unsigned want = atomic_load_explicit(&internal_hint, memory_order_relaxed) + b->keep_frames +
                     (py.n ? PYTHON_REACH : 0);
-    unsigned pykeep = b->keep_frames << 16 | b->keep_python;
-    uint64_t pyhash = py.n ? mixed_hash(&py) : 0;
+    const struct gl_mixed_key mk = {&py, py.n ? gl_mixed_memo_hash(&py) : 0,
+                                    b->keep_frames << 16 | b->keep_python, key.generation};
     for (;;) {
         if (want > b->raw_max)
             want = b->raw_max;
@@ -579,12 +399,14 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
         if (self && self->stack_memo) {
             uint64_t t0 = gl_prof_now();
             uint32_t id = 0;
-            if (py.n && (id = mixed_probe(self, &key, entry, b, &py, pykeep, pyhash))) {
+            bool looked = false;
+            if (py.n && (id = mixed_probe(self, &key, entry, b, &mk, &looked))) {
                 if (gl_prof_on)
                     gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
                 return id;
             }
-            hit = gl_stack_memo_find(self->stack_memo, &key, py.n > 0, raw, &id);
+            hit = looked ? gl_stack_memo_find_again(self->stack_memo, &key, raw)
+                         : gl_stack_memo_find(self->stack_memo, &key, py.n > 0, raw, &id);
             if (gl_prof_on)
                 gl_prof_add(GL_PROF_MEMO, t0, gl_prof_now());
             if (hit && id && !py.n)
@@ -603,51 +425,46 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
         }
         if (got <= 0)
             return 0;
-        unsigned n = (unsigned)got, internal_count, read;
+        unsigned n = (unsigned)got;
         if (gl_stack_capture_raw_mode)
             return gl_stack_depot_intern(raw, n);
-        unsigned start = first_kept(raw, n, &internal_count, &read);
-        unsigned kept = n - start;
-        if (kept < b->keep_frames && n == want && want < b->raw_max) {
+        struct trimmed t = trim(entry, b, raw, n);
+        if (n - t.start < b->keep_frames && n == want && want < b->raw_max) {
             /* The buffer filled before the program's frames did: more internal
              * frames than expected.  Learn it and walk again. */
             unsigned hint = atomic_load_explicit(&internal_hint, memory_order_relaxed);
-            if (internal_count + 4 > hint)
-                atomic_store_explicit(&internal_hint, internal_count + 4, memory_order_relaxed);
-            want = internal_count + 4 + b->keep_frames + (py.n ? PYTHON_REACH : 0);
+            if (t.internal + 4 > hint)
+                atomic_store_explicit(&internal_hint, t.internal + 4, memory_order_relaxed);
+            want = t.internal + 4 + b->keep_frames + (py.n ? PYTHON_REACH : 0);
             continue;
         }
         uint32_t id;
-        const uintptr_t *top = raw + start;
-        if (kept > 0 && wants_entry(entry, top[0])) {
-            kept = with_entry(entry, top, kept, b->entered);
-            top = b->entered;
-        }
         if (py.n) {
             /* Only after the native memo's hit: a walk goes on to learn. */
             struct gl_mixed_memo *mm =
                 self ? atomic_load_explicit(&self->mixed_memo, memory_order_relaxed) : NULL;
-            uint32_t known = hit && mm ? mixed_memo_find(mm, pykeep, top, kept, &py, pyhash) : 0;
+            uint32_t known =
+                hit && mm ? gl_mixed_memo_find(mm, &mk, t.top, t.n, t.raw_base, t.read) : 0;
             if (known)
                 return known;
             uint64_t t0 = gl_prof_now();
             unsigned used;
-            unsigned m = gl_mixed_stack(top, kept, &py, &interpreter, b->keep_frames,
+            unsigned m = gl_mixed_stack(t.top, t.n, &py, &interpreter, b->keep_frames,
                                         b->keep_python, b->mixed, b->mixed_max, &used);
             id = gl_stack_depot_intern(b->mixed, m);
             if (gl_prof_on)
                 gl_prof_add(GL_PROF_MERGE, t0, gl_prof_now());
             /* The raw frames that hold the native ones the merge read, and
              * those that placed them (the internal run, the runtime's). */
-            unsigned raw_need = start + used - (top == b->entered ? 1 : 0);
-            if (self)
-                mixed_memo_put(self, pykeep, top, kept, used, raw_need > read ? raw_need : read,
-                               &py, pyhash, id);
+            unsigned raw_need = t.raw_base + used;
+            if (self && (mm = mixed_memo_of(self)))
+                gl_mixed_memo_put(mm, &mk, t.top, t.n, used, raw_need > t.read ? raw_need : t.read,
+                                  id);
         } else
-            id = gl_stack_depot_intern(top, kept < b->keep_frames ? kept : b->keep_frames);
+            id = gl_stack_depot_intern(t.top, t.n < b->keep_frames ? t.n : b->keep_frames);
         /* A stack the memo did not know: remember it, Python's result aside
          * (it depends on the Python frames too). */
-        if (self && !hit && kept > 0)
+        if (self && !hit && t.n > 0)
             learn(self, &key, raw, n, py.n ? 0 : id);
         return id;
     }

@@ -183,7 +183,7 @@ static inline bool key_is(const struct memo_key *k, const struct gl_memo_key *ke
  * as many copied when need_frames or the entry has no id; the count given
  * (0: a miss). */
 static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, unsigned limit,
-                       bool need_frames, uintptr_t *frames, uint32_t *id)
+                       bool need_frames, bool earn, uintptr_t *frames, uint32_t *id)
 {
     if (!enter(m))
         return 0;
@@ -199,9 +199,11 @@ static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, u
             continue;
         m->last = i;
         e->referenced = 1;
-        bump(&m->hits);
-        if (m->tokens < TOKENS_START)
-            m->tokens += HIT;
+        if (earn) {
+            bump(&m->hits);
+            if (m->tokens < TOKENS_START)
+                m->tokens += HIT;
+        }
         n = give;
         *id = e->id;
         if (need_frames || !e->id) {
@@ -219,14 +221,21 @@ static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, u
 unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
                             bool need_frames, uintptr_t *frames, uint32_t *id)
 {
-    return lookup(m, key, 0, need_frames, frames, id);
+    return lookup(m, key, 0, need_frames, true, frames, id);
 }
 
 unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
                                    unsigned limit, uintptr_t *frames)
 {
     uint32_t id;
-    return limit ? lookup(m, key, limit, true, frames, &id) : 0;
+    return limit ? lookup(m, key, limit, true, true, frames, &id) : 0;
+}
+
+unsigned gl_stack_memo_find_again(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                  uintptr_t *frames)
+{
+    uint32_t id;
+    return lookup(m, key, 0, true, false, frames, &id);
 }
 
 #else
@@ -248,6 +257,15 @@ unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo
     (void)m;
     (void)key;
     (void)limit;
+    (void)frames;
+    return 0;
+}
+
+unsigned gl_stack_memo_find_again(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                  uintptr_t *frames)
+{
+    (void)m;
+    (void)key;
     (void)frames;
     return 0;
 }

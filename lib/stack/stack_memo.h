@@ -110,6 +110,12 @@ unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *k
 unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
                                    unsigned limit, uintptr_t *frames);
 
+/* The whole stack at key, with its frames, looked up again by a capture
+ * whose gl_stack_memo_find_prefix hit: as gl_stack_memo_find, but it earns
+ * nothing (one capture, one hit in the budget and the counts). */
+unsigned gl_stack_memo_find_again(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                  uintptr_t *frames);
+
 /* Ask for the lines a lookup reads (base/warm.h): the keys, and the
  * entry found last with its first checks. */
 void gl_stack_memo_warm(const struct gl_stack_memo *m);
