@@ -30,12 +30,26 @@ static const CUcontext fake_ctx = (CUcontext)0x1000;
 /* Threads allocate at once (tests/driver/save_run.c), as with the real one. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* FAKE_CUDA_WORK=BYTES: each allocation and release writes that much of the
+ * driver's own memory, as a real synchronous cudaMalloc or cudaFree does
+ * (bench/cold --driver-work): what the caller's frames meet at the call's
+ * exit.  Read at cuInit. */
+static char *work;
+static size_t work_bytes;
+
+static void driver_work(void)
+{
+    if (work)
+        memset(work, (int)(work_bytes & 0xff) | 1, work_bytes);
+}
+
 static CUresult alloc(CUdeviceptr *p, size_t n)
 {
     if (!initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!p || n == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    driver_work();
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (!live[i]) {
@@ -52,6 +66,7 @@ static CUresult release(CUdeviceptr p)
 {
     if (p == 0)
         return CUDA_SUCCESS;
+    driver_work();
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (live[i] == p) {
@@ -84,6 +99,10 @@ EXPORT CUresult cuInit(unsigned flags)
 {
     (void)flags;
     initialized = 1;
+    const char *w = getenv("FAKE_CUDA_WORK");
+    size_t bytes = w ? strtoull(w, NULL, 10) : 0;
+    if (bytes && !work && (work = malloc(bytes)))
+        work_bytes = bytes;
     load_injection();
     return CUDA_SUCCESS;
 }
