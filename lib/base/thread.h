@@ -120,9 +120,6 @@ struct gl_thread {
      * owner's alone: process-wide adds, two a phase, made the 16-thread
      * profile time its own contention. */
     _Atomic int64_t prof_ticks[GL_THREAD_PROF_PHASES], prof_calls[GL_THREAD_PROF_PHASES];
-    /* The ticks of the stack captured at the allocation entry the thread is
-     * in (observe/call.h): its exit counts them into the allocation's time. */
-    uint64_t prof_entry_ticks;
     struct gl_thread *next; /* registry */
     _Atomic int live;
 };

@@ -127,17 +127,13 @@ bool gl_call_failure_event(uint32_t cbid, const void *params, CUresult rc, struc
     return false;
 }
 
-void gl_call_on_failure(uint32_t cbid, const void *params, struct gl_call_site *site, CUresult rc,
-                        uint64_t token)
+void gl_call_on_failure(uint32_t cbid, const void *params, struct gl_call_site *site, CUresult rc)
 {
-    if (gl_prof_on && gl_thread_cur)
-        gl_thread_cur->prof_entry_ticks = 0;
     struct gl_event ev;
     if (!gl_call_failure_event(cbid, params, rc, &ev))
         return;
-    if (ev.type == GL_EV_ALLOC_FAILED) /* the OOM report's */
-        ev.stack =
-            gl_call_token_is_alloc(token) ? gl_call_token_stack(token) : gl_call_capture(site);
+    if (ev.type == GL_EV_ALLOC_FAILED)
+        ev.stack = gl_call_capture(site); /* the OOM report's */
     gl_call_fill_common(&ev, site);
     gl_call_place(&ev);
     gl_dispatch(&ev);

@@ -9,8 +9,7 @@
  * What it does per call: decode the parameters, say which thread and context,
  * capture the stack of an allocation (and of a free, with
  * --keep-stacktraces=alloc-and-free), and dispatch: complete at the exit of an
- * allocation that succeeded (its output exists only then; its stack is
- * captured at its entry, below), in two phases for
+ * allocation that succeeded (its output exists only then), in two phases for
  * releases (begun at entry, ended at exit with the driver's verdict), at entry
  * for a copy or set.  A failed allocation is dispatched only when it ran out of
  * memory (GL_EV_ALLOC_FAILED, for the OOM report), a failed capture end so
@@ -104,27 +103,6 @@ static inline uint32_t gl_call_capture(const struct gl_call_site *site)
     return gl_stack_capture_entry(site->entry);
 }
 
-/* An allocation's stack is captured at the call's entry, and travels to its
- * exit as the call's token.  Why: the capture reads the program's memory (its
- * stack slots, the interpreter's frames and code objects), which the program
- * has just used at the entry, and which a driver call that does real work
- * (a synchronous cudaMalloc, a cudaFree that waits) has pushed out of the
- * caches by its exit: there each read was a miss (bench/RESULTS.md, "The
- * stack at the allocation's entry").  The frames are the same at both ends:
- * the thread is inside the one call.  The token keeps bits 0 and 1 clear,
- * which a release's token never does (event/dispatch.h). */
-#define GL_CALL_TOKEN_ALLOC 4u
-#define GL_CALL_TOKEN_TAGS 7u
-_Static_assert(((GL_DISPATCH_TOKEN_STATE | GL_DISPATCH_TOKEN_CLAIM) & GL_CALL_TOKEN_ALLOC) == 0,
-               "an allocation's token is no release's");
-
-static inline bool gl_call_token_is_alloc(uint64_t token)
-{
-    return (token & GL_CALL_TOKEN_TAGS) == GL_CALL_TOKEN_ALLOC;
-}
-
-static inline uint32_t gl_call_token_stack(uint64_t token) { return (uint32_t)(token >> 3); }
-
 /* At a call's entry, the lines its exit will touch (base/warm.h): the
  * stack capture's, if it captures, and the consumers'.  Out of line: the
  * warm calls are what it does, and the entry's own path stays short. */
@@ -178,33 +156,23 @@ static inline void gl_call_place(struct gl_event *ev)
         ev->device = (int16_t)gl_contexts_device(ctx);
 }
 
-/* What a call that succeeded made: complete at its exit.  token: the call's
- * (an allocation's carries the stack its entry captured).  Inlined, so that
+/* What a call that succeeded made: complete at its exit.  Inlined, so that
  * the stack memo sees the same frames as the capture that learnt it. */
-static inline __attribute__((always_inline)) void
-gl_call_on_success(struct gl_event *ev, struct gl_call_site *site, uint64_t token)
+static inline __attribute__((always_inline)) void gl_call_on_success(struct gl_event *ev,
+                                                                     struct gl_call_site *site)
 {
     gl_call_fill_common(ev, site);
     gl_call_place(ev);
     if (ev->type == GL_EV_ALLOC || ev->type == GL_EV_GRAPH_NODE_ALLOC) {
-        uint64_t t0 = gl_prof_now(), captured = 0;
-        if (gl_call_token_is_alloc(token)) {
-            ev->stack = gl_call_token_stack(token);
-            if (gl_prof_on && gl_thread_cur) {
-                captured = gl_thread_cur->prof_entry_ticks;
-                gl_thread_cur->prof_entry_ticks = 0;
-            }
-        } else {
-            ev->stack = gl_call_capture(site);
-        }
+        uint64_t t0 = gl_prof_now();
+        ev->stack = gl_call_capture(site);
         uint64_t t1 = gl_prof_now();
         gl_dispatch(ev);
         if (gl_prof_on) {
             uint64_t t2 = gl_prof_now();
-            if (t1 > t0)
-                gl_prof_add(GL_PROF_STACK, t0, t1);
+            gl_prof_add(GL_PROF_STACK, t0, t1);
             gl_prof_add(GL_PROF_INSERT, t1, t2);
-            gl_prof_add(GL_PROF_ALLOC, t0 - captured, t2);
+            gl_prof_add(GL_PROF_ALLOC, t0, t2);
         }
         return;
     }
@@ -218,8 +186,7 @@ gl_call_on_success(struct gl_event *ev, struct gl_call_site *site, uint64_t toke
 /* What a failed call still means (its request, for the OOM report; a capture
  * ended); false if nothing.  Out of line: the rare path. */
 bool gl_call_failure_event(uint32_t cbid, const void *params, CUresult rc, struct gl_event *ev);
-void gl_call_on_failure(uint32_t cbid, const void *params, struct gl_call_site *site, CUresult rc,
-                        uint64_t token);
+void gl_call_on_failure(uint32_t cbid, const void *params, struct gl_call_site *site, CUresult rc);
 
 /* At the call's entry: a release begun (returns its token, never 0), a copy or
  * set checked, a graph destroyed.  Returns 0 when nothing was begun. */
@@ -228,23 +195,10 @@ gl_call_enter(uint32_t cbid, const void *params, struct gl_call_site *site)
 {
     struct gl_event ev = {0};
     if (!gl_decode(cbid, GL_SITE_ENTER, params, &ev)) {
-        /* An allocation's event comes at its exit (decode.h); its stack is
-         * taken now, and the exit's other lines warmed. */
-        if (ev.type != GL_EV_ALLOC && ev.type != GL_EV_GRAPH_NODE_ALLOC)
-            return 0;
-        if (gl_call_warms())
-            gl_call_warm(&ev, false);
-        if (!atomic_load_explicit(&gl_call_stacks, memory_order_relaxed))
-            return 0;
-        uint64_t t0 = gl_prof_now();
-        uint32_t stack = gl_stack_capture_entry(site->entry);
-        if (gl_prof_on) {
-            uint64_t t1 = gl_prof_now();
-            gl_prof_add(GL_PROF_STACK, t0, t1);
-            if (gl_thread_cur)
-                gl_thread_cur->prof_entry_ticks = t1 - t0;
-        }
-        return (uint64_t)stack << 3 | GL_CALL_TOKEN_ALLOC;
+        /* An allocation's event comes at its exit (decode.h). */
+        if (ev.type == GL_EV_ALLOC && gl_call_warms())
+            gl_call_warm(&ev, true);
+        return 0;
     }
     uint64_t t0 = gl_prof_now(), token = 0;
     gl_call_fill_common(&ev, site);
@@ -270,7 +224,7 @@ static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, co
                                                                CUresult rc, uint64_t token)
 {
     struct gl_event ev = {0};
-    if (token && !gl_call_token_is_alloc(token)) {
+    if (token) {
         /* A release: its entry took the block out; the end confirms or puts it
          * back.  The block gives the device; an error finds it from the
          * context (event/dispatch.h, placement). */
@@ -292,9 +246,9 @@ static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, co
     }
     if (rc == CUDA_SUCCESS) {
         if (gl_decode(cbid, GL_SITE_EXIT, params, &ev))
-            gl_call_on_success(&ev, site, token);
+            gl_call_on_success(&ev, site);
     } else {
-        gl_call_on_failure(cbid, params, site, rc, token);
+        gl_call_on_failure(cbid, params, site, rc);
     }
 }
 

@@ -127,14 +127,13 @@ static bool array_alloc(struct gl_event *ev, enum gl_mem_kind kind, enum gl_key_
     if (site != GL_SITE_EXIT)                                                                      \
     return false
 /* An allocation's event comes at its exit: at its entry, decoding says only
- * that (ev->type), so that its stack is captured there and the lines the
- * exit will touch are warmed while the driver runs (observe/call.h). */
-#define ALLOC_AT_EXIT_AS(t)                                                                        \
+ * that (ev->type), so that the lines the exit will touch are warmed while
+ * the driver runs (observe/call.h). */
+#define ALLOC_AT_EXIT                                                                              \
     if (site != GL_SITE_EXIT) {                                                                    \
-        ev->type = (t);                                                                            \
+        ev->type = GL_EV_ALLOC;                                                                    \
         return false;                                                                              \
     }
-#define ALLOC_AT_EXIT ALLOC_AT_EXIT_AS(GL_EV_ALLOC)
 #define ENTER_ONLY                                                                                 \
     if (site != GL_SITE_ENTER)                                                                     \
     return false
@@ -243,7 +242,7 @@ static bool dec_mem_alloc_from_pool(enum gl_site site, const void *params, struc
 static bool dec_mem_create(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemCreate_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->handle)
         return false;
     int dev = p->prop ? location_device(&p->prop->location) : GL_DEVICE_FROM_CONTEXT;
@@ -253,7 +252,7 @@ static bool dec_mem_create(enum gl_site site, const void *params, struct gl_even
 static bool dec_mem_import_shareable(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemImportFromShareableHandle_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->handle || !alloc_at(ev, GL_MEM_VMM, gl_key_make(GL_NS_VMM_HANDLE, *p->handle), 0,
                                 GL_DEVICE_FROM_CONTEXT))
         return false;
@@ -318,7 +317,7 @@ struct legacy_array3d_desc {
 static bool dec_array_create_v1(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuArrayCreate_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->pHandle || !p->pAllocateArray)
         return false;
     const struct legacy_array_desc *d = (const void *)p->pAllocateArray;
@@ -329,7 +328,7 @@ static bool dec_array_create_v1(enum gl_site site, const void *params, struct gl
 static bool dec_array_create(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuArrayCreate_v2_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->pHandle || !p->pAllocateArray)
         return false;
     const CUDA_ARRAY_DESCRIPTOR *d = p->pAllocateArray;
@@ -340,7 +339,7 @@ static bool dec_array_create(enum gl_site site, const void *params, struct gl_ev
 static bool dec_array3d_create_v1(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuArray3DCreate_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->pHandle || !p->pAllocateArray)
         return false;
     const struct legacy_array3d_desc *d = (const void *)p->pAllocateArray;
@@ -352,7 +351,7 @@ static bool dec_array3d_create_v1(enum gl_site site, const void *params, struct 
 static bool dec_array3d_create(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuArray3DCreate_v2_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->pHandle || !p->pAllocateArray)
         return false;
     const CUDA_ARRAY3D_DESCRIPTOR *d = p->pAllocateArray;
@@ -364,7 +363,7 @@ static bool dec_array3d_create(enum gl_site site, const void *params, struct gl_
 static bool dec_mipmapped_array_create(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMipmappedArrayCreate_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->pHandle || !p->pMipmappedArrayDesc)
         return false;
     const CUDA_ARRAY3D_DESCRIPTOR *d = p->pMipmappedArrayDesc;
@@ -385,7 +384,7 @@ static bool dec_mipmapped_array_create(enum gl_site site, const void *params, st
 static bool dec_ipc_open(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuIpcOpenMemHandle_v2_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->pdptr || !alloc_at(ev, GL_MEM_IPC, *p->pdptr, 0, GL_DEVICE_FROM_CONTEXT))
         return false;
     ev->flags |= GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED; /* size: cuMemGetAddressRange, later */
@@ -395,7 +394,7 @@ static bool dec_ipc_open(enum gl_site site, const void *params, struct gl_event 
 static bool dec_pool_import_pointer(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemPoolImportPointer_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     if (!p->ptr_out || !alloc_at(ev, GL_MEM_IPC, *p->ptr_out, 0, GL_DEVICE_FROM_CONTEXT))
         return false;
     ev->flags |= GL_EVF_SIZE_UNKNOWN | GL_EVF_IMPORTED;
@@ -423,7 +422,7 @@ static bool graph_free(struct gl_event *ev, CUdeviceptr dptr)
 static bool dec_graph_add_alloc_node(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuGraphAddMemAllocNode_params *p = params;
-    ALLOC_AT_EXIT_AS(GL_EV_GRAPH_NODE_ALLOC)
+    EXIT_ONLY;
     if (!p->nodeParams ||
         !graph_alloc(ev, &p->nodeParams->poolProps, p->nodeParams->dptr, p->nodeParams->bytesize))
         return false;
@@ -445,10 +444,8 @@ static bool graph_node(enum gl_site site, CUgraph graph, const CUgraphNodeParams
     if (!np)
         return false;
     ev->aux = (uintptr_t)graph;
-    if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
-        ALLOC_AT_EXIT_AS(GL_EV_GRAPH_NODE_ALLOC)
+    if (np->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC && site == GL_SITE_EXIT)
         return graph_alloc(ev, &np->alloc.poolProps, np->alloc.dptr, np->alloc.bytesize);
-    }
     if (np->type == CU_GRAPH_NODE_TYPE_MEM_FREE && site == GL_SITE_EXIT)
         return graph_free(ev, np->free.dptr);
     return false;
@@ -614,7 +611,7 @@ static bool dec_mipmapped_array_destroy(enum gl_site site, const void *params, s
 static bool dec_mem_pool_create(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemPoolCreate_params *p = params;
-    ALLOC_AT_EXIT
+    EXIT_ONLY;
     int dev = p->poolProps ? location_device(&p->poolProps->location) : GL_DEVICE_FROM_CONTEXT;
     if (!p->pool ||
         !alloc_at(ev, GL_MEM_POOL_RESERVE, gl_key_make(GL_NS_MEMPOOL, (uintptr_t)*p->pool), 0, dev))
