@@ -49,6 +49,7 @@
 #include "observe/driver.h"
 #include "observe/cupti.h"
 #include "stack/stack_capture.h"
+#include "stack/mixed_memo.h"
 #include "stack/stack_memo.h"
 #include "track/regions.h"
 #include "track/tracker.h"
@@ -215,7 +216,8 @@ int main(int argc, char **argv)
         sum += *(double *)r;
     }
     struct gl_stack_memo_counts mc;
-    gl_stack_capture_memo_totals(&mc);
+    struct gl_mixed_memo_counts mixed;
+    gl_stack_capture_memo_totals(&mc, &mixed);
     printf("hotpath: %d thread(s), %.1f ns per alloc+free pair (mean over threads); stack memo: "
            "%llu hits, %llu walks\n",
            threads, sum / threads, (unsigned long long)mc.hits, (unsigned long long)mc.walks);

@@ -32,6 +32,7 @@
 #include "python/py_frames.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_depot.h"
+#include "stack/mixed_memo.h"
 #include "stack/stack_memo.h"
 #include "track/history.h"
 #include "track/stats.h"
@@ -247,7 +248,8 @@ static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals
                     gl_py_code_count(), gl_out_u64_commas(b1, gl_py_code_memory_bytes()),
                     gl_out_u64_commas(b2, gl_py_code_dropped()), gl_py_frames_faults());
     struct gl_stack_memo_counts memo;
-    gl_stack_capture_memo_totals(&memo);
+    struct gl_mixed_memo_counts mixed;
+    gl_stack_capture_memo_totals(&memo, &mixed);
     if (memo.hits + memo.walks + memo.skipped)
         gl_out_line(o,
                     "gpuleak: stack memo: %s captures found without unwinding, %s walked "
@@ -255,6 +257,12 @@ static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals
                     gl_out_u64_commas(b1, memo.hits), gl_out_u64_commas(b2, memo.walks),
                     gl_out_u64_commas(b3, memo.refused), gl_out_u64_commas(b4, memo.skipped),
                     gl_out_u64_commas(b5, memo.bytes));
+    if (mixed.probe_hits + mixed.whole_hits + mixed.stores)
+        gl_out_line(o,
+                    "gpuleak: stacks with Python frames: %s found by their first native "
+                    "frames, %s by all of them, %s merged and remembered",
+                    gl_out_u64_commas(b1, mixed.probe_hits),
+                    gl_out_u64_commas(b2, mixed.whole_hits), gl_out_u64_commas(b3, mixed.stores));
     if (gl_quarantine_capacity())
         gl_out_line(o,
                     "gpuleak: quarantine %s bytes; %s freed blocks not remembered (a writer "

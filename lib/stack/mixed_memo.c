@@ -33,6 +33,7 @@ struct set {
 struct gl_mixed_memo {
     volatile unsigned gen; /* odd while written */
     unsigned clock;
+    _Atomic uint64_t probe_hits, whole_hits, stores; /* the owner's; relaxed */
     struct set set[SETS] __attribute__((aligned(64)));
     struct entry e[ENTRIES];
 };
@@ -52,6 +53,19 @@ static inline struct places places_of(uint64_t h)
 }
 
 static bool collide;
+
+static inline void bump(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+void gl_mixed_memo_add_counts(const struct gl_mixed_memo *m, struct gl_mixed_memo_counts *c)
+{
+    c->probe_hits += atomic_load_explicit(&m->probe_hits, memory_order_relaxed);
+    c->whole_hits += atomic_load_explicit(&m->whole_hits, memory_order_relaxed);
+    c->stores += atomic_load_explicit(&m->stores, memory_order_relaxed);
+}
 
 void gl_mixed_memo_collide(bool on) { collide = on; }
 
@@ -156,6 +170,7 @@ uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *
      * between the check and the store could only make a probe read more. */
     if (need > e->raw_need)
         e->raw_need = need;
+    bump(&m->whole_hits);
     return found;
 }
 
@@ -190,7 +205,10 @@ uint32_t gl_mixed_memo_find_prefix(struct gl_mixed_memo *m, const struct gl_mixe
     const struct entry *e = lookup(m, k, native, n, PREFIX_ONLY);
     uint32_t found = e ? e->id : 0;
     atomic_signal_fence(memory_order_seq_cst);
-    return found && m->gen == stamp ? found : 0;
+    if (!found || m->gen != stamp)
+        return 0;
+    bump(&m->probe_hits);
+    return found;
 }
 
 void gl_mixed_memo_put(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
@@ -240,6 +258,7 @@ void gl_mixed_memo_put(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
         memset(ends, 0, END_WORDS(py->ngroups) * sizeof *ends);
         memcpy(ends, py->ends, py->ngroups * sizeof *py->ends);
         memcpy(ends + END_WORDS(py->ngroups), native, e->native_n * sizeof *native);
+        bump(&m->stores);
     }
     atomic_signal_fence(memory_order_seq_cst);
     m->gen = gen + 2;

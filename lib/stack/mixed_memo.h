@@ -104,7 +104,8 @@ uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *
  * Python frames need checked, the most of any (0: none, or the memo is being
  * written).  It reads the sets and the entries' counts, not their frames: an
  * entry of other Python frames of the same hash and depth counts too (the
- * probe then reads more than it needs).  *stamp: what gl_mixed_memo_find_prefix checks the memo by. */
+ * probe then reads more than it needs).  *stamp: what gl_mixed_memo_find_prefix checks the memo by.
+ */
 unsigned gl_mixed_memo_need(const struct gl_mixed_memo *m, const struct gl_mixed_key *k,
                             unsigned *stamp);
 
@@ -122,6 +123,16 @@ uint32_t gl_mixed_memo_find_prefix(struct gl_mixed_memo *m, const struct gl_mixe
 void gl_mixed_memo_put(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
                        const uintptr_t *native, unsigned n, unsigned used, unsigned raw_need,
                        uint32_t id);
+
+/* What the memos did, for -v's statistics (written by their owners, read
+ * by the report: counts, not a snapshot). */
+struct gl_mixed_memo_counts {
+    uint64_t probe_hits; /* stacks found by the probe (a prefix checked) */
+    uint64_t whole_hits; /* found by the whole compare, after the probe missed */
+    uint64_t stores;     /* stacks merged and remembered */
+};
+/* Adds m's counts to *c; forgetting keeps them. */
+void gl_mixed_memo_add_counts(const struct gl_mixed_memo *m, struct gl_mixed_memo_counts *c);
 
 /* Give a memo nobody uses back (one of two mapped at once: a signal
  * handler's capture mapped the thread's meanwhile). */

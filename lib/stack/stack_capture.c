@@ -518,12 +518,18 @@ uint32_t gl_stack_capture_entry(uintptr_t entry)
     return capture(entry, &b);
 }
 
-void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c)
+void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c,
+                                  struct gl_mixed_memo_counts *mixed)
 {
     memset(c, 0, sizeof *c);
+    memset(mixed, 0, sizeof *mixed);
     gl_thread_registry_lock();
-    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next)
+    for (struct gl_thread *t = gl_thread_registry(); t; t = t->next) {
         if (t->stack_memo)
             gl_stack_memo_add_counts(t->stack_memo, c);
+        struct gl_mixed_memo *m = atomic_load_explicit(&t->mixed_memo, memory_order_relaxed);
+        if (m)
+            gl_mixed_memo_add_counts(m, mixed);
+    }
     gl_thread_registry_unlock();
 }

@@ -41,10 +41,13 @@ void gl_stack_capture_warm(void);
 /* Benchmarks and tests: whether captures use the thread's stack memo (on by
  * default; GPULEAK_BENCH=nomemo turns it off). */
 void gl_stack_capture_memo_enable(bool on);
-/* Every thread's memo counts, summed (a report's reader: the owners' counters
- * are read unlocked, so a running thread's may lag by an event). */
+/* Every thread's memo counts, summed, the native memo's and the mixed
+ * memo's (a report's reader: the owners' counters are read unlocked, so a
+ * running thread's may lag by an event). */
 struct gl_stack_memo_counts;
-void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c);
+struct gl_mixed_memo_counts;
+void gl_stack_capture_memo_totals(struct gl_stack_memo_counts *c,
+                                  struct gl_mixed_memo_counts *mixed);
 
 /* From a signal handler: the stack of the code the signal interrupted (the
  * frames below the kernel's sigreturn trampoline), interned; 0 if none. */

@@ -14,6 +14,7 @@
 #include "stack/modules.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_depot.h"
+#include "stack/mixed_memo.h"
 #include "stack/stack_memo.h"
 #include "stack/unwind.h"
 #include "symbol/frame_filter.h"
@@ -348,13 +349,14 @@ START_TEST(test_memo_agrees_with_the_unwinder)
         for (int i = 0; i < MEMO_SHAPES; i++, j += 2)
             order[j] = order[j + 1] = round == 2 ? (i * 37) % MEMO_SHAPES : i;
     struct gl_stack_memo_counts before, after;
+    struct gl_mixed_memo_counts mixed;
     /* One call site for both passes: the stacks must be the same up to the top
      * (a volatile count: the loop is not unrolled). */
     static volatile int passes = 2;
     for (int pass = 0; pass < passes; pass++) {
-        gl_stack_capture_memo_totals(&before);
+        gl_stack_capture_memo_totals(&before, &mixed);
         memo_shapes(pass ? order : all, pass ? N : MEMO_SHAPES, pass, pass ? got : want);
-        gl_stack_capture_memo_totals(&after);
+        gl_stack_capture_memo_totals(&after, &mixed);
     }
     for (int k = 0; k < MEMO_SHAPES; k++)
         ck_assert_uint_ne(want[k], 0);
@@ -412,16 +414,17 @@ START_TEST(test_memo_threads)
         ck_assert_int_eq(pthread_create(&th[i], NULL, memo_thread_main, &t[i]), 0);
     }
     struct gl_stack_memo_counts before, after;
+    struct gl_mixed_memo_counts mixed;
     for (int pass = 0; pass < 2; pass++) {
         pthread_barrier_wait(&memo_barrier);
         gl_stack_capture_memo_enable(pass == 1);
         if (pass == 1)
-            gl_stack_capture_memo_totals(&before);
+            gl_stack_capture_memo_totals(&before, &mixed);
         pthread_barrier_wait(&memo_barrier);
     }
     for (int i = 0; i < MEMO_THREADS; i++)
         pthread_join(th[i], NULL);
-    gl_stack_capture_memo_totals(&after);
+    gl_stack_capture_memo_totals(&after, &mixed);
     gl_stack_capture_memo_enable(true);
     for (int i = 0; i < MEMO_THREADS; i++)
         for (int j = 0; j < 2 * MEMO_SHAPES; j++) {
