@@ -36,10 +36,16 @@ def leak(rt, size):
         sys.exit(f"mp_workers: cudaMalloc failed with {err}")
 
 
+def say(line):
+    """One line in one write: the workers share the pipe, and print's text and
+    newline, written apart, interleaved two workers' lines (a suite run)."""
+    os.write(1, (line + "\n").encode())
+
+
 def worker(k):
     rt = cudart()
     leak(rt, SIZES[k])
-    print(f"mp_workers: worker {k} pid {os.getpid()} leaked {SIZES[k]}", flush=True)
+    say(f"mp_workers: worker {k} pid {os.getpid()} leaked {SIZES[k]}")
 
 
 if __name__ == "__main__":
