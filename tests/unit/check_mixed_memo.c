@@ -60,6 +60,19 @@ static void teardown(void)
     gl_mixed_memo_collide(false);
 }
 
+/* The memo's one entry: a prefix entry of frames N(0..9) whose merge read
+ * four, found by checking seven raw frames, id 42 (native gets the ten,
+ * *stamp the probe's). */
+static struct gl_mixed_key one_prefix_entry(struct pystack *s, uintptr_t *native, unsigned *stamp)
+{
+    pystack_make(s, 0);
+    struct gl_mixed_key k = key_of(&s->py);
+    natives(native, 10, 0);
+    gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 42);
+    ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, stamp), 7);
+    return k;
+}
+
 START_TEST(test_whole_entry_answers_its_stack_only)
 {
     struct pystack s;
@@ -83,13 +96,9 @@ END_TEST
 START_TEST(test_prefix_entry_answers_stacks_that_begin_with_it)
 {
     struct pystack s;
-    pystack_make(&s, 0);
-    struct gl_mixed_key k = key_of(&s.py);
     uintptr_t native[12];
-    natives(native, 10, 0);
-    gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 42);
     unsigned stamp;
-    ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, &stamp), 7);
+    struct gl_mixed_key k = one_prefix_entry(&s, native, &stamp);
     /* Its four frames and anything after them. */
     ck_assert_uint_eq(gl_mixed_memo_find_prefix(memo, &k, native, 4, stamp), 42);
     natives(native + 4, 8, 500);
@@ -147,13 +156,9 @@ END_TEST
 START_TEST(test_find_raises_what_the_probe_reads)
 {
     struct pystack s;
-    pystack_make(&s, 0);
-    struct gl_mixed_key k = key_of(&s.py);
     uintptr_t native[10];
-    natives(native, 10, 0);
-    gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 42);
     unsigned stamp;
-    ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, &stamp), 7);
+    struct gl_mixed_key k = one_prefix_entry(&s, native, &stamp);
     /* The same stack under a longer internal run: ten raw frames before it. */
     ck_assert_uint_eq(gl_mixed_memo_find(memo, &k, native, 10, 10, 11), 42);
     ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, &stamp), 14);
@@ -201,13 +206,9 @@ END_TEST
 START_TEST(test_a_write_after_need_fails_the_probe)
 {
     struct pystack s;
-    pystack_make(&s, 0);
-    struct gl_mixed_key k = key_of(&s.py);
     uintptr_t native[10];
-    natives(native, 10, 0);
-    gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 42);
     unsigned stamp;
-    ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, &stamp), 7);
+    struct gl_mixed_key k = one_prefix_entry(&s, native, &stamp);
     natives(native, 10, 50);
     gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 43); /* a handler's capture, say */
     natives(native, 10, 0);
