@@ -166,8 +166,10 @@ uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *
     if (!found || m->gen != gen)
         return 0;
     /* The probe missed this stack (its internal run is longer than the one
-     * the entry was made with): look further next time.  A handler's write
-     * between the check and the store could only make a probe read more. */
+     * the entry was made with): look further next time.  A signal handler's
+     * capture that replaced the entry between the check and the store leaves
+     * it a wrong raw_need: a probe that reads more, or one that misses and
+     * has the whole compare raise it again, never a wrong id (mixed_memo.h). */
     if (need > e->raw_need)
         e->raw_need = need;
     bump(&m->whole_hits);
@@ -216,8 +218,7 @@ void gl_mixed_memo_put(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
                        uint32_t id)
 {
     const struct gl_python_stack *py = k->py;
-    if (n > GL_MIXED_MEMO_NATIVE || py->n > GL_MIXED_MEMO_PYTHON ||
-        py->ngroups > GL_MIXED_MEMO_PYTHON || !id)
+    if (!gl_mixed_memo_fits(n, py) || !id)
         return;
     unsigned gen = m->gen;
     if (gen & 1)

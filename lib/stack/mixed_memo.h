@@ -64,6 +64,14 @@
 
 struct gl_mixed_memo;
 
+/* Whether a stack of n native frames and these Python frames fits an entry
+ * (gl_mixed_memo_put remembers nothing larger). */
+static inline bool gl_mixed_memo_fits(unsigned n, const struct gl_python_stack *py)
+{
+    return n <= GL_MIXED_MEMO_NATIVE && py->n <= GL_MIXED_MEMO_PYTHON &&
+           py->ngroups <= GL_MIXED_MEMO_PYTHON;
+}
+
 /* What a capture is, besides its native frames. */
 struct gl_mixed_key {
     const struct gl_python_stack *py;

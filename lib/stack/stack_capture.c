@@ -457,7 +457,7 @@ static inline __attribute__((always_inline)) uint32_t capture(uintptr_t entry,
             /* The raw frames that hold the native ones the merge read, and
              * those that placed them (the internal run, the runtime's). */
             unsigned raw_need = t.raw_base + used;
-            if (self && (mm = mixed_memo_of(self)))
+            if (self && gl_mixed_memo_fits(t.n, &py) && (mm = mixed_memo_of(self)))
                 gl_mixed_memo_put(mm, &mk, t.top, t.n, used, raw_need > t.read ? raw_need : t.read,
                                   id);
         } else

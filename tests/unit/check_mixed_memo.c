@@ -309,6 +309,30 @@ START_TEST(test_what_is_not_kept)
 }
 END_TEST
 
+START_TEST(test_counts)
+{
+    struct pystack s;
+    uintptr_t native[10];
+    unsigned stamp;
+    struct gl_mixed_key k = one_prefix_entry(&s, native, &stamp); /* one store */
+    gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 42);            /* held: none */
+    ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, &stamp), 7);   /* the put wrote */
+    ck_assert_uint_eq(gl_mixed_memo_find_prefix(memo, &k, native, 4, stamp), 42);
+    ck_assert_uint_eq(gl_mixed_memo_find_prefix(memo, &k, native, 3, stamp), 0);
+    ck_assert_uint_eq(gl_mixed_memo_find(memo, &k, native, 10, 3, 4), 42);
+    ck_assert_uint_eq(gl_mixed_memo_find(memo, &k, native, 10, 3, 4), 42);
+    struct gl_mixed_memo_counts c = {1, 2, 3};
+    gl_mixed_memo_add_counts(memo, &c);
+    ck_assert_uint_eq(c.probe_hits, 1 + 1);
+    ck_assert_uint_eq(c.whole_hits, 2 + 2);
+    ck_assert_uint_eq(c.stores, 3 + 1);
+    gl_mixed_memo_forget(memo); /* the counts stay: the thread's struct goes on */
+    memset(&c, 0, sizeof c);
+    gl_mixed_memo_add_counts(memo, &c);
+    ck_assert_uint_eq(c.probe_hits + c.whole_hits + c.stores, 4);
+}
+END_TEST
+
 START_TEST(test_forget_and_hash)
 {
     struct pystack s, t;
@@ -343,6 +367,7 @@ static Suite *mixed_memo_suite(void)
     tcase_add_test(tc, test_sixteen_ways_then_the_least_recently_used_goes);
     tcase_add_test(tc, test_many_lines_in_turn_stay);
     tcase_add_test(tc, test_what_is_not_kept);
+    tcase_add_test(tc, test_counts);
     tcase_add_test(tc, test_forget_and_hash);
     suite_add_tcase(s, tc);
     return s;
