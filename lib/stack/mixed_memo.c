@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "base/tool.h"
 #include "base/warm.h"
 
@@ -33,7 +34,7 @@ struct set {
 struct gl_mixed_memo {
     volatile unsigned gen; /* odd while written */
     unsigned clock;
-    _Atomic uint64_t probe_hits, whole_hits, stores; /* the owner's; relaxed */
+    _Atomic int64_t probe_hits, whole_hits, stores; /* the owner's (gl_thread_add) */
     struct set set[SETS] __attribute__((aligned(64)));
     struct entry e[ENTRIES];
 };
@@ -54,17 +55,11 @@ static inline struct places places_of(uint64_t h)
 
 static bool collide;
 
-static inline void bump(_Atomic uint64_t *c)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
-
 void gl_mixed_memo_add_counts(const struct gl_mixed_memo *m, struct gl_mixed_memo_counts *c)
 {
-    c->probe_hits += atomic_load_explicit(&m->probe_hits, memory_order_relaxed);
-    c->whole_hits += atomic_load_explicit(&m->whole_hits, memory_order_relaxed);
-    c->stores += atomic_load_explicit(&m->stores, memory_order_relaxed);
+    c->probe_hits += (uint64_t)atomic_load_explicit(&m->probe_hits, memory_order_relaxed);
+    c->whole_hits += (uint64_t)atomic_load_explicit(&m->whole_hits, memory_order_relaxed);
+    c->stores += (uint64_t)atomic_load_explicit(&m->stores, memory_order_relaxed);
 }
 
 void gl_mixed_memo_collide(bool on) { collide = on; }
@@ -172,7 +167,7 @@ uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *
      * has the whole compare raise it again, never a wrong id (mixed_memo.h). */
     if (need > e->raw_need)
         e->raw_need = need;
-    bump(&m->whole_hits);
+    gl_thread_add(&m->whole_hits, 1);
     return found;
 }
 
@@ -209,7 +204,7 @@ uint32_t gl_mixed_memo_find_prefix(struct gl_mixed_memo *m, const struct gl_mixe
     atomic_signal_fence(memory_order_seq_cst);
     if (!found || m->gen != stamp)
         return 0;
-    bump(&m->probe_hits);
+    gl_thread_add(&m->probe_hits, 1);
     return found;
 }
 
@@ -232,16 +227,16 @@ void gl_mixed_memo_put(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
     if (!lookup(m, k, native, n, WHOLE_OR_PREFIX)) {
         struct places p = places_of(k->hash);
         unsigned vs = p.set[0], vw = 0;
-        for (unsigned c = 0; c < 2 && m->set[vs].hash[vw]; c++)
-            for (unsigned w = 0; w < WAYS; w++) {
-                const struct set *set = &m->set[p.set[c]];
+        for (unsigned c = 0; c < 2 && m->set[vs].hash[vw]; c++) {
+            const struct set *set = &m->set[p.set[c]];
+            for (unsigned w = 0; w < WAYS; w++)
                 if (!set->hash[w] || m->clock - set->used[w] > m->clock - m->set[vs].used[vw]) {
                     vs = p.set[c];
                     vw = w;
                     if (!set->hash[w])
                         break;
                 }
-            }
+        }
         struct set *set = &m->set[vs];
         struct entry *e = &m->e[vs * WAYS + vw];
         set->hash[vw] = p.hash;
@@ -259,7 +254,7 @@ void gl_mixed_memo_put(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
         memset(ends, 0, END_WORDS(py->ngroups) * sizeof *ends);
         memcpy(ends, py->ends, py->ngroups * sizeof *py->ends);
         memcpy(ends + END_WORDS(py->ngroups), native, e->native_n * sizeof *native);
-        bump(&m->stores);
+        gl_thread_add(&m->stores, 1);
     }
     atomic_signal_fence(memory_order_seq_cst);
     m->gen = gen + 2;

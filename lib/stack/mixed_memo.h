@@ -112,8 +112,8 @@ uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *
  * Python frames need checked, the most of any (0: none, or the memo is being
  * written).  It reads the sets and the entries' counts, not their frames: an
  * entry of other Python frames of the same hash and depth counts too (the
- * probe then reads more than it needs).  *stamp: what gl_mixed_memo_find_prefix checks the memo by.
- */
+ * probe then reads more than it needs).  *stamp: what
+ * gl_mixed_memo_find_prefix checks the memo by. */
 unsigned gl_mixed_memo_need(const struct gl_mixed_memo *m, const struct gl_mixed_key *k,
                             unsigned *stamp);
 

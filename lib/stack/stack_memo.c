@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/warm.h"
+#include "base/thread.h"
 #include "base/tool.h"
 
 /* Slot offsets are kept in 8-byte words from the capture's stack pointer, in
@@ -75,18 +76,12 @@ struct gl_stack_memo {
     volatile int busy;
     int64_t tokens; /* in eighths of a hit */
     /* Written by the owner, read by reports: relaxed atomics (plain moves). */
-    _Atomic uint64_t hits, walks, refused, skipped;
+    _Atomic int64_t hits, walks, refused, skipped; /* gl_thread_add */
     struct gl_memo_entry e[GL_MEMO_ENTRIES];
     struct described scratch; /* a stack being learnt, until it proves whole */
     _Atomic(void *) room;     /* gl_stack_memo_room's */
     _Atomic size_t room_bytes;
 };
-
-static inline void bump(_Atomic uint64_t *c)
-{
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
-}
 
 /* The budget, in eighths of a hit: a hit earns 8, a miss the budget left
  * unwalked 1 (a program whose stacks settle after a start-up of many gets to
@@ -200,7 +195,7 @@ static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, u
         m->last = i;
         e->referenced = 1;
         if (earn) {
-            bump(&m->hits);
+            gl_thread_add(&m->hits, 1);
             if (m->tokens < TOKENS_START)
                 m->tokens += HIT;
         }
@@ -292,7 +287,7 @@ bool gl_stack_memo_may_learn(struct gl_stack_memo *m)
         return true;
     m->tokens++;
 #endif
-    bump(&m->skipped);
+    gl_thread_add(&m->skipped, 1);
     return false;
 }
 
@@ -416,7 +411,7 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
     if (!enter(m))
         return false;
     m->tokens -= WALK;
-    bump(&m->walks);
+    gl_thread_add(&m->walks, 1);
     bool ok = n >= 2 && n <= GL_MEMO_FRAMES && key->sp && key->want <= 0xffff &&
               describe(&m->scratch, key, frames, n, walk, nwalk);
     if (ok) {
@@ -429,17 +424,17 @@ bool gl_stack_memo_learn(struct gl_stack_memo *m, const struct gl_memo_key *key,
         m->key[i].generation = key->generation;
         m->key[i].sp = key->sp;
     } else
-        bump(&m->refused);
+        gl_thread_add(&m->refused, 1);
     leave(m);
     return ok;
 }
 
 void gl_stack_memo_add_counts(const struct gl_stack_memo *m, struct gl_stack_memo_counts *c)
 {
-    c->hits += atomic_load_explicit(&m->hits, memory_order_relaxed);
-    c->walks += atomic_load_explicit(&m->walks, memory_order_relaxed);
-    c->refused += atomic_load_explicit(&m->refused, memory_order_relaxed);
-    c->skipped += atomic_load_explicit(&m->skipped, memory_order_relaxed);
+    c->hits += (uint64_t)atomic_load_explicit(&m->hits, memory_order_relaxed);
+    c->walks += (uint64_t)atomic_load_explicit(&m->walks, memory_order_relaxed);
+    c->refused += (uint64_t)atomic_load_explicit(&m->refused, memory_order_relaxed);
+    c->skipped += (uint64_t)atomic_load_explicit(&m->skipped, memory_order_relaxed);
     c->bytes +=
         gl_tool_page_round(sizeof *m) + atomic_load_explicit(&m->room_bytes, memory_order_relaxed);
 }
