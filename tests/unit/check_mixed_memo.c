@@ -60,15 +60,24 @@ static void teardown(void)
     gl_mixed_memo_collide(false);
 }
 
-/* The memo's one entry: a prefix entry of frames N(0..9) whose merge read
- * four, found by checking seven raw frames, id 42 (native gets the ten,
- * *stamp the probe's). */
-static struct gl_mixed_key one_prefix_entry(struct pystack *s, uintptr_t *native, unsigned *stamp)
+/* The memo's entry of id 42 for Python stack 0 (in *s) and native frames
+ * N(0..n): its first used read (all: a whole entry), found by checking
+ * need raw frames.  native gets N(0..count). */
+static struct gl_mixed_key one_entry(struct pystack *s, uintptr_t *native, unsigned count,
+                                     unsigned n, unsigned used, unsigned need)
 {
     pystack_make(s, 0);
     struct gl_mixed_key k = key_of(&s->py);
-    natives(native, 10, 0);
-    gl_mixed_memo_put(memo, &k, native, 10, 4, 7, 42);
+    natives(native, count, 0);
+    gl_mixed_memo_put(memo, &k, native, n, used, need, 42);
+    return k;
+}
+
+/* The prefix entry three tests use: ten frames, four read, seven raw checked
+ * (*stamp the probe's). */
+static struct gl_mixed_key one_prefix_entry(struct pystack *s, uintptr_t *native, unsigned *stamp)
+{
+    struct gl_mixed_key k = one_entry(s, native, 10, 10, 4, 7);
     ck_assert_uint_eq(gl_mixed_memo_need(memo, &k, stamp), 7);
     return k;
 }
@@ -76,11 +85,8 @@ static struct gl_mixed_key one_prefix_entry(struct pystack *s, uintptr_t *native
 START_TEST(test_whole_entry_answers_its_stack_only)
 {
     struct pystack s;
-    pystack_make(&s, 0);
-    struct gl_mixed_key k = key_of(&s.py);
     uintptr_t native[8];
-    natives(native, 8, 0);
-    gl_mixed_memo_put(memo, &k, native, 5, 5, 9, 42);
+    struct gl_mixed_key k = one_entry(&s, native, 8, 5, 5, 9); /* whole */
     ck_assert_uint_eq(gl_mixed_memo_find(memo, &k, native, 5, 3, 4), 42);
     /* One frame more or less: where the stack ended mattered to the merge. */
     ck_assert_uint_eq(gl_mixed_memo_find(memo, &k, native, 6, 3, 4), 0);
@@ -116,11 +122,8 @@ END_TEST
 START_TEST(test_python_frames_depth_and_modules_must_match)
 {
     struct pystack s;
-    pystack_make(&s, 0);
-    struct gl_mixed_key k = key_of(&s.py);
     uintptr_t native[6];
-    natives(native, 6, 0);
-    gl_mixed_memo_put(memo, &k, native, 6, 2, 5, 42);
+    struct gl_mixed_key k = one_entry(&s, native, 6, 6, 2, 5);
     ck_assert_uint_eq(gl_mixed_memo_find(memo, &k, native, 6, 3, 4), 42);
     /* Collide: the hash finds the same ways, so each compare below is made. */
     gl_mixed_memo_collide(true);
