@@ -30,6 +30,7 @@
 #include "base/tool.h"
 #include "python/py_code.h"
 #include "python/py_frames.h"
+#include "python/py_watch.h"
 #include "stack/stack_capture.h"
 #include "stack/stack_depot.h"
 #include "stack/mixed_memo.h"
@@ -244,9 +245,11 @@ static void verbose_statistics(struct gl_out *o, const struct gl_counters_totals
         gl_out_line(o,
                     "gpuleak: %u Python code objects copied (%s bytes); %s Python frames "
                     "left out of stacks (their code could not be copied); %lu walks of "
-                    "Python frames faulted",
+                    "Python frames faulted; %s",
                     gl_py_code_count(), gl_out_u64_commas(b1, gl_py_code_memory_bytes()),
-                    gl_out_u64_commas(b2, gl_py_code_dropped()), gl_py_frames_faults());
+                    gl_out_u64_commas(b2, gl_py_code_dropped()), gl_py_frames_faults(),
+                    gl_py_watch_active() ? "code objects watched (their deaths counted)"
+                                         : "code objects not watched");
     struct gl_stack_memo_counts memo;
     struct gl_mixed_memo_counts mixed;
     gl_stack_capture_memo_totals(&memo, &mixed);

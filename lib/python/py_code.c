@@ -109,6 +109,11 @@ uint32_t gl_py_code_intern_slow(struct gl_py_cache *c, const struct gl_py_code_k
     if (!id)
         atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
     if (c && id) {
+        /* Untrusted first (python/py_watch.h): a signal handler's walk on
+         * this thread meanwhile must not take the old object's answers for
+         * the new key's. */
+        c->slot[slot].epoch = 0;
+        atomic_signal_fence(memory_order_seq_cst);
         c->slot[slot].key = *k;
         c->slot[slot].id = id;
     }

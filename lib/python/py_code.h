@@ -56,9 +56,17 @@ typedef bool (*gl_py_code_reader)(const struct gl_py_code_key *k, struct gl_py_c
  * inlined into it (a dozen frames a capture). */
 #define GL_PY_CACHE_SIZE 256
 struct gl_py_cache {
-    struct {
+    struct gl_py_cache_slot {
+        /* The watcher's epoch (python/py_watch.h) when the key was last
+         * read and matched, 0 for none: while the epoch is still that, a
+         * live frame naming key.code names this object, and the walk takes
+         * id, units and first_traceable without reading it.  First: a
+         * trusted walk reads the slot's first line only. */
+        uint64_t epoch;
+        uint32_t id;             /* 0: empty */
+        int32_t first_traceable; /* co_firsttraceable (3.11+) */
+        int64_t units;           /* Py_SIZE: code units (3.11+) */
         struct gl_py_code_key key;
-        uint32_t id; /* 0: empty */
     } slot[GL_PY_CACHE_SIZE];
 };
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "python/py_frames.h"
+#include "python/py_watch.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -63,6 +64,10 @@ enum { OWNED_BY_GENERATOR = 1, OWNED_BY_ENTRY_SHIM = 3 };
 
 /* 3.14's _PyStackRef: an object pointer with tag bits in its low two. */
 #define STACKREF_TAG_BITS ((uintptr_t)3)
+
+/* PyThreadState.interp, 3.12 to 3.14 (after prev and next): whose code
+ * watcher vouches for the thread's code objects (python/py_watch.h). */
+#define TS_INTERP 16
 
 #define MAX_WALK 1024 /* frames looked at, skipped ones included: a loop guard */
 
@@ -357,6 +362,7 @@ int gl_py_frames_init_from(gl_py_lookup lookup, char *note, size_t notelen)
     py.frame_type = frame_type;
     py.none = none;
     atomic_store_explicit(&py.enabled, true, memory_order_release);
+    gl_py_watch_start(lookup, minor);
     return minor;
 }
 
@@ -524,6 +530,37 @@ identify(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t co)
     return gl_py_code_intern_in(cache, &k, read_code);
 }
 
+/* The thread's slot for co if the watcher's epoch vouches for it: its key
+ * was read and matched at this epoch, and no code object died since, so co
+ * is still that object (python/py_watch.h); NULL otherwise (epoch 0: no
+ * watcher). */
+static inline __attribute__((always_inline)) const struct gl_py_cache_slot *
+trusted(const struct gl_py_cache *cache, uint64_t epoch, uintptr_t co)
+{
+    if (!cache || !epoch)
+        return NULL;
+    const struct gl_py_cache_slot *s = &cache->slot[gl_py_code_slot(co)];
+    return s->epoch == epoch && s->key.code == co && s->id ? s : NULL;
+}
+
+/* After identify matched co's key in its slot at this walk: the slot is
+ * vouched for while the epoch read before the walk holds.  The epoch last:
+ * a signal handler's walk meanwhile sees the slot untrusted. */
+static inline __attribute__((always_inline)) void vouch(struct gl_py_cache *cache, uint64_t epoch,
+                                                        uintptr_t co, uint32_t id, int64_t units,
+                                                        int first_traceable)
+{
+    if (!cache || !epoch)
+        return;
+    struct gl_py_cache_slot *s = &cache->slot[gl_py_code_slot(co)];
+    if (s->key.code != co || s->id != id)
+        return;
+    s->units = units;
+    s->first_traceable = first_traceable;
+    atomic_signal_fence(memory_order_seq_cst);
+    s->epoch = epoch;
+}
+
 /* The walk itself; its reads run under gl_py_frames_capture's guard.  Inlined
  * into one copy per layout (walk_3_9 ... walk_3_14), where L's offsets and
  * the version's branches are constants: a capture walks a dozen frames, and
@@ -547,6 +584,9 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
         uint32_t id;
     } seen[4] = {{0, 0}};
     unsigned next_seen = 0;
+    /* Before any frame is read: the epoch vouches for slots validated no
+     * later than it (python/py_watch.h). */
+    uint64_t epoch = L->minor >= 12 ? gl_py_watch_epoch(LD(ts, TS_INTERP, uintptr_t)) : 0;
     uintptr_t f = innermost(L, ts);
     /* The frames' code objects first, all at once: in a real program they are
      * cold (the line that allocates runs once a step, among others), and the
@@ -564,6 +604,8 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
         uintptr_t co = code_of(L, p, none);
         if (!co)
             continue;
+        if (trusted(cache, epoch, co))
+            continue; /* the slot says all: nothing of the code to read */
         if (LD(co, 8, const void *) != code_type)
             break;
         __builtin_prefetch((const char *)co + 64);
@@ -599,8 +641,22 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
         bool entry = L->minor <= 10 || (L->f_is_entry >= 0 && LD(f, L->f_is_entry, bool));
         if (!co)
             goto next;
-        if (LD(co, 8, const void *) != code_type)
-            break; /* neither: the chain is not what the table says */
+        uint32_t id = 0;
+        int64_t units = 0;
+        int first_traceable = 0;
+        const struct gl_py_cache_slot *known = trusted(cache, epoch, co);
+        if (known) {
+            id = known->id;
+            units = known->units;
+            first_traceable = known->first_traceable;
+        } else {
+            if (LD(co, 8, const void *) != code_type)
+                break; /* neither: the chain is not what the table says */
+            if (L->f_lasti_int < 0) {
+                units = LD(co, 16, int64_t); /* Py_SIZE: code units */
+                first_traceable = LD(co, L->co_firsttraceable, int);
+            }
+        }
         int64_t off;
         if (L->f_lasti_int >= 0) {
             off = LD(f, L->f_lasti_int, int);
@@ -608,15 +664,13 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
                 off *= 2; /* counted in code units */
         } else {
             off = (int64_t)(LD(f, L->f_instr_ptr, uintptr_t) - (co + (uintptr_t)L->co_adaptive));
-            int64_t units = LD(co, 16, int64_t); /* Py_SIZE: code units */
             if (off < -2 || off >= 2 * units)
                 goto next; /* not this code's: skip rather than guess */
             /* Not yet past its RESUME (_PyFrame_IsIncomplete): traceback skips it. */
-            if (owner != OWNED_BY_GENERATOR && off < 2 * LD(co, L->co_firsttraceable, int))
+            if (owner != OWNED_BY_GENERATOR && off < 2 * first_traceable)
                 goto next;
         }
-        uint32_t id = 0;
-        for (unsigned i = 0; i < GL_ARRAY_SIZE(seen); i++)
+        for (unsigned i = 0; !id && i < GL_ARRAY_SIZE(seen); i++)
             if (seen[i].co == co)
                 id = seen[i].id;
         if (!id) {
@@ -625,6 +679,7 @@ walk_with(const struct py_layout *L, struct gl_py_cache *cache, uintptr_t ts, ui
                 seen[next_seen].co = co;
                 seen[next_seen].id = id;
                 next_seen = (next_seen + 1) % GL_ARRAY_SIZE(seen);
+                vouch(cache, epoch, co, id, units, first_traceable);
             }
         }
         if (id)

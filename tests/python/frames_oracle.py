@@ -12,6 +12,7 @@ from 3.11) and line.  Prints one line per scenario and the cost per capture.
 """
 import asyncio
 import ctypes
+import os
 import sys
 import threading
 
@@ -34,6 +35,17 @@ minor = nogil.probe_init(64, err, 256)
 if minor != sys.version_info[1]:
     print("probe_init: %d (%s) on %s" % (minor, err.value.decode(), sys.version.split()[0]))
     sys.exit(1)
+
+# 3.12+: the code watcher (python/py_watch.h) registers from the main
+# thread's eval loop (probe_init ran without the GIL, through ctypes.CDLL):
+# a few bytecodes later it must be on, unless GPULEAK_DEBUG_NO_CODE_WATCH=1.
+for _ in range(100):
+    pass
+watch_wanted = sys.version_info >= (3, 12) and os.environ.get("GPULEAK_DEBUG_NO_CODE_WATCH") != "1"
+if bool(nogil.probe_watching()) != watch_wanted:
+    print("FAIL code watcher %s on %s" % ("off" if watch_wanted else "on", sys.version.split()[0]))
+    sys.exit(1)
+print("ok   code objects %s" % ("watched (their deaths counted)" if watch_wanted else "not watched"))
 
 
 def name_of(code):

@@ -18,6 +18,7 @@
 #include "base/read_guard.h"
 #include "stack/stack_capture.h"
 #include "stack/unwind.h"
+#include "python/py_watch.h"
 
 /* Built with -fvisibility=hidden, as the runtime is. */
 #define PROBE __attribute__((visibility("default")))
@@ -42,6 +43,9 @@ PROBE int probe_init(int num_callers, char *err, int errlen)
     }
     return minor;
 }
+
+/* Whether the code watcher is registered (python/py_watch.h). */
+PROBE int probe_watching(void) { return gl_py_watch_active(); }
 
 /* ------------------------------------------------ made-up interpreters */
 
