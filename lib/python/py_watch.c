@@ -51,16 +51,24 @@ void gl_py_watch_start(void *(*lookup)(const char *name), int minor)
     const char *off = getenv("GPULEAK_DEBUG_NO_CODE_WATCH");
     if (off && *off == '1')
         return;
-    int (*gil_held)(void) = NULL;
+    void *(*attached)(void) = NULL;
+    int (*initialized)(void) = NULL;
     int (*pending)(int (*)(void *), void *) = NULL;
     *(void **)&add_watcher = lookup("PyCode_AddWatcher");
     *(void **)&err_clear = lookup("PyErr_Clear");
-    *(void **)&gil_held = lookup("PyGILState_Check");
-    *(void **)&pending = lookup("Py_AddPendingCall");
     *(void **)&interp_get = lookup("PyInterpreterState_Get");
-    if (!add_watcher || !err_clear || !gil_held || !pending || !interp_get)
+    /* This thread's state while it holds the GIL, NULL otherwise (not
+     * PyGILState_Check: it answers yes before Py_Initialize and once a
+     * subinterpreter turned its checks off). */
+    *(void **)&attached =
+        lookup(minor >= 13 ? "PyThreadState_GetUnchecked" : "_PyThreadState_UncheckedGet");
+    *(void **)&initialized = lookup("Py_IsInitialized");
+    *(void **)&pending = lookup("Py_AddPendingCall");
+    if (!add_watcher || !err_clear || !interp_get || !attached || !initialized || !pending)
         return;
-    if (gil_held())
+    if (!initialized())
+        return; /* CUDA before Py_Initialize (a program embedding Python): not watched */
+    if (attached())
         register_watcher(NULL);
     else
         pending(register_watcher, NULL); /* -1 (its queue full): not watched */

@@ -14,9 +14,9 @@
  * at epoch E whose address a live frame names while the epoch is still E
  * holds the same object, and the walk need not read it.
  *
- * Registering needs the GIL: done at once when the caller holds it
- * (PyGILState_Check), else handed to the main thread's eval loop with
- * Py_AddPendingCall (any thread may call it).  Until it has run, and on 3.9
+ * Registering needs the GIL: done at once when the caller holds it (its
+ * thread state is attached), else handed to the main thread's eval loop with
+ * Py_AddPendingCall (any thread may call it, once Python is initialized).  Until it has run, and on 3.9
  * to 3.11, gl_py_watch_epoch gives 0: trust nothing.  One of the
  * interpreter's eight code watchers is taken; none free, nothing changes. */
 #ifndef GPULEAK_PY_WATCH_H
