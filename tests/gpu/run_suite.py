@@ -2056,6 +2056,13 @@ def t_proc_multiprocessing_untraced(s):
     no_false_end_note(run)
 
 
+def python_at_least(major, minor):
+    """Whether the tests' python3 (not necessarily this script's) is this new."""
+    out = subprocess.run(["python3", "-c", "import sys; print(*sys.version_info[:2])"],
+                         capture_output=True, text=True, timeout=60).stdout.split()
+    return len(out) == 2 and (int(out[0]), int(out[1])) >= (major, minor)
+
+
 def have_torch():
     try:
         return subprocess.run(["python3", "-c", "import torch"], capture_output=True,
@@ -2270,6 +2277,12 @@ def t_torch_frames_caching_off(s):
                                         line) for line in r.lines) if m), None)
     check(codes and num(codes.group(1)) > 0 and num(codes.group(3)) == 0,
           f"-v line on Python code objects: {codes.group(0) if codes else None}")
+    # CPython 3.12+ has code watchers: the walk must trust its cache through
+    # one in a real PyTorch program, not only in the local tests' programs.
+    watched = next((ln for ln in r.lines if "Python code objects copied" in ln), "")
+    want_watch = python_at_least(3, 12)
+    check(("code objects watched" in watched) == want_watch,
+          f"Python {'3.12+' if want_watch else 'before 3.12'}: {watched.strip()}")
     loc = f"{src}:{line}"
     recs = kept_records(r, loc, 262144, 30)
     fr = recs[0]["frames"]
@@ -2286,7 +2299,8 @@ def t_torch_frames_caching_off(s):
                      for rec in ws),
           f"workspaces: {[(x['bytes'], x['kind'], x.get('held_by')) for x in ws]}")
     return (f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}; "
-            f"{codes.group(1)} code objects, {codes.group(2)} bytes")
+            f"{codes.group(1)} code objects, {codes.group(2)} bytes"
+            f"{', watched' if want_watch else ''}")
 
 
 def t_torch_growth_caching_off(s):
