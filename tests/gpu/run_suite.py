@@ -180,6 +180,14 @@ class Run:
         check(len(real) == 1, f"expected one report, got {len(real)}")
         return real[0]
 
+    def report_of(self, program):
+        """The one report whose command names program, where the program starts
+        helpers of its own (each traced, with a report of its own)."""
+        mine = [r for r in self.reports if r.command and program in r.command]
+        check(len(mine) == 1, f"expected one report of {program}, got "
+              f"{[r.command[:60] for r in self.reports if r.command]}")
+        return mine[0]
+
 
 class Suite:
     def __init__(self, gpuleak, fixtures, logdir, intercept=None):
@@ -861,21 +869,34 @@ def cached_device_bytes(report):
 ALL_CHECKS = ["--check-api-ranges=yes", "--keep-stacktraces=alloc-and-free"]
 
 
-def torch_allocator(s, name, conf):
+def torch_allocator(s, name, conf, script="torch_train", caching=True, helpers=False):
+    """A PyTorch program that frees what it made, run with every check: no
+    definite or possible leak, no API error; with PyTorch's cache on, the
+    cached device bytes are exactly torch.cuda.memory_reserved() at exit.
+    helpers: the program may start processes of its own; their reports must
+    be clean too."""
     env = {"PYTORCH_CUDA_ALLOC_CONF": conf} if conf else {}
-    run = s.run(name, ["python3", os.path.join(HERE, "frameworks", "torch_train.py")], env=env,
-                options=["--show-leak-kinds=all", "-v"] + ALL_CHECKS)  # -v: the scan's figures
-    check(run.rc == 0 and "torch_train: done" in run.out, f"exit status {run.rc}")
-    m = re.search(r"torch_train: reserved (\d+) allocated (\d+)", run.out)
+    if not caching:
+        env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
+    run = s.run(name, ["python3", os.path.join(HERE, "frameworks", script + ".py")], env=env,
+                options=["--show-leak-kinds=all", "-v"] + ALL_CHECKS,  # -v: the scan's figures
+                timeout=300)
+    check(run.rc == 0 and f"{script}: done" in run.out, f"exit status {run.rc}")
+    m = re.search(script + r": reserved (\d+) allocated (\d+)", run.out)
     check(m, "no memory_reserved line")
     reserved = int(m.group(1))
-    r = run.only_report()
+    r = run.report_of(script + ".py") if helpers else run.only_report()
+    for o in (x for x in run.reports if x.command and x is not r):
+        check(not blocks(o.summary, "definitely lost") and not blocks(o.summary, "possibly lost")
+              and o.errors == (0, 0), f"{o.command[:60]}: {o.summary}, errors {o.errors}")
     check(not blocks(r.summary, "definitely lost") and
           not blocks(r.summary, "possibly lost"), f"summary {r.summary}")
     cached = cached_device_bytes(r)
-    check(cached == reserved, f"cached device memory {cached:,} bytes, "
-          f"torch.cuda.memory_reserved() {reserved:,}")
+    if caching:
+        check(cached == reserved, f"cached device memory {cached:,} bytes, "
+              f"torch.cuda.memory_reserved() {reserved:,}")
     check(r.errors == (0, 0), f"errors {r.errors}")
+    return f"{cached:,} B cached"
 
 
 def t_frameworks_torch_native(s):
@@ -888,6 +909,48 @@ def t_frameworks_torch_async(s):
 
 def t_frameworks_torch_expandable(s):
     torch_allocator(s, "frameworks_torch_expandable", "expandable_segments:True")
+
+
+def need_modules(*names):
+    """Skip unless the tests' python3 imports one of each group of names
+    (a group: alternatives separated by '|')."""
+    for group in names:
+        code = " or ".join(f"__import__('importlib.util').util.find_spec('{n}')"
+                           for n in group.split("|"))
+        ok = subprocess.run(["python3", "-c", f"import sys; sys.exit(0 if ({code}) else 1)"],
+                            capture_output=True, timeout=120).returncode == 0
+        if not ok:
+            raise Skip(f"python3 has no {group}")
+
+
+def t_frameworks_transformers(s):
+    """A Hugging Face GPT-2 trained and generate()d (key/value cache): real
+    model code, hundreds of allocation sites."""
+    need_modules("torch", "transformers")
+    return torch_allocator(s, "frameworks_transformers", None, "hf_train")
+
+
+def t_frameworks_transformers_uncached(s):
+    """The same without PyTorch's cache: each tensor a cudaMalloc of its own,
+    and at exit the reachability scan over a real interpreter's heap must
+    call nothing lost."""
+    need_modules("torch", "transformers")
+    return torch_allocator(s, "frameworks_transformers_uncached", None, "hf_train",
+                           caching=False)
+
+
+def t_frameworks_lightning(s):
+    """A Lightning Trainer's fit with validation, one GPU.  Where mpi4py is
+    installed, Lightning's probe of its MPI environment initializes MPI, and
+    Open MPI starts its launcher (orted), a traced process of its own."""
+    need_modules("torch", "lightning|pytorch_lightning")
+    return torch_allocator(s, "frameworks_lightning", None, "lightning_fit", helpers=True)
+
+
+def t_frameworks_torch_compile(s):
+    """torch.compile: Inductor's Triton kernels on PyTorch's allocator."""
+    need_modules("torch", "triton")
+    return torch_allocator(s, "frameworks_torch_compile", None, "torch_compile")
 
 
 def t_frameworks_cupy(s):
@@ -2946,7 +3009,9 @@ TESTS = [
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
-    t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_cupy, t_frameworks_jax,
+    t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_transformers,
+    t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
+    t_frameworks_cupy, t_frameworks_jax,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
     t_pytest_cupy,
