@@ -320,6 +320,18 @@ static void apply_suppressions(struct gl_leak_run *run)
     gl_run_suppressions_count_errors(supps, run->api_contexts, run->napi_contexts);
 }
 
+/* The scan, less what a caching allocator's rule will call cached anyway
+ * (suppress.h).  No memory for the list: every block searched for. */
+static void reach(struct gl_leak_run *run, const struct gl_caller_context *cc)
+{
+    uint8_t *held = run->n ? malloc(run->n) : NULL;
+    if (held)
+        gl_suppress_held_blocks(gl_run_suppressions(), run->blocks, run->n, stack_frames, NULL,
+                                held);
+    gl_reachability(run->blocks, run->n, held, cc, function_name, NULL, &run->reach);
+    free(held);
+}
+
 int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_caller_context *cc)
 {
     struct gl_caller_context here;
@@ -344,7 +356,7 @@ int gl_leak_run(struct gl_leak_run *run, uint64_t since_seq, const struct gl_cal
         run->reach = (struct gl_reachability){.available = saved.reach_available,
                                               .why_not = saved.reach_why_not};
     else
-        gl_reachability(run->blocks, run->n, cc, function_name, NULL, &run->reach);
+        reach(run, cc);
     size_t indirect_bytes;
     uint64_t *indirect = scan_device(run, &indirect_bytes);
     if (classify(run, indirect, indirect_bytes) < 0)

@@ -107,6 +107,7 @@ enum step {
  * is stopped nothing can be allocated.  scan_release() gives it all back, on
  * every path: success, retry (the next attempt sizes again), failure. */
 struct scan {
+    const uint8_t *held;             /* blocks not searched for (a caching allocator's), or NULL */
     struct gl_reach_target *targets; /* what each block can be reached by */
     size_t ntargets, targets_cap;
     struct gl_vmm_mapping *maps; /* every VMM mapping, sorted by handle */
@@ -156,6 +157,14 @@ static bool addressed(uint8_t kind)
 GL_SORT_DEFINE(sort_by_handle, struct gl_vmm_mapping, BY_HANDLE)
 
 /* Targets for every block that can be referenced; false if out of memory. */
+/* Whether the scan looks for what points to block i: not for those cached
+ * whatever points to them. */
+static bool searched(const struct gl_block_info *b, const uint8_t *held, size_t i)
+{
+    return !((b->flags & (GL_BLK_IGNORED | GL_BLK_POOL)) || b->kind == GL_MEM_POOL_RESERVE ||
+             b->kind == GL_MEM_GRAPH_RESERVE || (held && held[i]));
+}
+
 static bool build_targets(struct scan *s, const struct gl_block_info *blocks, size_t n)
 {
     size_t nmaps = gl_tracker_vmm_map_list(NULL, 0);
@@ -171,9 +180,8 @@ static bool build_targets(struct scan *s, const struct gl_block_info *blocks, si
     sort_by_handle(s->maps, s->nmaps);
     for (size_t i = 0; i < n; i++) {
         const struct gl_block_info *b = &blocks[i];
-        if ((b->flags & (GL_BLK_IGNORED | GL_BLK_POOL)) || b->kind == GL_MEM_POOL_RESERVE ||
-            b->kind == GL_MEM_GRAPH_RESERVE)
-            continue; /* cached whatever points to them */
+        if (!searched(b, s->held, i))
+            continue;
         uint64_t v = gl_key_value(b->key);
         if (addressed(b->kind)) {
             uint64_t size = b->size ? b->size : 1;
@@ -576,8 +584,9 @@ static void conclude(struct gl_reachability *out, enum step st, double t0)
     }
 }
 
-void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_caller_context *cc,
-                     gl_function_name_fn name, void *arg, struct gl_reachability *out)
+void gl_reachability(struct gl_block_info *blocks, size_t n, const uint8_t *held,
+                     const struct gl_caller_context *cc, gl_function_name_fn name, void *arg,
+                     struct gl_reachability *out)
 {
     memset(out, 0, sizeof *out);
     if (!gl_heap_active()) {
@@ -589,14 +598,27 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_cal
     struct gl_owners own;
     struct scan s;
     memset(&s, 0, sizeof s);
+    memset(&own, 0, sizeof own);
+    s.held = held;
 
-    enum step st = learn_owners(&own, blocks, n, name, arg);
+    size_t wanted = 0;
+    for (size_t i = 0; i < n; i++)
+        wanted += searched(&blocks[i], held, i);
+    enum step st = wanted ? learn_owners(&own, blocks, n, name, arg) : STEP_NOTHING;
     if (st == STEP_OK)
         st = scan_with_retries(&s, &own, blocks, n, cc, out);
     if (st == STEP_OK)
         apply_marks(&s, blocks, out);
 
     conclude(out, st, t0);
+    /* What a caching allocator holds, its tables point to: still reachable,
+     * never a lost block that makes what it points to indirectly lost. */
+    for (size_t i = 0; held && out->available && i < n; i++)
+        if (held[i]) {
+            blocks[i].flags =
+                (uint8_t)((blocks[i].flags & ~GL_BLK_REACH_INTERIOR) | GL_BLK_REACH_START);
+            out->held_by_rule++;
+        }
     scan_release(&s);
     gl_owners_free(&own);
 }

@@ -78,18 +78,23 @@ struct gl_reachability {
     const char *why_not; /* when not available: one phrase */
     uint64_t root_bytes, object_bytes, objects_reached, faults;
     size_t threads_stopped, threads_skipped;
+    size_t held_by_rule; /* blocks not searched for: a Cached rule holds them */
     double seconds;
 };
 
 /* Mark the blocks the program still references.  Blocks flagged ignored, and
- * custom pools' own blocks, are left alone.
+ * custom pools' own blocks, are left alone.  held (NULL: none): blocks not
+ * searched for, marked referenced (a caching allocator's, which its tables
+ * point to: suppress.h, gl_suppress_held_blocks); none left to search for, no
+ * thread is stopped and nothing is read.
  *
  *   learn the owners (loader, libdw) -> size every buffer from counts taken
  *   now, with room -> stop the world: /proc/self/maps, the heap, the roots ->
  *   scan -> resume -> (the heap outgrew the buffers: size again, at most three
  *   times) -> the marks into the blocks, the figures -v prints. */
-void gl_reachability(struct gl_block_info *blocks, size_t n, const struct gl_caller_context *cc,
-                     gl_function_name_fn name, void *arg, struct gl_reachability *out);
+void gl_reachability(struct gl_block_info *blocks, size_t n, const uint8_t *held,
+                     const struct gl_caller_context *cc, gl_function_name_fn name, void *arg,
+                     struct gl_reachability *out);
 
 /* The host block that alone holds the block of key, or NULL. */
 const struct gl_reach_holder *gl_reachability_holder(const struct gl_reachability *r, uint64_t key);

@@ -570,8 +570,20 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
     }
     if (in->opt->verbose <= 0)
         return;
-    gl_out_note(o, "searching for pointers to %s not-freed blocks",
-                gl_out_u64_commas(b1, lr->in_use.blocks - lr->ignored.blocks));
+    uint64_t searched = lr->in_use.blocks - lr->ignored.blocks;
+    searched = searched > r->held_by_rule ? searched - r->held_by_rule : 0;
+    if (r->held_by_rule)
+        gl_out_note(o,
+                    "searching for pointers to %s not-freed blocks (%s more held by a caching "
+                    "allocator, by its rule: not searched for)",
+                    gl_out_u64_commas(b1, searched), gl_out_u64_commas(b2, r->held_by_rule));
+    else
+        gl_out_note(o, "searching for pointers to %s not-freed blocks",
+                    gl_out_u64_commas(b1, searched));
+    if (searched == 0) { /* nothing read, no thread stopped */
+        gl_out_line(o, "%s", "");
+        return;
+    }
     gl_out_note(o, "checked %s bytes: %s in roots, %s in %s reached chunks",
                 gl_out_u64_commas(b1, r->root_bytes + r->object_bytes),
                 gl_out_u64_commas(b2, r->root_bytes), gl_out_u64_commas(b3, r->object_bytes),

@@ -289,12 +289,69 @@ START_TEST(test_caller_context_holds_no_stale_words)
 }
 END_TEST
 
+/* Blocks a caching allocator's rule holds (suppress.h) are not searched for:
+ * marked referenced, counted; with nothing else to search for, no thread is
+ * stopped and nothing is read. */
+START_TEST(test_held_blocks_not_searched)
+{
+    ck_assert(gl_heap_active());
+    gl_tracker_init();
+    struct gl_block_info b[3];
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < 3; i++)
+        b[i] = (struct gl_block_info){
+            .key = DEV(20 + i), .size = SIZE, .kind = GL_MEM_DEVICE, .device = 0};
+    struct gl_caller_context cc;
+    GL_CALLER_CONTEXT(&cc);
+    struct gl_reachability r;
+
+    /* One searched for (nothing points to it), two held. */
+    const uint8_t some[3] = {0, 1, 1};
+    gl_reachability(b, 3, some, &cc, NULL, NULL, &r);
+    ck_assert_msg(r.available, "%s", r.why_not ? r.why_not : "?");
+    ck_assert_uint_eq(r.held_by_rule, 2);
+    ck_assert_uint_gt(r.root_bytes, 0); /* a scan ran, for DEV(20) */
+    ck_assert_uint_eq(b[0].flags & (GL_BLK_REACH_START | GL_BLK_REACH_INTERIOR), 0);
+    ck_assert_uint_eq(b[1].flags & (GL_BLK_REACH_START | GL_BLK_REACH_INTERIOR),
+                      GL_BLK_REACH_START);
+    ck_assert_uint_eq(b[2].flags & (GL_BLK_REACH_START | GL_BLK_REACH_INTERIOR),
+                      GL_BLK_REACH_START);
+    gl_reachability_free(&r);
+
+    /* All held: the verdict without a scan. */
+    for (int i = 0; i < 3; i++)
+        b[i].flags = 0;
+    const uint8_t all[3] = {1, 1, 1};
+    gl_reachability(b, 3, all, &cc, NULL, NULL, &r);
+    ck_assert(r.available);
+    ck_assert_uint_eq(r.held_by_rule, 3);
+    ck_assert_uint_eq(r.threads_stopped, 0);
+    ck_assert_uint_eq(r.root_bytes + r.object_bytes, 0);
+    ck_assert(r.seconds == 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(b[i].flags, GL_BLK_REACH_START);
+    gl_reachability_free(&r);
+
+    /* None held (NULL): every block searched for, as before. */
+    for (int i = 0; i < 3; i++)
+        b[i].flags = 0;
+    gl_reachability(b, 3, NULL, &cc, NULL, NULL, &r);
+    ck_assert(r.available);
+    ck_assert_uint_eq(r.held_by_rule, 0);
+    ck_assert_uint_gt(r.root_bytes, 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_uint_eq(b[i].flags, 0);
+    gl_reachability_free(&r);
+}
+END_TEST
+
 static Suite *reachability_suite(void)
 {
     Suite *s = suite_create("reachability");
     TCase *tc = tcase_create("live");
     tcase_add_test(tc, test_classification_in_a_live_process);
     tcase_add_test(tc, test_caller_context_holds_no_stale_words);
+    tcase_add_test(tc, test_held_blocks_not_searched);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

@@ -1261,6 +1261,26 @@ START_TEST(test_reachability_notes)
                                "SIGURG); 6.6 ms\n"),
                   "got:\n%s", text);
     free(text);
+    /* Blocks a caching allocator's rule held were not searched for: said so;
+     * with none left to search for, no figures of a scan that did not run. */
+    add_record(GL_LEAK_CACHED, STACK_SMALL, 20, 2, 2, 2, 0x7f0000100000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    reach.held_by_rule = 2;
+    text = render();
+    ck_assert_msg(strstr(text, "--4242-- searching for pointers to 1 not-freed blocks (2 more "
+                               "held by a caching allocator, by its rule: not searched for)\n"
+                               "--4242-- checked 380,390 bytes"),
+                  "got:\n%s", text);
+    free(text);
+    reach.held_by_rule = 3;
+    text = render();
+    ck_assert_msg(strstr(text, "--4242-- searching for pointers to 0 not-freed blocks (3 more "
+                               "held by a caching allocator, by its rule: not searched for)\n"),
+                  "got:\n%s", text);
+    ck_assert_ptr_null(strstr(text, "checked 380,390"));
+    ck_assert_ptr_null(strstr(text, "threads stopped"));
+    free(text);
+    reach.held_by_rule = 0;
     /* Not verbose: nothing said while the scan worked. */
     opt.verbose = 0;
     text = render();

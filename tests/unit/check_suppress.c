@@ -387,6 +387,83 @@ START_TEST(test_python_frames_leak_entry)
 }
 END_TEST
 
+/* ---- gl_suppress_held_blocks: what the scan need not search for ---- */
+
+static size_t held_of(const uint32_t *stacks, size_t n, uint8_t *held)
+{
+    struct gl_block_info b[8];
+    memset(b, 0, sizeof b);
+    for (size_t i = 0; i < n; i++)
+        b[i].stack = stacks[i];
+    memset(held, 0xee, n); /* every byte written */
+    return gl_suppress_held_blocks(&set, b, n, fake_frames, &calls, held);
+}
+
+START_TEST(test_held_by_cached_entry)
+{
+    load("{\n pool\n gpuleak:Cached\n fun:cudaMallocAsync\n fun:Pool::*\n}\n"
+         "{\n hide\n gpuleak:Leak\n fun:cudaMalloc\n}\n");
+    uint32_t st[] = {STACK_POOL, STACK_MALLOC, STACK_POOL, STACK_NONE, STACK_POOL};
+    uint8_t held[5];
+    ck_assert_uint_eq(held_of(st, 5, held), 3);
+    uint8_t want[] = {1, 0, 1, 0, 1};
+    ck_assert_mem_eq(held, want, 5);
+    /* Each stack symbolized once, however many blocks share it. */
+    ck_assert_uint_eq(calls, 3);
+    /* Leak entries hold nothing: a suppressed leak is still searched for. */
+    ck_assert_uint_eq(set.v[1].count, 0);
+}
+END_TEST
+
+START_TEST(test_held_needs_every_kind)
+{
+    /* The first Cached entry the stack matches is restricted by kind: the
+     * scan's verdict decides, so the block is searched for, even though a
+     * later entry would hold it whatever the kind. */
+    load("{\n only-reachable\n gpuleak:Cached\n match-leak-kinds: reachable\n"
+         " fun:cudaMallocAsync\n}\n"
+         "{\n pool\n gpuleak:Cached\n fun:cudaMallocAsync\n fun:Pool::*\n}\n"
+         "{\n any-malloc\n gpuleak:Cached\n fun:cudaMalloc\n}\n");
+    uint32_t st[] = {STACK_POOL, STACK_MALLOC, STACK_OTHER};
+    uint8_t held[3];
+    ck_assert_uint_eq(held_of(st, 3, held), 1);
+    uint8_t want[] = {0, 1, 0};
+    ck_assert_mem_eq(held, want, 3);
+}
+END_TEST
+
+START_TEST(test_held_none_without_cached_entries)
+{
+    load("{\n hide\n gpuleak:Leak\n ...\n}\n");
+    uint32_t st[] = {STACK_POOL, STACK_MALLOC};
+    uint8_t held[2];
+    ck_assert_uint_eq(held_of(st, 2, held), 0);
+    uint8_t want[] = {0, 0};
+    ck_assert_mem_eq(held, want, 2);
+    ck_assert_uint_eq(calls, 0); /* nothing symbolized for nothing */
+    ck_assert_uint_eq(gl_suppress_held_blocks(NULL, NULL, 0, fake_frames, &calls, held), 0);
+}
+END_TEST
+
+START_TEST(test_held_agrees_with_records)
+{
+    /* Whatever kind the scan would have given a held block, the records'
+     * pass calls it cached: holding it before the scan changes no verdict. */
+    load("{\n pool\n gpuleak:Cached\n fun:cudaMallocAsync\n fun:Pool::*\n}\n");
+    uint32_t st[] = {STACK_POOL};
+    uint8_t held[1];
+    ck_assert_uint_eq(held_of(st, 1, held), 1);
+    for (int k = GL_LEAK_DEFINITE; k <= GL_LEAK_REACHABLE; k++) {
+        memset(&lr, 0, sizeof lr);
+        memset(recs, 0, sizeof recs);
+        lr.records = recs;
+        struct gl_loss_record *r = add((enum gl_leak_kind)k, STACK_POOL, 64, 1);
+        suppress();
+        ck_assert_int_eq(r->kind, GL_LEAK_CACHED);
+    }
+}
+END_TEST
+
 static Suite *suppress_suite(void)
 {
     Suite *s = suite_create("suppress");
@@ -404,6 +481,10 @@ static Suite *suppress_suite(void)
     tcase_add_test(tc, test_matches_mangled_and_src);
     tcase_add_test(tc, test_python_frames_cached_by_src);
     tcase_add_test(tc, test_python_frames_leak_entry);
+    tcase_add_test(tc, test_held_by_cached_entry);
+    tcase_add_test(tc, test_held_needs_every_kind);
+    tcase_add_test(tc, test_held_none_without_cached_entries);
+    tcase_add_test(tc, test_held_agrees_with_records);
     suite_add_tcase(s, tc);
     return s;
 }
