@@ -321,10 +321,16 @@ static void apply_suppressions(struct gl_leak_run *run)
 }
 
 /* The scan, less what a caching allocator's rule will call cached anyway
- * (suppress.h).  No memory for the list: every block searched for. */
+ * (suppress.h).  Not with --scan-device, where a block's verdict passes on
+ * to what it points to (a held block would make its pointees reachable,
+ * where its own verdict, lost, made them indirect), nor with
+ * --leak-resolution low or med, where a record merges blocks of several
+ * stacks and its rule is matched against one of them.  No memory for the
+ * list: every block searched for. */
 static void reach(struct gl_leak_run *run, const struct gl_caller_context *cc)
 {
-    uint8_t *held = run->n ? malloc(run->n) : NULL;
+    bool hold = !gl_runtime.opt.scan_device && gl_runtime.opt.leak_resolution == GL_LEAK_RES_HIGH;
+    uint8_t *held = hold && run->n ? malloc(run->n) : NULL;
     if (held)
         gl_suppress_held_blocks(gl_run_suppressions(), run->blocks, run->n, stack_frames, NULL,
                                 held);

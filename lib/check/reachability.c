@@ -156,7 +156,6 @@ static bool addressed(uint8_t kind)
 #define BY_HANDLE(a, b) ((a)->handle < (b)->handle)
 GL_SORT_DEFINE(sort_by_handle, struct gl_vmm_mapping, BY_HANDLE)
 
-/* Targets for every block that can be referenced; false if out of memory. */
 /* Whether the scan looks for what points to block i: not for those cached
  * whatever points to them. */
 static bool searched(const struct gl_block_info *b, const uint8_t *held, size_t i)
@@ -165,6 +164,7 @@ static bool searched(const struct gl_block_info *b, const uint8_t *held, size_t 
              b->kind == GL_MEM_GRAPH_RESERVE || (held && held[i]));
 }
 
+/* Targets for every block that can be referenced; false if out of memory. */
 static bool build_targets(struct scan *s, const struct gl_block_info *blocks, size_t n)
 {
     size_t nmaps = gl_tracker_vmm_map_list(NULL, 0);
@@ -604,6 +604,7 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const uint8_t *held
     size_t wanted = 0;
     for (size_t i = 0; i < n; i++)
         wanted += searched(&blocks[i], held, i);
+    out->searched = wanted;
     enum step st = wanted ? learn_owners(&own, blocks, n, name, arg) : STEP_NOTHING;
     if (st == STEP_OK)
         st = scan_with_retries(&s, &own, blocks, n, cc, out);
@@ -614,7 +615,7 @@ void gl_reachability(struct gl_block_info *blocks, size_t n, const uint8_t *held
     /* What a caching allocator holds, its tables point to: still reachable,
      * never a lost block that makes what it points to indirectly lost. */
     for (size_t i = 0; held && out->available && i < n; i++)
-        if (held[i]) {
+        if (held[i] && searched(&blocks[i], NULL, i)) { /* not ignored, not a pool's own */
             blocks[i].flags =
                 (uint8_t)((blocks[i].flags & ~GL_BLK_REACH_INTERIOR) | GL_BLK_REACH_START);
             out->held_by_rule++;

@@ -78,6 +78,7 @@ struct gl_reachability {
     const char *why_not; /* when not available: one phrase */
     uint64_t root_bytes, object_bytes, objects_reached, faults;
     size_t threads_stopped, threads_skipped;
+    size_t searched;     /* blocks searched for (0 where no scan was asked for here) */
     size_t held_by_rule; /* blocks not searched for: a Cached rule holds them */
     double seconds;
 };

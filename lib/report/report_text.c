@@ -570,8 +570,11 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
     }
     if (in->opt->verbose <= 0)
         return;
-    uint64_t searched = lr->in_use.blocks - lr->ignored.blocks;
-    searched = searched > r->held_by_rule ? searched - r->held_by_rule : 0;
+    /* Nothing asked of the scan here (a replay, whose process scanned): no
+     * figures of its to give. */
+    if (r->searched == 0 && r->held_by_rule == 0)
+        return;
+    uint64_t searched = r->searched;
     if (r->held_by_rule)
         gl_out_note(o,
                     "searching for pointers to %s not-freed blocks (%s more held by a caching "

@@ -310,6 +310,7 @@ START_TEST(test_held_blocks_not_searched)
     gl_reachability(b, 3, some, &cc, NULL, NULL, &r);
     ck_assert_msg(r.available, "%s", r.why_not ? r.why_not : "?");
     ck_assert_uint_eq(r.held_by_rule, 2);
+    ck_assert_uint_eq(r.searched, 1);
     ck_assert_uint_gt(r.root_bytes, 0); /* a scan ran, for DEV(20) */
     ck_assert_uint_eq(b[0].flags & (GL_BLK_REACH_START | GL_BLK_REACH_INTERIOR), 0);
     ck_assert_uint_eq(b[1].flags & (GL_BLK_REACH_START | GL_BLK_REACH_INTERIOR),
@@ -332,12 +333,30 @@ START_TEST(test_held_blocks_not_searched)
         ck_assert_uint_eq(b[i].flags, GL_BLK_REACH_START);
     gl_reachability_free(&r);
 
+    /* Ignored blocks and a custom pool's own are never searched for, held or
+     * not: a rule's hold marks and counts neither (a pool marked referenced
+     * would pass that on to every sub-allocation under --scan-device). */
+    struct gl_block_info c[3] = {b[0], b[1], b[2]};
+    for (int i = 0; i < 3; i++)
+        c[i].flags = 0;
+    c[1].flags = GL_BLK_IGNORED;
+    c[2].flags = GL_BLK_POOL;
+    gl_reachability(c, 3, all, &cc, NULL, NULL, &r);
+    ck_assert(r.available);
+    ck_assert_uint_eq(r.held_by_rule, 1);
+    ck_assert_uint_eq(r.searched, 0);
+    ck_assert_uint_eq(c[0].flags, GL_BLK_REACH_START);
+    ck_assert_uint_eq(c[1].flags, GL_BLK_IGNORED);
+    ck_assert_uint_eq(c[2].flags, GL_BLK_POOL);
+    gl_reachability_free(&r);
+
     /* None held (NULL): every block searched for, as before. */
     for (int i = 0; i < 3; i++)
         b[i].flags = 0;
     gl_reachability(b, 3, NULL, &cc, NULL, NULL, &r);
     ck_assert(r.available);
     ck_assert_uint_eq(r.held_by_rule, 0);
+    ck_assert_uint_eq(r.searched, 3);
     ck_assert_uint_gt(r.root_bytes, 0);
     for (int i = 0; i < 3; i++)
         ck_assert_uint_eq(b[i].flags, 0);

@@ -1247,6 +1247,7 @@ START_TEST(test_reachability_notes)
                                     .objects_reached = 1234,
                                     .threads_stopped = 3,
                                     .threads_skipped = 4,
+                                    .searched = 1,
                                     .seconds = 0.0066};
     in.reach = &reach;
     set_option("-v");
@@ -1272,6 +1273,7 @@ START_TEST(test_reachability_notes)
                                "--4242-- checked 380,390 bytes"),
                   "got:\n%s", text);
     free(text);
+    reach.searched = 0;
     reach.held_by_rule = 3;
     text = render();
     ck_assert_msg(strstr(text, "--4242-- searching for pointers to 0 not-freed blocks (3 more "
@@ -1280,7 +1282,13 @@ START_TEST(test_reachability_notes)
     ck_assert_ptr_null(strstr(text, "checked 380,390"));
     ck_assert_ptr_null(strstr(text, "threads stopped"));
     free(text);
+    /* Nothing searched for or held here (a replay: the process that ran
+     * the program scanned): no figures. */
     reach.held_by_rule = 0;
+    text = render();
+    ck_assert_ptr_null(strstr(text, "searching for pointers"));
+    free(text);
+    reach.searched = 1;
     /* Not verbose: nothing said while the scan worked. */
     opt.verbose = 0;
     text = render();
