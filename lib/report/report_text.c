@@ -574,16 +574,15 @@ static void reach_notes(struct gl_out *o, const struct gl_report_input *in)
      * figures of its to give. */
     if (r->searched == 0 && r->held_by_rule == 0)
         return;
-    uint64_t searched = r->searched;
     if (r->held_by_rule)
         gl_out_note(o,
                     "searching for pointers to %s not-freed blocks (%s more held by a caching "
                     "allocator, by its rule: not searched for)",
-                    gl_out_u64_commas(b1, searched), gl_out_u64_commas(b2, r->held_by_rule));
+                    gl_out_u64_commas(b1, r->searched), gl_out_u64_commas(b2, r->held_by_rule));
     else
         gl_out_note(o, "searching for pointers to %s not-freed blocks",
-                    gl_out_u64_commas(b1, searched));
-    if (searched == 0) { /* nothing read, no thread stopped */
+                    gl_out_u64_commas(b1, r->searched));
+    if (r->searched == 0) { /* nothing read, no thread stopped */
         gl_out_line(o, "%s", "");
         return;
     }
