@@ -903,13 +903,14 @@ def torch_allocator(s, name, conf, script="torch_train", caching=True, helpers=F
     check(sp, "no -v line on the search for pointers")
     searched, held = num(sp.group(1)), num(sp.group(2) or "0")
     if caching:
-        # Each of the caching allocator's segments at least was held, not
-        # searched for (what cuBLAS allocates inside cublasCreate is hidden by
-        # a Leak entry instead, and still searched for).
-        segments = sum(rec["blocks"] for rec in r.records
-                       if (rec.get("held_by") or "").startswith("PyTorch's caching allocator"))
+        # Every block a PyTorch Cached entry holds (the allocator's segments,
+        # whichever backend, and its workspaces) was held, not searched for;
+        # what cuBLAS allocates inside cublasCreate is hidden by a Leak entry
+        # instead, and still searched for.
+        segments = sum(rec["blocks"] for rec in r.records if rec["kind"] == "cached"
+                       and (rec.get("held_by") or "").startswith("PyTorch"))
         check(segments > 0 and held >= segments,
-              f"searched for {searched}, held {held}, caching allocator's segments {segments}")
+              f"searched for {searched}, held {held}, PyTorch's cached blocks {segments}")
     return f"{cached:,} B cached; {searched} blocks searched for, {held} held"
 
 
