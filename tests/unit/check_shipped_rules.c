@@ -2,12 +2,14 @@
 /* The suppression and classification files gpuleak ships (suppressions/, every .supp file):
  * they load cleanly, and each rule matches the stacks it was written for -
  * taken from real reports on the GPU machine (PyTorch 2.11, CuPy 14, JAX 0.11),
- * or, for RMM, written from its sources - and nothing else: a framework's
+ * or, for RMM, written from its sources (CUB's from a program built with nvcc
+ * here) - and nothing else: a framework's
  * allocations outside its cache, and the program's own, stay leaks. */
 #include <check.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "common/error_kind.h"
 #include "common/frame.h"
 #include "common/leak_kind.h"
 #include "common/suppressions.h"
@@ -242,6 +244,40 @@ START_TEST(test_xla_and_rmm)
 }
 END_TEST
 
+/* CUB's caching allocator, as CUB 3.0 (CUDA 13.0) names it in a program
+ * built with nvcc: a versioned inline namespace, the allocator's two
+ * DeviceAllocate overloads on the stack. */
+static const char *const cub_alloc[] = {
+    "cudaMalloc",
+    "cub::CUB_300001_SM_750::CachingDeviceAllocator::DeviceAllocate(int, void**, unsigned long, "
+    "CUstream_st*)",
+    "cub::CUB_300001_SM_750::CachingDeviceAllocator::DeviceAllocate(void**, unsigned long, "
+    "CUstream_st*)",
+    "cub_global()",
+    "main",
+    NULL};
+
+START_TEST(test_cub)
+{
+    for (unsigned k = 0; k < GL_LEAK_NKINDS; k++)
+        ck_assert_int_eq(verdict(k, cub_alloc), CACHED);
+    /* Its failed cudaMalloc is retried after it frees its cache. */
+    struct gl_frame f[8];
+    unsigned n = 0;
+    for (; cub_alloc[n]; n++)
+        f[n] = (struct gl_frame){.ip = 0x1000 + n, .function = cub_alloc[n], .object = "/bin/x"};
+    ck_assert_ptr_nonnull(gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, f, n));
+    /* CUB's algorithms take temporary storage from the caller, not from the
+     * allocator: a buffer the program cudaMallocs for them is its own. */
+    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "with_cub()", "main")), NONE);
+    ck_assert_ptr_null(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY,
+        (struct gl_frame[]){{.ip = 0x1000, .function = "cudaMalloc", .object = "/bin/x"},
+                            {.ip = 0x1001, .function = "main", .object = "/bin/x"}},
+        2));
+}
+END_TEST
+
 START_TEST(test_program_code_is_never_matched)
 {
     for (unsigned k = 0; k < GL_LEAK_NKINDS; k++) {
@@ -263,6 +299,7 @@ static Suite *shipped_suite(void)
     tcase_add_test(tc, test_pytorch_workspaces);
     tcase_add_test(tc, test_cupy);
     tcase_add_test(tc, test_xla_and_rmm);
+    tcase_add_test(tc, test_cub);
     tcase_add_test(tc, test_program_code_is_never_matched);
     suite_add_tcase(s, tc);
     return s;
