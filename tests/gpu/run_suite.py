@@ -664,6 +664,46 @@ def t_libraries_free_on_teardown(s):
               f"{lib} left {r.in_use[0]} bytes in {r.in_use[1]} blocks")
 
 
+def t_cuda_libraries(s):
+    """Thrust, CUB, cuRAND, cuSPARSE and cuSOLVER as CUDA's samples use them:
+    torn down, they leave nothing; CUB's global caching allocator is cached
+    at exit (frameworks.supp), and a device_vector dropped with its pointer
+    is indirectly lost through the lost vector, with the program's line."""
+    for lib in ("thrust", "cub", "curand", "cusparse", "cusolver"):
+        run = s.run("cuda_libs_" + lib, [s.fixture("cuda_libs"), lib])
+        check(run.rc == 0 and f"cuda_libs {lib}: done" in run.out,
+              f"{lib}: rc {run.rc}: {run.err[-300:]}")
+        r = run.only_report()
+        check("All GPU memory was freed -- no leaks are possible" in r.lines,
+              f"{lib} left {r.in_use[0]} bytes in {r.in_use[1]} blocks")
+    run = s.run("cuda_libs_cub_global", [s.fixture("cuda_libs"), "cub_global"],
+                options=["--show-leak-kinds=all", "--error-exitcode=9"])
+    check(run.rc == 0 and "cuda_libs cub_global: done" in run.out, f"cub_global: rc {run.rc}")
+    r = run.only_report()
+    # Two 2 MiB bins in the cache, the 4 MiB block in use: all the allocator's.
+    check(r.summary.get("cached") == (8 * MiB, 3) and
+          all(rec["kind"] == "cached" and
+              rec.get("held_by", "").startswith("CUB's CachingDeviceAllocator")
+              for rec in r.records), f"cub_global: {r.summary}, "
+          f"{[(x['bytes'], x['kind'], x.get('held_by')) for x in r.records]}")
+    check(r.errors == (0, 0), f"cub_global: errors {r.errors}")
+    run = s.run("cuda_libs_thrust_lost", [s.fixture("cuda_libs"), "thrust_lost"],
+                options=["--show-leak-kinds=all", "--errors-for-leak-kinds=definite,indirect,possible",
+                         "--error-exitcode=9"])
+    check(run.rc == 9 and "cuda_libs thrust_lost: done" in run.out,
+          f"thrust_lost: exit status {run.rc}, expected 9")
+    r = run.only_report()
+    got = [(x["bytes"], x["blocks"], x["kind"]) for x in r.records]
+    check(got == [(3 * MiB, 1, "indirectly lost")], f"thrust_lost: records {got}")
+    rec = r.records[0]
+    loc = f"cuda_libs.cu:{site_line('cuda_libs.cu', 'lose_vector')}"
+    check(any(f == ("lose_vector()", loc) for f in rec["frames"]),
+          f"thrust_lost: the stack does not name lose_vector at {loc}: {rec['frames'][:8]}")
+    check(rec.get("holder", "").startswith("Held only through a lost host block of"),
+          f"thrust_lost: no holder line: {rec.get('holder')}")
+    return "5 libraries clean; CUB's cache cached; the lost vector's block indirectly lost"
+
+
 def t_jax_default_suppressions(s):
     run = s.run("jax_supp", ["python3", os.path.join(NOISE, "jax_noise.py")],
                 env={"XLA_PYTHON_CLIENT_ALLOCATOR": "platform",
@@ -966,6 +1006,43 @@ def t_frameworks_torch_compile(s):
     """torch.compile: Inductor's Triton kernels on PyTorch's allocator."""
     need_modules("torch", "triton")
     return torch_allocator(s, "frameworks_torch_compile", None, "torch_compile")
+
+
+def t_frameworks_torch_graphs(s):
+    """CUDA graphs (torch.cuda.graph and make_graphed_callables: private pools
+    in the caching allocator) fed by a DataLoader with forked workers and
+    pinned memory: the workers, forked after CUDA started, write no report."""
+    return torch_allocator(s, "frameworks_torch_graphs", None, "torch_graphs")
+
+
+def t_frameworks_cuda_bindings(s):
+    """cuda-python's driver bindings, which load libcuda themselves: every
+    allocation and free seen (device, stream-ordered, pinned host), and the
+    blocks a program leaks named by their Python lines, definitely lost
+    (PYTHONMALLOC=malloc: no stale copies in pymalloc's arenas)."""
+    need_modules("cuda.bindings")
+    script = os.path.join(HERE, "frameworks", "cuda_bindings.py")
+    run = s.run("frameworks_cuda_bindings", ["python3", script])
+    check(run.rc == 0 and "cuda_bindings: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    check("All GPU memory was freed -- no leaks are possible" in r.lines,
+          f"left {r.in_use[0]} bytes in {r.in_use[1]} blocks")
+    # 10 x (4 MiB + 1 MiB stream-ordered), one pinned host MiB.
+    check(r.usage[:2] == (21, 21) and r.usage[2] == 51 * MiB, f"usage {r.usage}")
+    run = s.run("frameworks_cuda_bindings_leak", ["python3", script, "--leak"],
+                env={"PYTHONMALLOC": "malloc"}, options=["--error-exitcode=9"])
+    check(run.rc == 9 and "cuda_bindings: done" in run.out, f"--leak: exit status {run.rc}")
+    r = run.only_report()
+    got = records_by_size(r)
+    want = {(MiB, 1): ("lose", "lose"), (2 * MiB, 1): ("main", "keep")}
+    check(set(got) == set(want), f"records {sorted(got)}")
+    for key, (func, site) in want.items():
+        rec = got[key]
+        loc = f"cuda_bindings.py:{marker_line(script, 'SITE:' + site)}"
+        check(rec["kind"] == "definitely lost" and (func, loc) in rec["frames"],
+              f"{key}: {rec['kind']}, frames {rec['frames'][:8]}")
+    check(r.errors == (2, 2), f"errors {r.errors}")
+    return "21 allocations and frees seen; both leaks named by line"
 
 
 def t_frameworks_cupy(s):
@@ -3020,12 +3097,13 @@ TESTS = [
     t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
     t_cupti_taken, t_no_preload, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
-    t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown,
+    t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown, t_cuda_libraries,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_transformers,
     t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
+    t_frameworks_torch_graphs, t_frameworks_cuda_bindings,
     t_frameworks_cupy, t_frameworks_jax,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
