@@ -11,6 +11,11 @@
 //   cuda_libs thrust_lost
 //     a device_vector made with new whose pointer the program drops: its
 //     block (LOST_BYTES) is indirectly lost, held only by the lost vector.
+//   cuda_libs cublas_dropped
+//     the leak of many bug reports: a cuBLAS handle made per call and never
+//     destroyed (DROPPED times): what cuBLAS allocated for each stays, lost
+//     through the handle, at the program's line.
+#include <cublas_v2.h>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/util_allocator.cuh>
 #include <curand.h>
@@ -42,6 +47,7 @@
     } while (0)
 
 #define LOST_BYTES (3 * 1024 * 1024)
+#define DROPPED 3
 
 static void with_thrust(void)
 {
@@ -204,6 +210,29 @@ static NOINLINE void lose_vector(void)
     // v's pointer goes out of scope: the vector and its device block are lost
 }
 
+// A product through a handle made for it, and never destroyed.
+static NOINLINE void gemm_once(const float *a, float *c)
+{
+    cublasHandle_t h;
+    CHECK_LIB(cublasCreate(&h), CUBLAS_STATUS_SUCCESS); // SITE:cublas_dropped
+    float one = 1, zero = 0;
+    CHECK_LIB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, a, 64, a, 64, &zero, c, 64),
+              CUBLAS_STATUS_SUCCESS);
+    CHECK(cudaDeviceSynchronize());
+}
+
+static void cublas_dropped(void)
+{
+    float *a, *c;
+    CHECK(cudaMalloc(&a, 64 * 64 * sizeof(float)));
+    CHECK(cudaMalloc(&c, 64 * 64 * sizeof(float)));
+    CHECK(cudaMemset(a, 0, 64 * 64 * sizeof(float)));
+    for (int i = 0; i < DROPPED; i++)
+        gemm_once(a, c);
+    CHECK(cudaFree(a));
+    CHECK(cudaFree(c));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -222,9 +251,13 @@ int main(int argc, char **argv)
         cub_global();
     else if (strcmp(mode, "thrust_lost") == 0)
         lose_vector();
+    else if (strcmp(mode, "cublas_dropped") == 0)
+        cublas_dropped();
+
     else {
         fprintf(stderr,
-                "usage: cuda_libs thrust|cub|curand|cusparse|cusolver|cub_global|thrust_lost\n");
+                "usage: cuda_libs thrust|cub|curand|cusparse|cusolver|cub_global|thrust_lost|"
+                "cublas_dropped\n");
         return 2;
     }
     CHECK(cudaDeviceSynchronize());

@@ -668,7 +668,9 @@ def t_cuda_libraries(s):
     """Thrust, CUB, cuRAND, cuSPARSE and cuSOLVER as CUDA's samples use them:
     torn down, they leave nothing; CUB's global caching allocator is cached
     at exit (frameworks.supp), and a device_vector dropped with its pointer
-    is indirectly lost through the lost vector, with the program's line."""
+    is indirectly lost through the lost vector, with the program's line; a
+    cuBLAS handle made per call and never destroyed is lost at the line that
+    made it."""
     for lib in ("thrust", "cub", "curand", "cusparse", "cusolver"):
         run = s.run("cuda_libs_" + lib, [s.fixture("cuda_libs"), lib])
         check(run.rc == 0 and f"cuda_libs {lib}: done" in run.out,
@@ -701,7 +703,29 @@ def t_cuda_libraries(s):
           f"thrust_lost: the stack does not name lose_vector at {loc}: {rec['frames'][:8]}")
     check(rec.get("holder", "").startswith("Held only through a lost host block of"),
           f"thrust_lost: no holder line: {rec.get('holder')}")
-    return "5 libraries clean; CUB's cache cached; the lost vector's block indirectly lost"
+    # A cuBLAS handle made per call and never destroyed: what cuBLAS
+    # allocated for each is lost (through the handle's lost host memory),
+    # at the program's line, the same for each call.
+    dropped = []
+    for mode in ("cublas_dropped",):
+        run = s.run("cuda_libs_" + mode, [s.fixture("cuda_libs"), mode],
+                    options=["--show-leak-kinds=all",
+                             "--errors-for-leak-kinds=definite,indirect,possible",
+                             "--error-exitcode=9"])
+        check(run.rc == 9 and f"cuda_libs {mode}: done" in run.out,
+              f"{mode}: exit status {run.rc}, expected 9")
+        r = run.only_report()
+        loc = f"cuda_libs.cu:{site_line('cuda_libs.cu', mode)}"
+        mine = [x for x in r.records if any(f[1] == loc for f in x["frames"])]
+        kinds = sorted({x["kind"] for x in mine})
+        n = sum(x["blocks"] for x in mine)
+        check(mine and n % 3 == 0 and set(kinds) <= {"definitely lost", "indirectly lost"},
+              f"{mode}: records through {loc}: "
+              f"{[(x['bytes'], x['blocks'], x['kind']) for x in mine]}; all: "
+              f"{[(x['bytes'], x['blocks'], x['kind']) for x in r.records]}")
+        dropped.append(f"{mode} {n} blocks {'/'.join(kinds)}")
+    return ("5 libraries clean; CUB's cache cached; the lost vector's block indirectly lost; "
+            + ", ".join(dropped))
 
 
 def t_jax_default_suppressions(s):
