@@ -30,14 +30,6 @@
 
 #include "fixture.h"
 
-#define CHECK_LIB(call, ok)                                                                     \
-    do {                                                                                       \
-        if ((call) != (ok)) {                                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #call);                   \
-            exit(99);                                                                          \
-        }                                                                                      \
-    } while (0)
-
 #define EXPECT(cond)                                                                           \
     do {                                                                                       \
         if (!(cond)) {                                                                         \
@@ -233,34 +225,28 @@ static void cublas_dropped(void)
     CHECK(cudaFree(c));
 }
 
+static const struct {
+    const char *name;
+    void (*run)(void);
+} modes[] = {
+    {"thrust", with_thrust},         {"cub", with_cub},
+    {"curand", with_curand},         {"cusparse", with_cusparse},
+    {"cusolver", with_cusolver},     {"cub_global", cub_global},
+    {"thrust_lost", lose_vector},    {"cublas_dropped", cublas_dropped},
+};
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
     CHECK(cudaFree(0));
-    if (strcmp(mode, "thrust") == 0)
-        with_thrust();
-    else if (strcmp(mode, "cub") == 0)
-        with_cub();
-    else if (strcmp(mode, "curand") == 0)
-        with_curand();
-    else if (strcmp(mode, "cusparse") == 0)
-        with_cusparse();
-    else if (strcmp(mode, "cusolver") == 0)
-        with_cusolver();
-    else if (strcmp(mode, "cub_global") == 0)
-        cub_global();
-    else if (strcmp(mode, "thrust_lost") == 0)
-        lose_vector();
-    else if (strcmp(mode, "cublas_dropped") == 0)
-        cublas_dropped();
-
-    else {
-        fprintf(stderr,
-                "usage: cuda_libs thrust|cub|curand|cusparse|cusolver|cub_global|thrust_lost|"
-                "cublas_dropped\n");
-        return 2;
-    }
-    CHECK(cudaDeviceSynchronize());
-    printf("cuda_libs %s: done\n", mode);
-    return 0;
+    for (const auto &m : modes)
+        if (strcmp(mode, m.name) == 0) {
+            m.run();
+            CHECK(cudaDeviceSynchronize());
+            printf("cuda_libs %s: done\n", mode);
+            return 0;
+        }
+    fprintf(stderr, "usage: cuda_libs thrust|cub|curand|cusparse|cusolver|cub_global|thrust_lost|"
+                    "cublas_dropped\n");
+    return 2;
 }

@@ -30,6 +30,15 @@
         }                                                                                      \
     } while (0)
 
+/* A CUDA library's call, checked against its own success status. */
+#define CHECK_LIB(call, ok)                                                                    \
+    do {                                                                                       \
+        if ((call) != (ok)) {                                                                  \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #call);                  \
+            exit(99);                                                                          \
+        }                                                                                      \
+    } while (0)
+
 #define NOINLINE __attribute__((noinline))
 
 #endif

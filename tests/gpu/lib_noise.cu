@@ -12,14 +12,6 @@
 
 #include "fixture.h"
 
-#define CHECK_LIB(call, ok)                                                                     \
-    do {                                                                                       \
-        if ((call) != (ok)) {                                                                  \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #call);                   \
-            exit(99);                                                                          \
-        }                                                                                      \
-    } while (0)
-
 static void with_cublas(void)
 {
     float *a, *b, *c;
