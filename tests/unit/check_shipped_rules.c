@@ -33,12 +33,19 @@ enum verdict { NONE, CACHED, SUPPRESSED };
 
 /* What the shipped files do with a record of this kind whose stack is these
  * functions, innermost first (NULL-terminated). */
-static enum verdict verdict(unsigned kind, const char *const *fun)
+/* Frames of these functions, innermost first (NULL-terminated, at most 32). */
+static unsigned frames_of(const char *const *fun, struct gl_frame *f)
 {
-    struct gl_frame f[32];
     unsigned n = 0;
     for (; fun[n] && n < 32; n++)
         f[n] = (struct gl_frame){.ip = 0x1000 + n, .function = fun[n], .object = "/lib/x.so"};
+    return n;
+}
+
+static enum verdict verdict(unsigned kind, const char *const *fun)
+{
+    struct gl_frame f[32];
+    unsigned n = frames_of(fun, f);
     if (gl_suppressions_find(&set, GL_SUPP_CACHED, f, n, kind))
         return CACHED;
     if (gl_suppressions_find(&set, GL_SUPP_LEAK, f, n, kind))
@@ -262,19 +269,14 @@ START_TEST(test_cub)
     for (unsigned k = 0; k < GL_LEAK_NKINDS; k++)
         ck_assert_int_eq(verdict(k, cub_alloc), CACHED);
     /* Its failed cudaMalloc is retried after it frees its cache. */
-    struct gl_frame f[8];
-    unsigned n = 0;
-    for (; cub_alloc[n]; n++)
-        f[n] = (struct gl_frame){.ip = 0x1000 + n, .function = cub_alloc[n], .object = "/bin/x"};
-    ck_assert_ptr_nonnull(gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, f, n));
+    struct gl_frame f[32];
+    ck_assert_ptr_nonnull(
+        gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, f, frames_of(cub_alloc, f)));
     /* CUB's algorithms take temporary storage from the caller, not from the
      * allocator: a buffer the program cudaMallocs for them is its own. */
     ck_assert_int_eq(verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "with_cub()", "main")), NONE);
-    ck_assert_ptr_null(gl_suppressions_find_error(
-        &set, GL_ERR_OUT_OF_MEMORY,
-        (struct gl_frame[]){{.ip = 0x1000, .function = "cudaMalloc", .object = "/bin/x"},
-                            {.ip = 0x1001, .function = "main", .object = "/bin/x"}},
-        2));
+    ck_assert_ptr_null(gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, f,
+                                                  frames_of(STACK("cudaMalloc", "main"), f)));
 }
 END_TEST
 
