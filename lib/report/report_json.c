@@ -142,7 +142,22 @@ static void record(struct gl_out *o, const struct gl_report_input *in,
     for (unsigned i = 0; i < n; i++)
         frame(o, &frames[i], i + 1 == n);
     free(frames);
-    gl_out_str(o, "     ],\n     \"block_list\": [\n");
+    gl_out_str(o, "     ],\n     \"held_through\": ");
+    struct gl_frame site;
+    const struct gl_reach_holder *h = gl_report_text_holder(in, r, &site);
+    if (h) {
+        gl_out_printf(o, "{\"bytes\": %" PRIu64 ", \"allocated_by\": ", h->bytes);
+        if (site.ip) { /* the malloc call's return address: named as a frame is */
+            gl_out_str(o, "\n");
+            frame(o, &site, true);
+            gl_out_str(o, "     }");
+        } else {
+            gl_out_str(o, "null}");
+        }
+    } else {
+        gl_out_str(o, "null");
+    }
+    gl_out_str(o, ",\n     \"block_list\": [\n");
     const struct gl_leak_result *lr = in->leaks;
     for (uint64_t i = 0; lr->blocks && i < r->blocks; i++)
         block(o, &lr->blocks[r->block_begin + i], i + 1 == r->blocks);

@@ -361,26 +361,43 @@ bool gl_report_text_selected(const struct gl_report_input *in, const struct gl_l
 /* An indirectly lost block held only through lost host memory: which host
  * block, and who allocated it (Valgrind names no holder; a device block's is
  * the only lead to its leak). */
-static void holder_line(struct gl_out *o, const struct gl_report_input *in,
-                        const struct gl_loss_record *r)
+const struct gl_reach_holder *gl_report_text_holder(const struct gl_report_input *in,
+                                                    const struct gl_loss_record *r,
+                                                    struct gl_frame *site)
 {
     const struct gl_reach_holder *h =
         r->kind == GL_LEAK_INDIRECT ? gl_reachability_holder(in->reach, r->first.key) : NULL;
     if (!h)
+        return NULL;
+    if (!h->caller || !in->code_frame || !in->code_frame(h->caller, site, in->arg))
+        *site = (struct gl_frame){0};
+    site->ip = h->caller;
+    return h;
+}
+
+static void holder_line(struct gl_out *o, const struct gl_report_input *in,
+                        const struct gl_loss_record *r)
+{
+    struct gl_frame f;
+    const struct gl_reach_holder *h = gl_report_text_holder(in, r, &f);
+    if (!h)
         return;
     char bytes[GL_U64_COMMAS_LEN], where[1024];
-    struct gl_frame f;
-    if (h->caller && in->code_frame && in->code_frame(h->caller, &f, in->arg) && f.function) {
-        if (f.file && f.line)
-            snprintf(where, sizeof where, "by %s (%s:%d)", f.function,
-                     strrchr(f.file, '/') ? strrchr(f.file, '/') + 1 : f.file, f.line);
-        else
-            snprintf(where, sizeof where, "by %s", f.function);
-    } else if (h->caller) {
-        snprintf(where, sizeof where, "at 0x%" PRIXPTR, h->caller);
-    } else {
+    /* As a stack frame names code: its function and line, or the module it
+     * lies in (a library that keeps the block for itself shows as one). */
+    if (f.function && f.file && f.line)
+        snprintf(where, sizeof where, "by %s (%s:%d)", f.function,
+                 strrchr(f.file, '/') ? strrchr(f.file, '/') + 1 : f.file, f.line);
+    else if (f.function && f.object)
+        snprintf(where, sizeof where, "by %s (in %s)", f.function, f.object);
+    else if (f.function)
+        snprintf(where, sizeof where, "by %s", f.function);
+    else if (f.ip && f.object)
+        snprintf(where, sizeof where, "at 0x%" PRIXPTR " (in %s)", f.ip, f.object);
+    else if (f.ip)
+        snprintf(where, sizeof where, "at 0x%" PRIXPTR, f.ip);
+    else
         snprintf(where, sizeof where, "by code gpuleak could not name");
-    }
     gl_out_line(o, " Held only through a lost host block of %s bytes, allocated %s%s",
                 gl_out_u64_commas(bytes, h->bytes), where,
                 r->blocks > 1 ? " (the first block's)" : "");

@@ -191,4 +191,13 @@ void gl_report_text_error_counts(const struct gl_report_input *in, struct gl_err
 uint64_t gl_report_text_error_count(const struct gl_report_input *in); /* .errors */
 bool gl_report_text_is_error(const struct gl_options *opt, const struct gl_loss_record *r);
 
+/* An indirectly lost record's first block held only through lost host memory
+ * (reachability.h): that host block, and in *site the code that allocated
+ * it, named as far as symbols allow (function NULL when unknown; object the
+ * module's path, such as a CUDA library that keeps the block for itself).
+ * NULL when the record has no holder. */
+const struct gl_reach_holder *gl_report_text_holder(const struct gl_report_input *in,
+                                                    const struct gl_loss_record *r,
+                                                    struct gl_frame *site);
+
 #endif

@@ -316,6 +316,42 @@ START_TEST(test_document)
 }
 END_TEST
 
+/* An indirectly lost record held only through lost host memory names that
+ * block and the code that allocated it, as a frame; the others say null. */
+static bool holder_site(uint64_t ip, struct gl_frame *out, void *arg)
+{
+    (void)arg;
+    *out = (struct gl_frame){.ip = ip, .object = "/usr/lib/libcufft.so.12"};
+    return true;
+}
+
+START_TEST(test_held_through)
+{
+    opt.show_leak_kinds = GL_LEAK_KINDS_ALL;
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 6967984, 1, 11, 0);
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 4096, 1, 12, 0);
+    add_record(GL_LEAK_DEFINITE, STACK_MALLOC, 1048576, 1, 13, 0);
+    /* The first two records' blocks are held; the second's by code unknown. */
+    static struct gl_reach_holder held[] = {
+        {.key = 0x7f0000b00000, .bytes = 56, .caller = 0x7f52ce2b6ac},
+        {.key = 0x7f0000c00000, .bytes = 8, .caller = 0}};
+    static struct gl_reachability reach = {.available = true};
+    reach.held = held;
+    reach.nheld = 2;
+    in.reach = &reach;
+    in.code_frame = holder_site;
+    char *text = render();
+    JSON_CHECK("d['records'][0]['held_through'] == {'bytes': 56, 'allocated_by': {'ip': "
+               "'0x7f52ce2b6ac', 'function': None, 'mangled': None, 'file': None, 'line': 0, "
+               "'object': '/usr/lib/libcufft.so.12'}}",
+               "d['records'][1]['held_through'] == {'bytes': 8, 'allocated_by': None}",
+               "d['records'][2]['held_through'] is None");
+    free(text);
+    in.reach = NULL;
+    in.code_frame = NULL;
+}
+END_TEST
+
 /* Live at death (a saved log of a process that died): the records' kind is
  * "death", and summary.leaks has a "death" member only when there are such
  * blocks, after "cached", so that every other document stays as it was. */
@@ -787,6 +823,7 @@ static Suite *report_json_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_document);
+    tcase_add_test(tc, test_held_through);
     tcase_add_test(tc, test_live_at_death);
     tcase_add_test(tc, test_suppressions_used);
     tcase_add_test(tc, test_escaping);

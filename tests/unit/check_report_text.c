@@ -373,6 +373,45 @@ START_TEST(test_held_through_lost_host_block)
 }
 END_TEST
 
+/* Code without symbols that allocated the holder (a CUDA library keeping a
+ * block for itself): named by its module, as a frame of a stack is. */
+static bool library_frame(uint64_t ip, struct gl_frame *out, void *arg)
+{
+    (void)arg;
+    *out = (struct gl_frame){.ip = ip,
+                             .function = ip == 0x401234 ? "cufft_internal" : NULL,
+                             .object = "/usr/lib/libcufft.so.12"};
+    return true;
+}
+
+START_TEST(test_held_through_library_memory)
+{
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 6967984, 1, 12, 12, 0x7fa474000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    add_record(GL_LEAK_INDIRECT, STACK_SMALL, 4096, 1, 13, 13, 0x7fa475000000, GL_MEM_DEVICE,
+               GL_API_cuMemAlloc_v2, 0);
+    struct gl_reach_holder held[] = {{.key = 0x7fa474000000, .bytes = 56, .caller = 0x7f52ce2b6ac},
+                                     {.key = 0x7fa475000000, .bytes = 8, .caller = 0x401234}};
+    static struct gl_reachability reach = {.available = true};
+    reach.held = held;
+    reach.nheld = 2;
+    in.reach = &reach;
+    in.code_frame = library_frame;
+    usage(13, 11, 6972080, 6972080);
+    set_option("--show-leak-kinds=all");
+    char *got = render();
+    ck_assert_msg(strstr(got, P " Held only through a lost host block of 56 bytes, allocated at "
+                                "0x7F52CE2B6AC (in /usr/lib/libcufft.so.12)\n"),
+                  "%s", got);
+    ck_assert_msg(strstr(got, P " Held only through a lost host block of 8 bytes, allocated by "
+                                "cufft_internal (in /usr/lib/libcufft.so.12)\n"),
+                  "%s", got);
+    free(got);
+    in.reach = NULL;
+    in.code_frame = NULL;
+}
+END_TEST
+
 /* A record a Cached rule reclassified names the rule: who holds the memory. */
 START_TEST(test_cached_record_names_its_holder)
 {
@@ -1398,6 +1437,7 @@ static Suite *report_suite(void)
     tcase_add_test(tc, test_record_of_many_blocks);
     tcase_add_test(tc, test_direct_and_indirect);
     tcase_add_test(tc, test_held_through_lost_host_block);
+    tcase_add_test(tc, test_held_through_library_memory);
     tcase_add_test(tc, test_cached_record_names_its_holder);
     tcase_add_test(tc, test_host_async_vmm_thread);
     tcase_add_test(tc, test_block_line_variants);
