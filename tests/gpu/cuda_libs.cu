@@ -191,7 +191,7 @@ static void cub_global(void)
     CHECK(g_allocator.DeviceAllocate(&two, 2 << 20));
     CHECK(g_allocator.DeviceAllocate(&g_in_use, 4 << 20));
     CHECK(cudaMemset(g_in_use, 0, 4 << 20));
-    CHECK(g_allocator.DeviceFree(one)); // kept in the cache: its size class has room
+    CHECK(g_allocator.DeviceFree(one)); // kept: the cache stays under max_cached_bytes
     CHECK(g_allocator.DeviceFree(two));
 }
 
