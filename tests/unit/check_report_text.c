@@ -351,25 +351,32 @@ static bool holder_frame(uint64_t ip, struct gl_frame *out, void *arg)
     return ip == 0x401234;
 }
 
+/* The report of every kind, with these holders of indirectly lost blocks and
+ * the allocating code named by frame. */
+static char *render_holders(struct gl_reach_holder *held, size_t n,
+                            bool (*frame)(uint64_t, struct gl_frame *, void *))
+{
+    struct gl_reachability reach = {.available = true, .held = held, .nheld = n};
+    in.reach = &reach;
+    in.code_frame = frame;
+    set_option("--show-leak-kinds=all");
+    char *got = render();
+    in.reach = NULL;
+    in.code_frame = NULL;
+    return got;
+}
+
 START_TEST(test_held_through_lost_host_block)
 {
     add_record(GL_LEAK_INDIRECT, STACK_SMALL, 4096, 1, 12, 12, 0x7fa474000000, GL_MEM_DEVICE,
                GL_API_cuMemAlloc_v2, 0);
     struct gl_reach_holder held = {.key = 0x7fa474000000, .bytes = 96, .caller = 0x401234};
-    static struct gl_reachability reach = {.available = true};
-    reach.held = &held;
-    reach.nheld = 1;
-    in.reach = &reach;
-    in.code_frame = holder_frame;
     usage(12, 11, 4096, 4096);
-    set_option("--show-leak-kinds=all");
-    char *got = render();
+    char *got = render_holders(&held, 1, holder_frame);
     ck_assert_msg(strstr(got, P " Held only through a lost host block of 96 bytes, allocated by "
                                 "make_holder() (reach.cu:31)\n"),
                   "%s", got);
     free(got);
-    in.reach = NULL;
-    in.code_frame = NULL;
 }
 END_TEST
 
@@ -392,14 +399,8 @@ START_TEST(test_held_through_library_memory)
                GL_API_cuMemAlloc_v2, 0);
     struct gl_reach_holder held[] = {{.key = 0x7fa474000000, .bytes = 56, .caller = 0x7f52ce2b6ac},
                                      {.key = 0x7fa475000000, .bytes = 8, .caller = 0x401234}};
-    static struct gl_reachability reach = {.available = true};
-    reach.held = held;
-    reach.nheld = 2;
-    in.reach = &reach;
-    in.code_frame = library_frame;
     usage(13, 11, 6972080, 6972080);
-    set_option("--show-leak-kinds=all");
-    char *got = render();
+    char *got = render_holders(held, 2, library_frame);
     ck_assert_msg(strstr(got, P " Held only through a lost host block of 56 bytes, allocated at "
                                 "0x7F52CE2B6AC (in /usr/lib/libcufft.so.12)\n"),
                   "%s", got);
@@ -407,8 +408,6 @@ START_TEST(test_held_through_library_memory)
                                 "cufft_internal (in /usr/lib/libcufft.so.12)\n"),
                   "%s", got);
     free(got);
-    in.reach = NULL;
-    in.code_frame = NULL;
 }
 END_TEST
 
