@@ -2434,6 +2434,27 @@ def no_growth_clean(run, name):
     check(r.errors is not None and r.errors[0] == 0, f"{name}: ERROR SUMMARY {r.errors}")
 
 
+USED_CACHED = re.compile(r"^--\d+-- used_suppression: +\d+ (.+) (\S+\.supp):(\d+) classified as "
+                         r"cached: ([\d,]+) bytes in ([\d,]+) blocks$", re.M)
+
+
+def cached_entries_agree(run, r):
+    """Each Cached entry's -v line (used_suppression) adds up the records it
+    holds, shown with "Held by" that entry: an entry that also matched records
+    another entry hides (a cuBLAS handle made inside the function a workspace
+    rule names) would claim bytes that no record it holds shows."""
+    found = 0
+    for m in USED_CACHED.finditer(run.err):
+        held = f"{m.group(1)} ({os.path.basename(m.group(2))}:{m.group(3)})"
+        recs = [x for x in r.records if x.get("held_by") == held]
+        got = (sum(x["bytes"] for x in recs), sum(x["blocks"] for x in recs))
+        check(got == (num(m.group(4)), num(m.group(5))),
+              f"{m.group(1)[:60]}: -v says {m.group(4)} bytes in {m.group(5)} blocks, "
+              f"its records {got[0]:,} in {got[1]}")
+        found += 1
+    return found
+
+
 def t_torch_frames_caching_off(s):
     """Caching off: each kept tensor is a cudaMalloc of its own; its record's
     stack is the native frames first, then the Python frames, down to the
@@ -2474,6 +2495,7 @@ def t_torch_frames_caching_off(s):
                                                             "PyTorch: cuBLASLt workspace"))
                      for rec in ws),
           f"workspaces: {[(x['bytes'], x['kind'], x.get('held_by')) for x in ws]}")
+    check(cached_entries_agree(run, r) >= 2, "fewer than 2 Cached entries used (the workspaces)")
     return (f"{recs[0]['kind']}, {first_py} native frames, then {fr[first_py][0]}; "
             f"{codes.group(1)} code objects, {codes.group(2)} bytes"
             f"{', watched' if want_watch else ''}")
