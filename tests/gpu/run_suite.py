@@ -930,12 +930,12 @@ def cached_device_bytes(report):
 ALL_CHECKS = ["--check-api-ranges=yes", "--keep-stacktraces=alloc-and-free"]
 
 
-def torch_allocator(s, name, conf, script="torch_train", caching=True, helpers=False):
+def torch_allocator(s, name, conf, script="torch_train", caching=True, helpers=False, then=None):
     """A PyTorch program that frees what it made, run with every check: no
     definite or possible leak, no API error; with PyTorch's cache on, the
     cached device bytes are exactly torch.cuda.memory_reserved() at exit.
     helpers: the program may start processes of its own; their reports must
-    be clean too."""
+    be clean too.  then(run): more checks, whose note is added to the result."""
     env = {"PYTORCH_CUDA_ALLOC_CONF": conf} if conf else {}
     if not caching:
         env["PYTORCH_NO_CUDA_MEMORY_CACHING"] = "1"
@@ -972,7 +972,8 @@ def torch_allocator(s, name, conf, script="torch_train", caching=True, helpers=F
                        and (rec.get("held_by") or "").startswith("PyTorch"))
         check(segments > 0 and held >= segments,
               f"searched for {searched}, held {held}, PyTorch's cached blocks {segments}")
-    return f"{cached:,} B cached; {searched} blocks searched for, {held} held"
+    more = f"; {then(run)}" if then else ""
+    return f"{cached:,} B cached; {searched} blocks searched for, {held} held{more}"
 
 
 def t_frameworks_torch_native(s):
@@ -985,6 +986,31 @@ def t_frameworks_torch_async(s):
 
 def t_frameworks_torch_expandable(s):
     torch_allocator(s, "frameworks_torch_expandable", "expandable_segments:True")
+
+
+def t_frameworks_torch_ipc(s):
+    """torch.multiprocessing (spawn) sends CUDA tensors through a Queue: the
+    consumer maps the producer's segments through CUDA IPC, inside PyTorch's
+    allocator, and closes them when its tensors die.  Both reports clean; the
+    consumer's IPC-imported memory: at least one mapping, every one closed."""
+    need_modules("torch")
+
+    def consumer(run):
+        check(re.search(r"^torch_ipc: consumer total \d+$", run.out, re.M) and
+              "consumer exit 0" in run.out, f"consumer: {run.out[-300:]}")
+        ipc = [(r.pid, m) for r in run.reports for line in r.lines
+               for m in [re.match(r"^\s+IPC-imported memory: in use ([\d,]+) bytes in ([\d,]+) "
+                                  r"blocks, peak [\d,]+ bytes in [\d,]+ blocks; ([\d,]+) allocs, "
+                                  r"([\d,]+) frees$", line)] if m]
+        check(len(ipc) == 1, f"IPC-imported memory lines: {[(p, m.group(0)) for p, m in ipc]}")
+        pid, m = ipc[0]
+        opened, closed = num(m.group(3)), num(m.group(4))
+        check(opened >= 1 and closed == opened and num(m.group(1)) == 0,
+              f"consumer {pid}: {m.group(0).strip()}")
+        return f"consumer: {opened} IPC mapping(s) opened and closed"
+
+    return torch_allocator(s, "frameworks_torch_ipc", None, "torch_ipc", helpers=True,
+                           then=consumer)
 
 
 def need_modules(*names):
@@ -3146,7 +3172,7 @@ TESTS = [
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_transformers,
     t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
-    t_frameworks_torch_graphs, t_frameworks_cuda_bindings,
+    t_frameworks_torch_graphs, t_frameworks_torch_ipc, t_frameworks_cuda_bindings,
     t_frameworks_cupy, t_frameworks_jax,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
