@@ -149,13 +149,32 @@ START_TEST(test_pytorch_workspaces)
     ck_assert_ptr_nonnull(
         cached_by(STACK("cudaMalloc", NATIVE_ALLOCATE, "at::cuda::getNewWorkspace()",
                         "at::cuda::getCurrentCUDABlasHandle()")));
+    /* Through an allocator the program plugged in (RMM's rmm_torch_allocator
+     * is one): the program's function calls CUDA, PyTorch's calls it. */
+    const char *plugged = cached_by(STACK(
+        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::malloc(void**, signed char, "
+        "unsigned long, CUstream_st*)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
+        "at::cuda::getCUDABlasLtWorkspace()",
+        "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)"));
+    ck_assert_ptr_nonnull(plugged);
+    ck_assert_msg(strncmp(plugged, "PyTorch: cuBLASLt workspace,", 28) == 0, "%s", plugged);
+    /* The same allocator making the user's tensor: the user's. */
+    ck_assert_ptr_null(cached_by(STACK(
+        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
+        "at::native::empty_cuda(c10::ArrayRef<long>)")));
     /* The cuBLAS handle, which getCUDABlasLtWorkspace creates on first use
      * (PyTorch 2.11): the handle's memory, hidden with the handle, is no
      * workspace (seen on the H200: 1,024 + 131,072 + 67,108,864 bytes). */
     const char *const handle_in_lt[] = {
-        "cudaMalloc", "cublasCreate_v2", "at::cuda::getCurrentCUDABlasHandle()",
+        "cudaMalloc",
+        "cublasCreate_v2",
+        "at::cuda::getCurrentCUDABlasHandle()",
         "at::cuda::getCUDABlasLtWorkspace()",
-        "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)", NULL};
+        "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)",
+        NULL};
     ck_assert_ptr_null(cached_by(handle_in_lt));
     ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, handle_in_lt), SUPPRESSED);
     /* The user's tensor, made by the same call. */
