@@ -1013,6 +1013,35 @@ def t_frameworks_torch_ipc(s):
                            then=consumer)
 
 
+def t_frameworks_torch_pluggable(s):
+    """PyTorch with an allocator plugged in (CUDAPluggableAllocator, as RMM's
+    is installed; tests/gpu/torch_alloc.cu): the cuBLAS and cuBLASLt
+    workspaces PyTorch keeps come from the program's allocator, and are
+    cached by their rules' pluggable twins; the cuBLAS handle's own memory is
+    the handle's; nothing is lost."""
+    need_modules("torch")
+    run = s.run("frameworks_torch_pluggable",
+                ["python3", os.path.join(HERE, "frameworks", "torch_pluggable.py"),
+                 s.fixture("libtorch_alloc.so")],
+                options=["--show-leak-kinds=all", "-v"], timeout=300)
+    check(run.rc == 0 and "torch_pluggable: done" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-300:]}")
+    r = run.only_report()
+    check(not blocks(r.summary, "definitely lost") and not blocks(r.summary, "indirectly lost")
+          and not blocks(r.summary, "possibly lost"), f"summary {r.summary}")
+    check(r.errors == (0, 0), f"errors {r.errors}")
+    workspace_fns = ("at::cuda::setWorkspaceForHandle", "at::cuda::getCUDABlasLtWorkspace",
+                     "at::cuda::getNewWorkspace")
+    ws = [rec for rec in r.records
+          if any(f[0].startswith("torch_alloc") for f in rec["frames"])
+          and any(f[0].startswith(workspace_fns) for f in rec["frames"])]
+    check(ws and all(rec["kind"] == "cached" and "through a pluggable allocator)" in
+                     (rec.get("held_by") or "") for rec in ws),
+          f"workspaces: {[(x['bytes'], x['kind'], x.get('held_by')) for x in ws]}")
+    check(cached_entries_agree(run, r) >= 1, "no Cached entry used")
+    return f"{len(ws)} workspace record(s), {sum(x['bytes'] for x in ws):,} B cached"
+
+
 def need_modules(*names):
     """Skip unless the tests' python3 imports one of each group of names
     (a group: alternatives separated by '|')."""
@@ -3172,7 +3201,8 @@ TESTS = [
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_transformers,
     t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
-    t_frameworks_torch_graphs, t_frameworks_torch_ipc, t_frameworks_cuda_bindings,
+    t_frameworks_torch_graphs, t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
+    t_frameworks_cuda_bindings,
     t_frameworks_cupy, t_frameworks_jax,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
