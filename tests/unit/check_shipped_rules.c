@@ -160,6 +160,26 @@ START_TEST(test_pytorch_workspaces)
         "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)"));
     ck_assert_ptr_nonnull(plugged);
     ck_assert_msg(strncmp(plugged, "PyTorch: cuBLASLt workspace,", 28) == 0, "%s", plugged);
+    /* RMM's pool plugged in, growing while PyTorch asks for a workspace: the
+     * block is the pool's, the rule that says so the pool's (the workspace
+     * rules come last in the file). */
+    const char *grown = cached_by(STACK(
+        "cudaMalloc",
+        "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, rmm::cuda_stream_view)",
+        "rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>::try_to_expand(unsigned "
+        "long, "
+        "unsigned long, rmm::cuda_stream_view)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
+        "at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)"));
+    ck_assert_ptr_nonnull(grown);
+    ck_assert_msg(strncmp(grown, "RMM's pool_memory_resource", 26) == 0, "%s", grown);
+    /* A build that inlines the workspace's allocation into
+     * getCurrentCUDABlasHandle (PyTorch 2.0 to 2.2 may). */
+    const char *inlined =
+        cached_by(STACK("cudaMalloc", NATIVE_ALLOCATE, "at::cuda::getCurrentCUDABlasHandle()",
+                        "at::native::addmm_out_cuda_impl(at::Tensor&, at::Tensor const&)"));
+    ck_assert_ptr_nonnull(inlined);
+    ck_assert_msg(strncmp(inlined, "PyTorch: cuBLAS workspace,", 26) == 0, "%s", inlined);
     /* The same allocator making the user's tensor: the user's. */
     ck_assert_ptr_null(cached_by(STACK(
         "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
