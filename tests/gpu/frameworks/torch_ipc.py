@@ -5,6 +5,7 @@ segment with cudaIpcOpenMemHandle, inside its caching allocator) and lets them
 go; the producer frees its tensors once the consumer is done, as PyTorch's
 documentation asks.  Nothing leaks in either process."""
 import atexit
+import sys
 
 import torch
 import torch.multiprocessing as mp
@@ -35,10 +36,13 @@ if __name__ == "__main__":
     p = mp.Process(target=consumer, args=(q, done))
     p.start()
     sent = [torch.full((1 << 20,), float(i), device="cuda") for i in range(N)]
-    for t in sent:
-        q.put(t)
-    done.wait()
-    p.join()
-    del sent, t
+    for i in range(N):
+        q.put(sent[i])
+    # A consumer that died fails the run now, not at the suite's timeout.
+    if not done.wait(timeout=120):
+        p.kill()
+        sys.exit("torch_ipc: the consumer did not finish")
+    p.join(timeout=60)
+    del sent
     atexit.register(report)
     print(f"torch_ipc: done, consumer exit {p.exitcode}", flush=True)
