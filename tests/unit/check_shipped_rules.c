@@ -105,6 +105,22 @@ START_TEST(test_pytorch)
     ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, STACK("cudaMalloc", "cublasCreate_v2",
                                                       "at::cuda::getCurrentCUDABlasHandle()")),
                      SUPPRESSED);
+    /* The same handle from a build that does not inline PyTorch's handle
+     * pool: its frames between cublasCreate and the function that keeps it. */
+    ck_assert_int_eq(
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMalloc", "cublasCreate_v2",
+                      "at::cuda::(anonymous namespace)::createCublasHandle(cublasContext**)",
+                      "at::cuda::DeviceThreadHandlePool<cublasContext*, "
+                      "&at::cuda::(anonymous namespace)::createCublasHandle, "
+                      "&at::cuda::(anonymous namespace)::destroyCublasHandle>::PoolWindow::"
+                      "reserve(signed char)",
+                      "at::cuda::getCurrentCUDABlasHandle()")),
+        SUPPRESSED);
+    /* A program's own cuBLAS handle, never destroyed: the program's leak. */
+    ck_assert_int_eq(
+        verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "cublasCreate_v2", "make_handle()", "main")),
+        NONE);
     /* An extension's own cudaMalloc, called from PyTorch code: the user's. */
     ck_assert_int_eq(
         verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "my_ext::forward(at::Tensor const&)",
