@@ -117,10 +117,27 @@ START_TEST(test_pytorch)
                       "reserve(signed char)",
                       "at::cuda::getCurrentCUDABlasHandle()")),
         SUPPRESSED);
-    /* A program's own cuBLAS handle, never destroyed: the program's leak. */
+    /* ... and with createCublasHandle inlined into the pool's reserve, whose
+     * template names it. */
     ck_assert_int_eq(
-        verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "cublasCreate_v2", "make_handle()", "main")),
-        NONE);
+        verdict(GL_LEAK_REACHABLE,
+                STACK("cudaMalloc", "cublasCreate_v2",
+                      "at::cuda::DeviceThreadHandlePool<cublasContext*, "
+                      "&at::cuda::(anonymous namespace)::createCublasHandle, "
+                      "&at::cuda::(anonymous namespace)::destroyCublasHandle>::PoolWindow::"
+                      "reserve(signed char)",
+                      "at::cuda::getCurrentCUDABlasHandle()")),
+        SUPPRESSED);
+    /* A handle some other code makes while PyTorch makes its own (an
+     * allocator plugged in, creating one): that code's. */
+    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE,
+                             STACK("cudaMalloc", "cublasCreate_v2", "my_alloc_make_handle()",
+                                   "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::"
+                                   "allocate(unsigned long)",
+                                   "at::cuda::setWorkspaceForHandle(cublasContext*, "
+                                   "c10::cuda::CUDAStream)",
+                                   "at::cuda::getCurrentCUDABlasHandle()")),
+                     NONE);
     /* An extension's own cudaMalloc, called from PyTorch code: the user's. */
     ck_assert_int_eq(
         verdict(GL_LEAK_DEFINITE, STACK("cudaMalloc", "my_ext::forward(at::Tensor const&)",
@@ -176,6 +193,30 @@ START_TEST(test_pytorch_workspaces)
         "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)"));
     ck_assert_ptr_nonnull(plugged);
     ck_assert_msg(strncmp(plugged, "PyTorch: cuBLASLt workspace,", 28) == 0, "%s", plugged);
+    /* The plugged-in allocator's own bookkeeping, lost, while it serves a
+     * workspace: the program's leak (the twins match reachable blocks only). */
+    const char *const side[] = {
+        "cudaMalloc",
+        "my_alloc_bookkeeping()",
+        "my_alloc(unsigned long, int, CUstream_st*)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
+        "at::cuda::getCUDABlasLtWorkspace()",
+        NULL};
+    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE, side), NONE);
+    ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, side), CACHED);
+    /* The twins of getNewWorkspace and of the inlined workspace. */
+    const char *old_ws = cached_by(STACK(
+        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
+        "at::cuda::getNewWorkspace()", "at::cuda::getCurrentCUDABlasHandle()"));
+    ck_assert_ptr_nonnull(old_ws);
+    ck_assert_msg(strstr(old_ws, "getNewWorkspace") && strstr(old_ws, "pluggable"), "%s", old_ws);
+    const char *inl_ws = cached_by(STACK(
+        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
+        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
+        "at::cuda::getCurrentCUDABlasHandle()", "at::native::addmm_out_cuda_impl()"));
+    ck_assert_ptr_nonnull(inl_ws);
+    ck_assert_msg(strstr(inl_ws, "inlined") && strstr(inl_ws, "pluggable"), "%s", inl_ws);
     /* RMM's pool plugged in, growing while PyTorch asks for a workspace: the
      * block is the pool's, the rule that says so the pool's (the workspace
      * rules come last in the file). */
