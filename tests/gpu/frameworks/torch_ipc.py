@@ -42,7 +42,7 @@ if __name__ == "__main__":
     if not done.wait(timeout=120):
         p.kill()
         sys.exit("torch_ipc: the consumer did not finish")
-    p.join(timeout=60)
+    p.join(timeout=150)  # its exit report comes first
     del sent
     atexit.register(report)
     print(f"torch_ipc: done, consumer exit {p.exitcode}", flush=True)
