@@ -159,6 +159,11 @@ static const char *cached_by(const char *const *fun)
 
 #define NATIVE_ALLOCATE                                                                            \
     "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)"
+/* An allocator the program plugged into PyTorch: its function, and PyTorch's
+ * that calls it. */
+#define MY_ALLOC "my_alloc(unsigned long, int, CUstream_st*)"
+#define PLUGGED_ALLOCATE                                                                           \
+    "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)"
 
 /* With caching off (PYTORCH_NO_CUDA_MEMORY_CACHING=1), the workspaces PyTorch
  * makes at the first matrix product and keeps are records of their own, named;
@@ -185,49 +190,44 @@ START_TEST(test_pytorch_workspaces)
     /* Through an allocator the program plugged in (RMM's rmm_torch_allocator
      * is one): the program's function calls CUDA, PyTorch's calls it. */
     const char *plugged = cached_by(STACK(
-        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
+        "cudaMalloc", MY_ALLOC,
         "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::malloc(void**, signed char, "
         "unsigned long, CUstream_st*)",
-        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
-        "at::cuda::getCUDABlasLtWorkspace()",
+        PLUGGED_ALLOCATE, "at::cuda::getCUDABlasLtWorkspace()",
         "bool at::cuda::blas::gemm_and_bias<float, float>(bool, bool, long, long, long)"));
     ck_assert_ptr_nonnull(plugged);
     ck_assert_msg(strncmp(plugged, "PyTorch: cuBLASLt workspace,", 28) == 0, "%s", plugged);
     /* The plugged-in allocator's own bookkeeping, lost, while it serves a
      * workspace: the program's leak (the twins match reachable blocks only). */
-    const char *const side[] = {
-        "cudaMalloc",
-        "my_alloc_bookkeeping()",
-        "my_alloc(unsigned long, int, CUstream_st*)",
-        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
-        "at::cuda::getCUDABlasLtWorkspace()",
-        NULL};
+    const char *const side[] = {"cudaMalloc",
+                                "my_alloc_bookkeeping()",
+                                MY_ALLOC,
+                                PLUGGED_ALLOCATE,
+                                "at::cuda::getCUDABlasLtWorkspace()",
+                                NULL};
     ck_assert_int_eq(verdict(GL_LEAK_DEFINITE, side), NONE);
     ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, side), CACHED);
     /* The twins of getNewWorkspace and of the inlined workspace. */
-    const char *old_ws = cached_by(STACK(
-        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
-        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
-        "at::cuda::getNewWorkspace()", "at::cuda::getCurrentCUDABlasHandle()"));
+    const char *old_ws =
+        cached_by(STACK("cudaMalloc", MY_ALLOC, PLUGGED_ALLOCATE, "at::cuda::getNewWorkspace()",
+                        "at::cuda::getCurrentCUDABlasHandle()"));
     ck_assert_ptr_nonnull(old_ws);
     ck_assert_msg(strstr(old_ws, "getNewWorkspace") && strstr(old_ws, "pluggable"), "%s", old_ws);
-    const char *inl_ws = cached_by(STACK(
-        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
-        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
-        "at::cuda::getCurrentCUDABlasHandle()", "at::native::addmm_out_cuda_impl()"));
+    const char *inl_ws = cached_by(STACK("cudaMalloc", MY_ALLOC, PLUGGED_ALLOCATE,
+                                         "at::cuda::getCurrentCUDABlasHandle()",
+                                         "at::native::addmm_out_cuda_impl()"));
     ck_assert_ptr_nonnull(inl_ws);
     ck_assert_msg(strstr(inl_ws, "inlined") && strstr(inl_ws, "pluggable"), "%s", inl_ws);
     /* RMM's pool plugged in, growing while PyTorch asks for a workspace: the
      * block is the pool's, the rule that says so the pool's (the workspace
      * rules come last in the file). */
-    const char *grown = cached_by(STACK(
-        "cudaMalloc",
-        "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, rmm::cuda_stream_view)",
-        "rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>::try_to_expand(unsigned "
-        "long, "
-        "unsigned long, rmm::cuda_stream_view)",
-        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
-        "at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)"));
+    const char *grown = cached_by(
+        STACK("cudaMalloc",
+              "rmm::mr::cuda_memory_resource::do_allocate(unsigned long, rmm::cuda_stream_view)",
+              "rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>::try_to_expand("
+              "unsigned long, unsigned long, rmm::cuda_stream_view)",
+              PLUGGED_ALLOCATE,
+              "at::cuda::setWorkspaceForHandle(cublasContext*, c10::cuda::CUDAStream)"));
     ck_assert_ptr_nonnull(grown);
     ck_assert_msg(strncmp(grown, "RMM's pool_memory_resource", 26) == 0, "%s", grown);
     /* A build that inlines the workspace's allocation into
@@ -238,10 +238,8 @@ START_TEST(test_pytorch_workspaces)
     ck_assert_ptr_nonnull(inlined);
     ck_assert_msg(strncmp(inlined, "PyTorch: cuBLAS workspace,", 26) == 0, "%s", inlined);
     /* The same allocator making the user's tensor: the user's. */
-    ck_assert_ptr_null(cached_by(STACK(
-        "cudaMalloc", "my_alloc(unsigned long, int, CUstream_st*)",
-        "torch::cuda::CUDAPluggableAllocator::CUDAPluggableAllocator::allocate(unsigned long)",
-        "at::native::empty_cuda(c10::ArrayRef<long>)")));
+    ck_assert_ptr_null(cached_by(STACK("cudaMalloc", MY_ALLOC, PLUGGED_ALLOCATE,
+                                       "at::native::empty_cuda(c10::ArrayRef<long>)")));
     /* The cuBLAS handle, which getCUDABlasLtWorkspace creates on first use
      * (PyTorch 2.11): the handle's memory, hidden with the handle, is no
      * workspace (seen on the H200: 1,024 + 131,072 + 67,108,864 bytes). */
