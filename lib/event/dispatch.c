@@ -219,7 +219,7 @@ void gl_dispatch_set_placement(const struct gl_placement *p)
     placement = p ? *p : (struct gl_placement){0};
 }
 
-uint64_t gl_dispatch_current_context(void)
+GL_HOT uint64_t gl_dispatch_current_context(void)
 {
     return placement.current_context ? placement.current_context() : 0;
 }

@@ -66,6 +66,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/util.h"
 #include "event/block.h"
 #include "event/event.h"
 
@@ -373,7 +374,7 @@ GL_DISPATCH_HOT bool gl_dispatch_run(struct gl_event *ev, bool route)
     return found;
 }
 
-static inline bool gl_dispatch(struct gl_event *ev) { return gl_dispatch_run(ev, true); }
+GL_HOT static inline bool gl_dispatch(struct gl_event *ev) { return gl_dispatch_run(ev, true); }
 
 static inline bool gl_dispatch_wants_contexts(void) { return gl_dispatch_tables.contexts; }
 

@@ -33,7 +33,7 @@ static void note_device(int dev)
         atomic_store(&devices_differ, true);
 }
 
-bool gl_contexts_several_devices(void)
+GL_HOT bool gl_contexts_several_devices(void)
 {
     return atomic_load_explicit(&devices_differ, memory_order_relaxed);
 }
@@ -91,7 +91,7 @@ void gl_contexts_destroyed(uint64_t ctx)
     pthread_mutex_unlock(&lock);
 }
 
-int gl_contexts_device(uint64_t ctx)
+GL_HOT int gl_contexts_device(uint64_t ctx)
 {
     if (!ctx)
         return -1;

@@ -19,7 +19,7 @@ static const struct gl_cupti *cupti;
 static CUpti_SubscriberHandle subscriber;
 static bool cross_checking;
 
-static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+GL_HOT static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
     struct gl_call_site site = {(uintptr_t)cb->context, 0};
     if (cross_checking &&
@@ -56,8 +56,8 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
     }
 }
 
-void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                const void *cbdata)
+GL_HOT void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
+                                       CUpti_CallbackId cbid, const void *cbdata)
 {
     (void)userdata;
     if (!gl_dispatch_open() || !cbdata)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "event/api.h"
+#include "common/util.h"
 
 typedef bool (*decoder_fn)(enum gl_site site, const void *params, struct gl_event *ev);
 
@@ -145,7 +146,7 @@ static bool dec_mem_alloc_v1(enum gl_site site, const void *params, struct gl_ev
     return p->dptr && alloc_at(ev, GL_MEM_DEVICE, *p->dptr, p->bytesize, GL_DEVICE_FROM_CONTEXT);
 }
 
-static bool dec_mem_alloc(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_alloc(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAlloc_v2_params *p = params;
     ALLOC_AT_EXIT
@@ -171,7 +172,7 @@ static bool dec_mem_alloc_pitch_v1(enum gl_site site, const void *params, struct
                     GL_DEVICE_FROM_CONTEXT);
 }
 
-static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocPitch_v2_params *p = params;
     ALLOC_AT_EXIT
@@ -182,7 +183,7 @@ static bool dec_mem_alloc_pitch(enum gl_site site, const void *params, struct gl
                     GL_DEVICE_FROM_CONTEXT);
 }
 
-static bool dec_mem_alloc_managed(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_alloc_managed(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocManaged_params *p = params;
     ALLOC_AT_EXIT
@@ -196,7 +197,7 @@ static bool dec_mem_alloc_host_v1(enum gl_site site, const void *params, struct 
     return p->pp && alloc_at(ev, GL_MEM_HOST_PINNED, (uintptr_t)*p->pp, p->bytesize, -1);
 }
 
-static bool dec_mem_alloc_host(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_alloc_host(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocHost_v2_params *p = params;
     ALLOC_AT_EXIT
@@ -204,7 +205,7 @@ static bool dec_mem_alloc_host(enum gl_site site, const void *params, struct gl_
 }
 
 /* cuMemHostAlloc and cuMemHostAlloc_v2 share one parameter struct. */
-static bool dec_mem_host_alloc(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_host_alloc(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemHostAlloc_params *p = params;
     ALLOC_AT_EXIT
@@ -219,7 +220,7 @@ static bool dec_mem_host_register(enum gl_site site, const void *params, struct 
     return alloc_at(ev, GL_MEM_HOST_REGISTERED, (uintptr_t)p->p, p->bytesize, -1);
 }
 
-static bool dec_mem_alloc_async(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_alloc_async(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemAllocAsync_params *p = params;
     ALLOC_AT_EXIT
@@ -229,7 +230,8 @@ static bool dec_mem_alloc_async(enum gl_site site, const void *params, struct gl
     return true;
 }
 
-static bool dec_mem_alloc_from_pool(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_alloc_from_pool(enum gl_site site, const void *params,
+                                           struct gl_event *ev)
 {
     const cuMemAllocFromPoolAsync_params *p = params;
     ALLOC_AT_EXIT
@@ -564,13 +566,13 @@ static bool dec_mem_free_v1(enum gl_site site, const void *params, struct gl_eve
     return free_at(ev, ((const cuMemFree_params *)params)->dptr);
 }
 
-static bool dec_mem_free(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_free(enum gl_site site, const void *params, struct gl_event *ev)
 {
     ENTER_ONLY;
     return free_at(ev, ((const cuMemFree_v2_params *)params)->dptr);
 }
 
-static bool dec_mem_free_host(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_free_host(enum gl_site site, const void *params, struct gl_event *ev)
 {
     ENTER_ONLY;
     return free_at(ev, (uintptr_t)((const cuMemFreeHost_params *)params)->p);
@@ -582,7 +584,7 @@ static bool dec_mem_host_unregister(enum gl_site site, const void *params, struc
     return free_at(ev, (uintptr_t)((const cuMemHostUnregister_params *)params)->p);
 }
 
-static bool dec_mem_free_async(enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT static bool dec_mem_free_async(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuMemFreeAsync_params *p = params;
     ENTER_ONLY;
@@ -843,7 +845,7 @@ unsigned gl_decode_api_of_cbid(uint32_t cbid)
 
 uint32_t gl_decode_cbid_of_api(unsigned api) { return api < GL_API_COUNT ? cbid_of_api[api] : 0; }
 
-bool gl_decode(uint32_t cbid, enum gl_site site, const void *params, struct gl_event *ev)
+GL_HOT bool gl_decode(uint32_t cbid, enum gl_site site, const void *params, struct gl_event *ev)
 {
     unsigned api = gl_decode_api_of_cbid(cbid);
     if (api == GL_API_NONE || !params)

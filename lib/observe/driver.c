@@ -181,7 +181,7 @@ void *gl_driver_next_symbol(const char *name)
 static GL_READ_MOSTLY CUresult (*ctx_get_current)(CUcontext *);
 
 /* The calling thread's context, asked when an event needs it. */
-static uint64_t current_context(void)
+GL_HOT static uint64_t current_context(void)
 {
     CUcontext ctx = NULL;
     if (ctx_get_current && ctx_get_current(&ctx) != CUDA_SUCCESS)
@@ -244,7 +244,7 @@ bool gl_driver_started(void) { return atomic_load(&started); }
 
 /* ---- calls ---- */
 
-void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
+GL_HOT void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
 {
     if (__builtin_expect(gl_call_null, 0)) { /* spin:NS */
         c->cbid = cbids[id];
@@ -272,7 +272,7 @@ void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
         c->check.cbid = 0;
 }
 
-void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
+GL_HOT void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
 {
     if (__builtin_expect(gl_call_null, 0)) {
         gl_call_bench_spin();

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/util.h"
 #include "observe/driver.h"
 
 #define GL_EXPORT __attribute__((visibility("default")))
@@ -24,10 +25,32 @@
 
 /* ---- hooks of the tracked entry points ---- */
 
+/* The entry points a program calls for each block it allocates and frees:
+ * their hooks go with the rest of the allocation path (GL_HOT).  Each name
+ * below expands to two arguments, any other HOT_ENTRY_x to one, which is how
+ * HOT_IF tells them apart. */
+#define HOT_ENTRY_cuMemAlloc_v2 ~, GL_HOT
+#define HOT_ENTRY_cuMemFree_v2 ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocAsync ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocAsync_ptsz ~, GL_HOT
+#define HOT_ENTRY_cuMemFreeAsync ~, GL_HOT
+#define HOT_ENTRY_cuMemFreeAsync_ptsz ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocFromPoolAsync ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocFromPoolAsync_ptsz ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocManaged ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocPitch_v2 ~, GL_HOT
+#define HOT_ENTRY_cuMemAllocHost_v2 ~, GL_HOT
+#define HOT_ENTRY_cuMemHostAlloc ~, GL_HOT
+#define HOT_ENTRY_cuMemFreeHost ~, GL_HOT
+#define HOT_SECOND_(a, b, ...) b
+#define HOT_PICK_(...) HOT_SECOND_(__VA_ARGS__, , )
+#define HOT_IF(name) HOT_PICK_(HOT_ENTRY_##name)
+
 /* The watched path, apart so that the unwatched one stays a tail call. */
-#define GL_DRIVER_ENTRY(name, params, args)                                                         \
+#define GL_DRIVER_ENTRY(name, params, args)                                                        \
     typedef CUresult(*fn_##name##_t) params;                                                       \
-    static __attribute__((noinline)) CUresult watched_##name(fn_##name##_t fn, GL_ARGS params)    \
+    HOT_IF(name)                                                                                   \
+    static __attribute__((noinline)) CUresult watched_##name(fn_##name##_t fn, GL_ARGS params)     \
     {                                                                                              \
         name##_params gl_p = {GL_ARGS args};                                                       \
         struct gl_driver_call gl_c;                                                                \
@@ -36,7 +59,7 @@
         gl_driver_exit(&gl_c, &gl_p, gl_rc_);                                                      \
         return gl_rc_;                                                                             \
     }                                                                                              \
-    static __attribute__((used, noinline)) CUresult hook_##name params                            \
+    HOT_IF(name) static __attribute__((used, noinline)) CUresult hook_##name params                \
     {                                                                                              \
         fn_##name##_t fn = (fn_##name##_t)gl_driver_function(GL_DRIVER_##name);                    \
         if (__builtin_expect(!fn, 0))                                                              \
@@ -196,9 +219,9 @@ static void *const hooks[GL_DRIVER_NENTRIES] = {
 /* cuMemAlloc_v2 and the others: the hooks, under the names a program linked
  * with -lcuda binds to.  Stringized at the first level: cuda.h's macros
  * (cuMemAlloc -> cuMemAlloc_v2) must not rename the v1 entry points. */
-#define GL_DRIVER_ENTRY(name, params, args)                                                         \
+#define GL_DRIVER_ENTRY(name, params, args)                                                        \
     __asm__(".globl " #name "\n.type " #name ", @function\n.set " #name ", hook_" #name "\n");
-#define GL_DRIVER_CONTROL(name, params, args)                                                       \
+#define GL_DRIVER_CONTROL(name, params, args)                                                      \
     __asm__(".globl " #name "\n.type " #name ", @function\n.set " #name ", hook_" #name "\n");
 #include "observe/driver_entries.def"
 #undef GL_DRIVER_ENTRY

@@ -366,7 +366,10 @@ int gl_py_frames_init_from(gl_py_lookup lookup, char *note, size_t notelen)
     return minor;
 }
 
-bool gl_py_frames_enabled(void) { return atomic_load_explicit(&py.enabled, memory_order_acquire); }
+GL_HOT bool gl_py_frames_enabled(void)
+{
+    return atomic_load_explicit(&py.enabled, memory_order_acquire);
+}
 
 void gl_py_frames_disable(void)
 {

@@ -7,6 +7,7 @@
 #include "base/thread.h"
 #include "base/tool.h"
 #include "base/warm.h"
+#include "common/util.h"
 
 #define WAYS 8
 #define SETS 8
@@ -96,7 +97,7 @@ void gl_mixed_memo_forget(struct gl_mixed_memo *m)
     m->gen += 1;
 }
 
-void gl_mixed_memo_warm(const struct gl_mixed_memo *m) { gl_warm(m); }
+GL_HOT void gl_mixed_memo_warm(const struct gl_mixed_memo *m) { gl_warm(m); }
 
 /* Whether e may have been made of these Python frames, at this depth. */
 static inline bool may_be(const struct entry *e, const struct gl_mixed_key *k)
@@ -111,8 +112,8 @@ enum match { WHOLE_OR_PREFIX, PREFIX_ONLY };
  * from them: n native frames, the stack's whole (how must allow a whole
  * entry), else its prefix (a prefix entry compares its own; a whole one
  * needs the whole stack). */
-static bool same(const struct entry *e, const struct gl_mixed_key *k, const uintptr_t *native,
-                 unsigned n, enum match how)
+GL_HOT static bool same(const struct entry *e, const struct gl_mixed_key *k,
+                        const uintptr_t *native, unsigned n, enum match how)
 {
     if (!may_be(e, k))
         return false;
@@ -128,8 +129,8 @@ static bool same(const struct entry *e, const struct gl_mixed_key *k, const uint
 }
 
 /* The entry made of these frames, marked used; NULL if none. */
-static struct entry *lookup(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
-                            const uintptr_t *native, unsigned n, enum match how)
+GL_HOT static struct entry *lookup(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
+                                   const uintptr_t *native, unsigned n, enum match how)
 {
     struct places p = places_of(k->hash);
     for (unsigned c = 0; c < 2; c++) {
@@ -147,8 +148,9 @@ static struct entry *lookup(struct gl_mixed_memo *m, const struct gl_mixed_key *
 
 static inline unsigned max_of(unsigned a, unsigned b) { return a > b ? a : b; }
 
-uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
-                            const uintptr_t *native, unsigned n, unsigned raw_base, unsigned read)
+GL_HOT uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
+                                   const uintptr_t *native, unsigned n, unsigned raw_base,
+                                   unsigned read)
 {
     unsigned gen = m->gen;
     if (gen & 1)
@@ -171,8 +173,8 @@ uint32_t gl_mixed_memo_find(struct gl_mixed_memo *m, const struct gl_mixed_key *
     return found;
 }
 
-unsigned gl_mixed_memo_need(const struct gl_mixed_memo *m, const struct gl_mixed_key *k,
-                            unsigned *stamp)
+GL_HOT unsigned gl_mixed_memo_need(const struct gl_mixed_memo *m, const struct gl_mixed_key *k,
+                                   unsigned *stamp)
 {
     unsigned gen = m->gen;
     *stamp = gen;
@@ -193,8 +195,8 @@ unsigned gl_mixed_memo_need(const struct gl_mixed_memo *m, const struct gl_mixed
     return m->gen == gen ? need : 0;
 }
 
-uint32_t gl_mixed_memo_find_prefix(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
-                                   const uintptr_t *native, unsigned n, unsigned stamp)
+GL_HOT uint32_t gl_mixed_memo_find_prefix(struct gl_mixed_memo *m, const struct gl_mixed_key *k,
+                                          const uintptr_t *native, unsigned n, unsigned stamp)
 {
     if ((stamp & 1) || m->gen != stamp)
         return 0;

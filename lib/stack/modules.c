@@ -29,7 +29,7 @@ static _Atomic int current;
 static pthread_mutex_t refresh_lock = PTHREAD_MUTEX_INITIALIZER;
 static GL_READ_MOSTLY _Atomic unsigned generation = 1;
 
-unsigned gl_modules_generation(void)
+GL_HOT unsigned gl_modules_generation(void)
 {
     return atomic_load_explicit(&generation, memory_order_relaxed);
 }

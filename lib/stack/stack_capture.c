@@ -250,7 +250,7 @@ static GL_READ_MOSTLY bool memo_on = true;
 
 void gl_stack_capture_memo_enable(bool on) { memo_on = on; }
 
-void gl_stack_capture_warm(void)
+GL_HOT void gl_stack_capture_warm(void)
 {
     struct gl_thread *self = gl_thread_cur;
     if (!self)
@@ -353,9 +353,9 @@ static inline struct trimmed trim(uintptr_t entry, const struct capture_room *b,
  * need (mixed_memo.h); 0 when no entry answers: the capture goes on as if
  * this had not run (entries that depend on the whole stack are compared
  * there).  *looked: the native memo hit the prefix (and counted it). */
-static uint32_t mixed_probe(struct gl_thread *self, const struct gl_memo_key *key, uintptr_t entry,
-                            const struct capture_room *b, const struct gl_mixed_key *mk,
-                            bool *looked)
+GL_HOT static uint32_t mixed_probe(struct gl_thread *self, const struct gl_memo_key *key,
+                                   uintptr_t entry, const struct capture_room *b,
+                                   const struct gl_mixed_key *mk, bool *looked)
 {
     struct gl_mixed_memo *m = atomic_load_explicit(&self->mixed_memo, memory_order_relaxed);
     if (!m)
@@ -492,7 +492,7 @@ static __attribute__((noinline)) bool capture_deep(uintptr_t entry, uint32_t *id
     return true;
 }
 
-uint32_t gl_stack_capture_entry(uintptr_t entry)
+GL_HOT uint32_t gl_stack_capture_entry(uintptr_t entry)
 {
     if (__builtin_expect(keep_frames > SHALLOW_KEEP, 0)) {
         uint32_t id;

@@ -8,6 +8,7 @@
 #include "base/warm.h"
 #include "base/thread.h"
 #include "base/tool.h"
+#include "common/util.h"
 
 /* Slot offsets are kept in 8-byte words from the capture's stack pointer, in
  * 16 bits: stacks up to 512 KiB deep from the capture to the last frame kept. */
@@ -177,8 +178,9 @@ static inline bool key_is(const struct memo_key *k, const struct gl_memo_key *ke
 /* The lookup: the first `limit` frames of the stack at key checked (0: all),
  * as many copied when need_frames or the entry has no id; the count given
  * (0: a miss). */
-static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, unsigned limit,
-                       bool need_frames, bool earn, uintptr_t *frames, uint32_t *id)
+GL_HOT static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                              unsigned limit, bool need_frames, bool earn, uintptr_t *frames,
+                              uint32_t *id)
 {
     if (!enter(m))
         return 0;
@@ -213,21 +215,21 @@ static unsigned lookup(struct gl_stack_memo *m, const struct gl_memo_key *key, u
     return n;
 }
 
-unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
-                            bool need_frames, uintptr_t *frames, uint32_t *id)
+GL_HOT unsigned gl_stack_memo_find(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                   bool need_frames, uintptr_t *frames, uint32_t *id)
 {
     return lookup(m, key, 0, need_frames, true, frames, id);
 }
 
-unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
-                                   unsigned limit, uintptr_t *frames)
+GL_HOT unsigned gl_stack_memo_find_prefix(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                          unsigned limit, uintptr_t *frames)
 {
     uint32_t id;
     return limit ? lookup(m, key, limit, true, true, frames, &id) : 0;
 }
 
-unsigned gl_stack_memo_find_again(struct gl_stack_memo *m, const struct gl_memo_key *key,
-                                  uintptr_t *frames)
+GL_HOT unsigned gl_stack_memo_find_again(struct gl_stack_memo *m, const struct gl_memo_key *key,
+                                         uintptr_t *frames)
 {
     uint32_t id;
     return lookup(m, key, 0, true, false, frames, &id);
@@ -267,7 +269,7 @@ unsigned gl_stack_memo_find_again(struct gl_stack_memo *m, const struct gl_memo_
 
 #endif
 
-void gl_stack_memo_warm(const struct gl_stack_memo *m)
+GL_HOT void gl_stack_memo_warm(const struct gl_stack_memo *m)
 {
     /* A lookup asks the entry found last first: a loop's next capture. */
     gl_warm(&m->last);

@@ -163,7 +163,7 @@ static bool add_chunk(struct arena *a, size_t size)
     return true;
 }
 
-static struct bin *bin_alloc(struct arena *a, uint32_t cls)
+GL_HOT static struct bin *bin_alloc(struct arena *a, uint32_t cls)
 {
     size_t bytes = bin_bytes(cls);
     struct bin *b;
@@ -194,7 +194,7 @@ static struct bin *bin_alloc(struct arena *a, uint32_t cls)
     return b;
 }
 
-static void bin_free(struct arena *a, struct bin *b)
+GL_HOT static void bin_free(struct arena *a, struct bin *b)
 {
     /* The free-list link overwrites the bin's header (n and cls): read the
      * class before it goes. */
@@ -289,7 +289,7 @@ static bool index_room(struct shard *s)
 /* Empty slot i, moving back each later slot of its run whose home is not
  * between i and it (cyclically), so that every bin stays reachable from its
  * home without a gap. */
-static void slot_clear(struct shard *s, size_t i)
+GL_HOT static void slot_clear(struct shard *s, size_t i)
 {
     size_t j = i;
     for (;;) {
@@ -426,7 +426,7 @@ static inline void maybe_compact(struct shard *s)
 /* Add a block known to be absent to its span's bin, in slot at (-1: the
  * shard has no index yet; an empty slot: the span has no bin yet); false when
  * memory ran out. */
-static bool add_block(struct shard *s, long at, const struct gl_block_info *info, uint64_t h)
+GL_HOT static bool add_block(struct shard *s, long at, const struct gl_block_info *info, uint64_t h)
 {
     struct bin *b = at >= 0 ? s->slots[at].bin : NULL;
     if (!b) {
@@ -466,7 +466,7 @@ static bool add_block(struct shard *s, long at, const struct gl_block_info *info
  * back, was tried: it saved a little where one address comes back and cost
  * more where many addresses take turns, whose evictions touch cold bins;
  * bench/hotpath, bench/RESULTS.md.) */
-static void remove_at(struct shard *s, long at, uint32_t i, bool walking)
+GL_HOT static void remove_at(struct shard *s, long at, uint32_t i, bool walking)
 {
     struct bin *b = s->slots[at].bin;
     b->blocks[i] = b->blocks[--b->n];
@@ -513,8 +513,8 @@ static inline int locate(const struct shard *s, uint64_t key, uint64_t h, long *
     return bin ? index_in(bin, key) : -1;
 }
 
-bool gl_block_table_insert(struct gl_table *t, const struct gl_block_info *b,
-                           struct gl_block_info *replaced)
+GL_HOT bool gl_block_table_insert(struct gl_table *t, const struct gl_block_info *b,
+                                  struct gl_block_info *replaced)
 {
     if (b->key == RESERVED_KEY)
         return false;
@@ -539,8 +539,8 @@ bool gl_block_table_insert(struct gl_table *t, const struct gl_block_info *b,
     return was_present;
 }
 
-struct gl_table_node *gl_block_table_detach(struct gl_table *t, uint64_t key,
-                                            struct gl_table_node **spare)
+GL_HOT struct gl_table_node *gl_block_table_detach(struct gl_table *t, uint64_t key,
+                                                   struct gl_table_node **spare)
 {
     if (key == RESERVED_KEY)
         return NULL;
@@ -573,7 +573,7 @@ struct gl_table_node *gl_block_table_detach(struct gl_table *t, uint64_t key,
     return NULL;
 }
 
-const struct gl_block_info *gl_block_table_node_info(const struct gl_table_node *n)
+GL_HOT const struct gl_block_info *gl_block_table_node_info(const struct gl_table_node *n)
 {
     return &n->info;
 }

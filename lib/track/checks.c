@@ -2,6 +2,7 @@
 #include "track/checks.h"
 
 #include "event/api.h"
+#include "common/util.h"
 #include "track/errors.h"
 #include "track/live_ranges.h"
 #include "track/quarantine.h"
@@ -102,7 +103,7 @@ static bool release_fits(unsigned api, const struct gl_block_info *b)
     return true; /* handles in namespaces of their own: the key says what they are */
 }
 
-static void release(const struct gl_event *ev, const struct gl_block_info *b)
+GL_HOT static void release(const struct gl_event *ev, const struct gl_block_info *b)
 {
     struct gl_api_error e;
     int device;
@@ -127,7 +128,7 @@ static void release(const struct gl_event *ev, const struct gl_block_info *b)
  * was of memory gpuleak never saw allocated: counted, shown with -v.)  The
  * frees a graph launch or the block table derive are no calls of the
  * program's to check. */
-static void on_release(const struct gl_event *ev, const struct gl_block_info *blk)
+GL_HOT static void on_release(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     if (ev->flags & GL_EVF_DERIVED)
         return;

@@ -11,6 +11,7 @@
 #include "base/warm.h"
 #include "base/spin.h"
 #include "base/tool.h"
+#include "common/util.h"
 
 /* A record's slot: 128 bytes, so that no cache line holds two slots and two
  * threads freeing at once never write the same line. */
@@ -365,7 +366,7 @@ static inline void fill(struct slot *s, uint64_t pos, const struct gl_event *ev,
  * per pair at two threads, bench/RESULTS.md); only a writer a whole lap behind
  * in the same slot is waited for, a bounded while.  Readers tell a slot being
  * written by its stamp. */
-static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+GL_HOT static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     if (!blk || (ev->flags & GL_EVF_FAILED) || ev->api == GL_API_NONE || !q.cap)
         return;
@@ -402,7 +403,7 @@ static bool wanted(void) { return q.cap > 0; }
 /* A release's entry (event/dispatch.h): the ring's pointer, mask and
  * position counter, one line.  (The slot the free takes was fetched by the
  * previous free, and which one it is depends on the other threads' frees.) */
-static void warm(const struct gl_event *ev)
+GL_HOT static void warm(const struct gl_event *ev)
 {
     if (ev->type == GL_EV_FREE) /* an allocation's or another release's: not ours */
         gl_warm(&q);

@@ -319,7 +319,7 @@ static void stats_failed(int device, unsigned kind, uint64_t size)
 /* ---- the consumer ---- */
 
 /* An allocation counts once the block table has it (blk). */
-static void on_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
+GL_HOT static void on_alloc(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)ev;
     if (__builtin_expect(blk && gl_mem_kind_counted(blk->kind), 1))
@@ -335,7 +335,7 @@ static void on_alloc_failed(const struct gl_event *ev, const struct gl_block_inf
 
 /* Every block gone, however (its free, its context, its last unmap): the
  * block's own figures, not the call's. */
-static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
+GL_HOT static void on_free(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     if (blk && !(ev->flags & GL_EVF_FAILED) && gl_mem_kind_counted(blk->kind))
         stats_free(blk->device, blk->kind, blk->size, blk->stack);
@@ -572,7 +572,7 @@ static void reset(void)
 /* A call's entry (event/dispatch.h): the thread's cell used last (likely the
  * call's group: threads touch few), its device's view and the flush count an
  * allocation reads; a free touches the cell's first line alone. */
-static void warm(const struct gl_event *ev)
+GL_HOT static void warm(const struct gl_event *ev)
 {
     struct gl_thread *t = gl_thread_cur;
     if (!t)

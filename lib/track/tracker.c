@@ -44,7 +44,7 @@ void gl_tracker_init(void)
     gl_thread_add_retire(release_spare);
 }
 
-uint64_t gl_tracker_next_seq(void)
+GL_HOT uint64_t gl_tracker_next_seq(void)
 {
     struct gl_thread *self = gl_thread_self();
     if (!self)
@@ -146,7 +146,7 @@ static bool update_flags(uint64_t key, uint8_t set, uint8_t clear, struct gl_blo
 
 GL_READ_MOSTLY uint64_t (*gl_tracker_seq_hint)(const struct gl_event *ev);
 
-static bool on_alloc(struct gl_event *ev, struct gl_block_info *b)
+GL_HOT static bool on_alloc(struct gl_event *ev, struct gl_block_info *b)
 {
     if (!ev->seq && __builtin_expect(gl_tracker_seq_hint != NULL, 0))
         ev->seq = gl_tracker_seq_hint(ev);
@@ -205,7 +205,7 @@ static bool restore_handle(struct gl_block_info *b, void *arg)
     return false;
 }
 
-static uint64_t release_begin(struct gl_event *ev)
+GL_HOT static uint64_t release_begin(struct gl_event *ev)
 {
     if (ev->type == GL_EV_FREE) {
         struct gl_thread *self = gl_thread_self();
@@ -266,7 +266,7 @@ static bool vmm_release_end(struct release_undo *u, struct gl_event *ev, struct 
     return true;
 }
 
-static bool release_end(uint64_t token, struct gl_event *ev, struct gl_block_info *blk)
+GL_HOT static bool release_end(uint64_t token, struct gl_event *ev, struct gl_block_info *blk)
 {
     if (!token)
         return false; /* nothing tracked under that key */
