@@ -33,11 +33,13 @@
 #define GL_READ_MOSTLY __attribute__((section(".data.gl_read_mostly")))
 
 /* A function of the allocation and release path (the hooks, decoding, the
- * stack memo, the block table, the consumers of every event): GCC places
- * them together (.text.hot), ahead of the rest of the runtime.  Between two of a program's driver
- * calls the driver's own code pushes gpuleak's out of the first-level instruction cache and TLB,
- * and each page of code a call runs may cost it a TLB miss; spread among the runtime's cold code,
- * the path ran on several times the pages it needs (bench/code_lines counts them). */
+ * stack memo, the Python walk, the block table, the consumers of every event,
+ * the heap hooks): GCC places them together (.text.hot), ahead of the rest of
+ * the runtime.  Between two of a program's driver calls the driver's own code
+ * pushes gpuleak's out of the first-level instruction cache and TLB, and
+ * each page of code a call runs may cost it a TLB miss; spread among the
+ * runtime's cold code, the path ran on several times the pages it needs
+ * (bench/code_lines counts them). */
 #define GL_HOT __attribute__((hot))
 
 #define GL_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]) + GL_UTIL_MUST_BE_ARRAY_(a))

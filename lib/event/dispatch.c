@@ -238,7 +238,7 @@ int gl_dispatch_stream_device(const struct gl_event *ev)
     return gl_dispatch_device_of(ev);
 }
 
-bool gl_dispatch_several_devices(void)
+GL_HOT bool gl_dispatch_several_devices(void)
 {
     return placement.several_devices && placement.several_devices();
 }

@@ -4,6 +4,8 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "common/util.h"
+
 /* Slot i holds the address of id i + 1; 0 is empty.  Probing is linear from
  * the address's hash, so an address always lands in the same slot once it has
  * one: two threads racing to add it meet at the same compare-and-swap. */
@@ -15,7 +17,7 @@ static inline uint32_t hash(uintptr_t ip)
     return (uint32_t)((ip * 0x9e3779b97f4a7c15ULL) >> 48) & (GL_CALLERS_MAX - 1);
 }
 
-uint32_t gl_callers_id(uintptr_t ip)
+GL_HOT uint32_t gl_callers_id(uintptr_t ip)
 {
     if (!ip)
         return 0;

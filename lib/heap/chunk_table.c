@@ -6,6 +6,7 @@
 
 #include "base/spin.h"
 #include "base/tool.h"
+#include "common/util.h"
 
 #define SHARD_BITS 8
 #define NSHARDS (1u << SHARD_BITS)
@@ -65,7 +66,7 @@ static bool rebuild(struct shard *s, uint32_t cap)
     return true;
 }
 
-void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
+GL_HOT void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
 {
     if (addr <= TOMB)
         return;
@@ -121,7 +122,7 @@ static uint32_t find(struct shard *s, uint64_t addr, uint64_t h)
     }
 }
 
-bool gl_chunk_table_remove(uint64_t addr)
+GL_HOT bool gl_chunk_table_remove(uint64_t addr)
 {
     if (addr <= TOMB)
         return false;

@@ -139,7 +139,7 @@ bool gl_heap_hooks_busy(void) { return tls.depth != 0; }
 
 /* ---- malloc and its family ---- */
 
-EXPORT void *malloc(size_t n)
+GL_HOT EXPORT void *malloc(size_t n)
 {
     if (!ready())
         return boot_alloc(n, 16);
@@ -153,7 +153,7 @@ EXPORT void *malloc(size_t n)
     return p;
 }
 
-EXPORT void *calloc(size_t k, size_t n)
+GL_HOT EXPORT void *calloc(size_t k, size_t n)
 {
     if (!ready()) {
         size_t bytes;
@@ -171,7 +171,7 @@ EXPORT void *calloc(size_t k, size_t n)
     return p;
 }
 
-EXPORT void free(void *p)
+GL_HOT EXPORT void free(void *p)
 {
     if (!p || in_boot(p))
         return;
@@ -182,7 +182,7 @@ EXPORT void free(void *p)
         next.free(p);
 }
 
-static void *realloc_with(void *p, size_t n, uintptr_t ret)
+GL_HOT static void *realloc_with(void *p, size_t n, uintptr_t ret)
 {
     if (in_boot(p)) { /* from the boot arena: move it out (its size is not known: copy n) */
         void *q = malloc(n);

@@ -8,6 +8,7 @@
 #include "base/id_pages.h"
 #include "base/spin.h"
 #include "base/thread.h"
+#include "common/util.h"
 
 struct code_entry {
     UT_hash_handle hh; /* by code address: the newest entry for an address */
@@ -67,7 +68,7 @@ static struct code_entry *make(const struct gl_py_code_key *k, const struct gl_p
  * (a mapping tried per frame would be a system call per frame). */
 #define NO_CACHE ((struct gl_py_cache *)1)
 
-struct gl_py_cache *gl_py_code_cache(struct gl_thread *t)
+GL_HOT struct gl_py_cache *gl_py_code_cache(struct gl_thread *t)
 {
     if (!t)
         return NULL;

@@ -703,7 +703,7 @@ typedef unsigned (*walk_fn)(struct gl_py_cache *cache, uintptr_t ts, uintptr_t *
                             unsigned max, uint16_t *ends, unsigned *ngroups);
 
 #define WALK_FOR(minor)                                                                            \
-    static __attribute__((noinline)) unsigned walk_3_##minor(                                      \
+    GL_HOT static __attribute__((noinline)) unsigned walk_3_##minor(                               \
         struct gl_py_cache *cache, uintptr_t ts, uintptr_t *frames, unsigned max, uint16_t *ends,  \
         unsigned *ngroups)                                                                         \
     {                                                                                              \
@@ -728,9 +728,9 @@ static _Atomic unsigned long faults;
  * back here (read_guard.h); the walk gives up, and capture stays off, since
  * what was read can no longer be trusted.  Nothing here changes after
  * sigsetjmp but what the walk writes through its arguments. */
-static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, uintptr_t ts,
-                                                       uintptr_t *frames, unsigned max,
-                                                       uint16_t *ends, unsigned *ngroups)
+GL_HOT static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, uintptr_t ts,
+                                                              uintptr_t *frames, unsigned max,
+                                                              uint16_t *ends, unsigned *ngroups)
 {
     walk_fn walk = walks[py.L->minor - FIRST_MINOR];
     struct gl_py_cache *cache = gl_py_code_cache(self);
@@ -748,7 +748,8 @@ static __attribute__((noinline)) unsigned guarded_walk(struct gl_thread *self, u
     return n;
 }
 
-unsigned gl_py_frames_capture(uintptr_t *frames, unsigned max, uint16_t *ends, unsigned *ngroups)
+GL_HOT unsigned gl_py_frames_capture(uintptr_t *frames, unsigned max, uint16_t *ends,
+                                     unsigned *ngroups)
 {
     *ngroups = 0;
     if (!gl_py_frames_enabled())

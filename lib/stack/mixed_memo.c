@@ -65,7 +65,7 @@ void gl_mixed_memo_add_counts(const struct gl_mixed_memo *m, struct gl_mixed_mem
 
 void gl_mixed_memo_collide(bool on) { collide = on; }
 
-uint64_t gl_mixed_memo_hash(const struct gl_python_stack *py)
+GL_HOT uint64_t gl_mixed_memo_hash(const struct gl_python_stack *py)
 {
     if (__builtin_expect(collide, 0))
         return 1;

@@ -117,7 +117,7 @@ void gl_modules_refresh(void)
     pthread_mutex_unlock(&refresh_lock);
 }
 
-enum gl_modules_role gl_modules_role(uintptr_t addr)
+GL_HOT enum gl_modules_role gl_modules_role(uintptr_t addr)
 {
     const struct range_set *set = &sets[atomic_load_explicit(&current, memory_order_acquire)];
     if (addr < set->lo || addr >= set->hi)

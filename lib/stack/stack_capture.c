@@ -146,8 +146,8 @@ static unsigned internal_run_memo(const uintptr_t *frames, unsigned n, unsigned 
 /* Index of the first frame to keep; *internal_count gets the leading internal
  * run, *read how many frames the answer depends on (it reads up to the first
  * frame of neither gpuleak, CUPTI, the driver nor the runtime). */
-static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count,
-                           unsigned *read)
+GL_HOT static unsigned first_kept(const uintptr_t *frames, unsigned n, unsigned *internal_count,
+                                  unsigned *read)
 {
     unsigned keep;
     unsigned i = internal_run_memo(frames, n, &keep);
