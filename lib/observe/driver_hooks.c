@@ -28,7 +28,9 @@
 /* The entry points a program calls for each block it allocates and frees:
  * their hooks go with the rest of the allocation path (GL_HOT).  Each name
  * below expands to two arguments, any other HOT_ENTRY_x to one, which is how
- * HOT_IF tells them apart. */
+ * HOT_PICK_ tells them apart.  The name is pasted (HOT_ENTRY_##name), never
+ * expanded first: cuda.h defines cuMemAlloc as cuMemAlloc_v2, and the v1
+ * entry points must stay cold. */
 #define HOT_ENTRY_cuMemAlloc_v2 ~, GL_HOT
 #define HOT_ENTRY_cuMemFree_v2 ~, GL_HOT
 #define HOT_ENTRY_cuMemAllocAsync ~, GL_HOT
@@ -44,12 +46,11 @@
 #define HOT_ENTRY_cuMemFreeHost ~, GL_HOT
 #define HOT_SECOND_(a, b, ...) b
 #define HOT_PICK_(...) HOT_SECOND_(__VA_ARGS__, , )
-#define HOT_IF(name) HOT_PICK_(HOT_ENTRY_##name)
 
 /* The watched path, apart so that the unwatched one stays a tail call. */
 #define GL_DRIVER_ENTRY(name, params, args)                                                        \
     typedef CUresult(*fn_##name##_t) params;                                                       \
-    HOT_IF(name)                                                                                   \
+    HOT_PICK_(HOT_ENTRY_##name)                                                                    \
     static __attribute__((noinline)) CUresult watched_##name(fn_##name##_t fn, GL_ARGS params)     \
     {                                                                                              \
         name##_params gl_p = {GL_ARGS args};                                                       \
@@ -59,7 +60,7 @@
         gl_driver_exit(&gl_c, &gl_p, gl_rc_);                                                      \
         return gl_rc_;                                                                             \
     }                                                                                              \
-    HOT_IF(name) static __attribute__((used, noinline)) CUresult hook_##name params                \
+    HOT_PICK_(HOT_ENTRY_##name) static __attribute__((used, noinline)) CUresult hook_##name params \
     {                                                                                              \
         fn_##name##_t fn = (fn_##name##_t)gl_driver_function(GL_DRIVER_##name);                    \
         if (__builtin_expect(!fn, 0))                                                              \
