@@ -27,6 +27,10 @@
  * does measure the cold path is bench/cold: the misses in gpuleak's functions
  * per pair under cachegrind, the same on any machine.
  *
+ * GPULEAK_HOTPATH_WHERE=1 prints where one pair's function lies in memory
+ * ("hotpath: pairs at ADDRESS"), for a trace to tell the pairs apart and
+ * place the program's symbols (bench/data_pages).
+ *
  * GPULEAK_HOTPATH_REGIONS=N opens N profiled regions (track/regions.h) before
  * the pairs, as N nested gpuleak_profile_begin() calls would: their cost per
  * event, which none open must not have.
@@ -206,6 +210,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "hotpath: could not open region %d\n", i + 1);
             return 1;
         }
+    if (getenv("GPULEAK_HOTPATH_WHERE"))
+        printf("hotpath: pairs at %p\n", driver_path ? (void *)one_pair_driver : (void *)one_pair);
     pthread_t t[64];
     for (int i = 0; i < threads && i < 64; i++)
         pthread_create(&t[i], NULL, worker, (void *)(uintptr_t)i);
