@@ -54,6 +54,11 @@ static enum verdict verdict(unsigned kind, const char *const *fun)
 }
 
 #define STACK(...) ((const char *const[]){__VA_ARGS__, NULL})
+/* PyTorch's cuBLAS handle pool, where a build does not inline it. */
+#define HANDLE_POOL_RESERVE                                                                        \
+    "at::cuda::DeviceThreadHandlePool<cublasContext*, "                                            \
+    "&at::cuda::(anonymous namespace)::createCublasHandle, "                                       \
+    "&at::cuda::(anonymous namespace)::destroyCublasHandle>::PoolWindow::reserve(signed char)"
 
 static const char *const torch_native[] = {
     "cudaMalloc",
@@ -111,22 +116,13 @@ START_TEST(test_pytorch)
         verdict(GL_LEAK_REACHABLE,
                 STACK("cudaMalloc", "cublasCreate_v2",
                       "at::cuda::(anonymous namespace)::createCublasHandle(cublasContext**)",
-                      "at::cuda::DeviceThreadHandlePool<cublasContext*, "
-                      "&at::cuda::(anonymous namespace)::createCublasHandle, "
-                      "&at::cuda::(anonymous namespace)::destroyCublasHandle>::PoolWindow::"
-                      "reserve(signed char)",
-                      "at::cuda::getCurrentCUDABlasHandle()")),
+                      HANDLE_POOL_RESERVE, "at::cuda::getCurrentCUDABlasHandle()")),
         SUPPRESSED);
     /* ... and with createCublasHandle inlined into the pool's reserve, whose
      * template names it. */
     ck_assert_int_eq(
-        verdict(GL_LEAK_REACHABLE,
-                STACK("cudaMalloc", "cublasCreate_v2",
-                      "at::cuda::DeviceThreadHandlePool<cublasContext*, "
-                      "&at::cuda::(anonymous namespace)::createCublasHandle, "
-                      "&at::cuda::(anonymous namespace)::destroyCublasHandle>::PoolWindow::"
-                      "reserve(signed char)",
-                      "at::cuda::getCurrentCUDABlasHandle()")),
+        verdict(GL_LEAK_REACHABLE, STACK("cudaMalloc", "cublasCreate_v2", HANDLE_POOL_RESERVE,
+                                         "at::cuda::getCurrentCUDABlasHandle()")),
         SUPPRESSED);
     /* A handle some other code makes while PyTorch makes its own (an
      * allocator plugged in, creating one): that code's. */
