@@ -20,7 +20,10 @@ static struct {
     unsigned every;
     _Atomic uint32_t tid; /* the one thread measured */
     unsigned count;
-    bool off; /* the current block runs without the consumer */
+    bool off;                       /* the current block runs without the consumer */
+    bool whole;                     /* NAME "gpuleak": the producer is what is left out */
+    uint32_t free_cbid;             /* whole: the entry point whose frees are counted */
+    void (*producer_null)(bool on); /* whole: the producer's switch */
     _Atomic bool stopped;
     uint64_t since;
     unsigned skipped;
@@ -28,7 +31,7 @@ static struct {
     float ns[2][MAX_BLOCKS]; /* [0]: with, [1]: without; block i of each adjacent */
 } a;
 
-bool gl_alternate_configure(const char *spec, size_t len)
+bool gl_alternate_configure(const char *spec, size_t len, void (*producer_null)(bool on))
 {
     const char *colon = memchr(spec, ':', len);
     size_t name_len = colon ? (size_t)(colon - spec) : len;
@@ -50,15 +53,30 @@ bool gl_alternate_configure(const char *spec, size_t len)
     char name[sizeof a.name];
     memcpy(name, spec, name_len);
     name[name_len] = '\0';
-    if (!gl_dispatch_bench_can_leave_out(name))
+    if (gl_alternate_active)
+        return false; /* one alternation a run */
+    bool whole = strcmp(name, "gpuleak") == 0;
+    if (whole ? !producer_null : !gl_dispatch_bench_can_leave_out(name))
         return false;
+    a.whole = whole;
+    a.producer_null = producer_null;
     memcpy(a.name, name, sizeof name);
     a.every = every;
+    /* A new alternation starts afresh (a test configures more than one). */
+    a.count = a.skipped = 0;
+    a.since = 0;
+    a.off = false;
+    a.free_cbid = 0;
+    a.n[0] = a.n[1] = 0;
+    atomic_store(&a.tid, 0);
+    atomic_store(&a.stopped, false);
     gl_alternate_active = true;
     return true;
 }
 
 bool gl_alternate_on(void) { return a.every != 0; }
+
+bool gl_alternate_whole(void) { return a.whole && gl_alternate_active; }
 
 /* A second thread: the tables are never rebuilt again, since it may be
  * reading them (a rebuild is not atomic); the observer stays as it is. */
@@ -68,7 +86,8 @@ static void stop(void)
     gl_alternate_active = false;
 }
 
-void gl_alternate_after_free(void)
+/* The end of a free: a block ends every a.every of them. */
+static void count_free(void)
 {
     uint32_t tid = gl_thread_id(), none = 0;
     if (!atomic_compare_exchange_strong(&a.tid, &none, tid) && none != tid) {
@@ -88,9 +107,32 @@ void gl_alternate_after_free(void)
             a.ns[a.off][a.n[a.off]++] = (float)((double)(now - a.since) / a.count);
     }
     a.off = !a.off;
-    gl_dispatch_bench_leave_out(a.off ? a.name : NULL);
+    if (a.whole)
+        a.producer_null(a.off);
+    else
+        gl_dispatch_bench_leave_out(a.off ? a.name : NULL);
     a.count = 0;
     a.since = gl_clock_ns(); /* the rebuild is not the program's */
+}
+
+/* Whole: blocks are counted in frees of one entry point, the first freed
+ * (in a block without, only its exits can be told apart from the others'),
+ * so that a block with and one without hold the same calls. */
+void gl_alternate_after_free(uint32_t cbid)
+{
+    if (a.whole) {
+        if (!a.free_cbid)
+            a.free_cbid = cbid;
+        if (cbid != a.free_cbid)
+            return;
+    }
+    count_free();
+}
+
+void gl_alternate_after_null_exit(uint32_t cbid)
+{
+    if (a.whole && cbid == a.free_cbid)
+        count_free();
 }
 
 static int by_value(const void *x, const void *y)

@@ -23,7 +23,19 @@
  * that thread about would race its reads), and the report says so; until
  * then the second thread's calls race the rebuilds: do not.  A consumer
  * left out misses the events of its blocks: its outputs (--save,
- * --memory-viz) hold half the run. */
+ * --memory-viz) hold half the run.
+ *
+ * NAME "gpuleak" alternates the producer itself: every other block runs as
+ * GPULEAK_BENCH=null (the hooks or CUPTI's callback stay, and return at
+ * once), so the figure is all of gpuleak's work a pair, on the same vCPU as
+ * the blocks without it.  What it leaves out is the producer's own floor:
+ * the hook's frame around the driver's function (or CUPTI's callback), which
+ * bench/run's "cupti only" column and a hook's instructions measure apart.
+ * A block without tracks nothing: the program must free, within a block,
+ * what it allocated in it.  Its blocks are counted in frees of one entry
+ * point, the first one freed: the other entry points' calls run in both
+ * kinds of block alike.  It goes with GPULEAK_BENCH=noobserve or nostate
+ * (what is left of gpuleak, against nothing). */
 #ifndef GPULEAK_ALTERNATE_H
 #define GPULEAK_ALTERNATE_H
 
@@ -32,14 +44,23 @@
 #include <stdint.h>
 
 /* Parse "NAME[:PAIRS]" (what follows "alternate:"): an observer attached
- * now (or "observers"); false, with nothing changed, when it is not one. */
-bool gl_alternate_configure(const char *spec, size_t len);
+ * now (or "observers", or "gpuleak", which needs producer_null: the switch
+ * that makes the producer do nothing, observe/call.h); false, with nothing
+ * changed, when it is not one, or an alternation runs already. */
+bool gl_alternate_configure(const char *spec, size_t len, void (*producer_null)(bool on));
 bool gl_alternate_on(void);
 
 /* Whether the mode is on and has not stopped: the hot path's one test. */
 extern bool gl_alternate_active __attribute__((visibility("hidden")));
-/* After each free's dispatch (observe/call.h), on the calling thread. */
-void gl_alternate_after_free(void);
+/* After each free's dispatch (observe/call.h), on the calling thread: the
+ * free's callback id. */
+void gl_alternate_after_free(uint32_t cbid);
+/* NAME "gpuleak": at each call's exit while the producer does nothing (its
+ * null path), on the calling thread. */
+void gl_alternate_after_null_exit(uint32_t cbid);
+/* Whether an alternation of NAME "gpuleak" runs (GPULEAK_BENCH=null cannot
+ * go with it). */
+bool gl_alternate_whole(void);
 
 struct gl_alternate_result {
     const char *name;

@@ -18,12 +18,13 @@
 GL_READ_MOSTLY _Atomic int gl_call_stacks = 1;
 GL_READ_MOSTLY bool gl_call_free_stacks = true;
 GL_READ_MOSTLY bool gl_call_null;
-bool gl_call_spin;
+GL_READ_MOSTLY bool gl_call_spin;
 /* GPULEAK_BENCH=spin:NS, in time-stamp counter ticks: the clock's own read
  * (about 20 ns) would be most of a wait of 25. */
 static uint64_t spin_ticks;
 
 void gl_call_set_stacks(bool enabled) { atomic_store(&gl_call_stacks, enabled); }
+void gl_call_set_null(bool on) { gl_call_null = on; }
 
 GL_HOT void gl_call_warm(const struct gl_event *ev, bool capture)
 {
@@ -43,7 +44,7 @@ static bool left_out_set;
 static bool bench_word(const char *w, size_t len)
 {
 #define IS(word) (len == sizeof word - 1 && strncmp(w, word, len) == 0)
-    if (IS("null"))
+    if (IS("null") && !gl_alternate_whole())
         gl_call_null = true;
     else if (IS("nostack"))
         gl_call_set_stacks(false);
@@ -53,6 +54,14 @@ static bool bench_word(const char *w, size_t len)
         gl_warm_mode = GL_WARM_OFF;
     else if (IS("profile"))
         gl_prof_init();
+    /* alternate:gpuleak switches the producer itself (observe/alternate.h),
+     * not what the dispatcher leaves out: it goes with noobserve or nostate
+     * (what is left of gpuleak, against nothing), never with another
+     * alternation (alternate.c refuses a second). */
+    else if (len >= 17 && strncmp(w, "alternate:gpuleak", 17) == 0 && (len == 17 || w[17] == ':')) {
+        if (gl_call_null || !gl_alternate_configure(w + 10, len - 10, gl_call_set_null))
+            return false;
+    }
     /* noobserve, nostate and alternate each say what the dispatcher leaves
      * out, one setting: the second of them would undo the first (alternate
      * puts every consumer back at its first turn), so it is refused. */
@@ -63,10 +72,10 @@ static bool bench_word(const char *w, size_t len)
             gl_dispatch_bench_without_observers(true);
         else if (IS("nostate"))
             gl_dispatch_bench_leave_out("everything");
-        else if (!gl_alternate_configure(w + 10, len - 10))
+        else if (!gl_alternate_configure(w + 10, len - 10, NULL))
             return false;
         left_out_set = true;
-    } else if (len > 5 && strncmp(w, "spin:", 5) == 0) {
+    } else if (len > 5 && strncmp(w, "spin:", 5) == 0 && !gl_alternate_whole()) {
         gl_call_null = true;
         uint64_t ns = strtoull(w + 5, NULL, 10);
         spin_ticks = ns ? (uint64_t)((double)ns * gl_prof_ticks_per_ns(5000000u) + 0.5) : 0;

@@ -88,6 +88,9 @@ extern bool gl_call_null;
 /* Whether GPULEAK_BENCH=spin waits at all: the hooks then stay on, to wait. */
 extern bool gl_call_spin;
 static inline bool gl_call_bench_null(void) { return gl_call_null; }
+/* GPULEAK_BENCH=alternate:gpuleak's switch (observe/alternate.h), between
+ * two pairs on the one calling thread: the producer does nothing while on. */
+void gl_call_set_null(bool on);
 void gl_call_bench_spin(void);
 
 /* ---- the path itself: inline into each producer, as the hot path was ---- */
@@ -240,7 +243,7 @@ static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, co
             gl_dispatch_end(token, &ev);
             gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
             if (__builtin_expect(gl_alternate_active, 0))
-                gl_alternate_after_free();
+                gl_alternate_after_free(cbid);
         }
         return;
     }

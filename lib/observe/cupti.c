@@ -63,8 +63,12 @@ GL_HOT void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain doma
     if (!gl_dispatch_open() || !cbdata)
         return;
     if (gl_call_bench_null()) {
-        if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+        if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
             gl_call_bench_spin();
+            if (__builtin_expect(gl_alternate_active, 0) &&
+                ((const CUpti_CallbackData *)cbdata)->callbackSite == CUPTI_API_EXIT)
+                gl_alternate_after_null_exit(cbid);
+        }
         return;
     }
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API)

@@ -250,7 +250,11 @@ GL_HOT void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *p
         c->cbid = cbids[id];
         c->token = 0;
         c->check.cbid = 0;
-        gl_call_bench_spin();
+        /* What an exit on the tracked path reads, should alternate:gpuleak
+         * switch between the two (only another thread's switch can). */
+        c->site = (struct gl_call_site){GL_CALL_CTX_UNASKED, 0};
+        if (gl_call_spin)
+            gl_call_bench_spin();
         return;
     }
     /* The context is asked when an event needs it (observe/call.h): an
@@ -275,7 +279,10 @@ GL_HOT void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *p
 GL_HOT void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
 {
     if (__builtin_expect(gl_call_null, 0)) {
-        gl_call_bench_spin();
+        if (gl_call_spin)
+            gl_call_bench_spin();
+        if (__builtin_expect(gl_alternate_active, 0))
+            gl_alternate_after_null_exit(c->cbid);
         return;
     }
     if (c->check.cbid)

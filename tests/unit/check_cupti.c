@@ -761,6 +761,7 @@ START_TEST(test_bench_null_mode)
     mem_alloc(0x7f0007000000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
     ck_assert(gl_call_bench_mode("null", bad, sizeof bad)); /* CUPTI's own cost only */
+    ck_assert(!gl_call_bench_mode("alternate:gpuleak", bad, sizeof bad)); /* null already */
     mem_alloc(0x7f0007200000ULL, 10, CUDA_SUCCESS, CTX_A);
     ck_assert_uint_eq(tu_tracker_stats().allocs, 1);
 }
@@ -835,6 +836,66 @@ START_TEST(test_bench_alternate)
 }
 END_TEST
 
+/* GPULEAK_BENCH=alternate:gpuleak:10: every 10 frees the producer itself
+ * switches to doing nothing (GPULEAK_BENCH=null) and back, between two
+ * pairs: the blocks without track nothing.  null and spin cannot go with
+ * it; a second thread's free stops it as it is. */
+START_TEST(test_bench_alternate_gpuleak)
+{
+    char bad[64] = "";
+    ck_assert(gl_call_bench_mode("alternate:gpuleak:10", bad, sizeof bad));
+    ck_assert(gl_alternate_on() && gl_alternate_whole());
+    ck_assert(!gl_call_bench_mode("null", bad, sizeof bad));
+    ck_assert_str_eq(bad, "null");
+    ck_assert(!gl_call_bench_mode("spin:5", bad, sizeof bad));
+    ck_assert(!gl_call_bench_null());
+    CUdeviceptr addr = 0x7f0007500000ULL;
+    for (int block = 0; block < 24; block++) {
+        ck_assert_int_eq(gl_call_bench_null(), block % 2 == 1);
+        for (int i = 0; i < 10; i++) {
+            mem_alloc(addr + (CUdeviceptr)i * 0x1000, 10, CUDA_SUCCESS, CTX_A);
+            mem_free(addr + (CUdeviceptr)i * 0x1000, CUDA_SUCCESS, CTX_A);
+        }
+        /* Another entry point's exits do not end a block without. */
+        cuMemAllocHost_v2_params h = {NULL, 0};
+        void *host = (void *)0x1000;
+        h.pp = &host;
+        h.bytesize = 64;
+        driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, &h, CUDA_SUCCESS, CTX_A);
+        cuMemFreeHost_params fh = {host};
+        driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, &fh, CUDA_SUCCESS, CTX_A);
+    }
+    ck_assert(!gl_call_bench_null());
+    /* Only the blocks with it tracked: 12 of 24, their host pairs too. */
+    struct gl_tracker_stats st = tu_tracker_stats();
+    ck_assert_uint_eq(st.allocs, 12 * 11);
+    ck_assert_uint_eq(st.frees, 12 * 11);
+    ck_assert_uint_eq(st.live_blocks, 0);
+    ck_assert_uint_eq(st.unknown_frees, 0);
+    struct gl_alternate_result r;
+    ck_assert(gl_alternate_result(&r));
+    ck_assert_str_eq(r.name, "gpuleak");
+    ck_assert_uint_eq(r.blocks, 9);
+    ck_assert(!r.stopped && r.on_ns > 0 && r.off_ns > 0);
+    for (int i = 0; i < 10; i++) {
+        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
+        mem_free(addr, CUDA_SUCCESS, CTX_A);
+    }
+    ck_assert(gl_call_bench_null());
+    pthread_t t;
+    pthread_create(&t, NULL, free_elsewhere, NULL);
+    pthread_join(t, NULL);
+    ck_assert(gl_alternate_result(&r) && r.stopped && r.left_out);
+    for (int i = 0; i < 30; i++) {
+        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
+        mem_free(addr, CUDA_SUCCESS, CTX_A);
+    }
+    ck_assert(gl_call_bench_null());                            /* stopped as it was */
+    ck_assert_uint_eq(tu_tracker_stats().allocs, 12 * 11 + 10); /* and the 25th block */
+    gl_call_set_null(false);
+}
+END_TEST
+
 /* The errors of a release and of a copy name the device of the call's
  * context (device 1 here), found from the context only when an error needs
  * it: the producer leaves the device to the placement. */
@@ -906,6 +967,7 @@ static Suite *callback_suite(void)
     /* After test_stacks_enabled_without_unwinder: loads libunwind. */
     tcase_add_test(tc, test_graph_block_has_node_stack);
     tcase_add_test(tc, test_bench_alternate);
+    tcase_add_test(tc, test_bench_alternate_gpuleak);
     tcase_add_test(tc, test_bench_null_mode); /* last: leaves the callback off */
     suite_add_tcase(s, tc);
     return s;
