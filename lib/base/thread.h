@@ -75,9 +75,6 @@ struct gl_thread {
     /* Recent whole stacks and where their return addresses lie (stack_memo.h);
      * made on the thread's first walk to learn one. */
     struct gl_stack_memo *stack_memo;
-    /* The time-stamp counter's low half at the thread's last allocation or
-     * release entry: whether the next one warms (observe/call.h). */
-    uint32_t call_tsc;
     /* The last native-and-Python stacks interned (stack_capture.c): made on
      * the thread's first capture with Python frames. */
     struct gl_mixed_memo *_Atomic mixed_memo;

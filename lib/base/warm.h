@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Warming: asking for lines ahead of a call's exit.
  *
- * At the entry of a CUDA call whose work comes at its exit (an allocation is
- * recorded once the driver returned its address; a free is confirmed, and
- * its stack captured, once the driver released it), the lines that work
- * will read are asked for, so that they arrive while the driver runs
- * instead of one miss after another at the exit: in a real program gpuleak's
+ * At the entry of an allocation, whose work comes at its exit (it is
+ * recorded once the driver returned its address), the lines that work will
+ * read are asked for, so that they arrive while the driver runs instead of
+ * one miss after another at the exit (releases do not warm: observe/call.h
+ * says why): in a real program gpuleak's
  * data is in the outer caches at every call (bench/cold), and an allocation
  * takes the driver a microsecond or more.  Only addresses known at the entry
  * can be warmed, and warming changes nothing: it uses no value it reads, and

@@ -92,10 +92,10 @@ struct gl_consumer {
     bool (*end)(uint64_t token, struct gl_event *ev, struct gl_block_info *blk);
     /* The recorder's (see above): every event a producer made, complete. */
     gl_event_fn record;
-    /* At the entry of a call whose event comes at its exit (an allocation's,
-     * ev->type set, nothing else known) or is ended at its exit (a release,
-     * before it begins): ask for the lines the handlers will touch then
-     * (base/warm.h: gl_warm), changing nothing.  NULL: nothing to warm. */
+    /* At the entry of an allocation, whose event comes at its exit (ev->type
+     * set, nothing else known): ask for the lines the handlers will touch
+     * then (base/warm.h: gl_warm), changing nothing.  Releases do not warm
+     * (observe/call.h says why).  NULL: nothing to warm. */
     void (*warm)(const struct gl_event *ev);
     /* Whether to attach it now (its options asked for it); NULL: always. */
     bool (*wanted)(void);

@@ -26,9 +26,9 @@ static uint64_t spin_ticks;
 void gl_call_set_stacks(bool enabled) { atomic_store(&gl_call_stacks, enabled); }
 void gl_call_set_null(bool on) { gl_call_null = on; }
 
-GL_HOT void gl_call_warm(const struct gl_event *ev, bool capture)
+GL_HOT void gl_call_warm(const struct gl_event *ev)
 {
-    if (capture && atomic_load_explicit(&gl_call_stacks, memory_order_relaxed))
+    if (atomic_load_explicit(&gl_call_stacks, memory_order_relaxed))
         gl_stack_capture_warm();
     gl_dispatch_warm(ev);
 }

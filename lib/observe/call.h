@@ -106,30 +106,20 @@ static inline uint32_t gl_call_capture(const struct gl_call_site *site)
     return gl_stack_capture_entry(site->entry);
 }
 
-/* At a call's entry, the lines its exit will touch (base/warm.h): the
- * stack capture's, if it captures, and the consumers'.  Out of line: the
- * warm calls are what it does, and the entry's own path stays short. */
-void gl_call_warm(const struct gl_event *ev, bool capture);
-
-/* About a microsecond: a thread away longer than this did other work, which
- * pushed gpuleak's lines out (bench/cold); one that calls back to back
- * (a loop of pairs) finds them still in its caches, and warming them would
- * cost it some 200 instructions for nothing. */
-#define GL_CALL_WARM_AFTER_TICKS 4096u
-
-/* Whether this allocation or release entry warms: warming is on and the
- * thread's last such entry was long enough ago (the loads mode: always).
- * Notes the time. */
-static inline bool gl_call_warms(void)
-{
-    struct gl_thread *t = gl_thread_cur;
-    if (!t || !gl_warm_on())
-        return false;
-    uint32_t now = (uint32_t)__rdtsc(), was = t->call_tsc;
-    t->call_tsc = now;
-    /* The loads mode (a cache simulator's) warms every time. */
-    return now - was > GL_CALL_WARM_AFTER_TICKS || gl_warm_mode == GL_WARM_LOADS;
-}
+/* At an allocation's entry, the lines its exit will touch (base/warm.h):
+ * the stack capture's and the consumers'.  Out of line: the warm calls are
+ * what it does, and the entry's own path stays short.
+ *
+ * Only allocations warm, and each one does.  A release's entry warmed too,
+ * and both only when the thread's last entry was over about a microsecond
+ * ago, by the time-stamp counter; but a read of the counter takes some 19 ns
+ * on the GPU machine's VM, two a pair, and in one process (GPULEAK_BENCH=
+ * alternate:gpuleak) the check and the release's warming cost an async pair
+ * 36 to 64 ns more than warming every allocation without the check, which
+ * itself costs about 10 ns against no warming at all; in a training step a
+ * release's warming had cost its entry more than it saved at its exit
+ * (bench/RESULTS.md). */
+void gl_call_warm(const struct gl_event *ev);
 
 static inline void gl_call_fill_common(struct gl_event *ev, struct gl_call_site *site)
 {
@@ -199,15 +189,13 @@ gl_call_enter(uint32_t cbid, const void *params, struct gl_call_site *site)
     struct gl_event ev = {0};
     if (!gl_decode(cbid, GL_SITE_ENTER, params, &ev)) {
         /* An allocation's event comes at its exit (decode.h). */
-        if (ev.type == GL_EV_ALLOC && gl_call_warms())
-            gl_call_warm(&ev, true);
+        if (ev.type == GL_EV_ALLOC && gl_warm_on())
+            gl_call_warm(&ev);
         return 0;
     }
     uint64_t t0 = gl_prof_now(), token = 0;
     gl_call_fill_common(&ev, site);
     if (gl_dispatch_is_release(&ev)) {
-        if (gl_call_warms())
-            gl_call_warm(&ev, gl_call_free_stacks);
         token = gl_dispatch_begin(&ev);
     } else {
         /* A copy or set, checked before it runs, on the device of the current

@@ -8,7 +8,6 @@
 #include "event/event.h"
 #include "base/ranges.h"
 #include "base/prefetch.h"
-#include "base/warm.h"
 #include "base/spin.h"
 #include "base/tool.h"
 #include "common/util.h"
@@ -50,7 +49,7 @@ static struct {
     struct indexed *index_of; /* per slot */
     size_t index_of_bytes;
     struct gl_ranges *ranges;     /* freed address ranges, when range checks are on */
-} q __attribute__((aligned(64))); /* its first line is what a free warms */
+} q __attribute__((aligned(64))); /* its first line is what a free reads first */
 
 static void unmap(void)
 {
@@ -400,17 +399,7 @@ void gl_quarantine_test_end(uint64_t pos, const struct gl_event *ev,
 
 static bool wanted(void) { return q.cap > 0; }
 
-/* A release's entry (event/dispatch.h): the ring's pointer, mask and
- * position counter, one line.  (The slot the free takes was fetched by the
- * previous free, and which one it is depends on the other threads' frees.) */
-GL_HOT static void warm(const struct gl_event *ev)
-{
-    if (ev->type == GL_EV_FREE) /* an allocation's or another release's: not ours */
-        gl_warm(&q);
-}
-
-static const struct gl_consumer consumer = {
-    .on = {[GL_EV_FREE] = on_free}, .warm = warm, .wanted = wanted};
+static const struct gl_consumer consumer = {.on = {[GL_EV_FREE] = on_free}, .wanted = wanted};
 
 const struct gl_component gl_quarantine_component = {
     .name = "quarantine",

@@ -578,10 +578,7 @@ GL_HOT static void warm(const struct gl_event *ev)
     if (!t)
         return;
     const struct gl_stat_cell *c = &t->stat_cells[t->stat_last % GL_STAT_CELLS];
-    if (ev->type != GL_EV_ALLOC) {
-        gl_warm(c);
-        return;
-    }
+    (void)ev; /* an allocation's */
     gl_warm_range(c, sizeof *c);
     gl_warm(&t->stat_slot[key_slot(c->key) % GL_STAT_SLOTS_MAX]);
     gl_warm(&flushes);
