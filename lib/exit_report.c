@@ -106,9 +106,10 @@ static void alternate_report(struct gl_out *o)
     gl_out_line(o, "%s", "");
     gl_out_line(o, "alternate (GPULEAK_BENCH=alternate:%s:%u): %zu pairs of blocks%s", r.name,
                 r.pairs_per_block, r.blocks,
-                !r.stopped   ? ""
-                : r.left_out ? "; stopped: a second thread made calls (the observer left out since)"
-                             : "; stopped: a second thread made calls");
+                !r.stopped    ? ""
+                : !r.left_out ? "; stopped: a second thread made calls"
+                : r.whole ? "; stopped: a second thread made calls (gpuleak tracked nothing since)"
+                          : "; stopped: a second thread made calls (the observer left out since)");
     if (r.blocks)
         gl_out_line(o,
                     "  with %.1f ns, without %.1f ns a pair (medians); with - without %+.1f ns "

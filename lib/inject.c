@@ -320,7 +320,8 @@ GL_EXPORT int InitializeInjection(void)
             "gpuleak: GPULEAK_BENCH: '%s' ignored (null, nostack, nomemo, profile, "
             "noobserve, nostate, spin:NS, alternate:OBSERVER[:PAIRS] with an attached "
             "observer's name or 'observers', PAIRS at least 10; at most one of noobserve, "
-            "nostate and alternate)",
+            "nostate and alternate; alternate:gpuleak[:PAIRS] with noobserve or nostate, "
+            "not with null or spin)",
             bad);
     gl_runtime.pid = getpid();
 

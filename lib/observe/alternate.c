@@ -79,21 +79,30 @@ bool gl_alternate_on(void) { return a.every != 0; }
 bool gl_alternate_whole(void) { return a.whole && gl_alternate_active; }
 
 /* A second thread: the tables are never rebuilt again, since it may be
- * reading them (a rebuild is not atomic); the observer stays as it is. */
+ * reading them (a rebuild is not atomic); the observer, or the producer,
+ * stays as it is. */
 static void stop(void)
 {
     atomic_store(&a.stopped, true);
     gl_alternate_active = false;
 }
 
-/* The end of a free: a block ends every a.every of them. */
-static void count_free(void)
+/* Whether the calling thread is the one measured (the first to end a
+ * counted call); another one stops the alternation. */
+static bool measured_thread(void)
 {
-    uint32_t tid = gl_thread_id(), none = 0;
-    if (!atomic_compare_exchange_strong(&a.tid, &none, tid) && none != tid) {
-        stop();
-        return;
-    }
+    uint32_t tid = gl_thread_id(), was = atomic_load_explicit(&a.tid, memory_order_relaxed);
+    if (was == tid)
+        return true;
+    if (!was && atomic_compare_exchange_strong(&a.tid, &was, tid))
+        return true;
+    stop();
+    return false;
+}
+
+/* A counted call ended: a block ends every a.every of them. */
+static void count_call(void)
+{
     if (atomic_load(&a.stopped))
         return;
     if (++a.count < a.every)
@@ -115,24 +124,26 @@ static void count_free(void)
     a.since = gl_clock_ns(); /* the rebuild is not the program's */
 }
 
-/* Whole: blocks are counted in frees of one entry point, the first freed
- * (in a block without, only its exits can be told apart from the others'),
- * so that a block with and one without hold the same calls. */
-void gl_alternate_after_free(uint32_t cbid)
+/* Which calls count: for one observer, the releases (their ends); for the
+ * whole producer, every exit of one entry point, the first one a release
+ * ended on, whatever the call made (a free of a null pointer, which makes
+ * no release, counts too), since in a block without only entry points can
+ * be told apart: both kinds of block then hold the same calls. */
+void gl_alternate_after_exit(uint32_t cbid, bool release)
 {
+    bool of_entry = a.whole && a.free_cbid && cbid == a.free_cbid;
+    if (!release && !of_entry)
+        return;
+    /* Any release of another thread stops it, whichever its entry point. */
+    if (!measured_thread())
+        return;
     if (a.whole) {
         if (!a.free_cbid)
             a.free_cbid = cbid;
-        if (cbid != a.free_cbid)
+        else if (!of_entry)
             return;
     }
-    count_free();
-}
-
-void gl_alternate_after_null_exit(uint32_t cbid)
-{
-    if (a.whole && cbid == a.free_cbid)
-        count_free();
+    count_call();
 }
 
 static int by_value(const void *x, const void *y)
@@ -159,6 +170,7 @@ bool gl_alternate_result(struct gl_alternate_result *r)
     size_t n = a.n[0] < a.n[1] ? a.n[0] : a.n[1];
     *r = (struct gl_alternate_result){.name = a.name,
                                       .pairs_per_block = a.every,
+                                      .whole = a.whole,
                                       .blocks = n,
                                       .stopped = atomic_load(&a.stopped),
                                       .left_out = a.off};

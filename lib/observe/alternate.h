@@ -32,10 +32,11 @@
  * the hook's frame around the driver's function (or CUPTI's callback), which
  * bench/run's "cupti only" column and a hook's instructions measure apart.
  * A block without tracks nothing: the program must free, within a block,
- * what it allocated in it.  Its blocks are counted in frees of one entry
+ * what it allocated in it.  Its blocks are counted in exits of one entry
  * point, the first one freed: the other entry points' calls run in both
- * kinds of block alike.  It goes with GPULEAK_BENCH=noobserve or nostate
- * (what is left of gpuleak, against nothing). */
+ * kinds of block alike.  A call that straddles a switch (only another
+ * thread's switch can make one) ends as it began: a release begun is ended.  It goes with
+ * GPULEAK_BENCH=noobserve or nostate (what is left of gpuleak, against nothing). */
 #ifndef GPULEAK_ALTERNATE_H
 #define GPULEAK_ALTERNATE_H
 
@@ -52,12 +53,12 @@ bool gl_alternate_on(void);
 
 /* Whether the mode is on and has not stopped: the hot path's one test. */
 extern bool gl_alternate_active __attribute__((visibility("hidden")));
-/* After each free's dispatch (observe/call.h), on the calling thread: the
- * free's callback id. */
-void gl_alternate_after_free(uint32_t cbid);
-/* NAME "gpuleak": at each call's exit while the producer does nothing (its
- * null path), on the calling thread. */
-void gl_alternate_after_null_exit(uint32_t cbid);
+/* At the end of every call a producer ended (observe/driver.c, cupti.c),
+ * on the calling thread, whether it tracked the call or did nothing (its
+ * null path): the call's callback id, and whether it ended a release (a
+ * token begun at its entry).  The measured thread is the first whose
+ * counted call ends; any other's stops the alternation. */
+void gl_alternate_after_exit(uint32_t cbid, bool release);
 /* Whether an alternation of NAME "gpuleak" runs (GPULEAK_BENCH=null cannot
  * go with it). */
 bool gl_alternate_whole(void);
@@ -69,6 +70,7 @@ struct gl_alternate_result {
     double on_ns, off_ns; /* medians of the blocks' ns per pair */
     double diff_ns;       /* median of the pairs' differences, on - off */
     double q1_ns, q3_ns;  /* its quartiles */
+    bool whole;           /* NAME "gpuleak": the producer alternated */
     bool stopped;         /* a second thread made calls */
     bool left_out;        /* the observer is out now (stopped in a block without) */
 };

@@ -78,7 +78,9 @@ void gl_call_set_free_stacks(bool enabled);
  * every consumer (the block table too: decoding and stacks are what is left,
  * the floor of a design that resolves events off the calling thread),
  * GPULEAK_BENCH=alternate:
- * NAME[:PAIRS] leaves one out every other block of frees (observe/alternate.h);
+ * NAME[:PAIRS] leaves one out every other block of frees (observe/alternate.h),
+ * alternate:gpuleak[:PAIRS] the producer itself (as null; refused with null
+ * or spin, allowed with noobserve or nostate);
  * several, separated by commas (profile,nomemo).  Read once at injection,
  * after the tracking is configured.  False, with the first word it could not
  * follow in bad, when one names what cannot be done. */
@@ -116,7 +118,8 @@ static inline uint32_t gl_call_capture(const struct gl_call_site *site)
  * on the GPU machine's VM, two a pair, and in one process (GPULEAK_BENCH=
  * alternate:gpuleak) the check and the release's warming cost an async pair
  * 36 to 64 ns more than warming every allocation without the check, which
- * itself costs about 10 ns against no warming at all; in a training step a
+ * itself costs about 10 ns against no warming at all in the machine's fast
+ * state (up to 30 in its slow one); in a training step a
  * release's warming had cost its entry more than it saved at its exit
  * (bench/RESULTS.md). */
 void gl_call_warm(const struct gl_event *ev);
@@ -230,8 +233,6 @@ static inline __attribute__((always_inline)) void gl_call_exit(uint32_t cbid, co
                 ev.stack = gl_call_capture(site);
             gl_dispatch_end(token, &ev);
             gl_prof_add(GL_PROF_FREE_EXIT, t0, gl_prof_now());
-            if (__builtin_expect(gl_alternate_active, 0))
-                gl_alternate_after_free(cbid);
         }
         return;
     }

@@ -38,6 +38,28 @@ GL_HOT static void on_driver_api(CUpti_CallbackId cbid, const CUpti_CallbackData
         cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : CUDA_ERROR_UNKNOWN;
     uint64_t token = cb->correlationData ? *cb->correlationData : 0;
     gl_call_exit(cbid, cb->functionParams, &site, rc, token);
+    if (__builtin_expect(gl_alternate_active, 0))
+        gl_alternate_after_exit(cbid, token != 0);
+}
+
+/* GPULEAK_BENCH=null's driver callback: nothing, or a wait (spin:NS).  Under
+ * alternate:gpuleak a call ends the way it began, should the producer have
+ * switched meanwhile (only another thread's switch can): the entry here
+ * says in the correlation slot that it began nothing, and an exit whose
+ * slot holds a token goes to the tracked path, which ends the release. */
+static void on_driver_api_null(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+    gl_call_bench_spin();
+    if (__builtin_expect(!gl_alternate_active, 1))
+        return;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        if (cb->correlationData)
+            *cb->correlationData = 0;
+    } else if (cb->correlationData && *cb->correlationData) {
+        on_driver_api(cbid, cb);
+    } else if (!cross_checking) { /* with the cross-check, the hooks count */
+        gl_alternate_after_exit(cbid, false);
+    }
 }
 
 static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
@@ -62,18 +84,14 @@ GL_HOT void CUPTIAPI gl_cupti_callback(void *userdata, CUpti_CallbackDomain doma
     (void)userdata;
     if (!gl_dispatch_open() || !cbdata)
         return;
-    if (gl_call_bench_null()) {
-        if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-            gl_call_bench_spin();
-            if (__builtin_expect(gl_alternate_active, 0) &&
-                ((const CUpti_CallbackData *)cbdata)->callbackSite == CUPTI_API_EXIT)
-                gl_alternate_after_null_exit(cbid);
-        }
-        return;
-    }
-    if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
-        on_driver_api(cbid, cbdata);
-    else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+    /* Resources are noted even then: a context or stream made while the
+     * producer does nothing (alternate:gpuleak) is still known after. */
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        if (__builtin_expect(gl_call_bench_null(), 0))
+            on_driver_api_null(cbid, cbdata);
+        else
+            on_driver_api(cbid, cbdata);
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
         on_resource(cbid, cbdata);
 }
 

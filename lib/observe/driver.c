@@ -246,12 +246,13 @@ bool gl_driver_started(void) { return atomic_load(&started); }
 
 GL_HOT void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *params)
 {
-    if (__builtin_expect(gl_call_null, 0)) { /* spin:NS */
+    if (__builtin_expect(gl_call_null, 0)) { /* spin:NS, alternate:gpuleak's blocks without */
         c->cbid = cbids[id];
         c->token = 0;
         c->check.cbid = 0;
-        /* What an exit on the tracked path reads, should alternate:gpuleak
-         * switch between the two (only another thread's switch can). */
+        /* Entry 0 says the call began here (a tracked entry's is the
+         * driver's function); an exit on the tracked path, should
+         * alternate:gpuleak switch meanwhile, reads a site. */
         c->site = (struct gl_call_site){GL_CALL_CTX_UNASKED, 0};
         if (gl_call_spin)
             gl_call_bench_spin();
@@ -278,11 +279,13 @@ GL_HOT void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *p
 
 GL_HOT void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresult rc)
 {
-    if (__builtin_expect(gl_call_null, 0)) {
+    /* A call ends the way it began (entry 0: on the null path), should
+     * alternate:gpuleak have switched meanwhile: a release begun is ended. */
+    if (__builtin_expect(gl_call_null, 0) && !c->site.entry) {
         if (gl_call_spin)
             gl_call_bench_spin();
         if (__builtin_expect(gl_alternate_active, 0))
-            gl_alternate_after_null_exit(c->cbid);
+            gl_alternate_after_exit(c->cbid, false);
         return;
     }
     if (c->check.cbid)
@@ -292,6 +295,8 @@ GL_HOT void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresul
     struct gl_thread *self = gl_thread_self();
     if (self)
         self->call_entry = 0;
+    if (__builtin_expect(gl_alternate_active, 0))
+        gl_alternate_after_exit(c->cbid, c->token != 0);
 }
 
 /* ---- contexts and streams ---- */

@@ -896,6 +896,79 @@ START_TEST(test_bench_alternate_gpuleak)
 }
 END_TEST
 
+/* One half of a driver call, as CUPTI reports it, with the caller's
+ * correlation slot and return value. */
+static void driver_half(CUpti_CallbackId cbid, const void *params, bool at_exit, CUresult *ret,
+                        uint64_t *corr)
+{
+    CUpti_CallbackData cb;
+    memset(&cb, 0, sizeof cb);
+    cb.functionParams = params;
+    cb.functionReturnValue = ret;
+    cb.correlationData = corr;
+    cb.context = CTX_A;
+    cb.callbackSite = at_exit ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+    cb.functionName = "cuSomething";
+    gl_cupti_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &cb);
+}
+
+static void *host_pair_elsewhere(void *arg)
+{
+    (void)arg;
+    void *host = (void *)0x2000;
+    cuMemAllocHost_v2_params h = {&host, 64};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, &h, CUDA_SUCCESS, CTX_A);
+    cuMemFreeHost_params fh = {host};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, &fh, CUDA_SUCCESS, CTX_A);
+    return NULL;
+}
+
+/* alternate:gpuleak, a call that straddles a switch (as only another
+ * thread's switch makes one): a release begun on the tracked path is ended
+ * on it though the exit comes while the producer does nothing; an entry on
+ * the null path begins nothing, and its correlation slot says so to a
+ * tracked exit (CUPTI leaves garbage there).  Then a second thread's free
+ * through another entry point than the one counted stops the alternation. */
+START_TEST(test_bench_alternate_gpuleak_straddle)
+{
+    char bad[64] = "";
+    ck_assert(gl_call_bench_mode("alternate:gpuleak:1000", bad, sizeof bad));
+    CUdeviceptr p = 0x7f0007600000ULL, q = 0x7f0007700000ULL;
+    mem_alloc(p, 64, CUDA_SUCCESS, CTX_A);
+    cuMemFree_v2_params fp = {p};
+    CUresult ret = (CUresult)-1;
+    uint64_t corr = 0xdeadbeefULL;
+    driver_half(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &fp, false, &ret, &corr);
+    ck_assert(corr != 0 && corr != 0xdeadbeefULL); /* a release begun */
+    gl_call_set_null(true);
+    ret = CUDA_SUCCESS;
+    driver_half(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &fp, true, &ret, &corr);
+    gl_call_set_null(false);
+    struct gl_tracker_stats st = tu_tracker_stats();
+    ck_assert_uint_eq(st.frees, 1);
+    ck_assert_uint_eq(st.live_blocks, 0);
+    mem_alloc(q, 64, CUDA_SUCCESS, CTX_A);
+    cuMemFree_v2_params fq = {q};
+    gl_call_set_null(true);
+    corr = 0xdeadbeefULL;
+    ret = (CUresult)-1;
+    driver_half(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &fq, false, &ret, &corr);
+    ck_assert_uint_eq(corr, 0); /* nothing begun */
+    gl_call_set_null(false);
+    ret = CUDA_SUCCESS;
+    driver_half(CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, &fq, true, &ret, &corr);
+    st = tu_tracker_stats();
+    ck_assert_uint_eq(st.frees, 1); /* its free went unseen */
+    ck_assert_uint_eq(st.live_blocks, 1);
+    struct gl_alternate_result r;
+    ck_assert(gl_alternate_result(&r) && !r.stopped);
+    pthread_t t;
+    pthread_create(&t, NULL, host_pair_elsewhere, NULL);
+    pthread_join(t, NULL);
+    ck_assert(gl_alternate_result(&r) && r.stopped && r.whole && !r.left_out);
+}
+END_TEST
+
 /* The errors of a release and of a copy name the device of the call's
  * context (device 1 here), found from the context only when an error needs
  * it: the producer leaves the device to the placement. */
@@ -968,6 +1041,7 @@ static Suite *callback_suite(void)
     tcase_add_test(tc, test_graph_block_has_node_stack);
     tcase_add_test(tc, test_bench_alternate);
     tcase_add_test(tc, test_bench_alternate_gpuleak);
+    tcase_add_test(tc, test_bench_alternate_gpuleak_straddle);
     tcase_add_test(tc, test_bench_null_mode); /* last: leaves the callback off */
     suite_add_tcase(s, tc);
     return s;
