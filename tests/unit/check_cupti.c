@@ -775,6 +775,24 @@ static void *free_elsewhere(void *arg)
     return NULL;
 }
 
+/* n allocate/free pairs of one address. */
+static void pairs_at(CUdeviceptr addr, int n)
+{
+    for (int i = 0; i < n; i++) {
+        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
+        mem_free(addr, CUDA_SUCCESS, CTX_A);
+    }
+}
+
+/* A second thread's pair stops the alternation, in a block without. */
+static void stopped_by_another_thread(struct gl_alternate_result *r)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, free_elsewhere, NULL);
+    pthread_join(t, NULL);
+    ck_assert(gl_alternate_result(r) && r->stopped && r->left_out);
+}
+
 /* GPULEAK_BENCH=alternate:quarantine:10: every 10 frees the quarantine is
  * left out or put back; pairs of blocks are kept after the warm-up; a call
  * from a second thread ends it with the consumer back. */
@@ -799,10 +817,7 @@ START_TEST(test_bench_alternate)
     CUdeviceptr addr = 0x7f0007300000ULL;
     for (int block = 0; block < 24; block++) {
         ck_assert_int_eq(gl_dispatch_attached("quarantine"), block % 2 == 0);
-        for (int i = 0; i < 10; i++) {
-            mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
-            mem_free(addr, CUDA_SUCCESS, CTX_A);
-        }
+        pairs_at(addr, 10);
     }
     ck_assert(gl_dispatch_attached("quarantine"));
     struct gl_alternate_result r;
@@ -816,19 +831,10 @@ START_TEST(test_bench_alternate)
     ck_assert_uint_eq(tu_tracker_stats().allocs, 240);
     /* In a block without it, a second thread's free stops the alternation
      * with the tables as they are (no rebuild while it may read them). */
-    for (int i = 0; i < 10; i++) {
-        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
-        mem_free(addr, CUDA_SUCCESS, CTX_A);
-    }
+    pairs_at(addr, 10);
     ck_assert(!gl_dispatch_attached("quarantine"));
-    pthread_t t;
-    pthread_create(&t, NULL, free_elsewhere, NULL);
-    pthread_join(t, NULL);
-    ck_assert(gl_alternate_result(&r) && r.stopped && r.left_out);
-    for (int i = 0; i < 30; i++) {
-        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
-        mem_free(addr, CUDA_SUCCESS, CTX_A);
-    }
+    stopped_by_another_thread(&r);
+    pairs_at(addr, 30);
     ck_assert(!gl_dispatch_attached("quarantine"));
     struct gl_alternate_result after;
     ck_assert(gl_alternate_result(&after));
@@ -877,19 +883,11 @@ START_TEST(test_bench_alternate_gpuleak)
     ck_assert_str_eq(r.name, "gpuleak");
     ck_assert_uint_eq(r.blocks, 9);
     ck_assert(!r.stopped && r.on_ns > 0 && r.off_ns > 0);
-    for (int i = 0; i < 10; i++) {
-        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
-        mem_free(addr, CUDA_SUCCESS, CTX_A);
-    }
+    pairs_at(addr, 10);
     ck_assert(gl_call_bench_null());
-    pthread_t t;
-    pthread_create(&t, NULL, free_elsewhere, NULL);
-    pthread_join(t, NULL);
-    ck_assert(gl_alternate_result(&r) && r.stopped && r.left_out);
-    for (int i = 0; i < 30; i++) {
-        mem_alloc(addr, 10, CUDA_SUCCESS, CTX_A);
-        mem_free(addr, CUDA_SUCCESS, CTX_A);
-    }
+    stopped_by_another_thread(&r);
+    ck_assert(r.whole);
+    pairs_at(addr, 30);
     ck_assert(gl_call_bench_null());                            /* stopped as it was */
     ck_assert_uint_eq(tu_tracker_stats().allocs, 12 * 11 + 10); /* and the 25th block */
     gl_call_set_null(false);
