@@ -106,10 +106,8 @@ bool gl_call_bench_mode(const char *mode, char *bad, size_t badlen)
  * about 50 ns the same wait: the last few hundred ticks are read without one
  * (a read of the counter is some 25), the rest pause, leaving the core's
  * other thread its share as before. */
-void gl_call_bench_spin(void)
+void gl_call_bench_spin_wait(void)
 {
-    if (!spin_ticks)
-        return;
     uint64_t end = __rdtsc() + spin_ticks, now;
     while ((now = __rdtsc()) < end)
         if (end - now > 400)

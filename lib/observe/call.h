@@ -93,7 +93,14 @@ static inline bool gl_call_bench_null(void) { return gl_call_null; }
 /* GPULEAK_BENCH=alternate:gpuleak's switch (observe/alternate.h), between
  * two pairs on the one calling thread: the producer does nothing while on. */
 void gl_call_set_null(bool on);
-void gl_call_bench_spin(void);
+/* GPULEAK_BENCH=spin:NS's wait; nothing, without a call, when none is set
+ * (null, alternate:gpuleak's blocks without). */
+void gl_call_bench_spin_wait(void);
+static inline void gl_call_bench_spin(void)
+{
+    if (gl_call_spin)
+        gl_call_bench_spin_wait();
+}
 
 /* ---- the path itself: inline into each producer, as the hot path was ---- */
 

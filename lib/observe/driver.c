@@ -254,8 +254,7 @@ GL_HOT void gl_driver_enter(struct gl_driver_call *c, unsigned id, const void *p
          * driver's function); an exit on the tracked path, should
          * alternate:gpuleak switch meanwhile, reads a site. */
         c->site = (struct gl_call_site){GL_CALL_CTX_UNASKED, 0};
-        if (gl_call_spin)
-            gl_call_bench_spin();
+        gl_call_bench_spin();
         return;
     }
     /* The context is asked when an event needs it (observe/call.h): an
@@ -282,8 +281,7 @@ GL_HOT void gl_driver_exit(struct gl_driver_call *c, const void *params, CUresul
     /* A call ends the way it began (entry 0: on the null path), should
      * alternate:gpuleak have switched meanwhile: a release begun is ended. */
     if (__builtin_expect(gl_call_null, 0) && !c->site.entry) {
-        if (gl_call_spin)
-            gl_call_bench_spin();
+        gl_call_bench_spin();
         if (__builtin_expect(gl_alternate_active, 0))
             gl_alternate_after_exit(c->cbid, false);
         return;
