@@ -29,14 +29,15 @@
  * GPULEAK_BENCH=null (the hooks or CUPTI's callback stay, and return at
  * once), so the figure is all of gpuleak's work a pair, on the same vCPU as
  * the blocks without it.  What it leaves out is the producer's own floor:
- * the hook's frame around the driver's function (or CUPTI's callback), which
- * bench/run's "cupti only" column and a hook's instructions measure apart.
- * A block without tracks nothing: the program must free, within a block,
- * what it allocated in it.  Its blocks are counted in exits of one entry
- * point, the first one freed: the other entry points' calls run in both
- * kinds of block alike.  A call that straddles a switch (only another
- * thread's switch can make one) ends as it began: a release begun is ended.  It goes with
- * GPULEAK_BENCH=noobserve or nostate (what is left of gpuleak, against nothing). */
+ * the hook's frame around the driver's function (or CUPTI's callback),
+ * close to what bench/run's "driver only" (or "cupti only") column measures
+ * apart, neither the same.  A block without tracks nothing: the program
+ * must free, within a block, what it allocated in it.  Its blocks are
+ * counted in exits of one entry point, the first one freed: the other entry
+ * points' calls run in both kinds of block alike.  A call that straddles a
+ * switch (only another thread's switch can make one) ends as it began: a
+ * release begun is ended.  It goes with GPULEAK_BENCH=noobserve or nostate
+ * (what is left of gpuleak, against nothing). */
 #ifndef GPULEAK_ALTERNATE_H
 #define GPULEAK_ALTERNATE_H
 
