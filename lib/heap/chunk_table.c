@@ -21,12 +21,21 @@ struct entry {
     uint64_t meta; /* size (40 bits) << 24 | caller (24 bits) */
 };
 
+/* A shard's filter: a bit per eighth byte of the hash (bits 48 to 55), set
+ * when a chunk of that bit is added, so that a free of an address the shard
+ * never held (the driver's chunks, which the hooks leave out: heap_state.h)
+ * is answered without the lock or the array.  Bits are only set between
+ * rebuilds; a rebuild stores the bits of the chunks it keeps, word by word, so
+ * that a chunk present throughout never reads as absent. */
+#define FILTER_WORDS 4
+
 struct shard {
     gl_spinlock lock;
     struct entry *_Atomic v; /* published after it is filled: readers with the world
                                 stopped may read it without the lock */
     uint32_t cap;            /* power of two, 0 before the first insert */
     uint32_t count, tombs;
+    _Atomic uint64_t filter[FILTER_WORDS]; /* written under the lock, read without it */
 } __attribute__((aligned(64))); /* one per cache line: threads on other shards never meet */
 
 _Static_assert(sizeof(struct shard) == 64, "one shard per cache line");
@@ -34,6 +43,26 @@ static struct shard shards[NSHARDS] __attribute__((aligned(64)));
 
 static inline uint64_t mix(uint64_t addr) { return (addr >> 4) * 0x9e3779b97f4a7c15ULL; }
 static inline struct shard *shard_of(uint64_t h) { return &shards[h >> (64 - SHARD_BITS)]; }
+
+static inline unsigned filter_bit(uint64_t h) { return (unsigned)(h >> 48) & 0xff; }
+
+/* Whether the shard may hold a chunk of hash h: false means it does not.  A
+ * chunk's bit was stored before its malloc returned, so the thread freeing it
+ * (handed the pointer through the program's own synchronization) sees it. */
+static inline bool may_hold(const struct shard *s, uint64_t h)
+{
+    unsigned b = filter_bit(h);
+    return atomic_load_explicit(&s->filter[b / 64], memory_order_relaxed) >> (b % 64) & 1;
+}
+
+/* Under the lock. */
+static inline void filter_add(struct shard *s, uint64_t h)
+{
+    unsigned b = filter_bit(h);
+    uint64_t w = atomic_load_explicit(&s->filter[b / 64], memory_order_relaxed);
+    if (!(w >> (b % 64) & 1))
+        atomic_store_explicit(&s->filter[b / 64], w | 1ULL << (b % 64), memory_order_relaxed);
+}
 
 static inline uint64_t pack(uint64_t size, uint32_t caller)
 {
@@ -50,15 +79,22 @@ static bool rebuild(struct shard *s, uint32_t cap)
     if (!n)
         return false;
     struct entry *old = atomic_load_explicit(&s->v, memory_order_relaxed);
+    uint64_t filter[FILTER_WORDS] = {0};
     for (uint32_t i = 0; old && i < s->cap; i++) {
         if (old[i].addr <= TOMB)
             continue;
-        uint32_t j = (uint32_t)mix(old[i].addr) & (cap - 1);
+        uint64_t h = mix(old[i].addr);
+        uint32_t j = (uint32_t)h & (cap - 1);
         while (n[j].addr != EMPTY)
             j = (j + 1) & (cap - 1);
         n[j] = old[i];
+        filter[filter_bit(h) / 64] |= 1ULL << (filter_bit(h) % 64);
     }
     atomic_store_explicit(&s->v, n, memory_order_release);
+    /* The removed chunks' bits go: a reader sees each word old or new, and a
+     * kept chunk's bit is set in both. */
+    for (unsigned w = 0; w < FILTER_WORDS; w++)
+        atomic_store_explicit(&s->filter[w], filter[w], memory_order_relaxed);
     if (old)
         gl_tool_unmap(old, (size_t)s->cap * sizeof *old);
     s->cap = cap;
@@ -101,6 +137,7 @@ GL_HOT void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
         s->tombs--;
     }
     v[i].meta = pack(size, caller);
+    filter_add(s, h);
     atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, addr, memory_order_release);
     __atomic_store_n(&s->count, s->count + 1,
                      __ATOMIC_RELAXED); /* read unlocked by gl_chunk_table_count */
@@ -128,6 +165,8 @@ GL_HOT bool gl_chunk_table_remove(uint64_t addr)
         return false;
     uint64_t h = mix(addr);
     struct shard *s = shard_of(h);
+    if (!may_hold(s, h))
+        return false;
     gl_spin_lock(&s->lock);
     uint32_t i = find(s, addr, h);
     if (i != UINT32_MAX) {
@@ -146,6 +185,8 @@ bool gl_chunk_table_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
         return false;
     uint64_t h = mix(addr);
     struct shard *s = shard_of(h);
+    if (!may_hold(s, h))
+        return false;
     gl_spin_lock(&s->lock);
     uint32_t i = find(s, addr, h);
     if (i != UINT32_MAX) {
@@ -210,6 +251,8 @@ void gl_chunk_table_reset(void)
             gl_tool_unmap(v, (size_t)s->cap * sizeof *v);
         atomic_store(&s->v, NULL);
         s->cap = s->count = s->tombs = 0;
+        for (unsigned w = 0; w < FILTER_WORDS; w++)
+            atomic_store(&s->filter[w], 0);
         gl_spin_reset(&s->lock);
     }
 }

@@ -7,6 +7,15 @@
 #include "heap/heap_state.h"
 
 _Atomic bool gl_heap_state_seen;
+_Atomic uint64_t gl_heap_state_skip_start, gl_heap_state_skip_len;
+
+void gl_heap_skip_code(uint64_t start, uint64_t end)
+{
+    if (end <= start || atomic_load(&gl_heap_state_skip_len))
+        return;
+    atomic_store_explicit(&gl_heap_state_skip_start, start, memory_order_relaxed);
+    atomic_store_explicit(&gl_heap_state_skip_len, end - start, memory_order_release);
+}
 
 bool gl_heap_active(void)
 {
@@ -64,4 +73,5 @@ void gl_heap_reset(void)
     gl_anon_maps_reset();
     gl_callers_reset();
     atomic_store(&gl_heap_state_seen, false);
+    atomic_store(&gl_heap_state_skip_len, 0);
 }

@@ -10,7 +10,9 @@
  *  - an allocation made while a hook is already running on the thread (jemalloc
  *    mapping an arena inside malloc) is the allocator's own: not recorded;
  *  - operator new passes its own caller down to the malloc it calls, so that
- *    C++ allocations are owned by the code that said `new`, not by libstdc++.
+ *    C++ allocations are owned by the code that said `new`, not by libstdc++;
+ *  - a chunk the CUDA driver's code asks for is not recorded (heap.h,
+ *    gl_heap_skip_code): the leak check would never follow it.
  * Built with -fexceptions: a failing operator new throws through these frames. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -129,6 +131,8 @@ static inline uintptr_t caller_of(uintptr_t ret) { return tls.caller ? tls.calle
 
 static inline void record(void *p, size_t n, uintptr_t caller)
 {
+    if (gl_heap_state_skipped(caller)) /* the driver's own: never followed */
+        return;
     gl_chunk_table_insert((uint64_t)(uintptr_t)p, n, gl_callers_id(caller));
     gl_heap_state_mark_active();
 }

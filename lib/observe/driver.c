@@ -13,6 +13,7 @@
 #include "common/util.h"
 #include "event/api.h"
 #include "event/dispatch.h"
+#include "heap/heap.h"
 #include "observe/contexts.h"
 #include "observe/decode.h"
 
@@ -79,14 +80,33 @@ void *gl_driver_dlsym(void *handle, const char *name)
     return fn ? fn(handle, name) : NULL;
 }
 
-static int find_libcuda(struct dl_phdr_info *info, size_t size, void *found)
+/* libcuda in the loader's list, and its code's extent. */
+struct found {
+    bool loaded;
+    uint64_t text_start, text_end;
+};
+
+static int find_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
+    struct found *f = arg;
     const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     base = base ? base + 1 : info->dlpi_name;
-    if (base && (strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libcuda-", 8) == 0))
-        *(bool *)found = true;
-    return *(bool *)found;
+    if (!base || (strncmp(base, "libcuda.so", 10) != 0 && strncmp(base, "libcuda-", 8) != 0))
+        return 0;
+    f->loaded = true;
+    f->text_start = UINT64_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+        if (start < f->text_start)
+            f->text_start = start;
+        if (end > f->text_end)
+            f->text_end = end;
+    }
+    return 1;
 }
 
 /* libcuda, once the program has loaded it (never loaded from here).  Whether
@@ -98,14 +118,15 @@ static void *libcuda(void)
     void *h = atomic_load_explicit(&handle, memory_order_acquire);
     if (h)
         return h;
-    bool loaded = false;
-    dl_iterate_phdr(find_libcuda, &loaded);
-    if (!loaded)
+    struct found f = {0};
+    dl_iterate_phdr(find_libcuda, &f);
+    if (!f.loaded)
         return NULL;
     h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (h)
+    if (h) {
+        gl_heap_skip_code(f.text_start, f.text_end); /* the driver's chunks: never followed */
         atomic_store_explicit(&handle, h, memory_order_release);
-    else
+    } else
         (void)dlerror(); /* libcuda under another name: nothing to hook */
     return h;
 }

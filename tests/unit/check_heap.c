@@ -5,6 +5,7 @@
  * gpuleak. */
 #include <check.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -126,6 +127,53 @@ START_TEST(test_chunk_threads)
 }
 END_TEST
 
+/* A shard's filter says "absent" without the lock: it must never say so of a
+ * chunk present while another thread's inserts and removes rebuild its shard
+ * (a rebuild recomputes the bits). */
+static atomic_bool churning;
+static atomic_uint churned; /* rounds */
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    /* New addresses each round: their tombstones pile up and the shards are
+     * cleaned (rebuilt) over and over. */
+    for (uint64_t base = 0x9000000000ULL; atomic_load(&churning); base += 0x1000000) {
+        for (uint64_t i = 0; i < 20000; i++) {
+            gl_chunk_table_insert(base + i * 16, 16, 1);
+            gl_chunk_table_remove(base + i * 16);
+        }
+        atomic_fetch_add(&churned, 1);
+    }
+    return NULL;
+}
+
+START_TEST(test_chunk_filter_through_rebuilds)
+{
+    gl_chunk_table_reset();
+    uint64_t base = 0x8000000000ULL;
+    for (uint64_t i = 0; i < 2000; i++)
+        gl_chunk_table_insert(base + i * 32, 32, 1);
+    atomic_store(&churning, true);
+    pthread_t t;
+    pthread_create(&t, NULL, churn, NULL);
+    unsigned missed = 0;
+    while (atomic_load(&churned) < 20) /* some 3,000 rebuilds */
+        for (uint64_t i = 0; i < 2000; i++)
+            missed += !gl_chunk_table_lookup(base + i * 32, NULL, NULL);
+    atomic_store(&churning, false);
+    pthread_join(t, NULL);
+    ck_assert_uint_eq(missed, 0);
+    /* Absent addresses: never inserted, and removed. */
+    ck_assert(!gl_chunk_table_remove(0xa000000000ULL));
+    ck_assert(!gl_chunk_table_lookup(0x9000000000ULL, NULL, NULL));
+    for (uint64_t i = 0; i < 2000; i++)
+        ck_assert(gl_chunk_table_remove(base + i * 32));
+    ck_assert(!gl_chunk_table_remove(base));
+    gl_chunk_table_reset();
+}
+END_TEST
+
 /* ---- callers ---- */
 
 START_TEST(test_callers)
@@ -240,8 +288,8 @@ static bool in_this_program(uintptr_t ip)
 static uint32_t caller_of_chunk(void *p)
 {
     uint32_t caller = 0;
-    ck_assert_msg(gl_chunk_table_lookup((uint64_t)(uintptr_t)p, NULL, &caller), "chunk %p not recorded",
-                  p);
+    ck_assert_msg(gl_chunk_table_lookup((uint64_t)(uintptr_t)p, NULL, &caller),
+                  "chunk %p not recorded", p);
     return caller;
 }
 
@@ -279,6 +327,51 @@ START_TEST(test_hooks_malloc_family)
     ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)z, &size, NULL) && size == 50);
     z = realloc(z, 0);
     free(z);
+}
+END_TEST
+
+/* The code whose chunks go unrecorded (the driver's, gl_heap_skip_code):
+ * here the C library's, so that strdup stands for the driver's calloc. */
+static int find_libc(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uint64_t *range = arg;
+    if (!info->dlpi_name || !strstr(info->dlpi_name, "libc.so"))
+        return 0;
+    range[0] = UINT64_MAX;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            uint64_t start = info->dlpi_addr + ph->p_vaddr;
+            if (start < range[0])
+                range[0] = start;
+            if (start + ph->p_memsz > range[1])
+                range[1] = start + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+START_TEST(test_hooks_skip_code)
+{
+    uint64_t libc[2] = {0, 0};
+    dl_iterate_phdr(find_libc, libc);
+    ck_assert_uint_gt(libc[1], libc[0]);
+    char *before = strdup("recorded");
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)before, NULL, NULL));
+    gl_heap_skip_code(libc[0], libc[1]);
+    gl_heap_skip_code(0x1000, 0x2000); /* the first call wins */
+    char *d = strdup("the driver's");
+    ck_assert(!gl_chunk_table_lookup((uint64_t)(uintptr_t)d, NULL, NULL));
+    void *mine = malloc(64); /* this program's: still recorded */
+    ck_assert(gl_chunk_table_lookup((uint64_t)(uintptr_t)mine, NULL, NULL));
+    /* A chunk made before, freed now: its free still takes it out. */
+    size_t n = gl_chunk_table_count();
+    free(before);
+    ck_assert(!gl_chunk_table_lookup((uint64_t)(uintptr_t)before, NULL, NULL));
+    free(d); /* unrecorded: nothing to take out */
+    free(mine);
+    ck_assert_uint_eq(gl_chunk_table_count(), n - 2);
 }
 END_TEST
 
@@ -430,6 +523,7 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, test_chunk_insert_lookup_remove);
     tcase_add_test(tc, test_chunk_foreach);
     tcase_add_test(tc, test_chunk_threads);
+    tcase_add_test(tc, test_chunk_filter_through_rebuilds);
     tcase_add_test(tc, test_callers);
     tcase_add_test(tc, test_anon_maps_cut_and_split);
     tcase_add_test(tc, test_anon_maps_many);
@@ -438,6 +532,7 @@ static Suite *heap_suite(void)
     TCase *th = tcase_create("hooks");
     tcase_add_test(th, test_hooks_malloc_family);
     tcase_add_test(th, test_hooks_mmap);
+    tcase_add_test(th, test_hooks_skip_code);
     tcase_add_test(th, test_hooks_forward_to_the_next_allocator);
     tcase_add_test(th, test_fork_with_a_lock_held);
     tcase_add_test(th, test_hooks_threads);
