@@ -31,7 +31,9 @@
  * the blocks without it.  What it leaves out is the producer's own floor:
  * the hook's frame around the driver's function (or CUPTI's callback),
  * close to what bench/run's "driver only" (or "cupti only") column measures
- * apart, neither the same.  A block without tracks nothing: the program
+ * apart, neither the same; and the allocator hooks (heap.h), which run in
+ * both kinds of block, for the host chunks the driver allocates and frees
+ * inside its calls.  A block without tracks nothing: the program
  * must free, within a block, what it allocated in it.  Its blocks are
  * counted in exits of one entry point, the first one freed: the other entry
  * points' calls run in both kinds of block alike.  A call that straddles a
