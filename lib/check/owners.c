@@ -29,10 +29,12 @@ enum gl_owner gl_owners_of_path(const char *path)
     static const char *const tool[] = {"libgpuleak.", "libdw.so",     "libdw-",    "libelf.so",
                                        "libelf-",     "libunwind.so", "libunwind-"};
     /* libcudart-<hash>.so: the CUDA runtime as pip wheels vendor it (PyTorch's
-     * cu11x builds), which modules.h already calls the runtime. */
-    static const char *const cuda[] = {"libcuda.so",  "libcudart.so", "libcudart-",
-                                       "libcupti.so", "libnvidia-",   "libcudadebugger.so",
-                                       "libnvperf_"};
+     * cu11x builds), which modules.h already calls the runtime; libcuda-*:
+     * the driver under a versioned file name, as modules.h and the driver
+     * observer take it. */
+    static const char *const cuda[] = {"libcuda.so",         "libcuda-",    "libcudart.so",
+                                       "libcudart-",         "libcupti.so", "libnvidia-",
+                                       "libcudadebugger.so", "libnvperf_"};
     static const char *const lib[] = {
         "libcublas",   "libcudnn", "libnccl",      "libcufft",    "libcurand",     "libcusparse",
         "libcusolver", "libnvrtc", "libnvJitLink", "libcutensor", "libnvToolsExt", "libnvtx",

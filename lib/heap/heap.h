@@ -38,9 +38,11 @@ struct gl_heap_object {
  * own copy of every device pointer), and the driver allocates in the calls
  * gpuleak tracks (a host chunk in each stream-ordered allocation), where the
  * table's insert was a sixth of gpuleak's time a pair (bench/RESULTS.md).
- * Their frees still look them up: a chunk made elsewhere (by the C library
- * for the driver) may be freed there, and then the filter of chunk_table.c
- * answers in one load.  The first call wins; later ones are ignored. */
+ * An entry left at such a chunk's address (a free the hooks did not see)
+ * is taken out, as a record would have replaced it.  Their frees still look
+ * them up: a chunk made elsewhere (by the C library for the driver) may be
+ * freed there, and then the filter of chunk_table.c answers in one load.
+ * The first call wins; later ones are ignored. */
 void gl_heap_skip_code(uint64_t start, uint64_t end);
 
 /* Have the hooks seen an allocation in this process? */

@@ -131,8 +131,13 @@ static inline uintptr_t caller_of(uintptr_t ret) { return tls.caller ? tls.calle
 
 static inline void record(void *p, size_t n, uintptr_t caller)
 {
-    if (gl_heap_state_skipped(caller)) /* the driver's own: never followed */
+    if (gl_heap_state_skipped(caller)) {
+        /* The driver's own: never followed.  An entry left at its address (a
+         * free the hooks did not see) goes, as a record would replace it:
+         * else the scan would follow the driver's chunk as the program's. */
+        gl_chunk_table_remove((uint64_t)(uintptr_t)p);
         return;
+    }
     gl_chunk_table_insert((uint64_t)(uintptr_t)p, n, gl_callers_id(caller));
     gl_heap_state_mark_active();
 }

@@ -80,33 +80,53 @@ void *gl_driver_dlsym(void *handle, const char *name)
     return fn ? fn(handle, name) : NULL;
 }
 
-/* libcuda in the loader's list, and its code's extent. */
-struct found {
-    bool loaded;
-    uint64_t text_start, text_end;
-};
-
-static int find_libcuda(struct dl_phdr_info *info, size_t size, void *arg)
+static int find_libcuda(struct dl_phdr_info *info, size_t size, void *found)
 {
     (void)size;
-    struct found *f = arg;
     const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     base = base ? base + 1 : info->dlpi_name;
-    if (!base || (strncmp(base, "libcuda.so", 10) != 0 && strncmp(base, "libcuda-", 8) != 0))
+    if (base && (strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libcuda-", 8) == 0))
+        *(bool *)found = true;
+    return *(bool *)found;
+}
+
+/* The extent of one loaded object's code: the object loaded at base. */
+struct text {
+    uint64_t base, start, end;
+};
+
+static int text_of(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct text *t = arg;
+    if (info->dlpi_addr != t->base)
         return 0;
-    f->loaded = true;
-    f->text_start = UINT64_MAX;
+    t->start = UINT64_MAX;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
         uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
-        if (start < f->text_start)
-            f->text_start = start;
-        if (end > f->text_end)
-            f->text_end = end;
+        if (start < t->start)
+            t->start = start;
+        if (end > t->end)
+            t->end = end;
     }
     return 1;
+}
+
+/* The driver's code, as the handle names it, to the heap: the chunks it
+ * allocates go unrecorded (the leak check never follows them). */
+static void skip_driver_chunks(void *h)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm) {
+        (void)dlerror();
+        return;
+    }
+    struct text t = {.base = lm->l_addr};
+    dl_iterate_phdr(text_of, &t);
+    gl_heap_skip_code(t.start, t.end);
 }
 
 /* libcuda, once the program has loaded it (never loaded from here).  Whether
@@ -118,13 +138,13 @@ static void *libcuda(void)
     void *h = atomic_load_explicit(&handle, memory_order_acquire);
     if (h)
         return h;
-    struct found f = {0};
-    dl_iterate_phdr(find_libcuda, &f);
-    if (!f.loaded)
+    bool loaded = false;
+    dl_iterate_phdr(find_libcuda, &loaded);
+    if (!loaded)
         return NULL;
     h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (h) {
-        gl_heap_skip_code(f.text_start, f.text_end); /* the driver's chunks: never followed */
+        skip_driver_chunks(h);
         atomic_store_explicit(&handle, h, memory_order_release);
     } else
         (void)dlerror(); /* libcuda under another name: nothing to hook */

@@ -5,7 +5,11 @@
  * it handed out (a free of another one fails, as the real driver's does), and
  * resolves entry points by name as cuGetProcAddress does: the base name, its
  * _v2 where the version asks for it, its _ptsz with the per-thread flag.  It
- * also has a cuMemAlloc_v3 for versions past 90000: a variant no hook knows. */
+ * also has a cuMemAlloc_v3 for versions past 90000: a variant no hook knows.
+ * Like the real one, it keeps a host record of each block, holding its
+ * address, allocated in the call and freed in the free: the leak check must
+ * not take the driver's copy for the program's pointer (tests/driver.test's
+ * lost blocks), and the allocator hooks leave the records out (check_heap). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -24,6 +28,7 @@
 
 static CUdeviceptr next_addr = 0x7e0000000000ULL;
 static CUdeviceptr live[MAX_BLOCKS];
+static CUdeviceptr *records[MAX_BLOCKS]; /* the driver's host copies */
 static int initialized;
 static const CUcontext fake_ctx = (CUcontext)0x1000;
 
@@ -53,7 +58,12 @@ static CUresult alloc(CUdeviceptr *p, size_t n)
     pthread_mutex_lock(&lock);
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (!live[i]) {
-            live[i] = *p = next_addr;
+            CUdeviceptr *record = calloc(2, sizeof *record);
+            if (!record)
+                break;
+            live[i] = *p = record[0] = next_addr;
+            record[1] = n;
+            records[i] = record;
             next_addr += (n + 0xfffff) & ~(CUdeviceptr)0xfffff;
             pthread_mutex_unlock(&lock);
             return CUDA_SUCCESS;
@@ -71,6 +81,8 @@ static CUresult release(CUdeviceptr p)
     for (int i = 0; i < MAX_BLOCKS; i++)
         if (live[i] == p) {
             live[i] = 0;
+            free(records[i]);
+            records[i] = NULL;
             pthread_mutex_unlock(&lock);
             return CUDA_SUCCESS;
         }
@@ -117,6 +129,18 @@ EXPORT CUresult cuDriverGetVersion(int *v)
  * (tests/driver/ctx_queries.c). */
 static int context_queries;
 EXPORT int fake_cuda_context_queries(void) { return __atomic_load_n(&context_queries, 0); }
+
+/* The host record of a block (tests/unit/check_heap.c), or NULL. */
+EXPORT void *fake_cuda_record(CUdeviceptr p)
+{
+    void *record = NULL;
+    pthread_mutex_lock(&lock);
+    for (int i = 0; i < MAX_BLOCKS; i++)
+        if (live[i] == p)
+            record = records[i];
+    pthread_mutex_unlock(&lock);
+    return record;
+}
 
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 {

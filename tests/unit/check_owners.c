@@ -28,6 +28,7 @@ __attribute__((noinline)) static int runtime_code(int x) { return x * 5 + 2; }
 START_TEST(test_owner_of_path)
 {
     ck_assert_int_eq(gl_owners_of_path("/usr/lib/libcuda.so.580.1"), GL_OWNER_CUDA);
+    ck_assert_int_eq(gl_owners_of_path("/opt/driver/libcuda-580.159.so"), GL_OWNER_CUDA);
     ck_assert_int_eq(gl_owners_of_path("/x/nvidia/cu13/lib/libcudart.so.13"), GL_OWNER_CUDA);
     ck_assert_int_eq(gl_owners_of_path("libcupti.so.13"), GL_OWNER_CUDA);
     /* Vendored by a wheel, with a hash in its name. */
