@@ -4,6 +4,10 @@
 // WORK_NS: the host busy-waits that long after each call (the program's own
 // work between its calls; 0 by default), so that a tool's cost per call can be
 // compared with the same time spent by the program itself.
+// ALLOC_PAIR_HOST_CHUNKS=N: N chunks of 64 bytes malloc'd and kept first, a heap
+// the size of a large program's (PyTorch's C++ objects), for gpuleak's
+// allocator hooks to meet (the host chunk the driver allocates and frees in
+// each pair is looked up among them).
 // Prints one line: mode threads pairs ns_per_pair (wall time / pairs per thread).
 #include <pthread.h>
 #include <stdio.h>
@@ -82,6 +86,12 @@ int main(int argc, char **argv)
     if (argc > 5)
         work_ns = atol(argv[5]);
     CHECK(cudaFree(0));
+    const char *chunks = getenv("ALLOC_PAIR_HOST_CHUNKS");
+    long nchunks = chunks ? atol(chunks) : 0;
+    void **heap = nchunks > 0 ? (void **)malloc((size_t)nchunks * sizeof *heap) : NULL;
+    for (long i = 0; heap && i < nchunks; i++)
+        if ((heap[i] = malloc(64)))
+            memset(heap[i], 1, 64);
     pthread_barrier_init(&barrier, NULL, (unsigned)threads + 1);
     pthread_t *t = (pthread_t *)calloc((size_t)threads, sizeof *t);
     for (int i = 0; i < threads; i++)
