@@ -21,21 +21,51 @@ struct entry {
     uint64_t meta; /* size (40 bits) << 24 | caller (24 bits) */
 };
 
-/* A shard's filter: a bit per eighth byte of the hash (bits 48 to 55), set
- * when a chunk of that bit is added, so that a free of an address the shard
- * never held (the driver's chunks, which the hooks leave out: heap_state.h)
- * is answered without the lock or the array.  Bits are only set between
- * rebuilds; a rebuild stores the bits of the chunks it keeps, word by word, so
- * that a chunk present throughout never reads as absent. */
-#define FILTER_WORDS 4
+/* A shard's filter: how many of its chunks fall in each bucket of some of
+ * the hash's bits, so that a free of an address the shard does not hold (the
+ * driver's chunks, which the hooks leave out: heap_state.h) is answered
+ * without the lock or the array.  Counters, not bits: a program frees and
+ * allocates all the time, and a bit left set by each removed chunk would
+ * fill the filter within seconds (a shard is rebuilt, and could clear them,
+ * only when its tombstones pile up, which reuse keeps from happening).
+ *
+ * Four bits a counter, sticky at 15 (never counted down again until a
+ * rebuild recounts the bucket).  While the shard is small (MIN_CAP entries)
+ * the filter is 64 counters in the shard's own line (bits 50 to 55 of the
+ * hash); past that, a large program's heap (PyTorch's C++ objects: hundreds
+ * of chunks a shard) would fill them, so the shard gets a filter of its own,
+ * two counters a slot of its array (a byte a slot: a 16th of the array's
+ * size), made anew at each growth.  A replaced filter stays mapped, never
+ * written again (a reader may still hold it; their sum is less than the
+ * current one's size); the small one is not written again either once a
+ * large one exists.
+ *
+ * Counters are written under the lock and read without it.  A present
+ * chunk's counter is never 0: its own count was stored before its malloc
+ * returned, so the thread freeing it, handed the pointer through the
+ * program's own synchronization, sees it or a later value, and later values
+ * count it until it is removed.  That thread also sees a filter published
+ * before the chunk was added, and a reader holding an older filter asks
+ * only of chunks added before that one went (it still counts them).  A
+ * rebuild that keeps the filter's size recounts it word by word: a reader
+ * sees each word old or new, and a kept chunk's counter is above 0 in both. */
+#define FILTER_WORDS 4 /* the small filter: 64 counters */
+#define COUNTER_MAX 15u
+
+struct filter {
+    struct filter *older; /* the one it replaced: kept mapped */
+    uint64_t counters;    /* a power of two */
+    _Atomic uint64_t words[];
+};
 
 struct shard {
     gl_spinlock lock;
+    uint32_t cap;            /* power of two, 0 before the first insert */
     struct entry *_Atomic v; /* published after it is filled: readers with the world
                                 stopped may read it without the lock */
-    uint32_t cap;            /* power of two, 0 before the first insert */
     uint32_t count, tombs;
-    _Atomic uint64_t filter[FILTER_WORDS]; /* written under the lock, read without it */
+    struct filter *_Atomic large;          /* NULL while the shard is small */
+    _Atomic uint64_t filter[FILTER_WORDS]; /* the small filter */
 } __attribute__((aligned(64))); /* one per cache line: threads on other shards never meet */
 
 _Static_assert(sizeof(struct shard) == 64, "one shard per cache line");
@@ -44,24 +74,95 @@ static struct shard shards[NSHARDS] __attribute__((aligned(64)));
 static inline uint64_t mix(uint64_t addr) { return (addr >> 4) * 0x9e3779b97f4a7c15ULL; }
 static inline struct shard *shard_of(uint64_t h) { return &shards[h >> (64 - SHARD_BITS)]; }
 
-static inline unsigned filter_bit(uint64_t h) { return (unsigned)(h >> 48) & 0xff; }
+static inline uint64_t small_bucket(uint64_t h) { return (h >> 50) & (FILTER_WORDS * 16 - 1); }
+static inline uint64_t large_bucket(uint64_t h, uint64_t n) { return (h >> 16) & (n - 1); }
 
-/* Whether the shard may hold a chunk of hash h: false means it does not.  A
- * chunk's bit was stored before its malloc returned, so the thread freeing it
- * (handed the pointer through the program's own synchronization) sees it. */
-static inline bool may_hold(const struct shard *s, uint64_t h)
+static inline unsigned counter(_Atomic uint64_t *words, uint64_t b)
 {
-    unsigned b = filter_bit(h);
-    return atomic_load_explicit(&s->filter[b / 64], memory_order_relaxed) >> (b % 64) & 1;
+    return (unsigned)(atomic_load_explicit(&words[b / 16], memory_order_relaxed) >> (b % 16 * 4)) &
+           COUNTER_MAX;
+}
+
+/* Under the lock: a chunk of bucket b added (+1) or removed (-1). */
+static inline void count(_Atomic uint64_t *words, uint64_t b, int by)
+{
+    uint64_t w = atomic_load_explicit(&words[b / 16], memory_order_relaxed);
+    unsigned c = (unsigned)(w >> (b % 16 * 4)) & COUNTER_MAX;
+    if (c == COUNTER_MAX || (by < 0 && c == 0)) /* sticky; 0: never counted (cannot be) */
+        return;
+    uint64_t one = 1ULL << (b % 16 * 4);
+    atomic_store_explicit(&words[b / 16], by > 0 ? w + one : w - one, memory_order_relaxed);
+}
+
+/* Whether the shard may hold a chunk of hash h: false means it does not. */
+static inline bool may_hold(struct shard *s, uint64_t h)
+{
+    struct filter *f = atomic_load_explicit(&s->large, memory_order_acquire);
+    return f ? counter(f->words, large_bucket(h, f->counters)) != 0
+             : counter(s->filter, small_bucket(h)) != 0;
 }
 
 /* Under the lock. */
-static inline void filter_add(struct shard *s, uint64_t h)
+static inline void filter_count(struct shard *s, uint64_t h, int by)
 {
-    unsigned b = filter_bit(h);
-    uint64_t w = atomic_load_explicit(&s->filter[b / 64], memory_order_relaxed);
-    if (!(w >> (b % 64) & 1))
-        atomic_store_explicit(&s->filter[b / 64], w | 1ULL << (b % 64), memory_order_relaxed);
+    struct filter *f = atomic_load_explicit(&s->large, memory_order_relaxed);
+    if (f)
+        count(f->words, large_bucket(h, f->counters), by);
+    else
+        count(s->filter, small_bucket(h), by);
+}
+
+static size_t filter_bytes(uint64_t counters) { return sizeof(struct filter) + counters / 2; }
+
+/* The counts of the chunks in v (cap entries) into words (n counters, zeroed). */
+static void fill_filter(uint64_t *words, uint64_t n, const struct entry *v, uint32_t cap,
+                        bool large)
+{
+    for (uint32_t i = 0; i < cap; i++)
+        if (v[i].addr > TOMB) {
+            uint64_t h = mix(v[i].addr), b = large ? large_bucket(h, n) : small_bucket(h);
+            unsigned shift = (unsigned)(b % 16 * 4);
+            if ((words[b / 16] >> shift & COUNTER_MAX) != COUNTER_MAX)
+                words[b / 16] += 1ULL << shift;
+        }
+}
+
+/* Store fresh words over a filter's, word by word (see above). */
+static void store_words(_Atomic uint64_t *words, const uint64_t *fresh, uint64_t nwords)
+{
+    for (uint64_t w = 0; w < nwords; w++)
+        atomic_store_explicit(&words[w], fresh[w], memory_order_relaxed);
+}
+
+/* The filter for the shard's new array n (cap entries), under the lock.  Out
+ * of memory, the filter in place is kept: it counts every kept chunk, and
+ * perhaps more (a count too high only sends a lookup on to the lock). */
+static void refilter(struct shard *s, const struct entry *n, uint32_t cap)
+{
+    struct filter *f = atomic_load_explicit(&s->large, memory_order_relaxed);
+    if (cap <= MIN_CAP && !f) {
+        uint64_t fresh[FILTER_WORDS] = {0};
+        fill_filter(fresh, FILTER_WORDS * 16, n, cap, false);
+        store_words(s->filter, fresh, FILTER_WORDS);
+        return;
+    }
+    uint64_t counters = 2 * (uint64_t)cap;
+    if (f && f->counters == counters) { /* the same size: recounted in place */
+        uint64_t *fresh = gl_tool_map(counters / 2);
+        if (fresh) {
+            fill_filter(fresh, counters, n, cap, true);
+            store_words(f->words, fresh, counters / 16);
+            gl_tool_unmap(fresh, counters / 2);
+        }
+        return;
+    }
+    struct filter *nf = gl_tool_map(filter_bytes(counters)); /* zeroed */
+    if (!nf)
+        return;
+    nf->older = f;
+    nf->counters = counters;
+    fill_filter((uint64_t *)nf->words, counters, n, cap, true);
+    atomic_store_explicit(&s->large, nf, memory_order_release);
 }
 
 static inline uint64_t pack(uint64_t size, uint32_t caller)
@@ -79,22 +180,16 @@ static bool rebuild(struct shard *s, uint32_t cap)
     if (!n)
         return false;
     struct entry *old = atomic_load_explicit(&s->v, memory_order_relaxed);
-    uint64_t filter[FILTER_WORDS] = {0};
     for (uint32_t i = 0; old && i < s->cap; i++) {
         if (old[i].addr <= TOMB)
             continue;
-        uint64_t h = mix(old[i].addr);
-        uint32_t j = (uint32_t)h & (cap - 1);
+        uint32_t j = (uint32_t)mix(old[i].addr) & (cap - 1);
         while (n[j].addr != EMPTY)
             j = (j + 1) & (cap - 1);
         n[j] = old[i];
-        filter[filter_bit(h) / 64] |= 1ULL << (filter_bit(h) % 64);
     }
     atomic_store_explicit(&s->v, n, memory_order_release);
-    /* The removed chunks' bits go: a reader sees each word old or new, and a
-     * kept chunk's bit is set in both. */
-    for (unsigned w = 0; w < FILTER_WORDS; w++)
-        atomic_store_explicit(&s->filter[w], filter[w], memory_order_relaxed);
+    refilter(s, n, cap);
     if (old)
         gl_tool_unmap(old, (size_t)s->cap * sizeof *old);
     s->cap = cap;
@@ -137,7 +232,7 @@ GL_HOT void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
         s->tombs--;
     }
     v[i].meta = pack(size, caller);
-    filter_add(s, h);
+    filter_count(s, h, +1);
     atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, addr, memory_order_release);
     __atomic_store_n(&s->count, s->count + 1,
                      __ATOMIC_RELAXED); /* read unlocked by gl_chunk_table_count */
@@ -174,6 +269,7 @@ GL_HOT bool gl_chunk_table_remove(uint64_t addr)
         atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, TOMB, memory_order_release);
         __atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
         s->tombs++;
+        filter_count(s, h, -1);
     }
     gl_spin_unlock(&s->lock);
     return i != UINT32_MAX;
@@ -214,8 +310,11 @@ size_t gl_chunk_table_count(void)
 size_t gl_chunk_table_memory_bytes(void)
 {
     size_t bytes = sizeof shards;
-    for (unsigned i = 0; i < NSHARDS; i++)
+    for (unsigned i = 0; i < NSHARDS; i++) { /* unlocked: filters are never unmapped */
         bytes += (size_t)shards[i].cap * sizeof(struct entry);
+        for (struct filter *f = atomic_load(&shards[i].large); f; f = f->older)
+            bytes += filter_bytes(f->counters);
+    }
     return bytes;
 }
 
@@ -251,11 +350,24 @@ void gl_chunk_table_reset(void)
             gl_tool_unmap(v, (size_t)s->cap * sizeof *v);
         atomic_store(&s->v, NULL);
         s->cap = s->count = s->tombs = 0;
+        for (struct filter *f = atomic_load(&s->large), *older; f; f = older) {
+            older = f->older;
+            gl_tool_unmap(f, filter_bytes(f->counters));
+        }
+        atomic_store(&s->large, NULL);
         for (unsigned w = 0; w < FILTER_WORDS; w++)
             atomic_store(&s->filter[w], 0);
         gl_spin_reset(&s->lock);
     }
 }
+
+#ifdef GL_ASSERTIONS
+bool gl_chunk_table_test_may_hold(uint64_t addr)
+{
+    uint64_t h = mix(addr);
+    return may_hold(shard_of(h), h);
+}
+#endif
 
 void gl_chunk_table_after_fork_child(void)
 {

@@ -130,38 +130,52 @@ START_TEST(test_chunk_threads)
 END_TEST
 
 /* A shard's filter says "absent" without the lock: it must never say so of a
- * chunk present while another thread's inserts and removes rebuild its shard
- * (a rebuild recomputes the bits). */
+ * chunk present while another thread's inserts and removes rebuild its shard:
+ * a small shard's filter recomputed, a large one made anew as the shard
+ * grows, and cleaned in place at the same size. */
 static atomic_bool churning;
 static atomic_uint churned; /* rounds */
 
 static void *churn(void *arg)
 {
-    (void)arg;
+    uint64_t kept_each = (uint64_t)(uintptr_t)arg;
     /* New addresses each round: their tombstones pile up and the shards are
-     * cleaned (rebuilt) over and over. */
+     * cleaned (rebuilt) over and over; kept_each more stay, and the shards
+     * grow over the first rounds. */
+    uint64_t kept = 0xb000000000ULL;
     for (uint64_t base = 0x9000000000ULL; atomic_load(&churning); base += 0x1000000) {
-        for (uint64_t i = 0; i < 20000; i++) {
-            gl_chunk_table_insert(base + i * 16, 16, 1);
-            gl_chunk_table_remove(base + i * 16);
-        }
+        if (kept_each) { /* all in, then all out: the tombstones pass half the
+                          * array, which is cleaned at the same size */
+            for (uint64_t i = 0; i < 40000; i++)
+                gl_chunk_table_insert(base + i * 16, 16, 1);
+            for (uint64_t i = 0; i < 40000; i++)
+                gl_chunk_table_remove(base + i * 16);
+        } else
+            for (uint64_t i = 0; i < 20000; i++) {
+                gl_chunk_table_insert(base + i * 16, 16, 1);
+                gl_chunk_table_remove(base + i * 16);
+            }
+        if (atomic_load(&churned) < 12)
+            for (uint64_t i = 0; i < kept_each; i++, kept += 16)
+                gl_chunk_table_insert(kept, 16, 1);
         atomic_fetch_add(&churned, 1);
     }
     return NULL;
 }
 
-START_TEST(test_chunk_filter_through_rebuilds)
+static void filter_through_rebuilds(uint64_t present, uint64_t kept_each)
 {
     gl_chunk_table_reset();
     uint64_t base = 0x8000000000ULL;
-    for (uint64_t i = 0; i < 2000; i++)
+    for (uint64_t i = 0; i < present; i++)
         gl_chunk_table_insert(base + i * 32, 32, 1);
     atomic_store(&churning, true);
+    atomic_store(&churned, 0);
     pthread_t t;
-    pthread_create(&t, NULL, churn, NULL);
+    pthread_create(&t, NULL, churn, (void *)(uintptr_t)kept_each);
     unsigned missed = 0;
     while (atomic_load(&churned) < 20) /* some 3,000 rebuilds */
-        for (uint64_t i = 0; i < 2000; i++)
+        for (uint64_t i = 0; i < present; i++)
             missed += !gl_chunk_table_lookup(base + i * 32, NULL, NULL);
     atomic_store(&churning, false);
     pthread_join(t, NULL);
@@ -169,9 +183,71 @@ START_TEST(test_chunk_filter_through_rebuilds)
     /* Absent addresses: never inserted, and removed. */
     ck_assert(!gl_chunk_table_remove(0xa000000000ULL));
     ck_assert(!gl_chunk_table_lookup(0x9000000000ULL, NULL, NULL));
-    for (uint64_t i = 0; i < 2000; i++)
+    for (uint64_t i = 0; i < present; i++)
         ck_assert(gl_chunk_table_remove(base + i * 32));
     ck_assert(!gl_chunk_table_remove(base));
+    gl_chunk_table_reset();
+}
+
+START_TEST(test_chunk_filter_through_rebuilds) { filter_through_rebuilds(2000, 0); }
+END_TEST
+
+START_TEST(test_chunk_large_filter_through_rebuilds) { filter_through_rebuilds(20000, 20000); }
+END_TEST
+
+/* Counters, not bits: a program that allocates and frees all the time
+ * (a million distinct addresses here) leaves the filters as they were. */
+START_TEST(test_chunk_filter_under_churn)
+{
+    gl_chunk_table_reset();
+    uint64_t base = 0x5000000000ULL, absent = 0x6000000000ULL, churn = 0x7000000000ULL;
+    for (uint64_t i = 0; i < 1000; i++)
+        gl_chunk_table_insert(base + i * 64, 48, 1);
+    for (uint64_t i = 0; i < 1000000; i++) {
+        gl_chunk_table_insert(churn + i * 64, 16, 1);
+        ck_assert(gl_chunk_table_remove(churn + i * 64));
+    }
+    unsigned passed = 0;
+    for (uint64_t i = 0; i < 100000; i++)
+        passed += gl_chunk_table_test_may_hold(absent + i * 64);
+    for (uint64_t i = 0; i < 1000; i++)
+        ck_assert(gl_chunk_table_test_may_hold(base + i * 64));
+    ck_assert_msg(passed < 100000 / 4, "%u of 100,000 absent addresses passed the filter", passed);
+    gl_chunk_table_reset();
+}
+END_TEST
+
+/* A large program's heap (200,000 chunks, some 800 a shard) would set every
+ * bit of a small filter; the large ones still turn most absent addresses
+ * away.  Present ones always pass. */
+START_TEST(test_chunk_large_filter)
+{
+    gl_chunk_table_reset();
+    uint64_t base = 0x5000000000ULL, absent = 0x6000000000ULL;
+    for (uint64_t i = 0; i < 200000; i++)
+        gl_chunk_table_insert(base + i * 64, 48, 1);
+    unsigned passed = 0;
+    for (uint64_t i = 0; i < 200000; i++) {
+        ck_assert(gl_chunk_table_test_may_hold(base + i * 64));
+        passed += gl_chunk_table_test_may_hold(absent + i * 64);
+    }
+    ck_assert_msg(passed < 200000 / 4, "%u of 200,000 absent addresses passed the filter", passed);
+    /* Half removed, then their tombstones cleaned by more inserts and
+     * removes: the filter loses their bits too. */
+    for (uint64_t i = 0; i < 200000; i += 2)
+        ck_assert(gl_chunk_table_remove(base + i * 64));
+    for (uint64_t i = 0; i < 1000000; i++) {
+        gl_chunk_table_insert(absent + i * 64 + 32, 16, 1);
+        gl_chunk_table_remove(absent + i * 64 + 32);
+    }
+    unsigned removed_passed = 0;
+    for (uint64_t i = 0; i < 200000; i++)
+        if (i % 2)
+            ck_assert(gl_chunk_table_test_may_hold(base + i * 64));
+        else
+            removed_passed += gl_chunk_table_test_may_hold(base + i * 64);
+    ck_assert_msg(removed_passed < 100000 / 4, "%u of 100,000 removed chunks passed the filter",
+                  removed_passed);
     gl_chunk_table_reset();
 }
 END_TEST
@@ -583,6 +659,9 @@ static Suite *heap_suite(void)
     tcase_add_test(tc, test_chunk_foreach);
     tcase_add_test(tc, test_chunk_threads);
     tcase_add_test(tc, test_chunk_filter_through_rebuilds);
+    tcase_add_test(tc, test_chunk_large_filter_through_rebuilds);
+    tcase_add_test(tc, test_chunk_large_filter);
+    tcase_add_test(tc, test_chunk_filter_under_churn);
     tcase_add_test(tc, test_callers);
     tcase_add_test(tc, test_anon_maps_cut_and_split);
     tcase_add_test(tc, test_anon_maps_many);
