@@ -34,11 +34,12 @@ struct entry {
  * the filter is 64 counters in the shard's own line (bits 50 to 55 of the
  * hash); past that, a large program's heap (PyTorch's C++ objects: hundreds
  * of chunks a shard) would fill them, so the shard gets a filter of its own,
- * two counters a slot of its array (a byte a slot: a 16th of the array's
- * size), made anew at each growth.  A replaced filter stays mapped, never
- * written again (a reader may still hold it; their sum is less than the
- * current one's size); the small one is not written again either once a
- * large one exists.
+ * made anew at each growth: whole pages, two counters a slot of its array or
+ * more (a byte a slot: a 16th of the array's size from 4,096 slots, a page
+ * below).  A replaced filter stays mapped, never written again (a reader may
+ * still hold it; their sum stays under the current one's size and three
+ * pages); the small one is not written again either once a large one
+ * exists.
  *
  * Counters are written under the lock and read without it.  A present
  * chunk's counter is never 0: its own count was stored before its malloc
@@ -52,9 +53,10 @@ struct entry {
 #define FILTER_WORDS 4 /* the small filter: 64 counters */
 #define COUNTER_MAX 15u
 
+/* A large filter fills whole pages: its header, then counters to the end. */
 struct filter {
     struct filter *older; /* the one it replaced: kept mapped */
-    uint64_t counters;    /* a power of two */
+    uint64_t counters;    /* 16 a word */
     _Atomic uint64_t words[];
 };
 
@@ -75,7 +77,16 @@ static inline uint64_t mix(uint64_t addr) { return (addr >> 4) * 0x9e3779b97f4a7
 static inline struct shard *shard_of(uint64_t h) { return &shards[h >> (64 - SHARD_BITS)]; }
 
 static inline uint64_t small_bucket(uint64_t h) { return (h >> 50) & (FILTER_WORDS * 16 - 1); }
-static inline uint64_t large_bucket(uint64_t h, uint64_t n) { return (h >> 16) & (n - 1); }
+/* A large filter's bucket: the hash mixed again (its middle bits follow the
+ * address's low ones, and heap addresses fall in regular patterns), then
+ * scaled to the counters, which need not be a power of two. */
+static inline uint64_t large_bucket(uint64_t h, uint64_t n)
+{
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    return (uint64_t)(((unsigned __int128)h * n) >> 64);
+}
 
 static inline unsigned counter(_Atomic uint64_t *words, uint64_t b)
 {
@@ -112,7 +123,13 @@ static inline void filter_count(struct shard *s, uint64_t h, int by)
         count(s->filter, small_bucket(h), by);
 }
 
-static size_t filter_bytes(uint64_t counters) { return sizeof(struct filter) + counters / 2; }
+/* Two counters a slot of an array of cap, or more: what fills the pages. */
+static size_t filter_bytes(uint32_t cap)
+{
+    return gl_tool_page_round(sizeof(struct filter) + (size_t)cap);
+}
+
+static uint64_t filter_counters(size_t bytes) { return (bytes - sizeof(struct filter)) / 8 * 16; }
 
 /* The counts of the chunks in v (cap entries) into words (n counters, zeroed). */
 static void fill_filter(uint64_t *words, uint64_t n, const struct entry *v, uint32_t cap,
@@ -146,7 +163,8 @@ static void refilter(struct shard *s, const struct entry *n, uint32_t cap)
         store_words(s->filter, fresh, FILTER_WORDS);
         return;
     }
-    uint64_t counters = 2 * (uint64_t)cap;
+    size_t bytes = filter_bytes(cap);
+    uint64_t counters = filter_counters(bytes);
     if (f && f->counters == counters) { /* the same size: recounted in place */
         uint64_t *fresh = gl_tool_map(counters / 2);
         if (fresh) {
@@ -156,7 +174,7 @@ static void refilter(struct shard *s, const struct entry *n, uint32_t cap)
         }
         return;
     }
-    struct filter *nf = gl_tool_map(filter_bytes(counters)); /* zeroed */
+    struct filter *nf = gl_tool_map(bytes); /* zeroed */
     if (!nf)
         return;
     nf->older = f;
@@ -313,7 +331,7 @@ size_t gl_chunk_table_memory_bytes(void)
     for (unsigned i = 0; i < NSHARDS; i++) { /* unlocked: filters are never unmapped */
         bytes += (size_t)shards[i].cap * sizeof(struct entry);
         for (struct filter *f = atomic_load(&shards[i].large); f; f = f->older)
-            bytes += filter_bytes(f->counters);
+            bytes += sizeof *f + f->counters / 2;
     }
     return bytes;
 }
@@ -352,7 +370,7 @@ void gl_chunk_table_reset(void)
         s->cap = s->count = s->tombs = 0;
         for (struct filter *f = atomic_load(&s->large), *older; f; f = older) {
             older = f->older;
-            gl_tool_unmap(f, filter_bytes(f->counters));
+            gl_tool_unmap(f, sizeof *f + f->counters / 2);
         }
         atomic_store(&s->large, NULL);
         for (unsigned w = 0; w < FILTER_WORDS; w++)

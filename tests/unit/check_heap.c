@@ -200,7 +200,7 @@ END_TEST
 START_TEST(test_chunk_filter_under_churn)
 {
     gl_chunk_table_reset();
-    uint64_t base = 0x5000000000ULL, absent = 0x6000000000ULL, churn = 0x7000000000ULL;
+    uint64_t base = 0x5000000000ULL, absent = base + 32, churn = 0x7000000000ULL;
     for (uint64_t i = 0; i < 1000; i++)
         gl_chunk_table_insert(base + i * 64, 48, 1);
     for (uint64_t i = 0; i < 1000000; i++) {
@@ -212,7 +212,7 @@ START_TEST(test_chunk_filter_under_churn)
         passed += gl_chunk_table_test_may_hold(absent + i * 64);
     for (uint64_t i = 0; i < 1000; i++)
         ck_assert(gl_chunk_table_test_may_hold(base + i * 64));
-    ck_assert_msg(passed < 100000 / 4, "%u of 100,000 absent addresses passed the filter", passed);
+    ck_assert_msg(passed < 100000 / 10, "%u of 100,000 absent addresses passed the filter", passed);
     gl_chunk_table_reset();
 }
 END_TEST
@@ -223,30 +223,32 @@ END_TEST
 START_TEST(test_chunk_large_filter)
 {
     gl_chunk_table_reset();
-    uint64_t base = 0x5000000000ULL, absent = 0x6000000000ULL;
+    /* The absent addresses between the present ones, as the driver's chunks
+     * lie among the program's. */
+    uint64_t base = 0x5000000000ULL, absent = base + 64;
     for (uint64_t i = 0; i < 200000; i++)
-        gl_chunk_table_insert(base + i * 64, 48, 1);
+        gl_chunk_table_insert(base + i * 128, 16, 1);
     unsigned passed = 0;
     for (uint64_t i = 0; i < 200000; i++) {
-        ck_assert(gl_chunk_table_test_may_hold(base + i * 64));
-        passed += gl_chunk_table_test_may_hold(absent + i * 64);
+        ck_assert(gl_chunk_table_test_may_hold(base + i * 128));
+        passed += gl_chunk_table_test_may_hold(absent + i * 128);
     }
-    ck_assert_msg(passed < 200000 / 4, "%u of 200,000 absent addresses passed the filter", passed);
+    ck_assert_msg(passed < 200000 / 10, "%u of 200,000 absent addresses passed the filter", passed);
     /* Half removed, then their tombstones cleaned by more inserts and
      * removes: the filter loses their bits too. */
     for (uint64_t i = 0; i < 200000; i += 2)
-        ck_assert(gl_chunk_table_remove(base + i * 64));
+        ck_assert(gl_chunk_table_remove(base + i * 128));
     for (uint64_t i = 0; i < 1000000; i++) {
-        gl_chunk_table_insert(absent + i * 64 + 32, 16, 1);
-        gl_chunk_table_remove(absent + i * 64 + 32);
+        gl_chunk_table_insert(0x6000000000ULL + i * 64, 16, 1);
+        gl_chunk_table_remove(0x6000000000ULL + i * 64);
     }
     unsigned removed_passed = 0;
     for (uint64_t i = 0; i < 200000; i++)
         if (i % 2)
-            ck_assert(gl_chunk_table_test_may_hold(base + i * 64));
+            ck_assert(gl_chunk_table_test_may_hold(base + i * 128));
         else
-            removed_passed += gl_chunk_table_test_may_hold(base + i * 64);
-    ck_assert_msg(removed_passed < 100000 / 4, "%u of 100,000 removed chunks passed the filter",
+            removed_passed += gl_chunk_table_test_may_hold(base + i * 128);
+    ck_assert_msg(removed_passed < 100000 / 10, "%u of 100,000 removed chunks passed the filter",
                   removed_passed);
     gl_chunk_table_reset();
 }
