@@ -131,6 +131,9 @@ static size_t filter_bytes(uint32_t cap)
 
 static uint64_t filter_counters(size_t bytes) { return (bytes - sizeof(struct filter)) / 8 * 16; }
 
+/* What a filter maps: its header and counters, whole pages. */
+static size_t filter_mapped(const struct filter *f) { return sizeof *f + f->counters / 2; }
+
 /* The counts of the chunks in v (cap entries) into words (n counters, zeroed). */
 static void fill_filter(uint64_t *words, uint64_t n, const struct entry *v, uint32_t cap,
                         bool large)
@@ -331,7 +334,7 @@ size_t gl_chunk_table_memory_bytes(void)
     for (unsigned i = 0; i < NSHARDS; i++) { /* unlocked: filters are never unmapped */
         bytes += (size_t)shards[i].cap * sizeof(struct entry);
         for (struct filter *f = atomic_load(&shards[i].large); f; f = f->older)
-            bytes += sizeof *f + f->counters / 2;
+            bytes += filter_mapped(f);
     }
     return bytes;
 }
@@ -370,7 +373,7 @@ void gl_chunk_table_reset(void)
         s->cap = s->count = s->tombs = 0;
         for (struct filter *f = atomic_load(&s->large), *older; f; f = older) {
             older = f->older;
-            gl_tool_unmap(f, sizeof *f + f->counters / 2);
+            gl_tool_unmap(f, filter_mapped(f));
         }
         atomic_store(&s->large, NULL);
         for (unsigned w = 0; w < FILTER_WORDS; w++)
