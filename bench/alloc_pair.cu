@@ -85,9 +85,14 @@ int main(int argc, char **argv)
         size = (size_t)atol(argv[4]);
     if (argc > 5)
         work_ns = atol(argv[5]);
-    CHECK(cudaFree(0));
     const char *chunks = getenv("ALLOC_PAIR_HOST_CHUNKS");
-    long nchunks = chunks ? atol(chunks) : 0;
+    char *end = NULL;
+    long nchunks = chunks && *chunks ? strtol(chunks, &end, 10) : 0;
+    if (chunks && *chunks && (*end || nchunks < 0)) {
+        fprintf(stderr, "alloc_pair: ALLOC_PAIR_HOST_CHUNKS=%s: not a number of chunks\n", chunks);
+        return 2;
+    }
+    CHECK(cudaFree(0));
     void **heap = nchunks > 0 ? (void **)malloc((size_t)nchunks * sizeof *heap) : NULL;
     for (long i = 0; heap && i < nchunks; i++)
         if ((heap[i] = malloc(64)))
