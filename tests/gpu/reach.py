@@ -12,6 +12,7 @@ kind by its size.
 A dropped pointer is exact only with PYTHONMALLOC=malloc: Python's own
 allocator keeps freed objects in its arenas, where a stale copy can stay."""
 import ctypes
+import os
 import sys
 
 import gpuleak
@@ -61,4 +62,20 @@ except ImportError:
 errors, text = gpuleak.leak_report(since="start",
                                    kinds=["definite", "indirect", "possible", "reachable", "cached"])
 print(text)
+if os.environ.get("GPULEAK_DEBUG_REACH"):
+    # What the suite needs to say where a word that kept a block found lay
+    # (GPULEAK_DEBUG_REACH's lines name addresses): the mappings and threads
+    # as the leak check saw them.
+    lines = ["reach.py: maps"] + open("/proc/self/maps").read().splitlines()
+    for tid in sorted(os.listdir("/proc/self/task")):
+        try:
+            comm = open(f"/proc/self/task/{tid}/comm").read().strip()
+            blocked = [l.split()[1] for l in open(f"/proc/self/task/{tid}/status")
+                       if l.startswith("SigBlk:")]
+        except OSError:  # the thread ended meanwhile
+            continue
+        lines.append(f"reach.py: thread {tid} {comm!r} SigBlk={blocked[0] if blocked else '?'}")
+    lines.append("reach.py: end maps")
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
 print("reach.py: done", flush=True)

@@ -825,6 +825,36 @@ def records_by_size(report):
     return {(rec["bytes"], rec["blocks"]): rec for rec in report.records}
 
 
+def reach_referrers(err, rec, size):
+    """Where the words pointing into rec's block lay at the first leak check:
+    GPULEAK_DEBUG_REACH's lines ("gpuleak reach: 0xWHERE -> 0xWORD", WHERE 0
+    for a register) placed in the mappings reach.py printed after it."""
+    m = re.search(r"Block (0x[0-9a-f]+)", (rec or {}).get("block") or "")
+    if not m or "reach.py: maps" not in err:
+        return "unknown (no block address, or no maps printed)"
+    start = int(m.group(1), 16)
+    head, tail = err.split("reach.py: maps", 1)
+    maps, threads = [], []
+    for line in tail.split("reach.py: end maps", 1)[0].splitlines():
+        if line.startswith("reach.py: thread"):
+            threads.append(line[len("reach.py: thread "):])
+            continue
+        f = line.split(None, 5)
+        if len(f) >= 5 and "-" in f[0]:
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+            maps.append((lo, hi, f[1], f[5] if len(f) > 5 else "[anonymous]"))
+    found = []
+    for where, word in re.findall(r"gpuleak reach: 0x([0-9a-f]+) -> 0x([0-9a-f]+)", head):
+        where, word = int(where, 16), int(word, 16)
+        if not start <= word < start + size:
+            continue
+        place = "a register" if where == 0 else next(
+            (f"{lo:#x}+{where - lo:#x} ({perms} {path})" for lo, hi, perms, path in maps
+             if lo <= where < hi), f"{where:#x} (in no mapping)")
+        found.append(f"{word:#x} at {place}")
+    return f"{found or 'none'}; threads {threads}"
+
+
 REACH_WANT = {  # (bytes, blocks): (kind, function, site) -- tests/gpu/reach.cu
     (1 * MiB, 1): ("definitely lost", "lose(unsigned long)", "lose"),
     (2 * MiB, 1): ("still reachable", "keep_global(unsigned long)", "keep_global"),
@@ -881,7 +911,10 @@ def t_reach_python(s):
     reachable; a dropped one is definitely lost, with Python's allocator and
     with PYTHONMALLOC=malloc."""
     for name, env in (("reach_python", {}), ("reach_python_malloc", {"PYTHONMALLOC": "malloc"})):
-        run = s.run(name, ["python3", os.path.join(HERE, "reach.py")], env=env)
+        # GPULEAK_DEBUG_REACH: the words that keep each block, and reach.py
+        # the mappings they lie in, for a failure to say where a stray one was.
+        run = s.run(name, ["python3", os.path.join(HERE, "reach.py")],
+                    env=dict(env, GPULEAK_DEBUG_REACH="1"))
         check(run.rc == 0 and "reach.py: done" in run.out, f"{name}: exit status {run.rc}")
         start = run.out.index("Leak check 1")
         r = Report(0, run.out[start:].splitlines())
@@ -896,7 +929,8 @@ def t_reach_python(s):
         # rule, the device block is indirectly lost, and says through what.
         if kinds.get((MiB, 1)) == "indirectly lost" and got[(MiB, 1)].get("holder"):
             kinds[(MiB, 1)] = "definitely lost"
-        check(kinds == want, f"{name}: {[(k, v['kind']) for k, v in got.items()]}")
+        check(kinds == want, f"{name}: {[(k, v['kind']) for k, v in got.items()]}; "
+              f"the dropped block's referrers: {reach_referrers(run.err, got.get((MiB, 1)), MiB)}")
         lost = got[(MiB, 1)]["frames"]
         check(("lose", f"reach.py:{marker_line(os.path.join(HERE, 'reach.py'), '    alloc(n)')}")
               in lost, f"{name}: the lost block's stack does not name lose(): {lost}")
