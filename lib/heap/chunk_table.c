@@ -275,14 +275,12 @@ static uint32_t find(struct shard *s, uint64_t addr, uint64_t h)
     }
 }
 
-GL_HOT bool gl_chunk_table_remove(uint64_t addr)
+/* The part of a removal under the lock, out of line: the filter's answer
+ * (most frees of the driver's chunks) then returns without saving the
+ * registers the probe needs. */
+GL_HOT static __attribute__((noinline)) bool remove_locked(struct shard *s, uint64_t addr,
+                                                           uint64_t h)
 {
-    if (addr <= TOMB)
-        return false;
-    uint64_t h = mix(addr);
-    struct shard *s = shard_of(h);
-    if (!may_hold(s, h))
-        return false;
     gl_spin_lock(&s->lock);
     uint32_t i = find(s, addr, h);
     if (i != UINT32_MAX) {
@@ -294,6 +292,15 @@ GL_HOT bool gl_chunk_table_remove(uint64_t addr)
     }
     gl_spin_unlock(&s->lock);
     return i != UINT32_MAX;
+}
+
+GL_HOT bool gl_chunk_table_remove(uint64_t addr)
+{
+    if (addr <= TOMB)
+        return false;
+    uint64_t h = mix(addr);
+    struct shard *s = shard_of(h);
+    return may_hold(s, h) && remove_locked(s, addr, h);
 }
 
 bool gl_chunk_table_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
