@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/* Allocate/free pairs through whatever libcuda.so.1 the loader finds, reached
+ * as the CUDA runtime reaches it (dlopen, dlsym): bench/instructions runs it
+ * over tests/driver's fake driver under the launcher, so that the whole
+ * process's work a pair is counted, the allocator hooks' on the driver's own
+ * host chunks included (which GPULEAK_BENCH=alternate:gpuleak runs in both
+ * of its halves, and bench/hotpath never calls).
+ *
+ *   bench/fake_pair PAIRS
+ *
+ * Exits 1 with one line if the driver is missing or refuses a call. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUstream;
+
+int main(int argc, char **argv)
+{
+    char *end = NULL;
+    long pairs = argc == 2 ? strtol(argv[1], &end, 10) : -1;
+    if (pairs < 1 || !end || *end) {
+        fprintf(stderr, "usage: fake_pair PAIRS (a positive number)\n");
+        return 2;
+    }
+    void *h = dlopen("libcuda.so.1", RTLD_NOW);
+    CUresult (*init)(unsigned) = h ? (CUresult(*)(unsigned))dlsym(h, "cuInit") : NULL;
+    CUresult (*alloc)(CUdeviceptr *, size_t, CUstream) =
+        h ? (CUresult(*)(CUdeviceptr *, size_t, CUstream))dlsym(h, "cuMemAllocAsync") : NULL;
+    CUresult (*release)(CUdeviceptr, CUstream) =
+        h ? (CUresult(*)(CUdeviceptr, CUstream))dlsym(h, "cuMemFreeAsync") : NULL;
+    if (!init || !alloc || !release) {
+        fprintf(stderr, "fake_pair: libcuda.so.1: %s\n",
+                h ? "no cuInit or cuMemAllocAsync" : dlerror());
+        return 1;
+    }
+    if (init(0) != 0) {
+        fprintf(stderr, "fake_pair: cuInit failed\n");
+        return 1;
+    }
+    for (long i = 0; i < pairs; i++) {
+        CUdeviceptr p = 0;
+        CUresult rc = alloc(&p, 4096, NULL);
+        if (rc == 0)
+            rc = release(p, NULL);
+        if (rc != 0) {
+            fprintf(stderr, "fake_pair: pair %ld: driver error %d\n", i, rc);
+            return 1;
+        }
+    }
+    return 0;
+}
