@@ -6,7 +6,11 @@
  * host chunks included (which GPULEAK_BENCH=alternate:gpuleak runs in both
  * of its halves, and bench/hotpath never calls).
  *
- *   bench/fake_pair PAIRS
+ *   bench/fake_pair PAIRS [HOST_CHUNKS]
+ *
+ * HOST_CHUNKS (default 0) small chunks are malloc'ed first and kept: a
+ * larger program's heap, beside which the allocator hooks' table answers the
+ * driver's frees (bench/run's "200k host chunks" row on the GPU).
  *
  * Exits 1 with one line if the driver is missing or refuses a call. */
 #include <dlfcn.h>
@@ -19,12 +23,20 @@ typedef void *CUstream;
 
 int main(int argc, char **argv)
 {
-    char *end = NULL;
-    long pairs = argc == 2 ? strtol(argv[1], &end, 10) : -1;
-    if (pairs < 1 || !end || *end) {
-        fprintf(stderr, "usage: fake_pair PAIRS (a positive number)\n");
+    char *end = NULL, *end2 = NULL;
+    long pairs = argc == 2 || argc == 3 ? strtol(argv[1], &end, 10) : -1;
+    long chunks = argc == 3 ? strtol(argv[2], &end2, 10) : 0;
+    if (pairs < 1 || !end || *end || chunks < 0 || (argc == 3 && (!end2 || *end2 || !*argv[2]))) {
+        fprintf(stderr, "usage: fake_pair PAIRS [HOST_CHUNKS] (a positive number, then a count)\n");
         return 2;
     }
+    /* Kept to the end: the table holds them while the pairs run. */
+    void **kept = chunks ? malloc((size_t)chunks * sizeof *kept) : NULL;
+    for (long i = 0; i < chunks; i++)
+        if (!kept || !(kept[i] = malloc(48))) {
+            fprintf(stderr, "fake_pair: out of memory for %ld host chunks\n", chunks);
+            return 1;
+        }
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
     CUresult (*init)(unsigned) = h ? (CUresult(*)(unsigned))dlsym(h, "cuInit") : NULL;
     CUresult (*alloc)(CUdeviceptr *, size_t, CUstream) =
@@ -50,5 +62,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    for (long i = 0; i < chunks; i++)
+        free(kept[i]);
+    free(kept);
     return 0;
 }

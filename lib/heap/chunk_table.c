@@ -30,16 +30,16 @@ struct entry {
  * only when its tombstones pile up, which reuse keeps from happening).
  *
  * Four bits a counter, sticky at 15 (never counted down again until a
- * rebuild recounts the bucket).  While the shard is small (MIN_CAP entries)
- * the filter is 64 counters in the shard's own line (bits 50 to 55 of the
- * hash); past that, a large program's heap (PyTorch's C++ objects: hundreds
- * of chunks a shard) would fill them, so the shard gets a filter of its own,
- * made anew at each growth: whole pages, two counters a slot of its array or
- * more (a byte a slot: a 16th of the array's size from 4,096 slots, a page
- * below).  A replaced filter stays mapped, never written again (a reader may
- * still hold it; their sum stays under the current one's size and three
- * pages); the small one is not written again either once a large one
- * exists.
+ * rebuild recounts the bucket).  While the shard holds fewer than
+ * SMALL_FILTER_MAX chunks the filter is 64 counters in the shard's own line
+ * (bits 50 to 55 of the hash); past that they would pass most absent
+ * addresses (a shard's first array holds up to 128 chunks: at 32, four in
+ * ten passed; and a program's heap of a few thousand chunks puts 16 or more
+ * in each), so the shard gets a filter of its own then, made anew at each
+ * growth: whole pages, two counters a slot of its array or more (a byte a
+ * slot: a 16th of the array's size from 4,096 slots, a page below).  A replaced filter stays
+ * mapped, never written again (a reader may still hold it; their sum stays under the current one's
+ * size and three pages); the small one is not written again either once a large one exists.
  *
  * Counters are written under the lock and read without it.  A present
  * chunk's counter is never 0: its own count was stored before its malloc
@@ -50,7 +50,8 @@ struct entry {
  * only of chunks added before that one went (it still counts them).  A
  * rebuild that keeps the filter's size recounts it word by word: a reader
  * sees each word old or new, and a kept chunk's counter is above 0 in both. */
-#define FILTER_WORDS 4 /* the small filter: 64 counters */
+#define FILTER_WORDS 4       /* the small filter: 64 counters */
+#define SMALL_FILTER_MAX 16u /* chunks a shard's small filter counts: some 22% pass */
 #define COUNTER_MAX 15u
 
 /* A large filter fills whole pages: its header, then counters to the end. */
@@ -160,7 +161,7 @@ static void store_words(_Atomic uint64_t *words, const uint64_t *fresh, uint64_t
 static void refilter(struct shard *s, const struct entry *n, uint32_t cap)
 {
     struct filter *f = atomic_load_explicit(&s->large, memory_order_relaxed);
-    if (cap <= MIN_CAP && !f) {
+    if (cap <= MIN_CAP && !f && s->count < SMALL_FILTER_MAX) {
         uint64_t fresh[FILTER_WORDS] = {0};
         fill_filter(fresh, FILTER_WORDS * 16, n, cap, false);
         store_words(s->filter, fresh, FILTER_WORDS);
@@ -236,6 +237,13 @@ GL_HOT void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
         }
     }
     struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    /* Too many for the small filter: a page of its own, counting the array
+     * as it is (this chunk is counted into it below).  Asked as the count
+     * reaches the limit, not at every insert past it: out of memory, the
+     * small one goes on counting, and the next rebuild asks again. */
+    if (__builtin_expect(s->count == SMALL_FILTER_MAX, 0) &&
+        !atomic_load_explicit(&s->large, memory_order_relaxed))
+        refilter(s, v, s->cap);
     uint32_t mask = s->cap - 1, i = (uint32_t)h & mask, tomb = UINT32_MAX;
     for (;; i = (i + 1) & mask) {
         if (v[i].addr == addr) { /* replaced: its free went unseen */
