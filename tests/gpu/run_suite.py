@@ -3317,7 +3317,8 @@ def main():
     if not have_gpu():
         print("SKIP: no GPU (nvidia-smi -L failed)")
         return 77
-    root = a.tree or a.bundle
+    # Absolute: the tests run in other directories (a relative --bundle failed every one).
+    root = os.path.abspath(a.tree or a.bundle)
     gpuleak = os.path.join(root, "src" if a.tree else "bin", "gpuleak")
     if not os.access(gpuleak, os.X_OK):
         print(f"gpu suite: {gpuleak} not found; run `make gpu-bundle` first")
