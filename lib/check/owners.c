@@ -10,6 +10,7 @@
 #include "common/sort.h"
 #include "common/util.h"
 #include "heap/callers.h"
+#include "base/text_span.h"
 #include "base/tool.h"
 
 static const char *base_name(const char *path)
@@ -96,19 +97,12 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
     if (strcmp(name, "linux-vdso.so.1") == 0)
         return 0;
     enum gl_owner owner = gl_owners_of_path(name);
-    uint64_t tlo = UINT64_MAX, thi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
+    for (int i = 0; i < info->dlpi_phnum && owner == GL_OWNER_APP; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD)
             continue;
         uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
-        if (ph->p_flags & PF_X) {
-            if (start < tlo)
-                tlo = start;
-            if (end > thi)
-                thi = end;
-        }
-        if ((ph->p_flags & PF_W) && owner == GL_OWNER_APP) {
+        if (ph->p_flags & PF_W) {
             if (grow((void **)&o->roots, &o->roots_cap, o->nroots, sizeof *o->roots)) {
                 c->failed = 1;
                 return 1;
@@ -116,7 +110,8 @@ static int on_object(struct dl_phdr_info *info, size_t size, void *arg)
             o->roots[o->nroots++] = (struct gl_segment){start & ~7ULL, end};
         }
     }
-    if (thi > tlo) {
+    uint64_t tlo, thi;
+    if (gl_text_span(info, &tlo, &thi)) {
         if (grow((void **)&o->modules, &o->modules_cap, o->nmodules, sizeof *o->modules)) {
             c->failed = 1;
             return 1;

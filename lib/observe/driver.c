@@ -10,6 +10,7 @@
 
 #include "base/spin.h"
 #include "base/thread.h"
+#include "base/text_span.h"
 #include "common/util.h"
 #include "event/api.h"
 #include "event/dispatch.h"
@@ -101,17 +102,7 @@ static int text_of(struct dl_phdr_info *info, size_t size, void *arg)
     struct text *t = arg;
     if (info->dlpi_addr != t->base)
         return 0;
-    t->start = UINT64_MAX;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-            continue;
-        uint64_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
-        if (start < t->start)
-            t->start = start;
-        if (end > t->end)
-            t->end = end;
-    }
+    gl_text_span(info, &t->start, &t->end);
     return 1;
 }
 
