@@ -37,9 +37,10 @@ struct entry {
  * ten passed; and a program's heap of a few thousand chunks puts 16 or more
  * in each), so the shard gets a filter of its own then, made anew at each
  * growth: whole pages, two counters a slot of its array or more (a byte a
- * slot: a 16th of the array's size from 4,096 slots, a page below).  A replaced filter stays
- * mapped, never written again (a reader may still hold it; their sum stays under the current one's
- * size and three pages); the small one is not written again either once a large one exists.
+ * slot: a 16th of the array's size from 4,096 slots, a page below).  A
+ * replaced filter stays mapped, never written again (a reader may still hold
+ * it; their sum stays under the current one's size and three pages); the
+ * small one is not written again either once a large one exists.
  *
  * Counters are written under the lock and read without it.  A present
  * chunk's counter is never 0: its own count was stored before its malloc
@@ -95,15 +96,22 @@ static inline unsigned counter(_Atomic uint64_t *words, uint64_t b)
            COUNTER_MAX;
 }
 
+/* Word w of a filter with bucket b's counter moved by one (+1 or -1):
+ * sticky at COUNTER_MAX; at 0, never counted down (it cannot be). */
+static inline uint64_t counted(uint64_t w, uint64_t b, int by)
+{
+    unsigned c = (unsigned)(w >> (b % 16 * 4)) & COUNTER_MAX;
+    if (c == COUNTER_MAX || (by < 0 && c == 0))
+        return w;
+    uint64_t one = 1ULL << (b % 16 * 4);
+    return by > 0 ? w + one : w - one;
+}
+
 /* Under the lock: a chunk of bucket b added (+1) or removed (-1). */
 static inline void count(_Atomic uint64_t *words, uint64_t b, int by)
 {
     uint64_t w = atomic_load_explicit(&words[b / 16], memory_order_relaxed);
-    unsigned c = (unsigned)(w >> (b % 16 * 4)) & COUNTER_MAX;
-    if (c == COUNTER_MAX || (by < 0 && c == 0)) /* sticky; 0: never counted (cannot be) */
-        return;
-    uint64_t one = 1ULL << (b % 16 * 4);
-    atomic_store_explicit(&words[b / 16], by > 0 ? w + one : w - one, memory_order_relaxed);
+    atomic_store_explicit(&words[b / 16], counted(w, b, by), memory_order_relaxed);
 }
 
 /* Whether the shard may hold a chunk of hash h: false means it does not. */
@@ -142,9 +150,7 @@ static void fill_filter(uint64_t *words, uint64_t n, const struct entry *v, uint
     for (uint32_t i = 0; i < cap; i++)
         if (v[i].addr > TOMB) {
             uint64_t h = mix(v[i].addr), b = large ? large_bucket(h, n) : small_bucket(h);
-            unsigned shift = (unsigned)(b % 16 * 4);
-            if ((words[b / 16] >> shift & COUNTER_MAX) != COUNTER_MAX)
-                words[b / 16] += 1ULL << shift;
+            words[b / 16] = counted(words[b / 16], b, +1);
         }
 }
 
