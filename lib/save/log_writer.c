@@ -248,8 +248,9 @@ static inline uint64_t ticks(void) { return __rdtsc() - w.tsc0; }
 /* An event's time (format version 2 on): the clock thread's word
  * (base/ticker.h), one load where the counter took twenty ns and the coarse
  * clock ten, twice a pair (bench/RESULTS.md); the order is the file's.  At
- * least 1: the clock may lag behind the start, and a time of 0 means none
- * (the trace file puts its own clock there). */
+ * least 1: a time of 0 means none (the trace file puts its own clock there).
+ * The start is the thread's own time (gl_log_writer_open), so only a read
+ * across its sleep, a tick early, comes before it. */
 static inline uint64_t event_time(void)
 {
     uint64_t now = gl_ticker_ns();
@@ -731,16 +732,22 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
         w.base = NULL;
         return false;
     }
+    /* The start: the clock thread's time if it is behind the clock (a thread
+     * the system runs late can lag by tens of ms), and the Unix time moved
+     * back with it.  An event's time is the thread's since the start, and a
+     * time before the start would read as the start: --read's times would
+     * then differ from the run's own (--memory-viz). */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    w.clock0 = gl_clock_ns();
+    uint64_t mono = gl_clock_ns(), tick = gl_ticker_ns();
+    w.clock0 = tick < mono ? tick : mono;
     w.tsc0 = __rdtsc();
+    uint64_t unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     struct gl_log_header h = {.version = GL_LOG_VERSION,
                               .header_size = GL_LOG_HEADER_SIZE,
                               .pid = (uint64_t)getpid(),
                               .ppid = (uint64_t)getppid(),
-                              .start_unix_ns =
-                                  (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec,
+                              .start_unix_ns = unix_ns - (mono - w.clock0),
                               .clock0_ns = w.clock0,
                               .tsc0 = w.tsc0,
                               .ring_slots = RING_SLOTS,
@@ -774,7 +781,7 @@ bool gl_log_writer_open(int fd, uint64_t limit, const struct gl_log_process *pro
     append(GL_LOG_PROCESS, body, n < GL_LOG_MAX_BODY ? n : 0);
     /* Two clock pairs 2 ms apart: a log cut short still converts its times. */
     write_clock();
-    while (gl_clock_ns() - w.clock0 < 2000000)
+    while (gl_clock_ns() - mono < 2000000)
         __builtin_ia32_pause();
     write_clock();
     atomic_store(&w.compactor, 0);

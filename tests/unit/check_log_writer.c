@@ -15,7 +15,10 @@
 #include <unistd.h>
 
 #include "base/thread.h"
+#include "base/ticker.h"
+#include "common/clock.h"
 #include "event/mem_kind.h"
+#include "save/log_format.h"
 #include "save/log_reader.h"
 #include "save/log_writer.h"
 #include "testutil.h"
@@ -412,6 +415,69 @@ START_TEST(test_read_while_written)
 }
 END_TEST
 
+/* The events' times (ns since the header's start) of the closed log. */
+static size_t event_times(const struct gl_log_summary *s, const uint8_t *data, uint64_t *out,
+                          size_t max)
+{
+    size_t k = 0;
+    for (size_t off = gl_log_format_records_at(s->header); off < s->read_to;) {
+        uint32_t head;
+        memcpy(&head, data + off, 4);
+        size_t n = head >> 16;
+        struct gl_event ev;
+        if (gl_log_format_is_event(head & 0xff) && k < max &&
+            gl_log_format_event_decode(head & 0xff, data + off + 4, n, &ev))
+            out[k++] = ev.time_ns;
+        off += gl_log_format_span(n);
+    }
+    return k;
+}
+
+/* A clock thread the system ran late (its word 30 ms behind the clock as the
+ * log opens): the start is its time, not the clock's, so the events' times
+ * are the thread's exactly, never cut to the start (--read's times must be
+ * the run's); and the Unix time of the start moves back with it. */
+START_TEST(test_times_of_a_late_clock_thread)
+{
+    uint64_t lag = 30000000, mono = gl_clock_ns();
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    int64_t unix_minus_mono = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (int64_t)mono;
+    uint64_t late = mono - lag;
+    atomic_store(&gl_ticker.ns, late);
+    atomic_store(&gl_ticker.used, 1);
+    open_log();
+    one_event(3, 0);
+    atomic_store(&gl_ticker.ns, late + 5000000); /* its next tick, 5 ms on */
+    one_event(3, 1);
+    atomic_store(&gl_ticker.ns, 0);
+    gl_log_writer_close();
+
+    char err[512];
+    struct gl_log_file *f = gl_log_reader_open(path, err, sizeof err);
+    ck_assert_msg(f != NULL, "%s", err);
+    struct gl_log_summary s;
+    gl_log_reader_summary(f, &s);
+    int64_t skew =
+        (int64_t)s.header->start_unix_ns - (int64_t)s.header->clock0_ns - unix_minus_mono;
+    ck_assert_msg(skew > -5000000 && skew < 5000000, "start's Unix time off by %lld ns",
+                  (long long)skew);
+    int fd = open(path, O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    uint8_t *data = malloc(s.size);
+    ck_assert_int_eq(pread(fd, data, s.size, 0), (ssize_t)s.size);
+    close(fd);
+    uint64_t t[4];
+    ck_assert_uint_eq(event_times(&s, data, t, 4), 2);
+    ck_assert_uint_eq(t[0], 1); /* the start itself: 0 would mean "no time" */
+    ck_assert_uint_eq(t[1], 5000000);
+    ck_assert_uint_eq(s.header->clock0_ns, late);
+    free(data);
+    gl_log_reader_close(f);
+    unlink(path);
+}
+END_TEST
+
 static Suite *log_writer_suite(void)
 {
     Suite *s = suite_create("log_writer");
@@ -425,6 +491,7 @@ static Suite *log_writer_suite(void)
     tcase_add_test(tc, test_signal_inside_compaction);
     tcase_add_test(tc, test_cancel_inside_compaction);
     tcase_add_test(tc, test_read_while_written);
+    tcase_add_test(tc, test_times_of_a_late_clock_thread);
     suite_add_tcase(s, tc);
     return s;
 }
