@@ -12,6 +12,7 @@
  * larger program's heap, beside which the allocator hooks' table answers the
  * driver's frees (bench/run's "200k host chunks" row on the GPU).
  *
+ * The pairs run on a stream it makes, as bench/alloc_pair's on the GPU.
  * Exits 1 with one line if the driver is missing or refuses a call. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -52,11 +53,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_pair: cuInit failed\n");
         return 1;
     }
+    /* On a stream of its own, as bench/alloc_pair on the GPU. */
+    CUresult (*stream_create)(CUstream *, unsigned) =
+        (CUresult(*)(CUstream *, unsigned))dlsym(h, "cuStreamCreate");
+    CUstream s = NULL;
+    if (!stream_create || stream_create(&s, 0) != 0) {
+        fprintf(stderr, "fake_pair: cuStreamCreate missing or failed\n");
+        return 1;
+    }
     for (long i = 0; i < pairs; i++) {
         CUdeviceptr p = 0;
-        CUresult rc = alloc(&p, 4096, NULL);
+        CUresult rc = alloc(&p, 4096, s);
         if (rc == 0)
-            rc = release(p, NULL);
+            rc = release(p, s);
         if (rc != 0) {
             fprintf(stderr, "fake_pair: pair %ld: driver error %d\n", i, rc);
             return 1;

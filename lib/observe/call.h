@@ -137,6 +137,16 @@ static inline void gl_call_fill_common(struct gl_event *ev, struct gl_call_site 
     ev->tid = self ? self->tid : 0;
     if (self && __builtin_expect(self->disabled > 0, 0))
         ev->flags |= GL_EVF_IGNORED;
+    /* Stream-ordered memory is its stream's context's, whichever is current
+     * (observe/contexts.h): both producers say so, and the driver is not
+     * asked. */
+    if (ev->kind == GL_MEM_ASYNC && ev->type == GL_EV_ALLOC) {
+        uint64_t stream_ctx = gl_contexts_stream_ctx(ev->aux);
+        if (stream_ctx) {
+            ev->ctx = stream_ctx;
+            return;
+        }
+    }
     if (site->ctx == GL_CALL_CTX_UNASKED && gl_dispatch_is_release(ev) &&
         !gl_dispatch_wants_contexts()) {
         ev->ctx = 0;

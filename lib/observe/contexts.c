@@ -3,9 +3,10 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 
-#include "base/gl_uthash.h"
 #include "base/spin.h"
+#include "base/tool.h"
 #include "common/util.h"
 
 #define MAX_CONTEXTS 1024
@@ -81,6 +82,8 @@ void gl_contexts_created(uint64_t ctx)
         add(ctx);
 }
 
+static void forget_streams_of(uint64_t ctx);
+
 void gl_contexts_destroyed(uint64_t ctx)
 {
     pthread_mutex_lock(&lock);
@@ -89,6 +92,9 @@ void gl_contexts_destroyed(uint64_t ctx)
         if (atomic_load(&slots[i].ctx) == ctx)
             atomic_store(&slots[i].ctx, 0);
     pthread_mutex_unlock(&lock);
+    /* Its streams went with it; their handles may come back for streams made
+     * where gpuleak does not see. */
+    forget_streams_of(ctx);
 }
 
 GL_HOT int gl_contexts_device(uint64_t ctx)
@@ -101,58 +107,218 @@ GL_HOT int gl_contexts_device(uint64_t ctx)
 
 /* ---- streams ---- */
 
-struct stream_entry {
-    uint64_t stream, ctx;
-    UT_hash_handle hh;
+/* Each stream announced and its context, in an open-addressed index (linear
+ * probing, at most half full, grown by doubling) that a stream-ordered
+ * allocation reads without a lock: writers hold the lock and move a
+ * sequence number around each change, and a reader that saw it move (or
+ * odd) asks again under the lock.  An index outgrown stays mapped: a reader
+ * may still be in it. */
+struct stream_slot {
+    _Atomic uint64_t stream, ctx; /* stream 0: empty */
 };
-static struct stream_entry *streams;
+struct stream_index {
+    size_t mask, used;
+    struct stream_index *older; /* outgrown, kept for readers still in it */
+    struct stream_slot slots[];
+};
+#define STREAM_SLOTS_MIN 64
+static struct stream_index *_Atomic streams;
 static gl_spinlock streams_lock = GL_SPINLOCK_INIT;
+static GL_READ_MOSTLY _Atomic uint64_t streams_seq; /* odd while a writer changes the index */
+
+static inline size_t stream_home(const struct stream_index *x, uint64_t stream)
+{
+    uint64_t z = stream * 0x9e3779b97f4a7c15ull; /* handles are aligned pointers */
+    return (size_t)(z >> 32) & x->mask;
+}
+
+/* The slot holding stream, or the empty one where it would go. */
+static size_t stream_find(const struct stream_index *x, uint64_t stream)
+{
+    size_t i = stream_home(x, stream);
+    for (uint64_t s;
+         (s = atomic_load_explicit(&x->slots[i].stream, memory_order_relaxed)) && s != stream;)
+        i = (i + 1) & x->mask;
+    return i;
+}
+
+static void write_begin(void)
+{
+    atomic_store_explicit(&streams_seq,
+                          atomic_load_explicit(&streams_seq, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+}
+
+static void write_end(void)
+{
+    atomic_store_explicit(&streams_seq,
+                          atomic_load_explicit(&streams_seq, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+static struct stream_index *index_new(size_t count)
+{
+    size_t bytes = sizeof(struct stream_index) + count * sizeof(struct stream_slot);
+    struct stream_index *x = gl_tool_alloc(bytes);
+    if (x) {
+        memset(x, 0, bytes);
+        x->mask = count - 1;
+    }
+    return x;
+}
+
+/* Room for one more, under the lock and inside a write; false without memory. */
+static bool index_room(void)
+{
+    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+    if (x && 2 * (x->used + 1) <= x->mask + 1)
+        return true;
+    struct stream_index *n = index_new(x ? 2 * (x->mask + 1) : STREAM_SLOTS_MIN);
+    if (!n)
+        return false;
+    for (size_t i = 0; x && i <= x->mask; i++) {
+        uint64_t s = atomic_load_explicit(&x->slots[i].stream, memory_order_relaxed);
+        if (!s)
+            continue;
+        size_t j = stream_find(n, s);
+        atomic_store_explicit(&n->slots[j].ctx, atomic_load(&x->slots[i].ctx),
+                              memory_order_relaxed);
+        atomic_store_explicit(&n->slots[j].stream, s, memory_order_relaxed);
+        n->used++;
+    }
+    n->older = x;
+    atomic_store_explicit(&streams, n, memory_order_release);
+    return true;
+}
+
+/* Empty slot i, moving back each later slot of its run whose home is not
+ * between i and it (cyclically): no slot becomes unreachable. */
+static void slot_remove(struct stream_index *x, size_t i)
+{
+    for (size_t j = i;;) {
+        j = (j + 1) & x->mask;
+        uint64_t s = atomic_load_explicit(&x->slots[j].stream, memory_order_relaxed);
+        if (!s)
+            break;
+        size_t home = stream_home(x, s);
+        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+            continue;
+        atomic_store_explicit(&x->slots[i].ctx, atomic_load(&x->slots[j].ctx),
+                              memory_order_relaxed);
+        atomic_store_explicit(&x->slots[i].stream, s, memory_order_relaxed);
+        i = j;
+    }
+    atomic_store_explicit(&x->slots[i].stream, 0, memory_order_relaxed);
+    atomic_store_explicit(&x->slots[i].ctx, 0, memory_order_relaxed);
+    x->used--;
+}
+
+/* Under the lock, inside a write. */
+static void forget_locked(uint64_t stream)
+{
+    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+    if (!x)
+        return;
+    size_t i = stream_find(x, stream);
+    if (atomic_load_explicit(&x->slots[i].stream, memory_order_relaxed))
+        slot_remove(x, i);
+}
 
 void gl_contexts_stream_created(uint64_t stream, uint64_t ctx)
 {
-    if (!stream)
+    if (stream <= 2)
         return;
     gl_spin_lock(&streams_lock);
-    struct stream_entry *e;
-    HASH_FIND(hh, streams, &stream, sizeof stream, e);
-    if (!e && (e = gl_tool_alloc(sizeof *e)) != NULL) {
-        e->stream = stream;
-        HASH_ADD(hh, streams, stream, sizeof e->stream, e);
+    write_begin();
+    if (ctx && index_room()) {
+        struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+        size_t i = stream_find(x, stream);
+        if (!atomic_load_explicit(&x->slots[i].stream, memory_order_relaxed))
+            x->used++;
+        atomic_store_explicit(&x->slots[i].ctx, ctx, memory_order_relaxed);
+        atomic_store_explicit(&x->slots[i].stream, stream, memory_order_relaxed);
+    } else {
+        forget_locked(stream); /* unknown rather than another stream's context */
     }
-    if (e)
-        e->ctx = ctx;
+    write_end();
     gl_spin_unlock(&streams_lock);
 }
 
 void gl_contexts_stream_destroyed(uint64_t stream)
 {
     gl_spin_lock(&streams_lock);
-    struct stream_entry *e;
-    HASH_FIND(hh, streams, &stream, sizeof stream, e);
-    if (e) {
-        HASH_DEL(streams, e);
-        gl_tool_free(e, sizeof *e);
-    }
+    write_begin();
+    forget_locked(stream);
+    write_end();
     gl_spin_unlock(&streams_lock);
+}
+
+static void forget_streams_of(uint64_t ctx)
+{
+    gl_spin_lock(&streams_lock);
+    write_begin();
+    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+    for (size_t i = 0; x && i <= x->mask;) {
+        /* A removal pulls a later slot back into i: look at i again. */
+        if (atomic_load_explicit(&x->slots[i].stream, memory_order_relaxed) &&
+            atomic_load_explicit(&x->slots[i].ctx, memory_order_relaxed) == ctx)
+            slot_remove(x, i);
+        else
+            i++;
+    }
+    write_end();
+    gl_spin_unlock(&streams_lock);
+}
+
+static uint64_t stream_ctx_locked(uint64_t stream)
+{
+    gl_spin_lock(&streams_lock);
+    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+    uint64_t ctx =
+        x ? atomic_load_explicit(&x->slots[stream_find(x, stream)].ctx, memory_order_relaxed) : 0;
+    gl_spin_unlock(&streams_lock);
+    return ctx;
+}
+
+GL_HOT uint64_t gl_contexts_stream_ctx(uint64_t stream)
+{
+    if (stream <= 2) /* 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD: the current context's */
+        return 0;
+    uint64_t seq = atomic_load_explicit(&streams_seq, memory_order_acquire);
+    const struct stream_index *x = atomic_load_explicit(&streams, memory_order_acquire);
+    if (__builtin_expect((seq & 1) || !x, 0))
+        return x ? stream_ctx_locked(stream) : 0;
+    /* Bounded: a writer moving slots meanwhile could hide the empty one. */
+    uint64_t ctx = 0;
+    size_t i = stream_home(x, stream);
+    for (size_t n = 0; n <= x->mask; n++, i = (i + 1) & x->mask) {
+        uint64_t s = atomic_load_explicit(&x->slots[i].stream, memory_order_relaxed);
+        if (s == stream) {
+            ctx = atomic_load_explicit(&x->slots[i].ctx, memory_order_relaxed);
+            break;
+        }
+        if (!s)
+            break;
+    }
+    atomic_thread_fence(memory_order_acquire);
+    if (__builtin_expect(atomic_load_explicit(&streams_seq, memory_order_relaxed) != seq, 0))
+        return stream_ctx_locked(stream);
+    return ctx;
 }
 
 int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx)
 {
-    uint64_t ctx = current_ctx;
-    if (stream > 2) { /* not one of the default streams */
-        struct stream_entry *e;
-        gl_spin_lock(&streams_lock);
-        HASH_FIND(hh, streams, &stream, sizeof stream, e);
-        if (e)
-            ctx = e->ctx;
-        gl_spin_unlock(&streams_lock);
-    }
-    return gl_contexts_device(ctx);
+    uint64_t ctx = gl_contexts_stream_ctx(stream);
+    return gl_contexts_device(ctx ? ctx : current_ctx);
 }
 
 static void after_fork(void)
 {
     gl_spin_reset(&streams_lock);
+    /* A writer of another thread may have been inside a change. */
+    if (atomic_load(&streams_seq) & 1)
+        atomic_fetch_add(&streams_seq, 1);
     pthread_mutex_init(&lock, NULL);
 }
 
@@ -161,12 +327,15 @@ static void reset(void)
     atomic_store(&first_device, -1);
     atomic_store(&devices_differ, false);
     gl_spin_lock(&streams_lock);
-    struct stream_entry *e, *tmp;
-    HASH_ITER(hh, streams, e, tmp)
-    {
-        HASH_DEL(streams, e);
-        gl_tool_free(e, sizeof *e);
+    write_begin();
+    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+    for (size_t i = 0; x && i <= x->mask; i++) {
+        atomic_store_explicit(&x->slots[i].stream, 0, memory_order_relaxed);
+        atomic_store_explicit(&x->slots[i].ctx, 0, memory_order_relaxed);
     }
+    if (x)
+        x->used = 0;
+    write_end();
     gl_spin_unlock(&streams_lock);
     pthread_mutex_lock(&lock);
     unsigned n = atomic_load(&nslots);

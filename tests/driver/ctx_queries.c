@@ -4,7 +4,8 @@
  * must still name the context's device).  Prints the queries the pairs made;
  * tests/driver.test says how many each configuration may make.  Last, a
  * block left allocated goes with its context, destroyed: an allocation
- * still knows its context (no leak may be reported). */
+ * still knows its context (no leak may be reported), one made on a stream
+ * too (its context known from the stream's creation). */
 #include <cuda.h>
 #include <stdio.h>
 
@@ -25,11 +26,25 @@ int main(void)
     int queries = fake_cuda_context_queries() - before;
     if (cuMemFree_v2(0xbad000) != CUDA_ERROR_INVALID_VALUE)
         return 3;
-    CUdeviceptr kept = 0;
+    /* Stream-ordered pairs on a stream made here: its context is known from
+     * its creation (one query), and a pair asks nothing. */
+    before = fake_cuda_context_queries();
+    CUstream s = NULL;
+    if (cuStreamCreate(&s, 0) != CUDA_SUCCESS)
+        return 5;
+    for (int i = 0; i < PAIRS; i++) {
+        CUdeviceptr p = 0;
+        if (cuMemAllocAsync(&p, 4096, s) != CUDA_SUCCESS || cuMemFreeAsync(p, s) != CUDA_SUCCESS)
+            return 6;
+    }
+    int stream_queries = fake_cuda_context_queries() - before;
+    CUdeviceptr kept = 0, on_stream = 0;
     CUcontext ctx = NULL;
-    if (cuMemAlloc_v2(&kept, 7777) != CUDA_SUCCESS || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
-        cuCtxDestroy(ctx) != CUDA_SUCCESS)
+    if (cuMemAlloc_v2(&kept, 7777) != CUDA_SUCCESS ||
+        cuMemAllocAsync(&on_stream, 8888, s) != CUDA_SUCCESS ||
+        cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || cuCtxDestroy(ctx) != CUDA_SUCCESS)
         return 4;
-    printf("ctx_queries: %d pairs, %d queries\n", PAIRS, queries);
+    printf("ctx_queries: %d pairs, %d queries; on a stream, %d queries\n", PAIRS, queries,
+           stream_queries);
     return 0;
 }

@@ -185,6 +185,16 @@ EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s)
     return release(p);
 }
 
+/* Streams: handles never reused, no state (the fake runs every call at once). */
+EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+    static uintptr_t next = 0x5000;
+    (void)flags;
+    *s = (CUstream)__atomic_add_fetch(&next, 0x100, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuStreamDestroy_v2(CUstream s) { return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
 /* Entry points by name, as the real driver resolves them. */
 static CUresult proc_address(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* lib/observe/contexts.h: the device of each CUDA context, asked once. */
+/* lib/observe/contexts.h: the device of each CUDA context, asked once, and
+ * the context of each stream. */
 #include <check.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "testutil.h"
@@ -160,6 +162,92 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* ---- streams ---- */
+
+#define STREAM(i) (UINT64_C(0x7f0000001000) + (uint64_t)(i)*0x200)
+#define CTX_OF(i) ((uint64_t)((i) % 3 + 1) * 0x1000) /* devices 0, 1, 2 */
+
+/* Each stream's context, as announced, through growth and removals; the
+ * default streams and unknown ones have none (the current context's); a
+ * context destroyed takes its streams along; reset forgets them all. */
+START_TEST(test_streams)
+{
+    for (uint64_t d = 0; d <= 2; d++) {
+        gl_contexts_stream_created(d, 0x1000);
+        ck_assert_uint_eq(gl_contexts_stream_ctx(d), 0);
+    }
+    enum { N = 1000 };
+    for (int i = 0; i < N; i++)
+        gl_contexts_stream_created(STREAM(i), CTX_OF(i));
+    for (int i = 0; i < N; i++) {
+        ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(i)), CTX_OF(i));
+        ck_assert_int_eq(gl_contexts_stream_device(STREAM(i), 0x9000), i % 3);
+    }
+    ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(N)), 0);
+    ck_assert_int_eq(gl_contexts_stream_device(STREAM(N), 0x9000), 8); /* the current one's */
+    for (int i = 0; i < N; i += 2)
+        gl_contexts_stream_destroyed(STREAM(i));
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(i)), i % 2 ? CTX_OF(i) : 0);
+    /* A handle made again, in another context. */
+    gl_contexts_stream_created(STREAM(1), 0x5000);
+    ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(1)), 0x5000);
+    gl_contexts_destroyed(CTX_OF(3)); /* device 0's: streams 3, 9, 15... */
+    for (int i = 1; i < N; i += 2)
+        ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(i)), i == 1       ? 0x5000
+                                                             : i % 3 == 0 ? 0
+                                                                          : CTX_OF(i));
+    gl_contexts_component.reset();
+    for (int i = 0; i < N; i++)
+        ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(i)), 0);
+}
+END_TEST
+
+static _Atomic int streams_done;
+
+/* Looks its streams up, without the lock, while the index grows and shifts. */
+static void *stream_reader(void *arg)
+{
+    intptr_t first = (intptr_t)arg, wrong = 0;
+    while (!atomic_load(&streams_done))
+        for (intptr_t i = first; i < first + 16; i++)
+            if (gl_contexts_stream_ctx(STREAM(i)) != CTX_OF(i))
+                wrong++;
+    return (void *)wrong;
+}
+
+/* Readers find the streams that stay, with their contexts, while a writer
+ * makes and destroys thousands of others (the index doubling, removals
+ * moving slots back).  A smoke test of the lock-free path: it fails where
+ * growth or removal loses an entry, but on two cores it rarely lands a
+ * lookup inside a removal's few stores, which is what the sequence number
+ * guards (contexts.c). */
+START_TEST(test_streams_threads)
+{
+    for (int i = 0; i < 64; i++)
+        gl_contexts_stream_created(STREAM(i), CTX_OF(i));
+    atomic_store(&streams_done, 0);
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, stream_reader, (void *)(intptr_t)(16 * i)),
+                         0);
+    for (int round = 0; round < 20; round++) {
+        for (int i = 1000; i < 3000; i++)
+            gl_contexts_stream_created(STREAM(i), 0x7000);
+        for (int i = 1000; i < 3000; i++)
+            gl_contexts_stream_destroyed(STREAM(i));
+    }
+    atomic_store(&streams_done, 1);
+    intptr_t wrong = 0;
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(th[i], &r);
+        wrong += (intptr_t)r;
+    }
+    ck_assert_int_eq(wrong, 0);
+}
+END_TEST
+
 static Suite *contexts_suite(void)
 {
     Suite *s = suite_create("contexts");
@@ -175,6 +263,8 @@ static Suite *contexts_suite(void)
     tcase_add_test(tc, test_reset);
     tcase_add_test(tc, test_many_contexts);
     tcase_add_test(tc, test_threads);
+    tcase_add_test(tc, test_streams);
+    tcase_add_test(tc, test_streams_threads);
     suite_add_tcase(s, tc);
     return s;
 }
