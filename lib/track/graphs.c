@@ -11,6 +11,8 @@
 #include "event/dispatch.h"
 #include "track/tracker.h"
 
+#define MAX_JOINED 16
+
 struct node {
     uint64_t va, size;
     uint32_t stack;
@@ -29,6 +31,10 @@ struct node_set {
     struct node *nodes;
     uint32_t n, cap;
     bool auto_free; /* an exec instantiated with AUTO_FREE_ON_LAUNCH */
+    /* A capture's: streams found in it by freeing its allocations (below,
+     * claim()), whose later stream-ordered calls are its nodes too. */
+    uint32_t njoined;
+    uint64_t joined[MAX_JOINED];
     UT_hash_handle hh;
 };
 
@@ -94,6 +100,7 @@ static void clear(struct node_set *s)
 {
     atomic_fetch_sub(&total_nodes, s->n);
     s->n = 0;
+    s->njoined = 0;
 }
 
 static void drop(struct node_set **head, struct node_set *s)
@@ -147,21 +154,84 @@ static void capture_end(uint64_t stream, uint64_t graph)
     gl_dispatch_arm(-1);
 }
 
-static bool stream_captured(uint64_t stream)
+/* The capture a stream is in: its own, or one it joined.  Under the lock. */
+static struct node_set *capture_of(uint64_t stream)
+{
+    struct node_set *s = find(captures, stream), *tmp;
+    if (s)
+        return s;
+    HASH_ITER(hh, captures, s, tmp)
+    {
+        for (uint32_t i = 0; i < s->njoined; i++)
+            if (s->joined[i] == stream)
+                return s;
+    }
+    return NULL;
+}
+
+/* The capture whose allocation node at va is still unfreed in it (its last
+ * node there an allocation), or NULL.  Under the lock. */
+static struct node_set *capture_holding(uint64_t va)
+{
+    struct node_set *s, *tmp;
+    HASH_ITER(hh, captures, s, tmp)
+    {
+        for (uint32_t i = s->n; i-- > 0;)
+            if (s->nodes[i].va == va) {
+                if (!s->nodes[i].is_free)
+                    return s;
+                break;
+            }
+    }
+    return NULL;
+}
+
+/* Whether stream is being captured: its own capture, or (joined too) one it
+ * joined. */
+static bool stream_captured(uint64_t stream, bool joined)
 {
     gl_spin_lock(&lock);
-    bool found = find(captures, stream) != NULL;
+    bool found = (joined ? capture_of(stream) : find(captures, stream)) != NULL;
     gl_spin_unlock(&lock);
     return found;
+}
+
+/* A stream-ordered free, on a stream other than a capture's own, of an
+ * allocation a capture in progress made: a free node of that capture, on a
+ * stream that joined it through an event (cuStreamWaitEvent on an event
+ * recorded in the capture: the fork and join of NVIDIA's graphMemoryNodes
+ * sample).  Nothing else can free that address now: its memory exists only
+ * once a graph holding the node is launched.  The stream's later
+ * allocations are the capture's nodes too, until the capture ends; its
+ * frees are nodes where they free one (a block it allocated before it was
+ * found, recorded as a block, is freed as one). */
+static bool joins_by_free(const struct gl_event *ev)
+{
+    gl_spin_lock(&lock);
+    bool held = capture_holding(ev->key) != NULL;
+    gl_spin_unlock(&lock);
+    struct gl_block_info live;
+    if (!held || gl_tracker_lookup(ev->key, &live)) /* a live block comes first */
+        return false;
+    gl_spin_lock(&lock);
+    struct node_set *s = capture_holding(ev->key);
+    if (s && !capture_of(ev->aux) && s->njoined < MAX_JOINED)
+        s->joined[s->njoined++] = ev->aux;
+    gl_spin_unlock(&lock);
+    return s != NULL;
 }
 
 /* The route stage: a stream-ordered allocation or free on a stream being
  * captured is a node of the graph being built, not a block. */
 static bool claim(const struct gl_event *ev)
 {
-    bool stream_ordered = (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC) ||
-                          (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api));
-    return stream_ordered && gl_graphs_capturing() && stream_captured(ev->aux);
+    if (!gl_graphs_capturing())
+        return false;
+    if (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC)
+        return stream_captured(ev->aux, true);
+    if (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api))
+        return stream_captured(ev->aux, false) || joins_by_free(ev);
+    return false;
 }
 
 /* A claimed call, complete: recorded as a node if it succeeded (a free is
@@ -173,7 +243,9 @@ static bool take(const struct gl_event *ev)
         return true;
     struct node n = node_of(ev, ev->type == GL_EV_FREE);
     gl_spin_lock(&lock);
-    struct node_set *s = find(captures, ev->aux);
+    struct node_set *s = ev->type == GL_EV_FREE ? find(captures, ev->aux) : capture_of(ev->aux);
+    if (!s && ev->type == GL_EV_FREE)
+        s = capture_holding(ev->key); /* on a stream that joined */
     if (s)
         append(s, &n);
     gl_spin_unlock(&lock);

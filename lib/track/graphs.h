@@ -16,8 +16,11 @@
  * (derived allocations, with allocation numbers of the launch) and applies its free
  * nodes; an allocation the same graph frees is counted as allocated and freed.
  *
- * Not followed: streams that join a capture through events (their allocations
- * are recorded as ordinary stream-ordered blocks), cuGraphExecUpdate,
+ * A stream that joins a capture through an event (cuStreamWaitEvent) is
+ * found when it frees one of the capture's allocations (graphs.c says why
+ * that is sure): the free is a node, and so are the stream's allocations
+ * after it.  Not followed: the allocations of a joined stream before that
+ * (recorded as ordinary stream-ordered blocks), cuGraphExecUpdate,
  * cuGraphClone, cuGraphDestroyNode, child graph nodes, launches from the
  * device.  Captures are keyed by stream handle: two threads capturing their
  * per-thread default streams (_ptsz calls with stream 0) are not told apart.

@@ -18,6 +18,10 @@
 //   graph_capture trim        allocated and freed inside, exec destroyed, then
 //                             cudaDeviceGraphMemTrim.  Expected: kept_block()'s record only,
 //                             no graph memory cached.
+//   graph_capture fork        a stream forked from the capture through an event frees what
+//                             the capturing stream allocated, then allocates and frees its
+//                             own, and joins back (NVIDIA's graphMemoryNodes sample does the
+//                             first); launched 3 times.  Expected: no loss record, no API error.
 // Each reuse mode prints whether the address was reused.
 #include <string.h>
 
@@ -205,6 +209,36 @@ NOINLINE static void trim(void)
     CHECK(cudaDeviceGraphMemTrim(0));
 }
 
+/* fork: the capture forks to a second stream (an event recorded in it, the
+ * stream waiting on it) and joins back; no capture begins on that stream. */
+NOINLINE static void fork_join(void)
+{
+    cudaStream_t side;
+    cudaEvent_t forked, joined;
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+    begin();
+    int *p, *q;
+    CHECK(cudaMallocAsync((void **)&p, 200000, stream));
+    launch_fill(p, 200000, 3);
+    CHECK(cudaEventRecord(forked, stream));
+    CHECK(cudaStreamWaitEvent(side, forked, 0));
+    CHECK(cudaFreeAsync(p, side));
+    CHECK(cudaMallocAsync((void **)&q, 100000, side));
+    CHECK(cudaFreeAsync(q, side));
+    CHECK(cudaEventRecord(joined, side));
+    CHECK(cudaStreamWaitEvent(stream, joined, 0));
+    cudaGraphExec_t ge = end(0);
+    for (int i = 0; i < 3; i++)
+        CHECK(cudaGraphLaunch(ge, stream));
+    CHECK(cudaStreamSynchronize(stream));
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaEventDestroy(forked));
+    CHECK(cudaEventDestroy(joined));
+    CHECK(cudaStreamDestroy(side));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -222,13 +256,15 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "trim")) {
         trim();
         kept_block();
+    } else if (!strcmp(mode, "fork")) {
+        fork_join();
     } else if (!*mode) {
         alloc_and_free_inside();
         freed_outside();
         capture_leak();
         auto_free_on_launch();
     } else {
-        fprintf(stderr, "usage: graph_capture [relaunch|unlaunched|reuse|reuse_kept|trim]\n");
+        fprintf(stderr, "usage: graph_capture [relaunch|unlaunched|reuse|reuse_kept|trim|fork]\n");
         return 2;
     }
     CHECK(cudaStreamSynchronize(stream));

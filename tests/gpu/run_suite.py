@@ -2056,6 +2056,21 @@ def t_graph_never_launched(s):
     check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
 
 
+def t_graph_fork_join(s):
+    """A capture forked to a second stream through an event, which frees what the
+    capturing stream allocated and allocates and frees its own before joining back
+    (NVIDIA's graphMemoryNodes sample): every allocation is the graph's and freed in
+    it, so nothing leaks and no free is an error."""
+    run = s.run("graph_fork", [s.fixture("graph_capture"), "fork"])
+    check(run.rc == 0 and "graph_capture fork: done" in run.out, f"exit status {run.rc}")
+    r = run.only_report()
+    check(not r.records, f"records for memory the graph freed: "
+          f"{[(x['bytes'], x['frames'][1:2]) for x in r.records]}")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.usage is not None and r.usage[0] == r.usage[1], f"usage {r.usage}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+
+
 def graph_reserve_records(r):
     return [rec for rec in r.records if (rec["block"] or "").startswith("Graph memory ")]
 
@@ -3246,8 +3261,8 @@ TESTS = [
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
     t_pytest_cupy,
     t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_graph_capture,
-    t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_address_reuse,
-    t_graph_mem_trim, t_dlopen, t_proc_fork, t_proc_exec,
+    t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_fork_join,
+    t_graph_address_reuse, t_graph_mem_trim, t_dlopen, t_proc_fork, t_proc_exec,
     t_proc_exec_untraced, t_proc_spawn, t_proc_spawn_untraced, t_proc_shell_wrapper,
     t_proc_shell_wrapper_untraced, t_proc_multiprocessing, t_proc_multiprocessing_untraced,
     t_proc_torchrun, t_python_frames_off, t_torch_frames_caching_off, t_torch_growth_caching_off,

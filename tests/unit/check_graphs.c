@@ -218,6 +218,40 @@ START_TEST(test_captured_nodes_launch)
 }
 END_TEST
 
+/* A stream that joined the capture through an event (no capture begins on
+ * it) frees one of the capture's allocations: a free node, and the stream's
+ * allocations after that are nodes too, until the capture ends (NVIDIA's
+ * graphMemoryNodes sample: allocated on the capturing stream, freed on a
+ * forked one).  A block the stream allocated before, and a live block at a
+ * node's address, are freed as blocks. */
+START_TEST(test_joined_stream_frees_a_node)
+{
+    const uint64_t S3 = 0x5c000ULL;
+    ck_assert(!captured_alloc(S1, VA + 0xa000, 64)); /* a block, before any capture */
+    capture_begin(S1);
+    ck_assert(!captured_alloc(S2, VA + 0x8000, 64)); /* S2 not in the capture yet */
+    ck_assert(captured_alloc(S1, VA, 100));
+    ck_assert(captured_alloc(S1, VA + 0x1000, 100));
+    ck_assert(captured_alloc(S1, VA + 0xa000, 100)); /* stale: a live block is there */
+    ck_assert(captured_free(S2, VA));                /* S2 joined */
+    ck_assert(captured_alloc(S2, VA + 0x2000, 50));
+    ck_assert(captured_free(S2, VA + 0x2000));
+    ck_assert(!captured_free(S2, VA + 0x8000)); /* its own block, from before */
+    ck_assert(!tu_live_block(VA + 0x8000, NULL));
+    ck_assert(!captured_free(S3, VA));          /* freed in the capture already */
+    ck_assert(!captured_free(S3, VA + 0xa000)); /* the live block comes first */
+    ck_assert(!tu_live_block(VA + 0xa000, NULL));
+    capture_end(S1, G1);
+    ck_assert(!captured_alloc(S2, VA + 0x3000, 64)); /* the capture ended */
+    instantiate(E1, G1, 0);
+    launch(E1);
+    /* Freed by the graph: VA (on S2), VA + 0x2000; VA + 0x1000 outlives it. */
+    ck_assert(!tu_live_block(VA, NULL));
+    ck_assert(tu_live_block(VA + 0x1000, NULL));
+    ck_assert(!tu_live_block(VA + 0x2000, NULL));
+}
+END_TEST
+
 /* ---- node sets ---- */
 
 START_TEST(test_node_counts)
@@ -638,6 +672,7 @@ static Suite *graphs_suite(void)
     tcase_add_test(tc, test_claim_let_go_when_the_capture_ended);
     tcase_add_test(tc, test_failed_capture_drops_nodes);
     tcase_add_test(tc, test_captured_nodes_launch);
+    tcase_add_test(tc, test_joined_stream_frees_a_node);
     tcase_add_test(tc, test_node_counts);
     tcase_add_test(tc, test_reset_forgets_everything);
     tcase_add_test(tc, test_instantiate_copies_nodes);
