@@ -231,13 +231,6 @@ int gl_dispatch_device_of(const struct gl_event *ev)
     return placement.context_device ? placement.context_device(gl_dispatch_ctx(ev)) : -1;
 }
 
-int gl_dispatch_stream_device(const struct gl_event *ev)
-{
-    if (placement.stream_device)
-        return placement.stream_device(ev->aux, gl_dispatch_ctx(ev));
-    return gl_dispatch_device_of(ev);
-}
-
 GL_HOT bool gl_dispatch_several_devices(void)
 {
     return placement.several_devices && placement.several_devices();

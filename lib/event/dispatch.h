@@ -198,8 +198,6 @@ static inline void gl_dispatch_end(uint64_t token, struct gl_event *ev);
  * knows contexts installs the lookups; without one, devices are unknown. */
 struct gl_placement {
     int (*context_device)(uint64_t ctx);
-    /* The device of a stream's pool, a stream-ordered call's device. */
-    int (*stream_device)(uint64_t stream, uint64_t ctx);
     /* Whether contexts were seen on more than one device: until then no call
      * can name a device other than a block's, and checks skip the lookup. */
     bool (*several_devices)(void);
@@ -222,7 +220,6 @@ static inline uint64_t gl_dispatch_ctx(const struct gl_event *ev)
 /* Whether an attached consumer wants every event's context. */
 static inline bool gl_dispatch_wants_contexts(void);
 int gl_dispatch_device_of(const struct gl_event *ev);
-int gl_dispatch_stream_device(const struct gl_event *ev);
 bool gl_dispatch_several_devices(void);
 
 /* ---- the hot path, inlined into producers ----

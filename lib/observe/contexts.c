@@ -353,6 +353,5 @@ const struct gl_component gl_contexts_component = {
 
 const struct gl_placement gl_contexts_placement = {
     .context_device = gl_contexts_device,
-    .stream_device = gl_contexts_stream_device,
     .several_devices = gl_contexts_several_devices,
 };

@@ -162,16 +162,10 @@ void gl_report_errors_describe(const struct gl_api_error *e, const struct gl_err
                      "Double free: %s(0x%" PRIX64 "): the block was already freed", api, e->addr);
         break;
     case GL_ERR_MISMATCHED_FREE:
-        if (e->detail == GL_ERD_WRONG_DEVICE)
-            snprintf(t->what, sizeof t->what,
-                     "Mismatched free: %s(0x%" PRIX64 ") on a stream of device %d frees a block "
-                     "of device %d",
-                     api, e->addr, e->device, b->device);
-        else
-            snprintf(t->what, sizeof t->what,
-                     "Mismatched free: %s(0x%" PRIX64 ") of %s from %s; release it with %s", api,
-                     e->addr, gl_mem_kind_name(b->kind), called(svc, b->stack, b->api),
-                     right_release(b));
+        snprintf(t->what, sizeof t->what,
+                 "Mismatched free: %s(0x%" PRIX64 ") of %s from %s; release it with %s", api,
+                 e->addr, gl_mem_kind_name(b->kind), called(svc, b->stack, b->api),
+                 right_release(b));
         break;
     case GL_ERR_INVALID_RANGE: {
         uint64_t end = gl_key_value(b->key) + b->size;

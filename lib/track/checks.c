@@ -106,17 +106,15 @@ static bool release_fits(unsigned api, const struct gl_block_info *b)
 GL_HOT static void release(const struct gl_event *ev, const struct gl_block_info *b)
 {
     struct gl_api_error e;
-    int device;
     if (!release_fits(ev->api, b)) {
         e = error_of(ev, GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_CALL);
     } else if (ev->type == GL_EV_VMM_RELEASE && b->refs == 0 && (b->flags & GL_BLK_RELEASED)) {
         /* Its last reference was released before; its mappings keep it. */
         e = error_of(ev, GL_ERR_DOUBLE_FREE, GL_ERD_HANDLE_RELEASED);
-    } else if (gl_api_is_stream_ordered_free(ev->api) && b->device >= 0 &&
-               gl_dispatch_several_devices() && (device = gl_dispatch_stream_device(ev)) >= 0 &&
-               device != b->device) {
-        e = error_at(ev, device, GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_DEVICE);
     } else {
+        /* A stream-ordered free on a stream of another device than the
+         * block's is the program's right (NVIDIA's streamOrderedAllocationP2P
+         * sample frees device 0's memory on device 1's stream): no error. */
         return;
     }
     set_block(&e, b);

@@ -29,7 +29,6 @@ enum gl_error_detail {
     GL_ERD_FREED_INTERIOR,  /* INVALID_FREE: inside a freed block, not at its start */
     GL_ERD_VMM_MAPPED,      /* INVALID_FREE/MISMATCHED: a cuMemMap'd address */
     GL_ERD_WRONG_CALL,      /* MISMATCHED_FREE: the block's kind needs another call */
-    GL_ERD_WRONG_DEVICE,    /* MISMATCHED_FREE: stream-ordered free on another device */
     GL_ERD_HANDLE_RELEASED, /* DOUBLE_FREE: cuMemRelease of a VMM handle released already,
                                kept only by its mappings (the block is that handle) */
     /* OBSERVER_MISMATCH: enum gl_mismatch's values (event/event.h) */

@@ -197,18 +197,6 @@ START_TEST(test_mismatched_wrong_call)
 }
 END_TEST
 
-START_TEST(test_mismatched_wrong_device)
-{
-    struct gl_api_error e = error(GL_ERR_MISMATCHED_FREE, GL_ERD_WRONG_DEVICE,
-                                  GL_API_cuMemFreeAsync, NO_STACK, BLOCK, 0);
-    e.device = 1;
-    with_block(&e, BLOCK, 4096, GL_MEM_ASYNC, GL_API_cuMemAllocAsync, STACK_PROGRAM);
-    struct gl_error_text t = describe(&e);
-    ck_assert_str_eq(t.what, "Mismatched free: cuMemFreeAsync(0x7F0000000000) on a stream of "
-                             "device 1 frees a block of device 0");
-}
-END_TEST
-
 START_TEST(test_ranges)
 {
     struct gl_api_error e = error(GL_ERR_INVALID_RANGE, GL_ERD_NONE, GL_API_cuMemcpyHtoD_v2,
@@ -432,7 +420,6 @@ int main(void)
     tcase_add_test(tc, test_double_free);
     tcase_add_test(tc, test_double_release_mapped_handle);
     tcase_add_test(tc, test_mismatched_wrong_call);
-    tcase_add_test(tc, test_mismatched_wrong_device);
     tcase_add_test(tc, test_ranges);
     tcase_add_test(tc, test_out_of_memory);
     tcase_add_test(tc, test_out_of_memory_printed);
