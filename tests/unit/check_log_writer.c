@@ -40,15 +40,22 @@ static void open_log(void)
     ck_assert_msg(try_open_log(256u << 20, err, sizeof err), "%s", err);
 }
 
-/* Close and read back, every record whole: the marks and events counted. */
-static void close_and_count(uint64_t *marks, uint64_t *events)
+/* Close the log and open it to read, its summary in *s. */
+static struct gl_log_file *close_and_open(struct gl_log_summary *s)
 {
     gl_log_writer_close();
     char err[512];
     struct gl_log_file *f = gl_log_reader_open(path, err, sizeof err);
     ck_assert_msg(f != NULL, "%s", err);
+    gl_log_reader_summary(f, s);
+    return f;
+}
+
+/* Close and read back, every record whole: the marks and events counted. */
+static void close_and_count(uint64_t *marks, uint64_t *events)
+{
     struct gl_log_summary s;
-    gl_log_reader_summary(f, &s);
+    struct gl_log_file *f = close_and_open(&s);
     ck_assert_uint_eq(s.unread_bytes, 0);
     *marks = s.marks;
     *events = s.events;
@@ -451,13 +458,8 @@ START_TEST(test_times_of_a_late_clock_thread)
     atomic_store(&gl_ticker.ns, late + 5000000); /* its next tick, 5 ms on */
     one_event(3, 1);
     atomic_store(&gl_ticker.ns, 0);
-    gl_log_writer_close();
-
-    char err[512];
-    struct gl_log_file *f = gl_log_reader_open(path, err, sizeof err);
-    ck_assert_msg(f != NULL, "%s", err);
     struct gl_log_summary s;
-    gl_log_reader_summary(f, &s);
+    struct gl_log_file *f = close_and_open(&s);
     int64_t skew =
         (int64_t)s.header->start_unix_ns - (int64_t)s.header->clock0_ns - unix_minus_mono;
     ck_assert_msg(skew > -5000000 && skew < 5000000, "start's Unix time off by %lld ns",
