@@ -333,8 +333,11 @@ GL_DISPATCH_HOT bool gl_dispatch_end_at(uint64_t token, struct gl_event *ev)
         gl_dispatch_record(ev);
     if (__builtin_expect(!(token & GL_DISPATCH_TOKEN_STATE), 0)) {
         /* Claimed at the entry: the block (if any) was never taken out, so
-         * a release let go now is lost, as a capture ending mid-call makes. */
-        gl_dispatch_take((unsigned)(token >> 3), ev);
+         * a release let go now is lost, as a capture ending mid-call makes;
+         * a refused one let go took nothing out, and the observers (the
+         * checks) see it as one that found no block. */
+        if (!gl_dispatch_take((unsigned)(token >> 3), ev) && (ev->flags & GL_EVF_FAILED))
+            gl_dispatch_observe(ev, NULL);
         return true;
     }
     struct gl_block_info blk;

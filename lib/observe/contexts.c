@@ -313,12 +313,28 @@ int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx)
     return gl_contexts_device(ctx ? ctx : current_ctx);
 }
 
+/* Every stream forgotten, under the lock (or alone in a fork child). */
+static void clear_streams(void)
+{
+    uint64_t seq = atomic_load_explicit(&streams_seq, memory_order_relaxed);
+    atomic_store_explicit(&streams_seq, seq | 1, memory_order_relaxed); /* odd: changing */
+    atomic_thread_fence(memory_order_release);
+    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
+    for (size_t i = 0; x && i <= x->mask; i++) {
+        atomic_store_explicit(&x->slots[i].stream, 0, memory_order_relaxed);
+        atomic_store_explicit(&x->slots[i].ctx, 0, memory_order_relaxed);
+    }
+    if (x)
+        x->used = 0;
+    atomic_store_explicit(&streams_seq, (seq | 1) + 1, memory_order_release);
+}
+
 static void after_fork(void)
 {
     gl_spin_reset(&streams_lock);
-    /* A writer of another thread may have been inside a change. */
-    if (atomic_load(&streams_seq) & 1)
-        atomic_fetch_add(&streams_seq, 1);
+    /* A writer of another thread may have been inside a change, which would
+     * leave the index half moved: forgotten (the child's CUDA starts anew). */
+    clear_streams();
     pthread_mutex_init(&lock, NULL);
 }
 
@@ -327,15 +343,7 @@ static void reset(void)
     atomic_store(&first_device, -1);
     atomic_store(&devices_differ, false);
     gl_spin_lock(&streams_lock);
-    write_begin();
-    struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
-    for (size_t i = 0; x && i <= x->mask; i++) {
-        atomic_store_explicit(&x->slots[i].stream, 0, memory_order_relaxed);
-        atomic_store_explicit(&x->slots[i].ctx, 0, memory_order_relaxed);
-    }
-    if (x)
-        x->used = 0;
-    write_end();
+    clear_streams();
     gl_spin_unlock(&streams_lock);
     pthread_mutex_lock(&lock);
     unsigned n = atomic_load(&nslots);

@@ -7,7 +7,8 @@
  * through the dispatcher's placement (event/dispatch.h), never here.
  * The device is asked of CUPTI (cuptiGetDeviceId) once per context, when CUPTI
  * reports the context created, never through the driver API inside a callback.
- * Lookups are lock-free: contexts are few and entries only ever get published. */
+ * Lookups are lock-free: contexts are few and their entries only ever get
+ * published; streams are read under a sequence number (contexts.c). */
 #ifndef GPULEAK_CONTEXTS_H
 #define GPULEAK_CONTEXTS_H
 
@@ -42,9 +43,7 @@ int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx);
  * streams not announced.  Stream-ordered memory comes from the pool of its
  * stream's device, and a stream stays in its context: an allocation on a
  * known stream needs no question to the driver (about 25 ns on an H200).
- * The thread's last answer is kept and checked against a generation that
- * every change of the streams or contexts moves: no lock while a thread
- * keeps to one stream. */
+ * No lock unless a writer changes the streams meanwhile. */
 uint64_t gl_contexts_stream_ctx(uint64_t stream);
 
 /* What the producers learned of contexts, for consumers that place events on

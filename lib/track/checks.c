@@ -113,8 +113,9 @@ GL_HOT static void release(const struct gl_event *ev, const struct gl_block_info
         e = error_of(ev, GL_ERR_DOUBLE_FREE, GL_ERD_HANDLE_RELEASED);
     } else {
         /* A stream-ordered free on a stream of another device than the
-         * block's is the program's right (NVIDIA's streamOrderedAllocationP2P
-         * sample frees device 0's memory on device 1's stream): no error. */
+         * block's is no error: NVIDIA's streamOrderedAllocationP2P sample
+         * frees device 0's pool memory on device 1's stream, the pool's
+         * access granted, and the driver takes it. */
         return;
     }
     set_block(&e, b);

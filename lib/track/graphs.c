@@ -201,24 +201,17 @@ static bool stream_captured(uint64_t stream, bool joined)
  * stream that joined it through an event (cuStreamWaitEvent on an event
  * recorded in the capture: the fork and join of NVIDIA's graphMemoryNodes
  * sample).  Nothing else can free that address now: its memory exists only
- * once a graph holding the node is launched.  The stream's later
- * allocations are the capture's nodes too, until the capture ends; its
- * frees are nodes where they free one (a block it allocated before it was
- * found, recorded as a block, is freed as one). */
+ * once a graph holding the node is launched.  Once the driver accepted it
+ * (take()), the stream's later allocations are the capture's nodes too,
+ * until the capture ends; its frees are nodes where they free one (a block
+ * it allocated before it was found, recorded as a block, is freed as one). */
 static bool joins_by_free(const struct gl_event *ev)
 {
     gl_spin_lock(&lock);
     bool held = capture_holding(ev->key) != NULL;
     gl_spin_unlock(&lock);
     struct gl_block_info live;
-    if (!held || gl_tracker_lookup(ev->key, &live)) /* a live block comes first */
-        return false;
-    gl_spin_lock(&lock);
-    struct node_set *s = capture_holding(ev->key);
-    if (s && !capture_of(ev->aux) && s->njoined < MAX_JOINED)
-        s->joined[s->njoined++] = ev->aux;
-    gl_spin_unlock(&lock);
-    return s != NULL;
+    return held && !gl_tracker_lookup(ev->key, &live); /* a live block comes first */
 }
 
 /* The route stage: a stream-ordered allocation or free on a stream being
@@ -236,20 +229,28 @@ static bool claim(const struct gl_event *ev)
 
 /* A claimed call, complete: recorded as a node if it succeeded (a free is
  * claimed at its entry and taken at its exit).  False when the capture ended
- * since the claim, on another thread: the call is then no node. */
+ * since the claim, on another thread: the call is then no node.  A free the
+ * driver refused on a stream other than the capture's own is let go too:
+ * the checks report it, and the stream is not taken to have joined. */
 static bool take(const struct gl_event *ev)
 {
-    if (ev->flags & GL_EVF_FAILED)
-        return true;
-    struct node n = node_of(ev, ev->type == GL_EV_FREE);
+    bool is_free = ev->type == GL_EV_FREE;
+    bool failed = ev->flags & GL_EVF_FAILED;
+    struct node n = node_of(ev, is_free);
     gl_spin_lock(&lock);
-    struct node_set *s = ev->type == GL_EV_FREE ? find(captures, ev->aux) : capture_of(ev->aux);
-    if (!s && ev->type == GL_EV_FREE)
+    struct node_set *s = is_free ? find(captures, ev->aux) : capture_of(ev->aux);
+    bool own = s != NULL;
+    if (!s && is_free && !failed) {
         s = capture_holding(ev->key); /* on a stream that joined */
-    if (s)
+        /* Not a default stream's handle: every thread's per-thread stream
+         * is 0 to the hooks (graphs.h). */
+        if (s && ev->aux > 2 && !capture_of(ev->aux) && s->njoined < MAX_JOINED)
+            s->joined[s->njoined++] = ev->aux;
+    }
+    if (s && !failed)
         append(s, &n);
     gl_spin_unlock(&lock);
-    return s != NULL;
+    return failed ? own : s != NULL;
 }
 
 static void node_added(const struct gl_event *ev, bool is_free)

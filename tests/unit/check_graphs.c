@@ -16,6 +16,7 @@
 #include "event/api.h"
 #include "track/graphs.h"
 #include "base/tool.h"
+#include "track/errors.h"
 #include "track/tracker.h"
 
 #define S1 0x5a000ULL /* streams */
@@ -249,6 +250,36 @@ START_TEST(test_joined_stream_frees_a_node)
     ck_assert(!tu_live_block(VA, NULL));
     ck_assert(tu_live_block(VA + 0x1000, NULL));
     ck_assert(!tu_live_block(VA + 0x2000, NULL));
+}
+END_TEST
+
+static int sink_errors;
+static const void *count_errors(const struct gl_api_error *e)
+{
+    if (e)
+        sink_errors++;
+    return NULL;
+}
+
+/* A free the driver refused, on a stream no capture began on, of a
+ * capture's allocation: no node, the checks report it, and the stream has
+ * not joined (its allocations stay blocks). */
+START_TEST(test_refused_free_on_another_stream)
+{
+    const uint64_t S3 = 0x5c000ULL;
+    gl_errors_sink = count_errors;
+    sink_errors = 0;
+    capture_begin(S1);
+    ck_assert(captured_alloc(S1, VA, 100));
+    struct gl_event ev = node_ev(GL_EV_FREE, VA, 0, S3);
+    ev.api = GL_API_cuMemFreeAsync;
+    uint64_t t = tu_release_begin(&ev);
+    tu_release_end(t, false, &ev);
+    gl_errors_sink = NULL;
+    ck_assert_uint_eq(gl_graphs_node_count(), 1);
+    ck_assert_int_eq(sink_errors, 1);
+    ck_assert(!captured_alloc(S3, VA + 0x5000, 64));
+    ck_assert(tu_live_block(VA + 0x5000, NULL));
 }
 END_TEST
 
@@ -673,6 +704,7 @@ static Suite *graphs_suite(void)
     tcase_add_test(tc, test_failed_capture_drops_nodes);
     tcase_add_test(tc, test_captured_nodes_launch);
     tcase_add_test(tc, test_joined_stream_frees_a_node);
+    tcase_add_test(tc, test_refused_free_on_another_stream);
     tcase_add_test(tc, test_node_counts);
     tcase_add_test(tc, test_reset_forgets_everything);
     tcase_add_test(tc, test_instantiate_copies_nodes);
