@@ -5,11 +5,13 @@
  * tests/driver.test says how many each configuration may make.  Last, a
  * block left allocated goes with its context, destroyed: an allocation
  * still knows its context (no leak may be reported), one made on a stream
- * too (its context known from the stream's creation). */
+ * too, while another context is current (its context is the stream's,
+ * known from the stream's creation). */
 #include <cuda.h>
 #include <stdio.h>
 
 int fake_cuda_context_queries(void); /* tests/driver/fake_cuda.c */
+CUcontext fake_cuda_other_context(void);
 
 #define PAIRS 100
 
@@ -38,11 +40,14 @@ int main(void)
             return 6;
     }
     int stream_queries = fake_cuda_context_queries() - before;
+    /* Made on the stream while another context is current: still the
+     * stream's context's memory, and it goes with that context. */
     CUdeviceptr kept = 0, on_stream = 0;
     CUcontext ctx = NULL;
-    if (cuMemAlloc_v2(&kept, 7777) != CUDA_SUCCESS ||
+    if (cuMemAlloc_v2(&kept, 7777) != CUDA_SUCCESS || cuCtxGetCurrent(&ctx) != CUDA_SUCCESS ||
+        cuCtxSetCurrent(fake_cuda_other_context()) != CUDA_SUCCESS ||
         cuMemAllocAsync(&on_stream, 8888, s) != CUDA_SUCCESS ||
-        cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || cuCtxDestroy(ctx) != CUDA_SUCCESS)
+        cuCtxSetCurrent(ctx) != CUDA_SUCCESS || cuCtxDestroy(ctx) != CUDA_SUCCESS)
         return 4;
     printf("ctx_queries: %d pairs, %d queries; on a stream, %d queries\n", PAIRS, queries,
            stream_queries);

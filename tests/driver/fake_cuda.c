@@ -31,6 +31,10 @@ static CUdeviceptr live[MAX_BLOCKS];
 static CUdeviceptr *records[MAX_BLOCKS]; /* the driver's host copies */
 static int initialized;
 static const CUcontext fake_ctx = (CUcontext)0x1000;
+/* A second context, made current by cuCtxSetCurrent on the calling thread
+ * (tests/driver/ctx_queries.c): a stream stays in the one it was made in. */
+static const CUcontext fake_ctx2 = (CUcontext)0x2000;
+static __thread CUcontext current_ctx;
 
 /* Threads allocate at once (tests/driver/save_run.c), as with the real one. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -145,14 +149,25 @@ EXPORT void *fake_cuda_record(CUdeviceptr p)
 EXPORT CUresult cuCtxGetCurrent(CUcontext *c)
 {
     __atomic_add_fetch(&context_queries, 1, __ATOMIC_RELAXED);
-    *c = initialized ? fake_ctx : NULL;
+    *c = !initialized ? NULL : current_ctx ? current_ctx : fake_ctx;
     return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
 {
-    return c == fake_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+    return c == fake_ctx || c == fake_ctx2 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
+
+EXPORT CUresult cuCtxSetCurrent(CUcontext c)
+{
+    if (c != fake_ctx && c != fake_ctx2)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    current_ctx = c;
+    return CUDA_SUCCESS;
+}
+
+/* The second context's handle (no cuCtxCreate here: nothing else needs one). */
+EXPORT CUcontext fake_cuda_other_context(void) { return fake_ctx2; }
 
 EXPORT CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
 {
@@ -193,7 +208,10 @@ EXPORT CUresult cuStreamCreate(CUstream *s, unsigned flags)
     *s = (CUstream)__atomic_add_fetch(&next, 0x100, __ATOMIC_RELAXED);
     return CUDA_SUCCESS;
 }
-EXPORT CUresult cuStreamDestroy_v2(CUstream s) { return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+{
+    return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
 
 /* Entry points by name, as the real driver resolves them. */
 static CUresult proc_address(const char *symbol, void **pfn, int version, cuuint64_t flags,
