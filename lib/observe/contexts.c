@@ -281,6 +281,10 @@ static uint64_t stream_ctx_locked(uint64_t stream)
     return ctx;
 }
 
+#ifdef GL_ASSERTIONS
+void (*gl_contexts_test_between_reads)(void);
+#endif
+
 GL_HOT uint64_t gl_contexts_stream_ctx(uint64_t stream)
 {
     if (stream <= 2) /* 0, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD: the current context's */
@@ -301,6 +305,10 @@ GL_HOT uint64_t gl_contexts_stream_ctx(uint64_t stream)
         if (!s)
             break;
     }
+#ifdef GL_ASSERTIONS
+    if (gl_contexts_test_between_reads)
+        gl_contexts_test_between_reads();
+#endif
     atomic_thread_fence(memory_order_acquire);
     if (__builtin_expect(atomic_load_explicit(&streams_seq, memory_order_relaxed) != seq, 0))
         return stream_ctx_locked(stream);

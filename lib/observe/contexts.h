@@ -45,6 +45,11 @@ int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx);
  * known stream needs no question to the driver (about 25 ns on an H200).
  * No lock unless a writer changes the streams meanwhile. */
 uint64_t gl_contexts_stream_ctx(uint64_t stream);
+#ifdef GL_ASSERTIONS
+/* Tests: run by a lock-free stream lookup between its reads and its check of
+ * the sequence number, where another thread's change would land. */
+extern void (*gl_contexts_test_between_reads)(void);
+#endif
 
 /* What the producers learned of contexts, for consumers that place events on
  * devices (event/dispatch.h). */

@@ -203,6 +203,34 @@ START_TEST(test_streams)
 }
 END_TEST
 
+/* What a writer does between a lookup's reads and its check. */
+static uint64_t moved_stream, moved_to;
+static void change_stream(void)
+{
+    gl_contexts_test_between_reads = NULL; /* once: the retry under the lock runs no hook */
+    gl_contexts_stream_destroyed(moved_stream);
+    if (moved_to)
+        gl_contexts_stream_created(moved_stream, moved_to);
+}
+
+/* A stream made again in another context, or destroyed, while a lookup
+ * reads the index without the lock: the lookup sees the sequence number
+ * move and answers as things are after the change, never with what it read
+ * before it. */
+START_TEST(test_stream_changed_during_a_lookup)
+{
+    gl_contexts_stream_created(STREAM(7), 0x1000);
+    moved_stream = STREAM(7);
+    moved_to = 0x2000;
+    gl_contexts_test_between_reads = change_stream;
+    ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(7)), 0x2000);
+    moved_to = 0;
+    gl_contexts_test_between_reads = change_stream;
+    ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(7)), 0);
+    ck_assert_ptr_null(gl_contexts_test_between_reads);
+}
+END_TEST
+
 static _Atomic int streams_done;
 
 /* Looks its streams up, without the lock, while the index grows and shifts. */
@@ -220,8 +248,8 @@ static void *stream_reader(void *arg)
  * makes and destroys thousands of others (the index doubling, removals
  * moving slots back).  A smoke test of the lock-free path: it fails where
  * growth or removal loses an entry, but on two cores it rarely lands a
- * lookup inside a removal's few stores, which is what the sequence number
- * guards (contexts.c). */
+ * lookup inside a removal's few stores: test_stream_changed_during_a_lookup
+ * puts a change there. */
 START_TEST(test_streams_threads)
 {
     for (int i = 0; i < 64; i++)
@@ -265,6 +293,7 @@ static Suite *contexts_suite(void)
     tcase_add_test(tc, test_threads);
     tcase_add_test(tc, test_streams);
     tcase_add_test(tc, test_streams_threads);
+    tcase_add_test(tc, test_stream_changed_during_a_lookup);
     suite_add_tcase(s, tc);
     return s;
 }
