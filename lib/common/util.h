@@ -99,6 +99,14 @@ gl_util_assert_fail(const char *file, unsigned line, const char *cond, const cha
 
 #endif
 
+/* Whether x lies in (lo, hi], counted around a ring: an open-addressed
+ * table's backward-shift removal keeps the slot at hi, whose home is x, in
+ * place when slot lo empties only if its home is in that stretch. */
+static inline bool gl_util_cyclic_within(size_t lo, size_t x, size_t hi)
+{
+    return lo <= hi ? (lo < x && x <= hi) : (lo < x || x <= hi);
+}
+
 /* Room for element n of an array grown by doubling: its capacity is the
  * power of two from 16 at or above its count, so the count alone says when it
  * is full.  False when memory ran out (*v unchanged).  Not for hot paths. */

@@ -142,10 +142,12 @@ static size_t stream_find(const struct stream_index *x, uint64_t stream)
     return i;
 }
 
+/* Odd while a writer changes the index.  Made odd, not stepped: a fork
+ * child may find it odd already, left by a writer of another thread. */
 static void write_begin(void)
 {
     atomic_store_explicit(&streams_seq,
-                          atomic_load_explicit(&streams_seq, memory_order_relaxed) + 1,
+                          atomic_load_explicit(&streams_seq, memory_order_relaxed) | 1,
                           memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
 }
@@ -202,7 +204,7 @@ static void slot_remove(struct stream_index *x, size_t i)
         if (!s)
             break;
         size_t home = stream_home(x, s);
-        if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+        if (gl_util_cyclic_within(i, home, j))
             continue;
         atomic_store_explicit(&x->slots[i].ctx, atomic_load(&x->slots[j].ctx),
                               memory_order_relaxed);
@@ -324,9 +326,7 @@ int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx)
 /* Every stream forgotten, under the lock (or alone in a fork child). */
 static void clear_streams(void)
 {
-    uint64_t seq = atomic_load_explicit(&streams_seq, memory_order_relaxed);
-    atomic_store_explicit(&streams_seq, seq | 1, memory_order_relaxed); /* odd: changing */
-    atomic_thread_fence(memory_order_release);
+    write_begin();
     struct stream_index *x = atomic_load_explicit(&streams, memory_order_relaxed);
     for (size_t i = 0; x && i <= x->mask; i++) {
         atomic_store_explicit(&x->slots[i].stream, 0, memory_order_relaxed);
@@ -334,7 +334,7 @@ static void clear_streams(void)
     }
     if (x)
         x->used = 0;
-    atomic_store_explicit(&streams_seq, (seq | 1) + 1, memory_order_release);
+    write_end();
 }
 
 static void after_fork(void)

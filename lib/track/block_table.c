@@ -297,9 +297,8 @@ GL_HOT static void slot_clear(struct shard *s, size_t i)
         if (!s->slots[j].bin)
             break;
         size_t home = (size_t)mix64(s->slots[j].span) & s->mask;
-        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
-        if (stays)
-            continue;
+        if (gl_util_cyclic_within(i, home, j))
+            continue; /* it stays */
         s->slots[i] = s->slots[j];
         i = j;
     }

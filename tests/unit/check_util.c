@@ -168,6 +168,24 @@ START_TEST(test_core_is_checked)
 }
 END_TEST
 
+/* gl_util_cyclic_within: (lo, hi] around a ring, wrapped or not. */
+START_TEST(test_cyclic_within)
+{
+    ck_assert(gl_util_cyclic_within(2, 3, 5));
+    ck_assert(gl_util_cyclic_within(2, 5, 5));
+    ck_assert(!gl_util_cyclic_within(2, 2, 5));
+    ck_assert(!gl_util_cyclic_within(2, 6, 5));
+    ck_assert(!gl_util_cyclic_within(2, 1, 5));
+    /* Wrapped: lo 6, hi 1 in a ring of 8 holds 7, 0 and 1. */
+    ck_assert(gl_util_cyclic_within(6, 7, 1));
+    ck_assert(gl_util_cyclic_within(6, 0, 1));
+    ck_assert(gl_util_cyclic_within(6, 1, 1));
+    ck_assert(!gl_util_cyclic_within(6, 6, 1));
+    ck_assert(!gl_util_cyclic_within(6, 2, 1));
+    ck_assert(!gl_util_cyclic_within(6, 5, 1));
+}
+END_TEST
+
 static Suite *util_suite(void)
 {
     Suite *s = suite_create("util");
@@ -180,6 +198,7 @@ static Suite *util_suite(void)
     tcase_add_test(tc, test_assert_fails);
     tcase_add_test(tc, test_assert_long_text_is_cut);
     tcase_add_test(tc, test_core_is_checked);
+    tcase_add_test(tc, test_cyclic_within);
     suite_add_tcase(s, tc);
     return s;
 }
