@@ -566,23 +566,69 @@ def t_torch_cached(s):
           f"allocator segments not cached: {[(x['bytes'], x['kind']) for x in segs]}")
 
 
-def t_torch_oom_retry(s):
-    """PyTorch frees its cache and retries after a failed cudaMalloc; a request
-    that still fails raises, and the program catches it: no error counts
-    (frameworks.supp), both failures are suppressed."""
-    run = s.run("torch_oom_retry", ["python3", os.path.join(HERE, "torch_oom_retry.py")],
+def torch_oom_retry(s, name, conf, rule):
+    """PyTorch's allocator recovers from a failed allocation, or raises
+    torch.OutOfMemoryError, which the program catches (torch_oom_retry.py):
+    no error counts, every failure suppressed by frameworks.supp's rule for
+    that allocator (its description starts with rule)."""
+    env = {"PYTORCH_CUDA_ALLOC_CONF": conf} if conf else {}
+    run = s.run(name, ["python3", os.path.join(HERE, "torch_oom_retry.py")], env=env,
                 options=["-v", "--error-exitcode=9"])
     check(run.rc == 0, f"exit status {run.rc}: {run.err[-400:]}")
-    check("torch_oom_retry: retried" in run.out and "caught OutOfMemoryError" in run.out,
+    first = "cuDNN benchmarked" if "cudaMallocAsync" in conf else "retried"
+    check(f"torch_oom_retry: {first}" in run.out and "caught OutOfMemoryError" in run.out,
           f"program output: {run.out[-300:]}")
     r = run.only_report()
     check(not api_errors(r), f"OOM errors printed: {[e['what'] for e in api_errors(r)]}")
     check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
-    check(re.search(r"ERROR SUMMARY: 0 errors from 0 contexts \(suppressed: [2-9]\d* from",
-                    r.text()), "the failed allocations are not counted as suppressed")
+    # The native allocator fails at least twice (its retry, the request too
+    # big for any device); the asynchronous backend at least once.
+    least = 1 if "cudaMallocAsync" in conf else 2
+    m = re.search(r"ERROR SUMMARY: 0 errors from 0 contexts \(suppressed: (\d+) from", r.text())
+    check(m and int(m.group(1)) >= least, "the failed allocations are not counted as suppressed")
     # -v's used_suppression lines are Valgrind's "--PID--" lines, not the report's.
-    check(re.search(r"^--\d+-- used_suppression: +[2-9]\d* PyTorch's caching allocator: a failed "
-                    r"cudaMalloc", run.err, re.M), "no used_suppression line for the OOM entry")
+    used = re.findall(r"^--\d+-- used_suppression: +(\d+) (.*)", run.err, re.M)
+    mine = sum(int(n) for n, what in used if what.startswith(rule))
+    check(mine >= least, f"used_suppression lines: {used}")
+    return f"{mine} failures suppressed by {rule!r}"
+
+
+def t_cupy_oom_retry(s):
+    """CuPy's pool frees its free blocks and retries a failed cudaMalloc, and
+    raises OutOfMemoryError for one that fails again (cupy_oom_retry.py): no
+    error counts, every failure suppressed by frameworks.supp."""
+    run = s.run("cupy_oom_retry",
+                ["python3", os.path.join(HERE, "frameworks", "cupy_oom_retry.py")],
+                options=["-v", "--error-exitcode=9"])
+    check(run.rc == 0 and "cupy_oom_retry: done" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-400:]}")
+    check("cupy_oom_retry: retried" in run.out and "caught OutOfMemoryError" in run.out,
+          f"program output: {run.out[-300:]}")
+    r = run.only_report()
+    check(not api_errors(r), f"OOM errors printed: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+    check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
+    used = re.findall(r"^--\d+-- used_suppression: +(\d+) (.*)", run.err, re.M)
+    mine = sum(int(n) for n, what in used if what.startswith("CuPy's device memory pool: a failed"))
+    # One failure retried, then at least one for the request no device fits.
+    check(mine >= 2, f"used_suppression lines: {used}")
+    return f"{mine} failures suppressed"
+
+
+def t_torch_oom_retry(s):
+    return torch_oom_retry(s, "torch_oom_retry", "",
+                           "PyTorch's caching allocator: a failed cudaMalloc")
+
+
+def t_torch_oom_retry_expandable(s):
+    # The native allocator's rule comes first in the file and matches too.
+    return torch_oom_retry(s, "torch_oom_retry_expandable", "expandable_segments:True",
+                           "PyTorch's caching allocator")
+
+
+def t_torch_oom_retry_async(s):
+    return torch_oom_retry(s, "torch_oom_retry_async", "backend:cudaMallocAsync",
+                           "PyTorch's cudaMallocAsync backend: a failed cudaMallocAsync")
 
 
 def t_no_cuda(s):
@@ -1190,6 +1236,23 @@ def t_frameworks_jax(s):
     check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
 
 
+def t_frameworks_jax_crowded(s):
+    """XLA's preallocation on a GPU at most half free fails, and its BFC
+    allocator backs off until a request fits: the failures are its own and
+    suppressed (frameworks.supp), so the run ends without an error."""
+    run = s.run("frameworks_jax_crowded",
+                ["python3", os.path.join(HERE, "frameworks", "jax_crowded.py")],
+                options=["-v", "--error-exitcode=9"])
+    check(run.rc == 0 and "jax_crowded: done" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-400:]}")
+    r = run.only_report()
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+    check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
+    check(re.search(r"^--\d+-- used_suppression: +\d+ XLA's BFC allocator: a failed allocation",
+                    run.err, re.M), "XLA's preallocation did not fail: no used_suppression line")
+
+
 # ---- the client API (issue 5) ----
 
 def split_checks(run):
@@ -1763,7 +1826,7 @@ def t_flamegraph_torch_oom(s):
     total = sum(n for _, n in lines)
     check(num(m.group(7)) == total, f"the line says {m.group(7)} bytes, the file has {total}")
     with open(script) as f:
-        lineno = next(i for i, l in enumerate(f, 1) if l.startswith("cached = ["))
+        lineno = next(i for i, l in enumerate(f, 1) if l.lstrip().startswith("cached = ["))
     cached = sum(n for frames, n in lines
                  if any(f.endswith(f"(torch_oom_retry.py:{lineno})") for f in frames))
     check(cached >= 1 << 30 and cached >= total * 0.9,
@@ -3248,7 +3311,8 @@ TESTS = [
     t_leak_one_static, t_leak_one_shared, t_leak_many, t_free_all, t_families, t_ctx_reset,
     t_threads, t_exit_thread, t_abnormal_segv, t_abnormal_abort, t_abnormal_term,
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
-    t_cupti_taken, t_no_preload, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_no_cuda,
+    t_cupti_taken, t_no_preload, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_torch_oom_retry_expandable,
+    t_torch_oom_retry_async, t_no_cuda,
     t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown, t_cuda_libraries,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
@@ -3257,7 +3321,7 @@ TESTS = [
     t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
     t_frameworks_torch_graphs, t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
     t_frameworks_cuda_bindings,
-    t_frameworks_cupy, t_frameworks_jax,
+    t_frameworks_cupy, t_cupy_oom_retry, t_frameworks_jax, t_frameworks_jax_crowded,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
     t_pytest_cupy,
@@ -3280,9 +3344,11 @@ TESTS = [
 # Tests that fill the GPU, time themselves or use every GPU: with -j they run alone.
 # JAX's default allocator takes 75% of the GPU at its start (frameworks_jax
 # keeps it: its pool is what the test checks).
-SERIAL = {t_api_oom, t_torch_oom_retry, t_flamegraph_oom, t_flamegraph_torch_oom, t_stress,
+SERIAL = {t_api_oom, t_torch_oom_retry, t_torch_oom_retry_expandable, t_torch_oom_retry_async,
+          t_cupy_oom_retry, t_flamegraph_oom, t_flamegraph_torch_oom, t_stress,
           t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_proc_torchrun, t_threads,
-          t_save_torchrun_merge, t_frameworks_jax}
+          t_save_torchrun_merge, t_frameworks_jax,
+          t_frameworks_jax_crowded}
 
 
 def run_test(suite, t):

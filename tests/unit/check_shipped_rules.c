@@ -106,6 +106,21 @@ START_TEST(test_pytorch)
                       "at::CachingHostAllocatorImpl<c10::cuda::CUDAStream>::allocate(unsigned "
                       "long)")),
         CACHED);
+    /* The cudaMallocAsync backend has no retry: cuDNN's benchmark asks it for
+     * its largest workspace by halving a cudaMallocAsync until one fits, and
+     * a request that fails raises torch.OutOfMemoryError. */
+    struct gl_frame f[32];
+    ck_assert_ptr_nonnull(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY, f,
+        frames_of(STACK("cudaMallocAsync",
+                        "c10::cuda::CUDACachingAllocator::CudaMallocAsync::"
+                        "CudaMallocAsyncAllocator::cacheInfo(signed char, unsigned long*)",
+                        "at::native::getMaxWorkspaceSize()"),
+                  f)));
+    /* A failed allocation of the program's own is its error. */
+    ck_assert_ptr_null(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY, f,
+        frames_of(STACK("cudaMallocAsync", "my_ext::forward(at::Tensor const&)"), f)));
     /* A handle PyTorch keeps: suppressed (default.supp), not cached. */
     ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, STACK("cudaMalloc", "cublasCreate_v2",
                                                       "at::cuda::getCurrentCUDABlasHandle()")),
@@ -322,6 +337,29 @@ START_TEST(test_cupy)
                 STACK("cudaHostAlloc",
                       "__pyx_f_4cupy_4cuda_13pinned_memory_16PinnedMemoryPool_malloc")),
         CACHED);
+    /* A failed cudaMalloc of the pool's is retried after it frees its free
+     * blocks; one with the pool off is the program's to see. */
+    struct gl_frame f[32];
+    ck_assert_ptr_nonnull(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY, f,
+        frames_of(STACK("cudaMalloc",
+                        "__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, "
+                        "_object*)",
+                        "_PyObject_MakeTpCall",
+                        "__pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc"),
+                  f)));
+    ck_assert_ptr_nonnull(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY, f,
+        frames_of(
+            STACK("cudaHostAlloc", "__pyx_f_4cupy_4cuda_13pinned_memory_16PinnedMemoryPool_malloc"),
+            f)));
+    ck_assert_ptr_null(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY, f,
+        frames_of(STACK("cudaMalloc",
+                        "__pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(_object*, _object*, "
+                        "_object*)",
+                        "__pyx_f_4cupy_4cuda_6memory_alloc(_object*, int)"),
+                  f)));
     /* CuPy with its pool off (cupy.cuda.set_allocator(None)): every array is
      * the program's, reachable or lost as the scan says. */
     ck_assert_int_eq(
@@ -352,6 +390,30 @@ START_TEST(test_xla_and_rmm)
                       "tsl::BFCAllocator::AllocateRawInternal(unsigned long, unsigned long, "
                       "bool, unsigned long)")),
         CACHED);
+    /* Its preallocation on a GPU other processes share: the first request
+     * fails, BFCAllocator::Extend asks for 10% less (as on the H200 with
+     * 47 GB of 150 GB free).  A failed allocation elsewhere in XLA is not its
+     * backoff and stays an error. */
+    const char *const backoff[] = {
+        "cuMemCreate",
+        "stream_executor::gpu::CreatePhysicalAllocation(CUmemAllocationProp_st, unsigned "
+        "long)::$_0::operator()(char const*) const",
+        "stream_executor::gpu::CudaDeviceAllocator::Allocate(unsigned long)",
+        "stream_executor::DeviceMemAllocator::Alloc(unsigned long, unsigned long, unsigned long*)",
+        "tsl::BFCAllocator::Extend(unsigned long, unsigned long)",
+        "tsl::BFCAllocator::AllocateRawInternal(unsigned long, unsigned long, bool, unsigned "
+        "long, tsl::AllocationEnd)",
+        NULL};
+    struct gl_frame f[32];
+    ck_assert_ptr_nonnull(
+        gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, f, frames_of(backoff, f)));
+    ck_assert_ptr_null(gl_suppressions_find_error(
+        &set, GL_ERR_OUT_OF_MEMORY, f,
+        frames_of(STACK("cuMemAlloc_v2",
+                        "stream_executor::gpu::GpuDriver::DeviceAllocate(stream_executor::gpu::"
+                        "GpuContext*, unsigned long)",
+                        "xla::gpu::GpuExecutable::ExecuteThunks()"),
+                  f)));
     /* XLA's own handles: suppressed by default.supp, not cached. */
     ck_assert_int_eq(verdict(GL_LEAK_REACHABLE, STACK("cudaMalloc", "cublasCreate_v2",
                                                       "stream_executor::cuda::CUDABlas::Init()")),
