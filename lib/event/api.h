@@ -26,6 +26,16 @@ static inline int gl_api_is_stream_ordered_free(unsigned api)
     return api == GL_API_cuMemFreeAsync || api == GL_API_cuMemFreeAsync_ptsz;
 }
 
+/* The calls that fork a capture and join it back (cuEventRecord,
+ * cuStreamWaitEvent and their variants: the end of driver_api.def): their
+ * events are made only while a capture is in progress. */
+#define GL_API_FIRST_CAPTURE_JOIN GL_API_cuEventRecord
+#define GL_API_LAST_CAPTURE_JOIN GL_API_cuStreamWaitEvent_ptsz
+static inline int gl_api_is_capture_join(unsigned api)
+{
+    return api >= GL_API_FIRST_CAPTURE_JOIN && api <= GL_API_LAST_CAPTURE_JOIN;
+}
+
 /* Calls of the client API that create blocks: not driver entry points, so out of
  * the range CUPTI callbacks are enabled for. */
 enum gl_client_api {

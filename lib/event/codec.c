@@ -91,6 +91,8 @@ static const char *const type_names[GL_EV_NTYPES] = {
     [GL_EV_GRAPH_NODE_FREE] = "graph_node_free",
     [GL_EV_ALLOC_FAILED] = "alloc_failed",
     [GL_EV_OBSERVER_MISMATCH] = "observer_mismatch",
+    [GL_EV_EVENT_RECORD] = "event_record",
+    [GL_EV_STREAM_WAIT] = "stream_wait",
 };
 
 static const char *const kind_names[GL_MEM_NKINDS] = {

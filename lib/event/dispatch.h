@@ -292,6 +292,13 @@ GL_DISPATCH_HOT void gl_dispatch_record(const struct gl_event *ev)
         gl_dispatch_tables.record(ev, NULL);
 }
 
+/* Whether a router is armed (gl_dispatch_arm): the events only a router's
+ * work needs (a capture's forks and joins, event/event.h) are made only then. */
+GL_DISPATCH_HOT bool gl_dispatch_armed(void)
+{
+    return atomic_load_explicit(&gl_dispatch_tables.armed, memory_order_relaxed) != 0;
+}
+
 GL_DISPATCH_HOT unsigned gl_dispatch_route(const struct gl_event *ev, bool route)
 {
     if (__builtin_expect(

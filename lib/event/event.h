@@ -53,6 +53,13 @@ enum gl_event_type {
      * observe/crosscheck.h): api, key and size of what the call made, aux =
      * enum gl_mismatch (who saw it), seq = the event type it made, stack. */
     GL_EV_OBSERVER_MISMATCH,
+    /* While a stream is being captured (only then: observe/decode.c), the
+     * events that fork a capture to another stream and join it back
+     * (track/graphs.h): a CUDA event recorded on a stream (key = the event,
+     * aux = the stream), and a stream made to wait for one (key = the event,
+     * aux = the waiting stream). */
+    GL_EV_EVENT_RECORD,
+    GL_EV_STREAM_WAIT,
     GL_EV_NTYPES
 };
 /* A stream-ordered allocation or free made while its stream is captured is an

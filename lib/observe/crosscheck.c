@@ -27,7 +27,10 @@ void gl_crosscheck_begin(struct gl_crosscheck_call *c, uint32_t cbid, const void
  * observe/call.h still dispatches for it). */
 static bool made(uint32_t cbid, const void *params, bool at_exit, CUresult rc, struct gl_event *ev)
 {
-    return gl_call_decode(cbid, params, at_exit, rc, ev) && ev->type != GL_EV_CAPTURE_END;
+    /* A capture's forks and joins are made only while a capture is in
+     * progress, which the two observers may see change at different times. */
+    return gl_call_decode(cbid, params, at_exit, rc, ev) && ev->type != GL_EV_CAPTURE_END &&
+           ev->type != GL_EV_EVENT_RECORD && ev->type != GL_EV_STREAM_WAIT;
 }
 
 static void report(const struct gl_event *made_ev, enum gl_mismatch who, uint64_t ctx,

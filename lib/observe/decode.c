@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "event/api.h"
+#include "event/dispatch.h"
 #include "common/util.h"
 
 typedef bool (*decoder_fn)(enum gl_site site, const void *params, struct gl_event *ev);
@@ -816,6 +817,39 @@ static bool dec_memset_2d32(enum gl_site site, const void *params, struct gl_eve
     ENTER_ONLY;
     return access_event(ev, p->dstDevice,
                         pitched_extent(p->Width * 4, p->Height, 1, p->dstPitch, 0), 0, 0);
+}
+
+/* ---- a capture's forks and joins (graphs.h) ---- */
+
+/* Only while a capture is in progress (a router armed): outside captures
+ * these calls mean nothing to gpuleak, and programs make many. */
+static bool fork_or_join(struct gl_event *ev, enum gl_event_type type, CUevent event,
+                         CUstream stream)
+{
+    if (!gl_dispatch_armed())
+        return false;
+    return control(ev, type, (uintptr_t)event, (uintptr_t)stream);
+}
+
+static bool dec_event_record(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuEventRecord_params *p = params;
+    EXIT_ONLY;
+    return fork_or_join(ev, GL_EV_EVENT_RECORD, p->hEvent, p->hStream);
+}
+
+static bool dec_event_record_with_flags(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuEventRecordWithFlags_params *p = params;
+    EXIT_ONLY;
+    return fork_or_join(ev, GL_EV_EVENT_RECORD, p->hEvent, p->hStream);
+}
+
+static bool dec_stream_wait_event(enum gl_site site, const void *params, struct gl_event *ev)
+{
+    const cuStreamWaitEvent_params *p = params;
+    EXIT_ONLY;
+    return fork_or_join(ev, GL_EV_STREAM_WAIT, p->hEvent, p->hStream);
 }
 
 /* ---- tables ---- */

@@ -37,7 +37,7 @@ static const uint32_t cbids[GL_DRIVER_NENTRIES] = {
 };
 
 void *_Atomic gl_driver_functions[GL_DRIVER_NENTRIES];
-_Atomic bool gl_driver_watched[GL_DRIVER_NENTRIES];
+_Atomic unsigned char gl_driver_watched[GL_DRIVER_NENTRIES];
 static GL_READ_MOSTLY atomic_bool started, cross_checking;
 
 const char *gl_driver_name(unsigned id) { return id < GL_DRIVER_NENTRIES ? names[id] : "?"; }
@@ -267,7 +267,9 @@ void gl_driver_start(bool check_ranges, bool cross_check)
     for (unsigned id = 0; id < GL_DRIVER_NENTRIES; id++) {
         unsigned api = gl_decode_api_of_cbid(cbids[id]);
         bool tracked = on && api != GL_API_NONE && (check_ranges || !gl_api_is_access(api));
-        atomic_store(&gl_driver_watched[id], tracked);
+        atomic_store(&gl_driver_watched[id], !tracked                      ? GL_DRIVER_UNWATCHED
+                                             : gl_api_is_capture_join(api) ? GL_DRIVER_WATCHED_ARMED
+                                                                           : GL_DRIVER_WATCHED);
     }
     atomic_store(&started, true);
 }

@@ -75,12 +75,17 @@ void *gl_driver_next_symbol(const char *name);
 
 /* Whether a hook makes events now: the observer is started and the
  * dispatcher's gate open, and the entry point is watched (copies and sets
- * only with --check-api-ranges).  False: the hook only calls the driver.
- * (Under GPULEAK_BENCH=spin:NS a watched hook only waits, and makes none.) */
-extern _Atomic bool gl_driver_watched[GL_DRIVER_NENTRIES];
+ * only with --check-api-ranges; a capture's forks and joins only while a
+ * capture is in progress, a router armed).  False: the hook only calls the
+ * driver.  (Under GPULEAK_BENCH=spin:NS a watched hook only waits, and makes
+ * none.) */
+enum { GL_DRIVER_UNWATCHED, GL_DRIVER_WATCHED, GL_DRIVER_WATCHED_ARMED };
+extern _Atomic unsigned char gl_driver_watched[GL_DRIVER_NENTRIES];
 static inline bool gl_driver_watching(unsigned id)
 {
-    return atomic_load_explicit(&gl_driver_watched[id], memory_order_relaxed);
+    unsigned w = atomic_load_explicit(&gl_driver_watched[id], memory_order_relaxed);
+    return __builtin_expect(w == GL_DRIVER_WATCHED, 1) ||
+           (w == GL_DRIVER_WATCHED_ARMED && gl_dispatch_armed());
 }
 
 /* Start observing (the runtime, when CUDA starts): what is watched, and

@@ -12,6 +12,7 @@
 #include "track/tracker.h"
 
 #define MAX_JOINED 16
+#define MAX_EVENTS 32 /* events recorded in a capture, the latest kept */
 
 struct node {
     uint64_t va, size;
@@ -31,10 +32,13 @@ struct node_set {
     struct node *nodes;
     uint32_t n, cap;
     bool auto_free; /* an exec instantiated with AUTO_FREE_ON_LAUNCH */
-    /* A capture's: streams found in it by freeing its allocations (below,
-     * claim()), whose later stream-ordered calls are its nodes too. */
-    uint32_t njoined;
+    /* A capture's: streams that joined it, waiting on an event recorded in
+     * it (or found freeing its allocations: claim()), whose stream-ordered
+     * calls are its nodes too; and the events recorded in it, on its stream
+     * or a joined one (a ring: a fork's event is waited on soon after). */
+    uint32_t njoined, next_event;
     uint64_t joined[MAX_JOINED];
+    uint64_t events[MAX_EVENTS];
     UT_hash_handle hh;
 };
 
@@ -101,6 +105,8 @@ static void clear(struct node_set *s)
     atomic_fetch_sub(&total_nodes, s->n);
     s->n = 0;
     s->njoined = 0;
+    s->next_event = 0;
+    memset(s->events, 0, sizeof s->events);
 }
 
 static void drop(struct node_set **head, struct node_set *s)
@@ -196,15 +202,62 @@ static bool stream_captured(uint64_t stream, bool joined)
     return found;
 }
 
+/* Join stream to capture s, unless it is in a capture already or a default
+ * stream's handle (every thread's per-thread stream is 0 to the hooks:
+ * graphs.h).  Under the lock. */
+static void join(struct node_set *s, uint64_t stream)
+{
+    if (stream > 2 && !capture_of(stream) && s->njoined < MAX_JOINED)
+        s->joined[s->njoined++] = stream;
+}
+
+/* A CUDA event recorded on stream, while some capture is in progress: in
+ * that capture if the stream is (its own or joined), and out of any other
+ * it was recorded in before (a record replaces the event's last one). */
+static void event_recorded(uint64_t event, uint64_t stream)
+{
+    gl_spin_lock(&lock);
+    struct node_set *s, *tmp;
+    HASH_ITER(hh, captures, s, tmp)
+    {
+        for (uint32_t i = 0; i < MAX_EVENTS; i++)
+            if (s->events[i] == event)
+                s->events[i] = 0;
+    }
+    s = capture_of(stream);
+    if (s && event)
+        s->events[s->next_event++ % MAX_EVENTS] = event;
+    gl_spin_unlock(&lock);
+}
+
+/* Stream made to wait for event: if the event was recorded in a capture,
+ * the stream has joined it (the fork of a capture to a second stream; its
+ * join back is the same call the other way, on the capture's own stream). */
+static void stream_waited(uint64_t stream, uint64_t event)
+{
+    gl_spin_lock(&lock);
+    struct node_set *s, *tmp, *in = NULL;
+    HASH_ITER(hh, captures, s, tmp)
+    {
+        for (uint32_t i = 0; i < MAX_EVENTS && !in && event; i++)
+            if (s->events[i] == event)
+                in = s;
+    }
+    if (in)
+        join(in, stream);
+    gl_spin_unlock(&lock);
+}
+
 /* A stream-ordered free, on a stream other than a capture's own, of an
  * allocation a capture in progress made: a free node of that capture, on a
  * stream that joined it through an event (cuStreamWaitEvent on an event
  * recorded in the capture: the fork and join of NVIDIA's graphMemoryNodes
- * sample).  Nothing else can free that address now: its memory exists only
- * once a graph holding the node is launched.  Once the driver accepted it
- * (take()), the stream's later allocations are the capture's nodes too,
- * until the capture ends; its frees are nodes where they free one (a block
- * it allocated before it was found, recorded as a block, is freed as one). */
+ * sample) where the join itself was not seen (an event recorded where the
+ * hooks do not look).  Nothing else can free that address now: its memory
+ * exists only once a graph holding the node is launched.  Once the driver
+ * accepted it (take()), the stream has joined: its later stream-ordered
+ * calls are the capture's nodes too, until the capture ends (what it
+ * allocated before that was recorded as blocks). */
 static bool joins_by_free(const struct gl_event *ev)
 {
     gl_spin_lock(&lock);
@@ -215,7 +268,8 @@ static bool joins_by_free(const struct gl_event *ev)
 }
 
 /* The route stage: a stream-ordered allocation or free on a stream being
- * captured is a node of the graph being built, not a block. */
+ * captured (its own capture or one it joined) is a node of the graph being
+ * built, not a block. */
 static bool claim(const struct gl_event *ev)
 {
     if (!gl_graphs_capturing())
@@ -223,29 +277,27 @@ static bool claim(const struct gl_event *ev)
     if (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC)
         return stream_captured(ev->aux, true);
     if (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api))
-        return stream_captured(ev->aux, false) || joins_by_free(ev);
+        return stream_captured(ev->aux, true) || joins_by_free(ev);
     return false;
 }
 
 /* A claimed call, complete: recorded as a node if it succeeded (a free is
  * claimed at its entry and taken at its exit).  False when the capture ended
  * since the claim, on another thread: the call is then no node.  A free the
- * driver refused on a stream other than the capture's own is let go too:
- * the checks report it, and the stream is not taken to have joined. */
+ * driver refused on a stream in no capture is let go too: the checks report
+ * it, and the stream is not taken to have joined. */
 static bool take(const struct gl_event *ev)
 {
     bool is_free = ev->type == GL_EV_FREE;
     bool failed = ev->flags & GL_EVF_FAILED;
     struct node n = node_of(ev, is_free);
     gl_spin_lock(&lock);
-    struct node_set *s = is_free ? find(captures, ev->aux) : capture_of(ev->aux);
+    struct node_set *s = capture_of(ev->aux);
     bool own = s != NULL;
     if (!s && is_free && !failed) {
         s = capture_holding(ev->key); /* on a stream that joined */
-        /* Not a default stream's handle: every thread's per-thread stream
-         * is 0 to the hooks (graphs.h). */
-        if (s && ev->aux > 2 && !capture_of(ev->aux) && s->njoined < MAX_JOINED)
-            s->joined[s->njoined++] = ev->aux;
+        if (s)
+            join(s, ev->aux);
     }
     if (s && !failed)
         append(s, &n);
@@ -404,6 +456,18 @@ static void on_capture_end(const struct gl_event *ev, const struct gl_block_info
     capture_end(ev->aux, ev->key);
 }
 
+static void on_event_record(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    event_recorded(ev->key, ev->aux);
+}
+
+static void on_stream_wait(const struct gl_event *ev, const struct gl_block_info *blk)
+{
+    (void)blk;
+    stream_waited(ev->aux, ev->key);
+}
+
 static void on_instantiate(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)blk;
@@ -463,6 +527,8 @@ static const struct gl_consumer consumer = {
         {
             [GL_EV_CAPTURE_BEGIN] = on_capture_begin,
             [GL_EV_CAPTURE_END] = on_capture_end,
+            [GL_EV_EVENT_RECORD] = on_event_record,
+            [GL_EV_STREAM_WAIT] = on_stream_wait,
             [GL_EV_GRAPH_INSTANTIATE] = on_instantiate,
             [GL_EV_GRAPH_LAUNCH] = on_launch,
             [GL_EV_GRAPH_DESTROY] = on_destroy,

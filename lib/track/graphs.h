@@ -16,11 +16,15 @@
  * (derived allocations, with allocation numbers of the launch) and applies its free
  * nodes; an allocation the same graph frees is counted as allocated and freed.
  *
- * A stream that joins a capture through an event (cuStreamWaitEvent) is
- * found when it frees one of the capture's allocations (graphs.c says why
- * that is sure): the free is a node, and so are the stream's allocations
- * after it.  Not followed: the allocations of a joined stream before that
- * (recorded as ordinary stream-ordered blocks), cuGraphExecUpdate,
+ * A capture forks to other streams and joins back through CUDA events: an
+ * event recorded in the capture (cuEventRecord on its stream, or on a stream
+ * that joined it) and another stream made to wait for it (cuStreamWaitEvent)
+ * joins that stream to the capture, and its stream-ordered allocations and
+ * frees are the capture's nodes until the capture ends.  Those two calls
+ * make events only while a capture is in progress (event/event.h).  A
+ * stream whose join was not seen is still found when it frees one of the
+ * capture's allocations (graphs.c says why that is sure).  Not followed:
+ * cuStreamUpdateCaptureDependencies, cuGraphExecUpdate,
  * cuGraphClone, cuGraphDestroyNode, child graph nodes, launches from the
  * device.  Captures are keyed by stream handle: two threads capturing their
  * per-thread default streams (_ptsz calls with stream 0) are not told apart.

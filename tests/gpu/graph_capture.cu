@@ -22,6 +22,10 @@
 //                             the capturing stream allocated, then allocates and frees its
 //                             own, and joins back (NVIDIA's graphMemoryNodes sample does the
 //                             first); launched 3 times.  Expected: no loss record, no API error.
+//   graph_capture fork_alloc  a stream forked from the capture allocates first: one buffer the
+//                             capturing stream frees after the join, one the graph keeps and
+//                             the program frees after each of 3 launches.  Expected: no loss
+//                             record, no API error.
 // Each reuse mode prints whether the address was reused.
 #include <string.h>
 
@@ -239,6 +243,40 @@ NOINLINE static void fork_join(void)
     CHECK(cudaStreamDestroy(side));
 }
 
+/* fork_alloc: the capture forks to a second stream that allocates before it
+ * frees anything of the capture's: one buffer the capturing stream frees
+ * after the join back, one the graph keeps, which the program frees after
+ * each of 3 launches (cudaFree of graph memory). */
+NOINLINE static void fork_alloc(void)
+{
+    cudaStream_t side;
+    cudaEvent_t forked, joined;
+    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+    begin();
+    int *a, *k;
+    CHECK(cudaEventRecord(forked, stream));
+    CHECK(cudaStreamWaitEvent(side, forked, 0));
+    CHECK(cudaMallocAsync((void **)&a, 150000, side));
+    CHECK(cudaMallocAsync((void **)&k, 70000, side));
+    fill<<<(150000 / 4 + 255) / 256, 256, 0, side>>>(a, 150000 / 4, 4);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(joined, side));
+    CHECK(cudaStreamWaitEvent(stream, joined, 0));
+    CHECK(cudaFreeAsync(a, stream));
+    cudaGraphExec_t ge = end(0);
+    for (int i = 0; i < 3; i++) {
+        CHECK(cudaGraphLaunch(ge, stream));
+        CHECK(cudaStreamSynchronize(stream));
+        CHECK(cudaFree(k));
+    }
+    CHECK(cudaGraphExecDestroy(ge));
+    CHECK(cudaEventDestroy(forked));
+    CHECK(cudaEventDestroy(joined));
+    CHECK(cudaStreamDestroy(side));
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -258,13 +296,16 @@ int main(int argc, char **argv)
         kept_block();
     } else if (!strcmp(mode, "fork")) {
         fork_join();
+    } else if (!strcmp(mode, "fork_alloc")) {
+        fork_alloc();
     } else if (!*mode) {
         alloc_and_free_inside();
         freed_outside();
         capture_leak();
         auto_free_on_launch();
     } else {
-        fprintf(stderr, "usage: graph_capture [relaunch|unlaunched|reuse|reuse_kept|trim|fork]\n");
+        fprintf(stderr, "usage: graph_capture "
+                        "[relaunch|unlaunched|reuse|reuse_kept|trim|fork|fork_alloc]\n");
         return 2;
     }
     CHECK(cudaStreamSynchronize(stream));

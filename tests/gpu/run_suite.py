@@ -2135,6 +2135,17 @@ def t_graph_fork_join(s):
     check(r.usage is not None and r.usage[0] == r.usage[1], f"usage {r.usage}")
 
 
+def t_graph_fork_alloc(s):
+    """A capture forked to a second stream through an event, which allocates before
+    it frees anything of the capture's: its allocations are the graph's (one freed by
+    the capturing stream after the join back, one kept and freed by the program after
+    each launch), so nothing leaks and no free of the kept one is unknown."""
+    r = graph_mode_clean(s, "graph_fork_alloc", "fork_alloc", "memory the graph or the program "
+                         "freed")
+    check(r.usage is not None and r.usage[0] == r.usage[1] and r.usage[0] >= 6,
+          f"usage {r.usage} (3 launches of 2 allocations)")
+
+
 def graph_reserve_records(r):
     return [rec for rec in r.records if (rec["block"] or "").startswith("Graph memory ")]
 
@@ -3326,7 +3337,7 @@ TESTS = [
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
     t_pytest_cupy,
     t_stress, t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_graph_capture,
-    t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_fork_join,
+    t_graph_relaunch_free_outside, t_graph_never_launched, t_graph_fork_join, t_graph_fork_alloc,
     t_graph_address_reuse, t_graph_mem_trim, t_dlopen, t_proc_fork, t_proc_exec,
     t_proc_exec_untraced, t_proc_spawn, t_proc_spawn_untraced, t_proc_shell_wrapper,
     t_proc_shell_wrapper_untraced, t_proc_multiprocessing, t_proc_multiprocessing_untraced,

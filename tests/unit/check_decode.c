@@ -251,6 +251,7 @@ static void drive_access(uint32_t cbid, const void *params, struct want w, const
 #define NODE_SIZE 8192
 #define OTHER_GRAPH 0x6100ULL
 #define OTHER_EXEC 0xe100ULL
+#define OTHER_STREAM 0x5b100ULL
 
 static bool graph_node_api(unsigned api)
 {
@@ -425,6 +426,32 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
                       line, gl_graphs_node_count());
         launch(w.key, 0x5eed00);
         ck_assert_msg(!live(NODE_VA, NULL), "%s (line %d): a destroyed exec launched", what, line);
+        break;
+    case GL_EV_EVENT_RECORD:
+        /* Recorded in a capture (on its stream), the event joins the stream
+         * that waits for it; a failed record does not. */
+        capture_begin(w.aux);
+        call_handler(cbid, params, CUDA_ERROR_INVALID_HANDLE);
+        control(GL_EV_STREAM_WAIT, w.key, OTHER_STREAM, 0);
+        ck_assert_msg(!capture_node(OTHER_STREAM), "%s (line %d): a failed record forked", what,
+                      line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        control(GL_EV_STREAM_WAIT, w.key, OTHER_STREAM, 0);
+        ck_assert_msg(capture_node(OTHER_STREAM), "%s (line %d): the waiting stream not joined",
+                      what, line);
+        break;
+    case GL_EV_STREAM_WAIT:
+        /* Waiting for an event recorded in a capture joins the capture; with
+         * no capture in progress the call makes no event at all. */
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert(!gl_graphs_capturing());
+        capture_begin(OTHER_STREAM);
+        control(GL_EV_EVENT_RECORD, w.key, OTHER_STREAM, 0);
+        call_handler(cbid, params, CUDA_ERROR_INVALID_HANDLE);
+        ck_assert_msg(!capture_node(w.aux), "%s (line %d): a failed wait joined", what, line);
+        call_handler(cbid, params, CUDA_SUCCESS);
+        ck_assert_msg(capture_node(w.aux), "%s (line %d): stream 0x%llx not joined", what, line,
+                      (unsigned long long)w.aux);
         break;
     default:
         ck_abort_msg("%s: no handler check for event type %u", what, w.type);
@@ -1808,6 +1835,57 @@ static void chk_cuGraphExecDestroy(void)
     EXPECT(cuGraphExecDestroy, &p, CONTROL_AT_ENTER(GL_EV_GRAPH_EXEC_DESTROY), .key = EXEC);
 }
 
+/* A capture's forks and joins decode only while a router is armed (a
+ * capture in progress), and at the exit.  (EXPECT's handler checks reset the
+ * pipeline, and with it the routers' count.) */
+#define FORK_JOIN(name, params, type, event, stream)                                               \
+    do {                                                                                           \
+        tu_pipeline_reset();                                                                       \
+        EXPECT_NOTHING(name, params);                                                              \
+        gl_dispatch_arm(1);                                                                        \
+        struct gl_event entry_ev = {0};                                                            \
+        ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_##name, GL_SITE_ENTER, params, &entry_ev));   \
+        EXPECT(name, params, CONTROL_AT_EXIT(type), .key = (event), .aux = (stream));              \
+        tu_pipeline_reset();                                                                       \
+    } while (0)
+
+static void chk_cuEventRecord(void)
+{
+    cuEventRecord_params p = {(CUevent)0xe7000, (CUstream)CAP_STREAM};
+    FORK_JOIN(cuEventRecord, &p, GL_EV_EVENT_RECORD, 0xe7000, CAP_STREAM);
+}
+
+static void chk_cuEventRecord_ptsz(void)
+{
+    cuEventRecord_ptsz_params p = {(CUevent)0xe7000, (CUstream)0xabc000};
+    FORK_JOIN(cuEventRecord_ptsz, &p, GL_EV_EVENT_RECORD, 0xe7000, 0xabc000);
+}
+
+static void chk_cuEventRecordWithFlags(void)
+{
+    cuEventRecordWithFlags_params p = {(CUevent)0xe7000, (CUstream)CAP_STREAM,
+                                       CU_EVENT_RECORD_EXTERNAL};
+    FORK_JOIN(cuEventRecordWithFlags, &p, GL_EV_EVENT_RECORD, 0xe7000, CAP_STREAM);
+}
+
+static void chk_cuEventRecordWithFlags_ptsz(void)
+{
+    cuEventRecordWithFlags_ptsz_params p = {(CUevent)0xe7000, (CUstream)0xabc000, 0};
+    FORK_JOIN(cuEventRecordWithFlags_ptsz, &p, GL_EV_EVENT_RECORD, 0xe7000, 0xabc000);
+}
+
+static void chk_cuStreamWaitEvent(void)
+{
+    cuStreamWaitEvent_params p = {(CUstream)0x5b000, (CUevent)0xe7000, 0};
+    FORK_JOIN(cuStreamWaitEvent, &p, GL_EV_STREAM_WAIT, 0xe7000, 0x5b000);
+}
+
+static void chk_cuStreamWaitEvent_ptsz(void)
+{
+    cuStreamWaitEvent_ptsz_params p = {(CUstream)0xabc000, (CUevent)0xe7000, CU_EVENT_WAIT_DEFAULT};
+    FORK_JOIN(cuStreamWaitEvent_ptsz, &p, GL_EV_STREAM_WAIT, 0xe7000, 0xabc000);
+}
+
 /* Every entry point of driver_api.def must have its checker here: a new line in
  * the .def without one fails test_every_entry_point. */
 static void (*const checkers[GL_API_COUNT])(void) = {
@@ -1934,6 +2012,12 @@ static void (*const checkers[GL_API_COUNT])(void) = {
     [GL_API_cuGraphLaunch_ptsz] = chk_cuGraphLaunch_ptsz,
     [GL_API_cuGraphDestroy] = chk_cuGraphDestroy,
     [GL_API_cuGraphExecDestroy] = chk_cuGraphExecDestroy,
+    [GL_API_cuEventRecord] = chk_cuEventRecord,
+    [GL_API_cuEventRecord_ptsz] = chk_cuEventRecord_ptsz,
+    [GL_API_cuEventRecordWithFlags] = chk_cuEventRecordWithFlags,
+    [GL_API_cuEventRecordWithFlags_ptsz] = chk_cuEventRecordWithFlags_ptsz,
+    [GL_API_cuStreamWaitEvent] = chk_cuStreamWaitEvent,
+    [GL_API_cuStreamWaitEvent_ptsz] = chk_cuStreamWaitEvent_ptsz,
 };
 
 /* Loop test: _i is the API id. */

@@ -237,8 +237,10 @@ START_TEST(test_joined_stream_frees_a_node)
     ck_assert(captured_free(S2, VA));                /* S2 joined */
     ck_assert(captured_alloc(S2, VA + 0x2000, 50));
     ck_assert(captured_free(S2, VA + 0x2000));
-    ck_assert(!captured_free(S2, VA + 0x8000)); /* its own block, from before */
-    ck_assert(!tu_live_block(VA + 0x8000, NULL));
+    /* Its own block, from before: a free node now (captured on S2), freed
+     * by the launch. */
+    ck_assert(captured_free(S2, VA + 0x8000));
+    ck_assert(tu_live_block(VA + 0x8000, NULL));
     ck_assert(!captured_free(S3, VA));          /* freed in the capture already */
     ck_assert(!captured_free(S3, VA + 0xa000)); /* the live block comes first */
     ck_assert(!tu_live_block(VA + 0xa000, NULL));
@@ -246,10 +248,67 @@ START_TEST(test_joined_stream_frees_a_node)
     ck_assert(!captured_alloc(S2, VA + 0x3000, 64)); /* the capture ended */
     instantiate(E1, G1, 0);
     launch(E1);
-    /* Freed by the graph: VA (on S2), VA + 0x2000; VA + 0x1000 outlives it. */
+    /* Freed by the graph: VA (on S2), VA + 0x2000, the block at VA + 0x8000;
+     * VA + 0x1000 outlives it. */
     ck_assert(!tu_live_block(VA, NULL));
     ck_assert(tu_live_block(VA + 0x1000, NULL));
     ck_assert(!tu_live_block(VA + 0x2000, NULL));
+    ck_assert(!tu_live_block(VA + 0x8000, NULL));
+}
+END_TEST
+
+static void event_record(uint64_t event, uint64_t stream)
+{
+    control(GL_EV_EVENT_RECORD, event, stream, 0, 7);
+}
+static void stream_wait(uint64_t stream, uint64_t event)
+{
+    control(GL_EV_STREAM_WAIT, event, stream, 0, 7);
+}
+
+/* A capture forks to S2 through an event and joins back (S1 waits for an
+ * event S2 recorded): everything S2 allocates and frees meanwhile is a node,
+ * before it frees anything of the capture's.  A stream forked from S2 joins
+ * too; an event recorded outside the capture, or recorded again outside it,
+ * joins nothing; and the joins end with the capture. */
+START_TEST(test_fork_and_join_by_events)
+{
+    const uint64_t S3 = 0x5c000ULL, S4 = 0x5d000ULL, EV1 = 0xe1, EV2 = 0xe2, EV3 = 0xe3;
+    event_record(EV3, S4); /* no capture: not even an event (decode), and no join */
+    capture_begin(S1);
+    event_record(EV1, S1);
+    stream_wait(S2, EV1);
+    ck_assert(captured_alloc(S2, VA, 100)); /* S2's own allocation, before any free */
+    ck_assert(captured_alloc(S2, VA + 0x1000, 200));
+    event_record(EV2, S2);
+    stream_wait(S3, EV2); /* forked from the fork */
+    ck_assert(captured_alloc(S3, VA + 0x2000, 300));
+    ck_assert(captured_free(S3, VA + 0x2000));
+    stream_wait(S4, EV3); /* an event from outside the capture */
+    ck_assert(!captured_alloc(S4, VA + 0x3000, 64));
+    event_record(EV1, S4); /* recorded again, outside: waiting for it joins nothing now */
+    stream_wait(S4, EV1);
+    ck_assert(!captured_alloc(S4, VA + 0x4000, 64));
+    stream_wait(S1, EV2); /* the join back */
+    ck_assert(captured_free(S1, VA));
+    capture_end(S1, G1);
+    ck_assert(!captured_alloc(S2, VA + 0x5000, 64)); /* the capture ended */
+    ck_assert(!captured_alloc(S3, VA + 0x6000, 64));
+    ck_assert(tu_live_block(VA + 0x5000, NULL));
+    /* Nothing of the graph's is a block before its launch. */
+    ck_assert(!tu_live_block(VA, NULL));
+    ck_assert(!tu_live_block(VA + 0x1000, NULL));
+    instantiate(E1, G1, 0);
+    launch(E1);
+    ck_assert(!tu_live_block(VA, NULL)); /* freed by the graph, on S1 */
+    ck_assert(tu_live_block(VA + 0x1000, NULL));
+    ck_assert(!tu_live_block(VA + 0x2000, NULL));
+    /* The next capture starts with no joins and no events. */
+    capture_begin(S1);
+    ck_assert(!captured_alloc(S2, VA + 0x7000, 64));
+    stream_wait(S2, EV2);
+    ck_assert(!captured_alloc(S2, VA + 0x8000, 64));
+    capture_end(S1, G2);
 }
 END_TEST
 
@@ -704,6 +763,7 @@ static Suite *graphs_suite(void)
     tcase_add_test(tc, test_failed_capture_drops_nodes);
     tcase_add_test(tc, test_captured_nodes_launch);
     tcase_add_test(tc, test_joined_stream_frees_a_node);
+    tcase_add_test(tc, test_fork_and_join_by_events);
     tcase_add_test(tc, test_refused_free_on_another_stream);
     tcase_add_test(tc, test_node_counts);
     tcase_add_test(tc, test_reset_forgets_everything);
