@@ -1171,6 +1171,23 @@ def t_frameworks_torch_graphs(s):
     return torch_allocator(s, "frameworks_torch_graphs", None, "torch_graphs")
 
 
+def t_frameworks_torch_graphs_fork(s):
+    """torch_graphs_fork.py: a capture forked to a side stream and joined back,
+    replayed; no leak, no API error.  (Not with backend:cudaMallocAsync: PyTorch
+    2.11 aborts on that program by itself.)"""
+    need_modules("torch")
+    name = "frameworks_torch_graphs_fork"
+    run = s.run(name, ["python3", os.path.join(HERE, "frameworks", "torch_graphs_fork.py")],
+                options=["--show-leak-kinds=all"])
+    check(run.rc == 0 and "torch_graphs_fork: done" in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-600:]}")
+    r = run.only_report()
+    check(not blocks(r.summary, "definitely lost") and not blocks(r.summary, "possibly lost"),
+          f"summary {r.summary}: {[(x['bytes'], x['kind'], x['frames'][1:3]) for x in r.records]}")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
+
+
 def t_frameworks_cuda_bindings(s):
     """cuda-python's driver bindings, which load libcuda themselves: every
     allocation and free seen (device, stream-ordered, pinned host), and the
@@ -3330,7 +3347,8 @@ TESTS = [
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_transformers,
     t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
-    t_frameworks_torch_graphs, t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
+    t_frameworks_torch_graphs, t_frameworks_torch_graphs_fork,
+    t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
     t_frameworks_cuda_bindings,
     t_frameworks_cupy, t_cupy_oom_retry, t_frameworks_jax, t_frameworks_jax_crowded,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
