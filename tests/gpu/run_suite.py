@@ -593,26 +593,35 @@ def torch_oom_retry(s, name, conf, rule):
     return f"{mine} failures suppressed by {rule!r}"
 
 
-def t_cupy_oom_retry(s):
-    """CuPy's pool frees its free blocks and retries a failed cudaMalloc, and
-    raises OutOfMemoryError for one that fails again (cupy_oom_retry.py): no
-    error counts, every failure suppressed by frameworks.supp."""
-    run = s.run("cupy_oom_retry",
-                ["python3", os.path.join(HERE, "frameworks", "cupy_oom_retry.py")],
+def cupy_oom_retry(s, name, args, rule, least):
+    """CuPy's pools answer a failed allocation themselves (cupy_oom_retry.py):
+    the default pool frees its free blocks and retries, MemoryAsyncPool
+    synchronizes and retries, and both raise OutOfMemoryError for a request
+    that fails again.  No error counts; at least `least` failures suppressed
+    by the frameworks.supp rule whose description starts with rule."""
+    run = s.run(name, ["python3", os.path.join(HERE, "frameworks", "cupy_oom_retry.py"), *args],
                 options=["-v", "--error-exitcode=9"])
     check(run.rc == 0 and "cupy_oom_retry: done" in run.out,
           f"exit status {run.rc}: {run.out[-300:]} {run.err[-400:]}")
-    check("cupy_oom_retry: retried" in run.out and "caught OutOfMemoryError" in run.out,
-          f"program output: {run.out[-300:]}")
+    check("caught OutOfMemoryError" in run.out, f"program output: {run.out[-300:]}")
     r = run.only_report()
     check(not api_errors(r), f"OOM errors printed: {[e['what'] for e in api_errors(r)]}")
     check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
     check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
     used = re.findall(r"^--\d+-- used_suppression: +(\d+) (.*)", run.err, re.M)
-    mine = sum(int(n) for n, what in used if what.startswith("CuPy's device memory pool: a failed"))
-    # One failure retried, then at least one for the request no device fits.
-    check(mine >= 2, f"used_suppression lines: {used}")
+    mine = sum(int(n) for n, what in used if what.startswith(rule))
+    check(mine >= least, f"used_suppression lines: {used}")
     return f"{mine} failures suppressed"
+
+
+def t_cupy_oom_retry(s):
+    # One failure retried, then at least one for the request no device fits.
+    return cupy_oom_retry(s, "cupy_oom_retry", [], "CuPy's device memory pool: a failed", 2)
+
+
+def t_cupy_oom_retry_async(s):
+    # The request no device fits, tried three times.
+    return cupy_oom_retry(s, "cupy_oom_retry_async", ["async"], "CuPy's MemoryAsyncPool", 3)
 
 
 def t_torch_oom_retry(s):
@@ -3350,7 +3359,8 @@ TESTS = [
     t_frameworks_torch_graphs, t_frameworks_torch_graphs_fork,
     t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
     t_frameworks_cuda_bindings,
-    t_frameworks_cupy, t_cupy_oom_retry, t_frameworks_jax, t_frameworks_jax_crowded,
+    t_frameworks_cupy, t_cupy_oom_retry, t_cupy_oom_retry_async, t_frameworks_jax,
+    t_frameworks_jax_crowded,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
     t_pytest_cupy,
@@ -3374,7 +3384,8 @@ TESTS = [
 # JAX's default allocator takes 75% of the GPU at its start (frameworks_jax
 # keeps it: its pool is what the test checks).
 SERIAL = {t_api_oom, t_torch_oom_retry, t_torch_oom_retry_expandable, t_torch_oom_retry_async,
-          t_cupy_oom_retry, t_flamegraph_oom, t_flamegraph_torch_oom, t_stress,
+          t_cupy_oom_retry, t_cupy_oom_retry_async, t_flamegraph_oom, t_flamegraph_torch_oom,
+          t_stress,
           t_many_blocks, t_multi_gpu, t_multi_gpu_ipc, t_proc_torchrun, t_threads,
           t_save_torchrun_merge, t_frameworks_jax,
           t_frameworks_jax_crowded}

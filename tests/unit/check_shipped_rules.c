@@ -353,6 +353,19 @@ START_TEST(test_cupy)
         frames_of(
             STACK("cudaHostAlloc", "__pyx_f_4cupy_4cuda_13pinned_memory_16PinnedMemoryPool_malloc"),
             f)));
+    /* MemoryAsyncPool synchronizes and retries a failed cudaMallocAsync; the
+     * blocks it hands out are the program's (not cached). */
+    const char *const async_pool[] = {
+        "cudaMallocAsync",
+        "__pyx_pw_4cupy_4cuda_6memory_11MemoryAsync_1__init__(_object*, _object*, _object*)",
+        "_PyObject_MakeTpCall",
+        "__pyx_f_4cupy_4cuda_6memory_malloc_async(unsigned long, int)",
+        "__pyx_f_4cupy_4cuda_6memory_15MemoryAsyncPool_malloc(__pyx_obj_4cupy_4cuda_6memory_"
+        "MemoryAsyncPool*, unsigned long, int)",
+        NULL};
+    ck_assert_ptr_nonnull(
+        gl_suppressions_find_error(&set, GL_ERR_OUT_OF_MEMORY, f, frames_of(async_pool, f)));
+    ck_assert_int_eq(verdict(GL_LEAK_DEFINITE, async_pool), NONE);
     ck_assert_ptr_null(gl_suppressions_find_error(
         &set, GL_ERR_OUT_OF_MEMORY, f,
         frames_of(STACK("cudaMalloc",
