@@ -138,9 +138,9 @@ static inline void gl_call_fill_common(struct gl_event *ev, struct gl_call_site 
     if (self && __builtin_expect(self->disabled > 0, 0))
         ev->flags |= GL_EVF_IGNORED;
     /* Stream-ordered memory is its stream's context's, whichever is current
-     * (observe/contexts.h): both producers say so, and the driver is not
-     * asked. */
-    if (ev->kind == GL_MEM_ASYNC && ev->type == GL_EV_ALLOC) {
+     * (observe/contexts.h), and so is a refused request's device: both
+     * producers say so, and the driver is not asked. */
+    if (ev->kind == GL_MEM_ASYNC && (ev->type == GL_EV_ALLOC || ev->type == GL_EV_ALLOC_FAILED)) {
         uint64_t stream_ctx = gl_contexts_stream_ctx(ev->aux);
         if (stream_ctx) {
             ev->ctx = stream_ctx;
@@ -156,17 +156,14 @@ static inline void gl_call_fill_common(struct gl_event *ev, struct gl_call_site 
     }
 }
 
-/* Stream-ordered memory comes from the pool of the stream's device, which need
- * not be the current one. */
+/* The device of the event's context: for stream-ordered memory on a stream
+ * made in sight, the stream's (gl_call_fill_common set it), which need not be
+ * the current one. */
 static inline void gl_call_place(struct gl_event *ev)
 {
     if (ev->device != GL_DEVICE_FROM_CONTEXT)
         return;
-    uint64_t ctx = gl_dispatch_ctx(ev);
-    if (ev->kind == GL_MEM_ASYNC && gl_contexts_several_devices())
-        ev->device = (int16_t)gl_contexts_stream_device(ev->aux, ctx);
-    else
-        ev->device = (int16_t)gl_contexts_device(ctx);
+    ev->device = (int16_t)gl_contexts_device(gl_dispatch_ctx(ev));
 }
 
 /* What a call that succeeded made: complete at its exit.  Inlined, so that

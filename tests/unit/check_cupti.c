@@ -986,6 +986,24 @@ START_TEST(test_release_error_names_the_context_device)
 }
 END_TEST
 
+/* A stream-ordered request refused for lack of memory, on a stream made in
+ * context B while A is current: the out-of-memory error names B's device,
+ * the pool's that ran out (as a granted allocation's block would). */
+START_TEST(test_oom_on_a_stream_names_its_device)
+{
+    gl_contexts_created((uintptr_t)CTX_A);
+    gl_contexts_created((uintptr_t)CTX_B);
+    gl_contexts_stream_created(0x5eed000, (uintptr_t)CTX_B);
+    CUdeviceptr d = 0;
+    cuMemAllocAsync_params pa = {&d, 1ull << 40, (CUstream)0x5eed000};
+    driver_call(CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, &pa, CUDA_ERROR_OUT_OF_MEMORY, CTX_A);
+    struct gl_error_context c[4];
+    ck_assert_uint_eq(gl_errors_contexts(c, 4), 1);
+    ck_assert_int_eq(c[0].first.kind, GL_ERR_OUT_OF_MEMORY);
+    ck_assert_int_eq(c[0].first.device, 1);
+}
+END_TEST
+
 START_TEST(test_access_error_names_the_context_device)
 {
     gl_live_ranges_configure(true);
@@ -1012,6 +1030,7 @@ static Suite *callback_suite(void)
     tcase_add_test(tc, test_alloc_then_free);
     tcase_add_test(tc, test_release_error_names_the_context_device);
     tcase_add_test(tc, test_access_error_names_the_context_device);
+    tcase_add_test(tc, test_oom_on_a_stream_names_its_device);
     tcase_add_test(tc, test_failed_free_keeps_block);
     tcase_add_test(tc, test_disabled_thread_allocations_ignored);
     tcase_add_test(tc, test_failed_alloc_records_nothing);
