@@ -150,6 +150,9 @@ END_TEST
 START_TEST(test_graphs_fork) { check_recording("graphs_fork"); }
 END_TEST
 
+START_TEST(test_graphs_fork_alloc) { check_recording("graphs_fork_alloc"); }
+END_TEST
+
 START_TEST(test_pools_and_ranges) { check_recording("pools_ranges"); }
 END_TEST
 
@@ -267,6 +270,7 @@ static Suite *replay_suite(void)
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_graphs);
     tcase_add_test(tc, test_graphs_fork);
+    tcase_add_test(tc, test_graphs_fork_alloc);
     tcase_add_test(tc, test_pools_and_ranges);
     tcase_add_test(tc, test_oom);
     tcase_add_test(tc, test_flamegraph_costs);
