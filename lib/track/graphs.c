@@ -21,9 +21,6 @@ struct node {
     uint16_t api;
     uint16_t flags; /* the event's GL_EVF_IGNORED (gpuleak_disable) */
     bool is_free;
-    /* In an exec: an allocation the same graph frees, or a free of the
-     * graph's own allocation (found once, at instantiation). */
-    bool paired;
 };
 
 /* The nodes of one capture, graph or executable graph, by its handle. */
@@ -315,31 +312,6 @@ static void node_added(const struct gl_event *ev, bool is_free)
     gl_spin_unlock(&lock);
 }
 
-/* Pairs found once, at instantiation, so that each launch is linear in the
- * nodes.  Nodes are in the order they were captured or added, which follows the
- * graph's dependencies, and a graph may give an address back and hand it out
- * again: a free before any allocation of its address frees memory from outside
- * the graph (or an earlier launch), and an allocation is paired with the first
- * unpaired free of its address after it, never with one before. */
-static void pair_nodes(struct node_set *e)
-{
-    for (uint32_t i = 0; i < e->n; i++)
-        e->nodes[i].paired = false;
-    for (uint32_t i = 0; i < e->n; i++) {
-        struct node *a = &e->nodes[i];
-        if (a->is_free)
-            continue;
-        for (uint32_t j = i + 1; j < e->n; j++) {
-            struct node *f = &e->nodes[j];
-            if (f->va != a->va)
-                continue;
-            if (f->is_free && !f->paired)
-                a->paired = f->paired = true;
-            break; /* the next node at this address decides */
-        }
-    }
-}
-
 static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
 {
     gl_spin_lock(&lock);
@@ -354,13 +326,18 @@ static void instantiate(uint64_t exec, uint64_t graph, uint64_t flags)
         e->auto_free = flags & AUTO_FREE_ON_LAUNCH;
         for (uint32_t i = 0; i < g->n; i++)
             append(e, &g->nodes[i]);
-        pair_nodes(e);
     }
     gl_spin_unlock(&lock);
 }
 
 #define STEPS 32
 
+/* A launch runs the exec's nodes in the order they were captured or added,
+ * which follows the graph's dependencies: each allocation node makes a
+ * block, each free node frees in its place (a block of the graph's own, or
+ * one from outside the graph or an earlier launch), so that what the
+ * graph's later frees give back counts beside what it allocates meanwhile,
+ * and an address the graph gives back and hands out again is two blocks. */
 static void launch(const struct gl_event *cause)
 {
     uint64_t exec = cause->key, stream = cause->aux, ctx = cause->ctx;
@@ -390,8 +367,10 @@ static void launch(const struct gl_event *cause)
                                        .aux = stream,
                                        .time_ns = cause->time_ns};
             if (n->is_free) {
-                if (!n->paired) /* else its allocation node frees it below */
-                    gl_dispatch_derived(&free_ev);
+                /* In its place among the graph's nodes, as the graph runs:
+                 * what the graph frees later was held beside what it
+                 * allocated meanwhile (the launch's peak). */
+                gl_dispatch_derived(&free_ev);
                 continue;
             }
             struct gl_block_info live;
@@ -414,8 +393,6 @@ static void launch(const struct gl_event *cause)
                                   .aux = stream,
                                   .time_ns = cause->time_ns};
             gl_dispatch_derived(&ev);
-            if (n->paired)
-                gl_dispatch_derived(&free_ev);
         }
         if (k < STEPS)
             return;

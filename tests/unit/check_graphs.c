@@ -534,6 +534,28 @@ START_TEST(test_alloc_freed_by_same_graph)
 }
 END_TEST
 
+/* Two allocations a graph frees after both were made: a launch holds both
+ * at once, and its peak says so (the frees in their place, not each right
+ * after its allocation). */
+START_TEST(test_launch_peak_holds_what_the_graph_frees_later)
+{
+    alloc_node(G1, VA, 3000);
+    alloc_node(G1, VA + 0x10000, 5000);
+    free_node(G1, VA);
+    alloc_node(G1, VA + 0x20000, 1000);
+    free_node(G1, VA + 0x10000);
+    free_node(G1, VA + 0x20000);
+    instantiate(E1, G1, 0);
+    launch(E1);
+    struct gl_tracker_stats s = tu_tracker_stats();
+    ck_assert_uint_eq(s.allocs, 3);
+    ck_assert_uint_eq(s.frees, 3);
+    ck_assert_uint_eq(s.live_blocks, 0);
+    ck_assert_uint_eq(s.unknown_frees, 0);
+    ck_assert_uint_eq(s.peak_bytes, 8000);
+}
+END_TEST
+
 /* A graph that frees memory from outside it (an earlier graph's launch) and
  * is given the same address for its own allocation, which it frees too: the
  * first free is the outside block's, and nothing is left. */
@@ -773,6 +795,7 @@ static Suite *graphs_suite(void)
     tcase_add_test(tc, test_exactly_32_then_64_nodes);
     tcase_add_test(tc, test_free_node_of_outside_block);
     tcase_add_test(tc, test_alloc_freed_by_same_graph);
+    tcase_add_test(tc, test_launch_peak_holds_what_the_graph_frees_later);
     tcase_add_test(tc, test_auto_free_on_launch);
     tcase_add_test(tc, test_address_reused_after_freeing_outside_block);
     tcase_add_test(tc, test_address_reused_inside_graph);
