@@ -57,7 +57,7 @@ enum gl_event_type {
      * events that fork a capture to another stream and join it back
      * (track/graphs.h): a CUDA event recorded on a stream (key = the event,
      * aux = the stream), and a stream made to wait for one (key = the event,
-     * aux = the waiting stream). */
+     * aux = the waiting stream); size = the call's flags. */
     GL_EV_EVENT_RECORD,
     GL_EV_STREAM_WAIT,
     GL_EV_NTYPES

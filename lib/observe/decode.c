@@ -822,12 +822,15 @@ static bool dec_memset_2d32(enum gl_site site, const void *params, struct gl_eve
 /* ---- a capture's forks and joins (graphs.h) ---- */
 
 /* Only while a capture is in progress (a router armed): outside captures
- * these calls mean nothing to gpuleak, and programs make many. */
+ * these calls mean nothing to gpuleak, and programs make many.  size: the
+ * call's flags (CU_EVENT_RECORD_EXTERNAL, CU_EVENT_WAIT_EXTERNAL: a node of
+ * the graph, no fork or join). */
 static bool fork_or_join(struct gl_event *ev, enum gl_event_type type, CUevent event,
-                         CUstream stream)
+                         CUstream stream, unsigned flags)
 {
     if (!gl_dispatch_armed())
         return false;
+    ev->size = flags;
     return control(ev, type, (uintptr_t)event, (uintptr_t)stream);
 }
 
@@ -835,21 +838,21 @@ static bool dec_event_record(enum gl_site site, const void *params, struct gl_ev
 {
     const cuEventRecord_params *p = params;
     EXIT_ONLY;
-    return fork_or_join(ev, GL_EV_EVENT_RECORD, p->hEvent, p->hStream);
+    return fork_or_join(ev, GL_EV_EVENT_RECORD, p->hEvent, p->hStream, 0);
 }
 
 static bool dec_event_record_with_flags(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuEventRecordWithFlags_params *p = params;
     EXIT_ONLY;
-    return fork_or_join(ev, GL_EV_EVENT_RECORD, p->hEvent, p->hStream);
+    return fork_or_join(ev, GL_EV_EVENT_RECORD, p->hEvent, p->hStream, p->flags);
 }
 
 static bool dec_stream_wait_event(enum gl_site site, const void *params, struct gl_event *ev)
 {
     const cuStreamWaitEvent_params *p = params;
     EXIT_ONLY;
-    return fork_or_join(ev, GL_EV_STREAM_WAIT, p->hEvent, p->hStream);
+    return fork_or_join(ev, GL_EV_STREAM_WAIT, p->hEvent, p->hStream, p->Flags);
 }
 
 /* ---- tables ---- */

@@ -112,13 +112,15 @@
 #include "event/event.h"
 
 #define GL_LOG_MAGIC "GPULEAKL"
-/* 4: the staging ring after the header (its size in the header).
+/* 5: the event types event_record and stream_wait (a capture's forks and
+ * joins, event/event.h): a reader of 4 would call such a log damaged.
+ * 4: the staging ring after the header (its size in the header).
  * 3: the record check of gl_log_format_check's version 3.
  * 2: events' times are ns since the header's clock reading, on the coarse
  * monotonic clock (common/clock.h).  1 (still read): ticks of the time-stamp
  * counter since the header's, which CLOCK records turn into ns.  A version,
  * not a flag: a reader of 1 would take ns for ticks without a word. */
-#define GL_LOG_VERSION 4
+#define GL_LOG_VERSION 5
 #define GL_LOG_HEADER_SIZE 64
 #define GL_LOG_MAX_BODY 65535u
 

@@ -34,6 +34,7 @@ struct node_set {
      * calls are its nodes too; and the events recorded in it, on its stream
      * or a joined one (a ring: a fork's event is waited on soon after). */
     uint32_t njoined, next_event;
+    uint32_t tid; /* the thread that began it (a default stream's handle) */
     uint64_t joined[MAX_JOINED];
     uint64_t events[MAX_EVENTS];
     UT_hash_handle hh;
@@ -47,6 +48,9 @@ static atomic_uint total_nodes; /* for tests */
 
 /* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH, without the header here. */
 #define AUTO_FREE_ON_LAUNCH 1ull
+/* CU_EVENT_RECORD_EXTERNAL and CU_EVENT_WAIT_EXTERNAL: a record or wait node
+ * in the graph, not a fork or join of the capture. */
+#define EVENT_EXTERNAL 1ull
 
 bool gl_graphs_capturing(void)
 {
@@ -126,13 +130,15 @@ static struct node node_of(const struct gl_event *ev, bool is_free)
                          .is_free = is_free};
 }
 
-static void capture_begin(uint64_t stream)
+static void capture_begin(uint64_t stream, uint32_t tid)
 {
     gl_spin_lock(&lock);
     bool existed = find(captures, stream) != NULL;
     struct node_set *s = find_or_add(&captures, stream);
-    if (s)
+    if (s) {
         clear(s);
+        s->tid = tid;
+    }
     gl_spin_unlock(&lock);
     if (s && !existed) {
         atomic_fetch_add(&capturing, 1);
@@ -208,30 +214,49 @@ static void join(struct node_set *s, uint64_t stream)
         s->joined[s->njoined++] = stream;
 }
 
-/* A CUDA event recorded on stream, while some capture is in progress: in
- * that capture if the stream is (its own or joined), and out of any other
- * it was recorded in before (a record replaces the event's last one). */
-static void event_recorded(uint64_t event, uint64_t stream)
+/* A CUDA event recorded on stream by thread tid, while some capture is in
+ * progress: in that capture if the stream is (its own or joined), and out of
+ * any other it was recorded in before (a record replaces the event's last
+ * one).  Not in it: an external record (a node of the graph that other work
+ * may wait for, no fork), or a record on a default stream's handle by a
+ * thread other than the capture's (every thread's per-thread stream has the
+ * same handle, graphs.h).  A capture keeps its events in a ring, a
+ * re-recorded one in its slot, the oldest given up only when all are taken. */
+static void event_recorded(uint64_t event, uint64_t stream, uint32_t tid, uint64_t flags)
 {
     gl_spin_lock(&lock);
-    struct node_set *s, *tmp;
+    struct node_set *s, *tmp, *in = capture_of(stream);
+    if (in && ((flags & EVENT_EXTERNAL) || (stream <= 2 && in->tid != tid)))
+        in = NULL;
+    bool kept = false;
     HASH_ITER(hh, captures, s, tmp)
     {
         for (uint32_t i = 0; i < MAX_EVENTS; i++)
-            if (s->events[i] == event)
-                s->events[i] = 0;
+            if (s->events[i] == event && event) {
+                if (s == in && !kept)
+                    kept = true;
+                else
+                    s->events[i] = 0;
+            }
     }
-    s = capture_of(stream);
-    if (s && event)
-        s->events[s->next_event++ % MAX_EVENTS] = event;
+    for (uint32_t i = 0; in && event && !kept && i < MAX_EVENTS; i++)
+        if (!in->events[i]) {
+            in->events[i] = event;
+            kept = true;
+        }
+    if (in && event && !kept)
+        in->events[in->next_event++ % MAX_EVENTS] = event;
     gl_spin_unlock(&lock);
 }
 
 /* Stream made to wait for event: if the event was recorded in a capture,
  * the stream has joined it (the fork of a capture to a second stream; its
- * join back is the same call the other way, on the capture's own stream). */
-static void stream_waited(uint64_t stream, uint64_t event)
+ * join back is the same call the other way, on the capture's own stream).
+ * An external wait is a node of the graph, no join. */
+static void stream_waited(uint64_t stream, uint64_t event, uint64_t flags)
 {
+    if (flags & EVENT_EXTERNAL)
+        return;
     gl_spin_lock(&lock);
     struct node_set *s, *tmp, *in = NULL;
     HASH_ITER(hh, captures, s, tmp)
@@ -281,7 +306,8 @@ static bool claim(const struct gl_event *ev)
 /* A claimed call, complete: recorded as a node if it succeeded (a free is
  * claimed at its entry and taken at its exit).  False when the capture ended
  * since the claim, on another thread: the call is then no node.  A free the
- * driver refused on a stream in no capture is let go too: the checks report
+ * driver refused is let go but on the capture's own stream (where the
+ * capture is what the driver refused: it invalidates it): the checks report
  * it, and the stream is not taken to have joined. */
 static bool take(const struct gl_event *ev)
 {
@@ -290,7 +316,7 @@ static bool take(const struct gl_event *ev)
     struct node n = node_of(ev, is_free);
     gl_spin_lock(&lock);
     struct node_set *s = capture_of(ev->aux);
-    bool own = s != NULL;
+    bool own = find(captures, ev->aux) != NULL;
     if (!s && is_free && !failed) {
         s = capture_holding(ev->key); /* on a stream that joined */
         if (s)
@@ -424,7 +450,7 @@ static void exec_destroy(uint64_t exec)
 static void on_capture_begin(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)blk;
-    capture_begin(ev->aux);
+    capture_begin(ev->aux, ev->tid);
 }
 
 static void on_capture_end(const struct gl_event *ev, const struct gl_block_info *blk)
@@ -436,13 +462,13 @@ static void on_capture_end(const struct gl_event *ev, const struct gl_block_info
 static void on_event_record(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)blk;
-    event_recorded(ev->key, ev->aux);
+    event_recorded(ev->key, ev->aux, ev->tid, ev->size);
 }
 
 static void on_stream_wait(const struct gl_event *ev, const struct gl_block_info *blk)
 {
     (void)blk;
-    stream_waited(ev->aux, ev->key);
+    stream_waited(ev->aux, ev->key, ev->size);
 }
 
 static void on_instantiate(const struct gl_event *ev, const struct gl_block_info *blk)

@@ -20,7 +20,10 @@
  * event recorded in the capture (cuEventRecord on its stream, or on a stream
  * that joined it) and another stream made to wait for it (cuStreamWaitEvent)
  * joins that stream to the capture, and its stream-ordered allocations and
- * frees are the capture's nodes until the capture ends.  Those two calls
+ * frees are the capture's nodes until the capture ends (not an external
+ * record or wait, CU_EVENT_RECORD_EXTERNAL: a node of the graph; nor a
+ * record on a default stream's handle by a thread other than the one that
+ * began the capture).  Those two calls
  * make events only while a capture is in progress (event/event.h).  A
  * stream whose join was not seen is still found when it frees one of the
  * capture's allocations (graphs.c says why that is sure).  Not followed:

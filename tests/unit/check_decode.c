@@ -429,7 +429,8 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
         break;
     case GL_EV_EVENT_RECORD:
         /* Recorded in a capture (on its stream), the event joins the stream
-         * that waits for it; a failed record does not. */
+         * that waits for it; a failed record does not, nor an external one
+         * (a node of the graph, no fork). */
         capture_begin(w.aux);
         call_handler(cbid, params, CUDA_ERROR_INVALID_HANDLE);
         control(GL_EV_STREAM_WAIT, w.key, OTHER_STREAM, 0);
@@ -437,21 +438,21 @@ static void drive_control(uint32_t cbid, const void *params, struct want w, cons
                       line);
         call_handler(cbid, params, CUDA_SUCCESS);
         control(GL_EV_STREAM_WAIT, w.key, OTHER_STREAM, 0);
-        ck_assert_msg(capture_node(OTHER_STREAM), "%s (line %d): the waiting stream not joined",
-                      what, line);
+        ck_assert_msg(capture_node(OTHER_STREAM) == !(w.size & CU_EVENT_RECORD_EXTERNAL),
+                      "%s (line %d): the waiting stream %s", what, line,
+                      w.size ? "joined by an external record" : "not joined");
         break;
     case GL_EV_STREAM_WAIT:
-        /* Waiting for an event recorded in a capture joins the capture; with
-         * no capture in progress the call makes no event at all. */
-        call_handler(cbid, params, CUDA_SUCCESS);
-        ck_assert(!gl_graphs_capturing());
+        /* Waiting for an event recorded in a capture joins the capture (an
+         * external wait does not: a node of the graph). */
         capture_begin(OTHER_STREAM);
         control(GL_EV_EVENT_RECORD, w.key, OTHER_STREAM, 0);
         call_handler(cbid, params, CUDA_ERROR_INVALID_HANDLE);
         ck_assert_msg(!capture_node(w.aux), "%s (line %d): a failed wait joined", what, line);
         call_handler(cbid, params, CUDA_SUCCESS);
-        ck_assert_msg(capture_node(w.aux), "%s (line %d): stream 0x%llx not joined", what, line,
-                      (unsigned long long)w.aux);
+        ck_assert_msg(capture_node(w.aux) == !(w.size & CU_EVENT_WAIT_EXTERNAL),
+                      "%s (line %d): stream 0x%llx %s", what, line, (unsigned long long)w.aux,
+                      w.size ? "joined by an external wait" : "not joined");
         break;
     default:
         ck_abort_msg("%s: no handler check for event type %u", what, w.type);
@@ -1838,52 +1839,56 @@ static void chk_cuGraphExecDestroy(void)
 /* A capture's forks and joins decode only while a router is armed (a
  * capture in progress), and at the exit.  (EXPECT's handler checks reset the
  * pipeline, and with it the routers' count.) */
-#define FORK_JOIN(name, params, type, event, stream)                                               \
+#define FORK_JOIN(name, params, type, event, stream, flags)                                        \
     do {                                                                                           \
         tu_pipeline_reset();                                                                       \
         EXPECT_NOTHING(name, params);                                                              \
         gl_dispatch_arm(1);                                                                        \
         struct gl_event entry_ev = {0};                                                            \
         ck_assert(!gl_decode(CUPTI_DRIVER_TRACE_CBID_##name, GL_SITE_ENTER, params, &entry_ev));   \
-        EXPECT(name, params, CONTROL_AT_EXIT(type), .key = (event), .aux = (stream));              \
+        EXPECT(name, params, CONTROL_AT_EXIT(type), .key = (event), .aux = (stream),               \
+               .size = (flags));                                                                   \
         tu_pipeline_reset();                                                                       \
     } while (0)
 
 static void chk_cuEventRecord(void)
 {
     cuEventRecord_params p = {(CUevent)0xe7000, (CUstream)CAP_STREAM};
-    FORK_JOIN(cuEventRecord, &p, GL_EV_EVENT_RECORD, 0xe7000, CAP_STREAM);
+    FORK_JOIN(cuEventRecord, &p, GL_EV_EVENT_RECORD, 0xe7000, CAP_STREAM, 0);
 }
 
 static void chk_cuEventRecord_ptsz(void)
 {
     cuEventRecord_ptsz_params p = {(CUevent)0xe7000, (CUstream)0xabc000};
-    FORK_JOIN(cuEventRecord_ptsz, &p, GL_EV_EVENT_RECORD, 0xe7000, 0xabc000);
+    FORK_JOIN(cuEventRecord_ptsz, &p, GL_EV_EVENT_RECORD, 0xe7000, 0xabc000, 0);
 }
 
 static void chk_cuEventRecordWithFlags(void)
 {
     cuEventRecordWithFlags_params p = {(CUevent)0xe7000, (CUstream)CAP_STREAM,
                                        CU_EVENT_RECORD_EXTERNAL};
-    FORK_JOIN(cuEventRecordWithFlags, &p, GL_EV_EVENT_RECORD, 0xe7000, CAP_STREAM);
+    FORK_JOIN(cuEventRecordWithFlags, &p, GL_EV_EVENT_RECORD, 0xe7000, CAP_STREAM,
+              CU_EVENT_RECORD_EXTERNAL);
 }
 
 static void chk_cuEventRecordWithFlags_ptsz(void)
 {
     cuEventRecordWithFlags_ptsz_params p = {(CUevent)0xe7000, (CUstream)0xabc000, 0};
-    FORK_JOIN(cuEventRecordWithFlags_ptsz, &p, GL_EV_EVENT_RECORD, 0xe7000, 0xabc000);
+    FORK_JOIN(cuEventRecordWithFlags_ptsz, &p, GL_EV_EVENT_RECORD, 0xe7000, 0xabc000, 0);
 }
 
 static void chk_cuStreamWaitEvent(void)
 {
     cuStreamWaitEvent_params p = {(CUstream)0x5b000, (CUevent)0xe7000, 0};
-    FORK_JOIN(cuStreamWaitEvent, &p, GL_EV_STREAM_WAIT, 0xe7000, 0x5b000);
+    FORK_JOIN(cuStreamWaitEvent, &p, GL_EV_STREAM_WAIT, 0xe7000, 0x5b000, 0);
 }
 
 static void chk_cuStreamWaitEvent_ptsz(void)
 {
-    cuStreamWaitEvent_ptsz_params p = {(CUstream)0xabc000, (CUevent)0xe7000, CU_EVENT_WAIT_DEFAULT};
-    FORK_JOIN(cuStreamWaitEvent_ptsz, &p, GL_EV_STREAM_WAIT, 0xe7000, 0xabc000);
+    cuStreamWaitEvent_ptsz_params p = {(CUstream)0xabc000, (CUevent)0xe7000,
+                                       CU_EVENT_WAIT_EXTERNAL};
+    FORK_JOIN(cuStreamWaitEvent_ptsz, &p, GL_EV_STREAM_WAIT, 0xe7000, 0xabc000,
+              CU_EVENT_WAIT_EXTERNAL);
 }
 
 /* Every entry point of driver_api.def must have its checker here: a new line in

@@ -274,7 +274,7 @@ static void stream_wait(uint64_t stream, uint64_t event)
 START_TEST(test_fork_and_join_by_events)
 {
     const uint64_t S3 = 0x5c000ULL, S4 = 0x5d000ULL, EV1 = 0xe1, EV2 = 0xe2, EV3 = 0xe3;
-    event_record(EV3, S4); /* no capture: not even an event (decode), and no join */
+    event_record(EV3, S4); /* before any capture (decode makes no event then): no join */
     capture_begin(S1);
     event_record(EV1, S1);
     stream_wait(S2, EV1);
@@ -312,6 +312,60 @@ START_TEST(test_fork_and_join_by_events)
 }
 END_TEST
 
+/* What is not a fork: an external record or wait (a node of the graph), a
+ * record on a default stream's handle by a thread other than the capture's
+ * (every thread's per-thread stream has that handle), and, with two captures
+ * in progress, an event recorded in one joins waiting streams to that one. */
+START_TEST(test_records_that_do_not_fork)
+{
+    const uint64_t S3 = 0x5c000ULL, S4 = 0x5d000ULL, PT = 2; /* CU_STREAM_PER_THREAD */
+    capture_begin(S1);
+    control(GL_EV_EVENT_RECORD, 0xe1, S1, 1 /* CU_EVENT_RECORD_EXTERNAL */, 7);
+    stream_wait(S2, 0xe1);
+    ck_assert(!captured_alloc(S2, VA, 64));
+    event_record(0xe2, S1);
+    control(GL_EV_STREAM_WAIT, 0xe2, S2, 1 /* CU_EVENT_WAIT_EXTERNAL */, 7);
+    ck_assert(!captured_alloc(S2, VA + 0x1000, 64));
+    control(GL_EV_CAPTURE_BEGIN, 0, PT, 0, 9);   /* thread 9 captures its per-thread stream */
+    control(GL_EV_EVENT_RECORD, 0xe3, PT, 0, 8); /* thread 8's own per-thread stream */
+    stream_wait(S3, 0xe3);
+    ck_assert(!captured_alloc(S3, VA + 0x2000, 64));
+    control(GL_EV_EVENT_RECORD, 0xe4, PT, 0, 9); /* thread 9's, in its capture */
+    stream_wait(S3, 0xe4);
+    ck_assert(captured_alloc(S3, VA + 0x3000, 64));
+    stream_wait(1, 0xe2); /* CU_STREAM_LEGACY: a handle no capture joins */
+    ck_assert(!captured_alloc(1, VA + 0x7000, 64));
+    stream_wait(S4, 0xe2); /* recorded in S1's capture: S4 joins that one */
+    ck_assert(captured_alloc(S4, VA + 0x4000, 64));
+    capture_end(PT, G2);
+    ck_assert(!captured_alloc(S3, VA + 0x5000, 64));
+    ck_assert(captured_alloc(S4, VA + 0x6000, 64));
+    capture_end(S1, G1);
+}
+END_TEST
+
+/* A capture's events are a ring of 32: an event recorded again keeps its
+ * slot, so many records of one event give up no fork event not yet waited
+ * for; 32 other events do, the oldest first. */
+START_TEST(test_event_ring)
+{
+    capture_begin(S1);
+    event_record(0xf0, S1); /* the fork, waited for later */
+    for (int i = 0; i < 100; i++)
+        event_record(0xe1, S1);
+    for (uint64_t e = 0x100; e < 0x100 + 30; e++)
+        event_record(e, S1);
+    stream_wait(S2, 0xf0);
+    ck_assert(captured_alloc(S2, VA, 64));
+    event_record(0xf1, S1);
+    for (uint64_t e = 0x200; e < 0x200 + 32; e++)
+        event_record(e, S1);
+    stream_wait(0x5c000ULL, 0xf1); /* given up */
+    ck_assert(!captured_alloc(0x5c000ULL, VA + 0x1000, 64));
+    capture_end(S1, G1);
+}
+END_TEST
+
 static int sink_errors;
 static const void *count_errors(const struct gl_api_error *e)
 {
@@ -322,7 +376,9 @@ static const void *count_errors(const struct gl_api_error *e)
 
 /* A free the driver refused, on a stream no capture began on, of a
  * capture's allocation: no node, the checks report it, and the stream has
- * not joined (its allocations stay blocks). */
+ * not joined (its allocations stay blocks).  On a stream that joined the
+ * capture, a refused free is reported too; only the capture's own stream
+ * keeps one (the driver refused the capture). */
 START_TEST(test_refused_free_on_another_stream)
 {
     const uint64_t S3 = 0x5c000ULL;
@@ -339,6 +395,22 @@ START_TEST(test_refused_free_on_another_stream)
     ck_assert_int_eq(sink_errors, 1);
     ck_assert(!captured_alloc(S3, VA + 0x5000, 64));
     ck_assert(tu_live_block(VA + 0x5000, NULL));
+    /* S2 joins through an event; its refused free is reported. */
+    event_record(0xe1, S1);
+    stream_wait(S2, 0xe1);
+    ev = node_ev(GL_EV_FREE, VA + 0x6000, 0, S2);
+    ev.api = GL_API_cuMemFreeAsync;
+    ev.stack = 5; /* an error context of its own */
+    gl_errors_sink = count_errors;
+    t = tu_release_begin(&ev);
+    tu_release_end(t, false, &ev);
+    /* On the capture's own stream, a refused free is kept. */
+    ev.aux = S1;
+    ev.stack = 6;
+    t = tu_release_begin(&ev);
+    tu_release_end(t, false, &ev);
+    gl_errors_sink = NULL;
+    ck_assert_int_eq(sink_errors, 2);
 }
 END_TEST
 
@@ -786,6 +858,8 @@ static Suite *graphs_suite(void)
     tcase_add_test(tc, test_captured_nodes_launch);
     tcase_add_test(tc, test_joined_stream_frees_a_node);
     tcase_add_test(tc, test_fork_and_join_by_events);
+    tcase_add_test(tc, test_records_that_do_not_fork);
+    tcase_add_test(tc, test_event_ring);
     tcase_add_test(tc, test_refused_free_on_another_stream);
     tcase_add_test(tc, test_node_counts);
     tcase_add_test(tc, test_reset_forgets_everything);
