@@ -213,6 +213,64 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
     return s ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* Events and stream capture (tests/driver/capture_fork.c): handles from
+ * counters, and nothing run.  A capture's stream-ordered calls still hand
+ * out and take back addresses here (the real driver only makes nodes of
+ * them): what the hooks must tell apart is theirs to decide. */
+static uintptr_t next_handle(void)
+{
+    static uintptr_t next = 0x60000;
+    return __atomic_add_fetch(&next, 0x100, __ATOMIC_RELAXED);
+}
+EXPORT CUresult cuEventCreate(CUevent *e, unsigned flags)
+{
+    (void)flags;
+    *e = (CUevent)next_handle();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuEventRecordWithFlags(CUevent e, CUstream s, unsigned flags)
+{
+    (void)s, (void)flags;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags)
+{
+    (void)s, (void)flags;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    (void)mode;
+    return s ? CUDA_SUCCESS : CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+}
+EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    (void)s;
+    *g = (CUgraph)next_handle();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+    (void)g, (void)flags;
+    *e = (CUgraphExec)next_handle();
+    return CUDA_SUCCESS;
+}
+EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s)
+{
+    (void)s;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+EXPORT CUresult cuGraphDestroy(CUgraph g) { return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+EXPORT CUresult cuGraphExecDestroy(CUgraphExec e)
+{
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 /* Entry points by name, as the real driver resolves them. */
 static CUresult proc_address(const char *symbol, void **pfn, int version, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *status)
