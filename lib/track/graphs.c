@@ -221,7 +221,8 @@ static void join(struct node_set *s, uint64_t stream)
  * may wait for, no fork), or a record on a default stream's handle by a
  * thread other than the capture's (every thread's per-thread stream has the
  * same handle, graphs.h).  A capture keeps its events in a ring, a
- * re-recorded one in its slot, the oldest given up only when all are taken. */
+ * re-recorded one in its slot; only when all are taken is one given up, the
+ * slots in turn. */
 static void event_recorded(uint64_t event, uint64_t stream, uint32_t tid, uint64_t flags)
 {
     gl_spin_lock(&lock);
