@@ -195,12 +195,11 @@ static struct node_set *capture_holding(uint64_t va)
     return NULL;
 }
 
-/* Whether stream is being captured: its own capture, or (joined too) one it
- * joined. */
-static bool stream_captured(uint64_t stream, bool joined)
+/* Whether stream is being captured: its own capture, or one it joined. */
+static bool stream_captured(uint64_t stream)
 {
     gl_spin_lock(&lock);
-    bool found = (joined ? capture_of(stream) : find(captures, stream)) != NULL;
+    bool found = capture_of(stream) != NULL;
     gl_spin_unlock(&lock);
     return found;
 }
@@ -225,6 +224,8 @@ static void join(struct node_set *s, uint64_t stream)
  * slots in turn. */
 static void event_recorded(uint64_t event, uint64_t stream, uint32_t tid, uint64_t flags)
 {
+    if (!event)
+        return;
     gl_spin_lock(&lock);
     struct node_set *s, *tmp, *in = capture_of(stream);
     if (in && ((flags & EVENT_EXTERNAL) || (stream <= 2 && in->tid != tid)))
@@ -233,19 +234,19 @@ static void event_recorded(uint64_t event, uint64_t stream, uint32_t tid, uint64
     HASH_ITER(hh, captures, s, tmp)
     {
         for (uint32_t i = 0; i < MAX_EVENTS; i++)
-            if (s->events[i] == event && event) {
+            if (s->events[i] == event) {
                 if (s == in && !kept)
                     kept = true;
                 else
                     s->events[i] = 0;
             }
     }
-    for (uint32_t i = 0; in && event && !kept && i < MAX_EVENTS; i++)
+    for (uint32_t i = 0; in && !kept && i < MAX_EVENTS; i++)
         if (!in->events[i]) {
             in->events[i] = event;
             kept = true;
         }
-    if (in && event && !kept)
+    if (in && !kept)
         in->events[in->next_event++ % MAX_EVENTS] = event;
     gl_spin_unlock(&lock);
 }
@@ -256,13 +257,13 @@ static void event_recorded(uint64_t event, uint64_t stream, uint32_t tid, uint64
  * An external wait is a node of the graph, no join. */
 static void stream_waited(uint64_t stream, uint64_t event, uint64_t flags)
 {
-    if (flags & EVENT_EXTERNAL)
+    if ((flags & EVENT_EXTERNAL) || !event)
         return;
     gl_spin_lock(&lock);
     struct node_set *s, *tmp, *in = NULL;
     HASH_ITER(hh, captures, s, tmp)
     {
-        for (uint32_t i = 0; i < MAX_EVENTS && !in && event; i++)
+        for (uint32_t i = 0; i < MAX_EVENTS && !in; i++)
             if (s->events[i] == event)
                 in = s;
     }
@@ -298,9 +299,9 @@ static bool claim(const struct gl_event *ev)
     if (!gl_graphs_capturing())
         return false;
     if (ev->type == GL_EV_ALLOC && ev->kind == GL_MEM_ASYNC)
-        return stream_captured(ev->aux, true);
+        return stream_captured(ev->aux);
     if (ev->type == GL_EV_FREE && gl_api_is_stream_ordered_free(ev->api))
-        return stream_captured(ev->aux, true) || joins_by_free(ev);
+        return stream_captured(ev->aux) || joins_by_free(ev);
     return false;
 }
 
@@ -317,7 +318,7 @@ static bool take(const struct gl_event *ev)
     struct node n = node_of(ev, is_free);
     gl_spin_lock(&lock);
     struct node_set *s = capture_of(ev->aux);
-    bool own = find(captures, ev->aux) != NULL;
+    bool own = s && s->handle == ev->aux; /* its own stream, not a joined one */
     if (!s && is_free && !failed) {
         s = capture_holding(ev->key); /* on a stream that joined */
         if (s)
