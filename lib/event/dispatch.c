@@ -230,8 +230,3 @@ int gl_dispatch_device_of(const struct gl_event *ev)
         return ev->device;
     return placement.context_device ? placement.context_device(gl_dispatch_ctx(ev)) : -1;
 }
-
-GL_HOT bool gl_dispatch_several_devices(void)
-{
-    return placement.several_devices && placement.several_devices();
-}

@@ -198,9 +198,6 @@ static inline void gl_dispatch_end(uint64_t token, struct gl_event *ev);
  * knows contexts installs the lookups; without one, devices are unknown. */
 struct gl_placement {
     int (*context_device)(uint64_t ctx);
-    /* Whether contexts were seen on more than one device: until then no call
-     * can name a device other than a block's, and checks skip the lookup. */
-    bool (*several_devices)(void);
     /* The context current on the calling thread, for an event whose
      * producer left it unasked (GL_EVF_CTX_LATER); NULL: never left so. */
     uint64_t (*current_context)(void);
@@ -220,7 +217,6 @@ static inline uint64_t gl_dispatch_ctx(const struct gl_event *ev)
 /* Whether an attached consumer wants every event's context. */
 static inline bool gl_dispatch_wants_contexts(void);
 int gl_dispatch_device_of(const struct gl_event *ev);
-bool gl_dispatch_several_devices(void);
 
 /* ---- the hot path, inlined into producers ----
  * The dispatcher's inside, in the header only so that a producer pays no call

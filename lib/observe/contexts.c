@@ -21,24 +21,6 @@ static struct {
 static _Atomic unsigned nslots;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static gl_ctx_device_query_fn query;
-/* The first device a context was seen on, and whether another one has been. */
-static _Atomic int first_device = -1;
-static GL_READ_MOSTLY atomic_bool devices_differ;
-
-static void note_device(int dev)
-{
-    if (dev < 0)
-        return;
-    int none = -1;
-    if (!atomic_compare_exchange_strong(&first_device, &none, dev) && none != dev)
-        atomic_store(&devices_differ, true);
-}
-
-GL_HOT bool gl_contexts_several_devices(void)
-{
-    return atomic_load_explicit(&devices_differ, memory_order_relaxed);
-}
-
 void gl_contexts_set_query(gl_ctx_device_query_fn fn) { query = fn; }
 
 static int find(uint64_t ctx)
@@ -53,7 +35,6 @@ static int find(uint64_t ctx)
 static int add(uint64_t ctx)
 {
     int dev = query ? query(ctx) : -1;
-    note_device(dev);
     pthread_mutex_lock(&lock);
     unsigned n = atomic_load(&nslots), free_slot = n;
     for (unsigned i = 0; i < n; i++) {
@@ -317,12 +298,6 @@ GL_HOT uint64_t gl_contexts_stream_ctx(uint64_t stream)
     return ctx;
 }
 
-int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx)
-{
-    uint64_t ctx = gl_contexts_stream_ctx(stream);
-    return gl_contexts_device(ctx ? ctx : current_ctx);
-}
-
 /* Every stream forgotten, under the lock (or alone in a fork child). */
 static void clear_streams(void)
 {
@@ -348,8 +323,6 @@ static void after_fork(void)
 
 static void reset(void)
 {
-    atomic_store(&first_device, -1);
-    atomic_store(&devices_differ, false);
     gl_spin_lock(&streams_lock);
     clear_streams();
     gl_spin_unlock(&streams_lock);
@@ -369,5 +342,4 @@ const struct gl_component gl_contexts_component = {
 
 const struct gl_placement gl_contexts_placement = {
     .context_device = gl_contexts_device,
-    .several_devices = gl_contexts_several_devices,
 };

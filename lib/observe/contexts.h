@@ -28,9 +28,6 @@ void gl_contexts_created(uint64_t ctx);
 void gl_contexts_destroyed(uint64_t ctx);
 /* Device of ctx, asking once for contexts never announced; -1 if unknown. */
 int gl_contexts_device(uint64_t ctx);
-/* Have contexts been seen on more than one device?  Until then no call can
- * name a device other than a block's, and the checks skip their lookups. */
-bool gl_contexts_several_devices(void);
 
 /* Streams and their contexts (resource callbacks), so that a stream-ordered
  * call is placed on its stream's device, not the current one.  The default
@@ -38,7 +35,6 @@ bool gl_contexts_several_devices(void);
  * the current context's. */
 void gl_contexts_stream_created(uint64_t stream, uint64_t ctx);
 void gl_contexts_stream_destroyed(uint64_t stream);
-int gl_contexts_stream_device(uint64_t stream, uint64_t current_ctx);
 /* The context a stream was created in; 0 for the default streams and for
  * streams not announced.  Stream-ordered memory comes from the pool of its
  * stream's device, and a stream stays in its context: an allocation on a

@@ -1553,7 +1553,7 @@ START_TEST(test_stream_free_on_another_device)
     gl_contexts_created(0x100);
     gl_contexts_created(0x200);
     gl_contexts_stream_created(0x5000, 0x200);
-    ck_assert_int_eq(gl_contexts_stream_device(0x5000, 0x100), 1);
+    ck_assert_int_eq(gl_contexts_device(gl_contexts_stream_ctx(0x5000)), 1);
 
     do_alloc(A, 4096, GL_MEM_ASYNC, GL_API_cuMemAllocAsync, 0, 7); /* device 0 */
     struct gl_event ev = free_ev(A, GL_API_cuMemFreeAsync, 12);

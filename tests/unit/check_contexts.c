@@ -181,10 +181,11 @@ START_TEST(test_streams)
         gl_contexts_stream_created(STREAM(i), CTX_OF(i));
     for (int i = 0; i < N; i++) {
         ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(i)), CTX_OF(i));
-        ck_assert_int_eq(gl_contexts_stream_device(STREAM(i), 0x9000), i % 3);
+        ck_assert_int_eq(gl_contexts_device(gl_contexts_stream_ctx(STREAM(i))), i % 3);
     }
+    /* Unknown: the call keeps the current context (observe/call.h;
+     * check_cupti's test_host_and_async places such a block on its device). */
     ck_assert_uint_eq(gl_contexts_stream_ctx(STREAM(N)), 0);
-    ck_assert_int_eq(gl_contexts_stream_device(STREAM(N), 0x9000), 8); /* the current one's */
     for (int i = 0; i < N; i += 2)
         gl_contexts_stream_destroyed(STREAM(i));
     for (int i = 0; i < N; i++)
