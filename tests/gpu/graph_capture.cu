@@ -40,12 +40,14 @@ __global__ void fill(int *p, int n, int v)
         p[i] = v;
 }
 
-static void launch_fill(int *p, int bytes, int v)
+static void launch_fill_on(cudaStream_t s, int *p, int bytes, int v)
 {
     int n = bytes / (int)sizeof(int);
-    fill<<<(n + 255) / 256, 256, 0, stream>>>(p, n, v);
+    fill<<<(n + 255) / 256, 256, 0, s>>>(p, n, v);
     CHECK(cudaGetLastError());
 }
+
+static void launch_fill(int *p, int bytes, int v) { launch_fill_on(stream, p, bytes, v); }
 
 static void begin(void) { CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal)); }
 
@@ -213,34 +215,63 @@ NOINLINE static void trim(void)
     CHECK(cudaDeviceGraphMemTrim(0));
 }
 
+/* A second stream a capture forks to (no capture begins on it), and the
+ * events of the fork and the join back. */
+struct side_fork {
+    cudaStream_t side;
+    cudaEvent_t forked, joined;
+};
+
+static struct side_fork fork_open(void)
+{
+    struct side_fork f;
+    CHECK(cudaStreamCreateWithFlags(&f.side, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&f.forked, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&f.joined, cudaEventDisableTiming));
+    return f;
+}
+
+/* The side stream waits for what the capture did so far. */
+static void fork_to(const struct side_fork *f)
+{
+    CHECK(cudaEventRecord(f->forked, stream));
+    CHECK(cudaStreamWaitEvent(f->side, f->forked, 0));
+}
+
+/* The capturing stream waits for what the side stream did. */
+static void join_back(const struct side_fork *f)
+{
+    CHECK(cudaEventRecord(f->joined, f->side));
+    CHECK(cudaStreamWaitEvent(stream, f->joined, 0));
+}
+
+static void fork_close(const struct side_fork *f)
+{
+    CHECK(cudaEventDestroy(f->forked));
+    CHECK(cudaEventDestroy(f->joined));
+    CHECK(cudaStreamDestroy(f->side));
+}
+
 /* fork: the capture forks to a second stream (an event recorded in it, the
  * stream waiting on it) and joins back; no capture begins on that stream. */
 NOINLINE static void fork_join(void)
 {
-    cudaStream_t side;
-    cudaEvent_t forked, joined;
-    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-    CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
-    CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+    struct side_fork f = fork_open();
     begin();
     int *p, *q;
     CHECK(cudaMallocAsync((void **)&p, 200000, stream));
     launch_fill(p, 200000, 3);
-    CHECK(cudaEventRecord(forked, stream));
-    CHECK(cudaStreamWaitEvent(side, forked, 0));
-    CHECK(cudaFreeAsync(p, side));
-    CHECK(cudaMallocAsync((void **)&q, 100000, side));
-    CHECK(cudaFreeAsync(q, side));
-    CHECK(cudaEventRecord(joined, side));
-    CHECK(cudaStreamWaitEvent(stream, joined, 0));
+    fork_to(&f);
+    CHECK(cudaFreeAsync(p, f.side));
+    CHECK(cudaMallocAsync((void **)&q, 100000, f.side));
+    CHECK(cudaFreeAsync(q, f.side));
+    join_back(&f);
     cudaGraphExec_t ge = end(0);
     for (int i = 0; i < 3; i++)
         CHECK(cudaGraphLaunch(ge, stream));
     CHECK(cudaStreamSynchronize(stream));
     CHECK(cudaGraphExecDestroy(ge));
-    CHECK(cudaEventDestroy(forked));
-    CHECK(cudaEventDestroy(joined));
-    CHECK(cudaStreamDestroy(side));
+    fork_close(&f);
 }
 
 /* fork_alloc: the capture forks to a second stream that allocates before it
@@ -249,21 +280,14 @@ NOINLINE static void fork_join(void)
  * each of 3 launches (cudaFree of graph memory). */
 NOINLINE static void fork_alloc(void)
 {
-    cudaStream_t side;
-    cudaEvent_t forked, joined;
-    CHECK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
-    CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
-    CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+    struct side_fork f = fork_open();
     begin();
     int *a, *k;
-    CHECK(cudaEventRecord(forked, stream));
-    CHECK(cudaStreamWaitEvent(side, forked, 0));
-    CHECK(cudaMallocAsync((void **)&a, 150000, side));
-    CHECK(cudaMallocAsync((void **)&k, 70000, side));
-    fill<<<(150000 / 4 + 255) / 256, 256, 0, side>>>(a, 150000 / 4, 4);
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventRecord(joined, side));
-    CHECK(cudaStreamWaitEvent(stream, joined, 0));
+    fork_to(&f);
+    CHECK(cudaMallocAsync((void **)&a, 150000, f.side));
+    CHECK(cudaMallocAsync((void **)&k, 70000, f.side));
+    launch_fill_on(f.side, a, 150000, 4);
+    join_back(&f);
     CHECK(cudaFreeAsync(a, stream));
     cudaGraphExec_t ge = end(0);
     for (int i = 0; i < 3; i++) {
@@ -272,9 +296,7 @@ NOINLINE static void fork_alloc(void)
         CHECK(cudaFree(k));
     }
     CHECK(cudaGraphExecDestroy(ge));
-    CHECK(cudaEventDestroy(forked));
-    CHECK(cudaEventDestroy(joined));
-    CHECK(cudaStreamDestroy(side));
+    fork_close(&f);
 }
 
 int main(int argc, char **argv)
