@@ -566,6 +566,16 @@ def t_torch_cached(s):
           f"allocator segments not cached: {[(x['bytes'], x['kind']) for x in segs]}")
 
 
+def suppressed_by(run, rule, least):
+    """The errors that frameworks.supp's entries whose description starts
+    with rule hid in the run, by -v's used_suppression lines (Valgrind's
+    "--PID--" lines, not the report's); at least `least` of them."""
+    used = re.findall(r"^--\d+-- used_suppression: +(\d+) (.*)", run.err, re.M)
+    mine = sum(int(n) for n, what in used if what.startswith(rule))
+    check(mine >= least, f"used_suppression lines: {used}")
+    return mine
+
+
 def torch_oom_retry(s, name, conf, rule):
     """PyTorch's allocator recovers from a failed allocation, or raises
     torch.OutOfMemoryError, which the program catches (torch_oom_retry.py):
@@ -586,10 +596,7 @@ def torch_oom_retry(s, name, conf, rule):
     least = 1 if "cudaMallocAsync" in conf else 2
     m = re.search(r"ERROR SUMMARY: 0 errors from 0 contexts \(suppressed: (\d+) from", r.text())
     check(m and int(m.group(1)) >= least, "the failed allocations are not counted as suppressed")
-    # -v's used_suppression lines are Valgrind's "--PID--" lines, not the report's.
-    used = re.findall(r"^--\d+-- used_suppression: +(\d+) (.*)", run.err, re.M)
-    mine = sum(int(n) for n, what in used if what.startswith(rule))
-    check(mine >= least, f"used_suppression lines: {used}")
+    mine = suppressed_by(run, rule, least)
     return f"{mine} failures suppressed by {rule!r}"
 
 
@@ -608,10 +615,7 @@ def cupy_oom_retry(s, name, args, rule, least):
     check(not api_errors(r), f"OOM errors printed: {[e['what'] for e in api_errors(r)]}")
     check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
     check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
-    used = re.findall(r"^--\d+-- used_suppression: +(\d+) (.*)", run.err, re.M)
-    mine = sum(int(n) for n, what in used if what.startswith(rule))
-    check(mine >= least, f"used_suppression lines: {used}")
-    return f"{mine} failures suppressed"
+    return f"{suppressed_by(run, rule, least)} failures suppressed"
 
 
 def t_cupy_oom_retry(s):
@@ -1275,8 +1279,7 @@ def t_frameworks_jax_crowded(s):
     check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
     check(r.errors == (0, 0), f"ERROR SUMMARY {r.errors}")
     check(not blocks(r.summary, "definitely lost"), f"exit: {r.summary}")
-    check(re.search(r"^--\d+-- used_suppression: +\d+ XLA's BFC allocator: a failed allocation",
-                    run.err, re.M), "XLA's preallocation did not fail: no used_suppression line")
+    suppressed_by(run, "XLA's BFC allocator: a failed allocation", 1)  # the preallocation failed
 
 
 # ---- the client API (issue 5) ----
