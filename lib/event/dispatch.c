@@ -199,6 +199,24 @@ unsigned gl_dispatch_claimed_by(const struct gl_event *ev)
 
 bool gl_dispatch_take(unsigned router, struct gl_event *ev) { return d.routers[router]->take(ev); }
 
+/* Leaving the block live would report it lost at exit, whatever the
+ * program did.  Taking it out only now may take out another thread's new
+ * block at the same address, should the driver have handed the address on
+ * within this call's last instructions: far the narrower window.  A saved
+ * log has the free once, recorded at its entry while the capture was in
+ * progress: its replay makes it the capture's node. */
+bool gl_dispatch_release_late(struct gl_event *ev)
+{
+    if (!gl_dispatch_tables.begin)
+        return false;
+    uint64_t raw = gl_dispatch_tables.begin(ev);
+    struct gl_block_info blk;
+    if (!raw || !gl_dispatch_tables.end(raw, ev, &blk))
+        return false;
+    gl_dispatch_observe(ev, &blk);
+    return true;
+}
+
 bool gl_dispatch_derived(struct gl_event *ev)
 {
     ev->flags |= GL_EVF_DERIVED;

@@ -256,6 +256,13 @@ uint64_t gl_dispatch_clock_ns(void);
 /* The router that claims ev, as an index + 1 (0: none). */
 unsigned gl_dispatch_claimed_by(const struct gl_event *ev);
 bool gl_dispatch_take(unsigned router, struct gl_event *ev);
+/* A release claimed at its entry and let go at its exit (a capture ended on
+ * another thread while the call was in the driver, which took the free as
+ * an ordinary one or as the capture's last node: it cannot be told): a
+ * block live at its key is released now, through the state stage and the
+ * observers; none, and the key was a node's, with nothing to report.  True
+ * if a block was released. */
+bool gl_dispatch_release_late(struct gl_event *ev);
 /* The observers on demand, while asked for. */
 void gl_dispatch_observe_on_demand(const struct gl_event *ev, const struct gl_block_info *blk);
 
@@ -335,13 +342,17 @@ GL_DISPATCH_HOT bool gl_dispatch_end_at(uint64_t token, struct gl_event *ev)
     if (__builtin_expect(ev->flags & GL_EVF_FAILED, 0))
         gl_dispatch_record(ev);
     if (__builtin_expect(!(token & GL_DISPATCH_TOKEN_STATE), 0)) {
-        /* Claimed at the entry: the block (if any) was never taken out, so
-         * a release let go now is lost, as a capture ending mid-call makes;
-         * a refused one let go took nothing out, and the observers (the
-         * checks) see it as one that found no block. */
-        if (!gl_dispatch_take((unsigned)(token >> 3), ev) && (ev->flags & GL_EVF_FAILED))
+        /* Claimed at the entry: the block (if any) was never taken out.  A
+         * refused release let go took nothing out, and the observers (the
+         * checks) see it as one that found no block; one that succeeded is
+         * released now (gl_dispatch_release_late). */
+        if (gl_dispatch_take((unsigned)(token >> 3), ev))
+            return true;
+        if (ev->flags & GL_EVF_FAILED) {
             gl_dispatch_observe(ev, NULL);
-        return true;
+            return true;
+        }
+        return gl_dispatch_release_late(ev);
     }
     struct gl_block_info blk;
     bool found = gl_dispatch_tables.end &&
