@@ -1184,6 +1184,31 @@ def t_frameworks_torch_graphs(s):
     return torch_allocator(s, "frameworks_torch_graphs", None, "torch_graphs")
 
 
+def t_frameworks_torch_compile_graphs(s):
+    """torch.compile(mode="reduce-overhead"): cudagraph trees' private pool."""
+    need_modules("torch", "triton")
+    return torch_allocator(s, "frameworks_torch_compile_graphs", None, "torch_compile_graphs")
+
+
+def t_frameworks_torch_mempool(s):
+    """torch.cuda.MemPool: a leak check while the pool lives finds its
+    segments and the default pool's cached, their total memory_reserved()."""
+    need_modules("torch")
+
+    def while_live(run):
+        m = re.search(r"torch_mempool: pool live, reserved (\d+)", run.out)
+        check(m and "Leak check 1" in run.out, "no reserved line or no leak check")
+        mid = Report(0, run.out[run.out.index("Leak check 1"):].splitlines())
+        check(not blocks(mid.summary, "definitely lost") and
+              not blocks(mid.summary, "possibly lost"), f"check: {mid.summary}")
+        cached = cached_device_bytes(mid)
+        check(cached == int(m.group(1)), f"check: cached {cached:,} bytes, "
+              f"torch.cuda.memory_reserved() {int(m.group(1)):,}")
+        return f"{cached:,} B cached while the pool lived"
+
+    return torch_allocator(s, "frameworks_torch_mempool", None, "torch_mempool", then=while_live)
+
+
 def t_frameworks_torch_graphs_fork(s):
     """torch_graphs_fork.py: a capture forked to a side stream and joined back,
     replayed; no leak, no API error.  (Not with backend:cudaMallocAsync: PyTorch
@@ -3359,7 +3384,8 @@ TESTS = [
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
     t_frameworks_torch_async, t_frameworks_torch_expandable, t_frameworks_transformers,
     t_frameworks_transformers_uncached, t_frameworks_lightning, t_frameworks_torch_compile,
-    t_frameworks_torch_graphs, t_frameworks_torch_graphs_fork,
+    t_frameworks_torch_graphs, t_frameworks_torch_graphs_fork, t_frameworks_torch_compile_graphs,
+    t_frameworks_torch_mempool,
     t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
     t_frameworks_cuda_bindings,
     t_frameworks_cupy, t_cupy_oom_retry, t_cupy_oom_retry_async, t_frameworks_jax,
