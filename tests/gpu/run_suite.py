@@ -1276,6 +1276,31 @@ def t_frameworks_cupy(s):
     check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
 
 
+def t_frameworks_mixed(s):
+    """PyTorch, CuPy and JAX in one process, arrays shared through DLPack:
+    each allocator's cache is its own framework's figure at exit."""
+    need_modules("torch", "cupy", "jax")
+    run = s.run("frameworks_mixed", ["python3", os.path.join(HERE, "frameworks", "mixed.py")],
+                options=["--show-leak-kinds=all"] + ALL_CHECKS)
+    check(run.rc == 0 and "mixed: done" in run.out, f"exit status {run.rc}: {run.err[-400:]}")
+    m = re.search(r"mixed: reserved (\d+) cupy (\d+)", run.out)
+    check(m, "no reserved line")
+    r = run.only_report()
+    check(not blocks(r.summary, "definitely lost") and not blocks(r.summary, "possibly lost"),
+          f"summary {r.summary}")
+    check(not api_errors(r), f"API errors: {[e['what'] for e in api_errors(r)]}")
+    check(r.errors == (0, 0), f"errors {r.errors}")
+
+    def cached(held):
+        return sum(rec["bytes"] for rec in r.records if rec["kind"] == "cached"
+                   and (rec.get("held_by") or "").startswith(held))
+
+    torch_b, cupy_b = cached("PyTorch's caching allocator"), cached("CuPy's device memory pool")
+    check(torch_b == int(m.group(1)), f"PyTorch cached {torch_b:,}, reserved {int(m.group(1)):,}")
+    check(cupy_b == int(m.group(2)), f"CuPy cached {cupy_b:,}, total_bytes() {int(m.group(2)):,}")
+    return f"PyTorch {torch_b:,} B and CuPy {cupy_b:,} B cached"
+
+
 def t_frameworks_jax(s):
     run = s.run("frameworks_jax", ["python3", os.path.join(HERE, "frameworks", "jax_pool.py")],
                 options=["--show-leak-kinds=all"] + ALL_CHECKS)
@@ -3388,7 +3413,7 @@ TESTS = [
     t_frameworks_torch_mempool,
     t_frameworks_torch_ipc, t_frameworks_torch_pluggable,
     t_frameworks_cuda_bindings,
-    t_frameworks_cupy, t_cupy_oom_retry, t_cupy_oom_retry_async, t_frameworks_jax,
+    t_frameworks_cupy, t_frameworks_mixed, t_cupy_oom_retry, t_cupy_oom_retry_async, t_frameworks_jax,
     t_frameworks_jax_crowded,
     t_client_api, t_documents_stats_checks_growth, t_profile_api, t_profile_torch_uncached,
     t_profile_torch_cached, t_check_suite, t_pytest_torch_cached, t_pytest_torch_uncached,
