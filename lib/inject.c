@@ -29,6 +29,7 @@
 #include "python/py_frames.h"
 #include "report/error_sink.h"
 #include "runtime.h"
+#include "signal_check.h"
 #include "stack/modules.h"
 #include "stack/unwind.h"
 
@@ -40,6 +41,7 @@ static void after_fork_child(void)
 {
     /* Every component's locks and per-process state (lib/components.c). */
     gl_dispatch_after_fork();
+    gl_signal_check_after_fork_child();
     /* A child of a process that tracks CUDA cannot use its parent's contexts, and
      * its copy of the parent's blocks is not its own: it must not report them.
      * A child of a process that never started CUDA may start it and be tracked. */
@@ -329,6 +331,8 @@ GL_EXPORT int InitializeInjection(void)
     atomic_store(&gl_runtime.state, GL_RT_TRACKING);
     start_observers(cupti_err, hooks);
     atexit(at_exit);
+    /* First: the signal it takes is no longer one that ends the process. */
+    gl_signal_check_install();
     gl_abnormal_end_install();
     gl_runtime_status("tracking");
     if (gl_runtime.opt.verbose > 0)

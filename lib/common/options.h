@@ -39,6 +39,8 @@ struct gl_options {
     bool stats;
     int top_sites;
     int growth_checkpoints; /* 0: off */
+    int check_signal;       /* enum gl_check_signal */
+    int check_signal_mode;  /* enum gpuleak_check_mode's order: full, new, added, changed */
     int framework_caching;  /* enum gl_framework_caching */
     char trace_file[GL_PATH_MAX];
     int trace_interval; /* ms */
@@ -80,6 +82,12 @@ enum gl_gen_supp { GL_GEN_SUPP_NO, GL_GEN_SUPP_ALL };
 enum gl_framework_caching { GL_FRAMEWORK_CACHING_ON, GL_FRAMEWORK_CACHING_OFF };
 enum gl_keep_stacks { GL_KEEP_ALLOC, GL_KEEP_ALLOC_AND_FREE };
 enum gl_intercept { GL_INTERCEPT_DRIVER, GL_INTERCEPT_CUPTI, GL_INTERCEPT_BOTH };
+enum gl_check_signal {
+    GL_CHECK_SIGNAL_NO,
+    GL_CHECK_SIGNAL_USR1,
+    GL_CHECK_SIGNAL_USR2,
+    GL_CHECK_SIGNAL_HUP
+};
 
 /* The i-th --suppressions file, or NULL past the end. */
 const char *gl_options_suppression(const struct gl_options *o, int i);

@@ -9,6 +9,7 @@
 #include "testutil.h"
 #include "common/util.h"
 #include "common/options.h"
+#include "gpuleak.h"
 
 #ifndef GL_TOP_SRCDIR
 #define GL_TOP_SRCDIR "."
@@ -110,6 +111,38 @@ START_TEST(test_leak_check_bad)
     parse_bad("--leak-check=fully",
               "--leak-check: invalid value 'fully' (expected no|summary|full)");
     parse_bad("--leak-check", "--leak-check: expects a value: --leak-check=no|summary|full");
+}
+END_TEST
+
+/* ---- --check-signal ---- */
+
+/* The signals a check may take: the ones the launcher passes on, whose
+ * default ends the process; never one the runtime or the program's faults
+ * use.  The mode's values keep gpuleak.h's order (GPULEAK_CHECK_*). */
+START_TEST(test_check_signal_values)
+{
+    ck_assert_int_eq(opt.check_signal, GL_CHECK_SIGNAL_NO);
+    ck_assert_int_eq(opt.check_signal_mode, GPULEAK_CHECK_ADDED);
+    parse_ok("--check-signal=SIGUSR1");
+    ck_assert_int_eq(opt.check_signal, GL_CHECK_SIGNAL_USR1);
+    parse_ok("--check-signal=SIGUSR2");
+    ck_assert_int_eq(opt.check_signal, GL_CHECK_SIGNAL_USR2);
+    parse_ok("--check-signal=SIGHUP");
+    ck_assert_int_eq(opt.check_signal, GL_CHECK_SIGNAL_HUP);
+    parse_ok("--check-signal=no");
+    ck_assert_int_eq(opt.check_signal, GL_CHECK_SIGNAL_NO);
+    parse_ok("--check-signal-mode=full");
+    ck_assert_int_eq(opt.check_signal_mode, GPULEAK_CHECK_FULL);
+    parse_ok("--check-signal-mode=new");
+    ck_assert_int_eq(opt.check_signal_mode, GPULEAK_CHECK_NEW);
+    parse_ok("--check-signal-mode=changed");
+    ck_assert_int_eq(opt.check_signal_mode, GPULEAK_CHECK_CHANGED);
+    parse_bad("--check-signal=SIGSEGV",
+              "--check-signal: invalid value 'SIGSEGV' (expected no|SIGUSR1|SIGUSR2|SIGHUP)");
+    parse_bad("--check-signal=12",
+              "--check-signal: invalid value '12' (expected no|SIGUSR1|SIGUSR2|SIGHUP)");
+    parse_bad("--check-signal-mode=all",
+              "--check-signal-mode: invalid value 'all' (expected full|new|added|changed)");
 }
 END_TEST
 
@@ -532,6 +565,8 @@ static const char *const expected_names[] = {
     "stats",
     "top-sites",
     "growth-checkpoints",
+    "check-signal",
+    "check-signal-mode",
     "framework-caching",
     "trace-file",
     "trace-interval",
@@ -776,6 +811,7 @@ static Suite *options_suite(void)
     tcase_add_test(tc, test_leak_check_values);
     tcase_add_test(tc, test_leak_check_yes_is_full);
     tcase_add_test(tc, test_leak_check_bad);
+    tcase_add_test(tc, test_check_signal_values);
     tcase_add_test(tc, test_leak_resolution_values);
     tcase_add_test(tc, test_show_leak_kinds_values);
     tcase_add_test(tc, test_show_leak_kinds_death);
