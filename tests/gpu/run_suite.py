@@ -669,6 +669,33 @@ def t_log_file(s):
     shutil.rmtree(d)
 
 
+def t_check_signal(s):
+    """--check-signal: two checks asked for by SIGUSR2 (check_signal.py sends
+    it to itself), each in the log, the second showing the block kept since
+    the first; the program ends as it would, with its exit report."""
+    need_modules("torch")
+    d = tempfile.mkdtemp(prefix="gpuleak-signal-")
+    log = os.path.join(d, "gl.log")
+    run = s.run("check_signal", ["python3", os.path.join(HERE, "check_signal.py"), log],
+                env={"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"},
+                options=["--check-signal=SIGUSR2", "--show-leak-kinds=all", f"--log-file={log}"])
+    with open(log) as f:
+        text = f.read()
+    shutil.rmtree(d)
+    check("Observer mismatch" not in text, "the observers disagree (in the log)")
+    check(run.rc == 0 and "check_signal: done" in run.out and "FAIL" not in run.out,
+          f"exit status {run.rc}: {run.out[-300:]} {run.err[-300:]}")
+    asked = text.count("gpuleak: SIGUSR2: a leak check, as --check-signal asks")
+    check(asked == 2, f"{asked} checks announced, expected 2")
+    second = text[text.index("Leak check 2 "):]
+    second = second[:second.index("LEAK SUMMARY")]
+    check("16,777,216 (+16,777,216) bytes in 1 (+1) blocks are " in second,
+          f"check 2: {second[:600]}")
+    check("4,194,304 " not in second, "check 2 shows the block that did not grow")
+    check("ERROR SUMMARY: 0 errors" in text and "in use at exit" in text, "no clean exit report")
+    return "2 checks"
+
+
 def t_summary_mode(s):
     r = s.run("summary", [s.fixture("leak_one")], options=["--leak-check=summary"]).only_report()
     check(not r.records and r.summary.get("definitely lost") == (1048576, 1), "summary mode")
@@ -3403,7 +3430,7 @@ TESTS = [
     t_abnormal_throw, t_abnormal_quick_exit, t_abnormal_kill9, t_abnormal_python_os_exit,
     t_cupti_taken, t_no_preload, t_driver_entry, t_torch_profiler, t_families_ptds, t_ipc, t_torch_raw, t_torch_cached, t_torch_oom_retry, t_torch_oom_retry_expandable,
     t_torch_oom_retry_async, t_no_cuda,
-    t_quiet, t_log_file, t_summary_mode, t_num_callers, t_libraries_free_on_teardown, t_cuda_libraries,
+    t_quiet, t_log_file, t_check_signal, t_summary_mode, t_num_callers, t_libraries_free_on_teardown, t_cuda_libraries,
     t_default_suppressions,
     t_jax_default_suppressions, t_gen_suppressions_round_trip, t_xml_report, t_json_report,
     t_ctest_memcheck, t_reach, t_reach_scan_device, t_reach_python, t_frameworks_torch_native,
