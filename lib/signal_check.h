@@ -6,18 +6,25 @@
  *
  * A check cannot run in a signal handler: it stops threads, takes locks and
  * maps memory, and the signal may strike inside any of them.  So the handler
- * writes one byte to a pipe (all it does), and a tool thread of gpuleak's,
- * blocked on that pipe, runs the check as gpuleak_leak_check(mode, NULL)
- * would (client_api.h): into the process's log, its records compared with
- * the last check (the program's own checks included), kept for the XML and
- * JSON documents.  Signals that come while a check runs are one more check.
+ * posts a semaphore (all it does), and a tool thread of gpuleak's, waiting
+ * on it, runs the check as gpuleak_leak_check(mode, NULL) would
+ * (client_api.h): into the process's log, its records compared with the
+ * last check (the program's own checks included), kept for the XML and JSON
+ * documents.  Signals that come while a check runs are one more check.
+ * Unlike the client API's, such a check has no caller: every program thread
+ * is stopped wherever it is and scanned whole, registers and stack, so a
+ * pointer a thread has just dropped may still keep its block reachable.
  *
  * The program keeps what it had: a handler of its own, set before tracking
- * starts, is called after the byte is written; one it sets later replaces
- * gpuleak's (its choice).  A signal it ignored or left to its default now
- * asks for checks only.  A child forked from a tracking process does not
+ * starts, still runs at each signal, with the mask and flags it asked for;
+ * one it sets later replaces gpuleak's (its choice).  A signal left to its
+ * default action now asks for checks only; one the program ignores (nohup)
+ * stays ignored, with a line in the log (handled, it would no longer be
+ * ignored in what the program starts without fork: exec keeps only an
+ * ignored disposition).  A child forked from a tracking process does not
  * track (its blocks are its parent's): there the signal is the program's
- * again. */
+ * again.  A signal every thread blocks (a program that takes its signals
+ * with sigwait) reaches no handler, and asks for nothing. */
 #ifndef GPULEAK_SIGNAL_CHECK_H
 #define GPULEAK_SIGNAL_CHECK_H
 

@@ -85,8 +85,7 @@ enum gl_intercept { GL_INTERCEPT_DRIVER, GL_INTERCEPT_CUPTI, GL_INTERCEPT_BOTH }
 enum gl_check_signal {
     GL_CHECK_SIGNAL_NO,
     GL_CHECK_SIGNAL_USR1,
-    GL_CHECK_SIGNAL_USR2,
-    GL_CHECK_SIGNAL_HUP
+    GL_CHECK_SIGNAL_USR2
 };
 
 /* The i-th --suppressions file, or NULL past the end. */
