@@ -28,10 +28,16 @@
  * split: written by the owner only (relaxed atomics: plain moves), read by
  * reports, moved to the shared group by mem_stats.c. */
 struct gl_stat_cell {
-    /* A free reads and writes the first line alone. */
+    /* A free reads and writes the first line alone; an allocation that
+     * passes no peak, the first two. */
     uint32_t key;    /* the group it holds: GL_STAT_KEY(slot, kind); 0 = empty */
     uint32_t events; /* since the last flush */
     _Atomic int64_t cur_blocks[2], cur_bytes[2];
+    /* Per split of an allocation: how many bytes and blocks the group may
+     * still grow by, at least, before that split's peak or the group's
+     * whole one is passed (stats.c); below 0, the peaks are checked. */
+    int64_t room_bytes[2];
+    int32_t room_blocks[2];
     uint64_t epoch; /* the process's flush count when taken */
     _Atomic int64_t alloc_blocks[2], alloc_bytes[2];
     /* The owner's view, refreshed at each flush: the shared group's live

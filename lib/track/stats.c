@@ -2,6 +2,7 @@
 #include "track/stats.h"
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "base/warm.h"
@@ -70,6 +71,41 @@ static inline unsigned key_kind(uint32_t key) { return key & 0xff; }
  * behind by what other threads flushed since otherwise.  A peak check then
  * reads the thread's own lines; the shared ones are read once a flush, and a
  * peak written only when one is exceeded. */
+static inline uint64_t pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
+
+/* How far a figure may grow before it passes its peak: below 0 when it has
+ * (an allocation counted before a flush took the room again from figures
+ * that hold it). */
+static inline int64_t below(uint64_t peak, int64_t live)
+{
+    return (int64_t)peak - (int64_t)pos(live);
+}
+
+/* The cell's room (base/thread.h) from its view: per split of an
+ * allocation, the least distance to the two peaks it may pass, its split's
+ * and the group's whole.  An allocation takes its size and one block off
+ * both splits' rooms (the whole grows for either), a free gives them back
+ * to its own split's only (the other's distance to its own peak did not
+ * move): each stays a lower bound, so an allocation that leaves its room
+ * at 0 or above passes no group peak, and one below checks them all (as
+ * does one after another thread's flush: the view is taken again). */
+static void set_room(struct gl_stat_cell *c)
+{
+    int64_t blocks[2], bytes[2];
+    for (int sp = 0; sp < 2; sp++) {
+        blocks[sp] = c->seen_blocks[sp] + LOAD(c->cur_blocks[sp]);
+        bytes[sp] = c->seen_bytes[sp] + LOAD(c->cur_bytes[sp]);
+    }
+    int64_t all_bytes = below(c->peak_bytes[GL_SPLIT_ALL], bytes[0] + bytes[1]);
+    int64_t all_blocks = below(c->peak_blocks[GL_SPLIT_ALL], blocks[0] + blocks[1]);
+    for (int sp = 0; sp < 2; sp++) {
+        int64_t b = below(c->peak_bytes[sp], bytes[sp]), n = below(c->peak_blocks[sp], blocks[sp]);
+        c->room_bytes[sp] = b < all_bytes ? b : all_bytes;
+        n = n < all_blocks ? n : all_blocks;
+        c->room_blocks[sp] = n > INT32_MAX ? INT32_MAX : n < -INT32_MAX ? -INT32_MAX : (int32_t)n;
+    }
+}
+
 static void refresh_cell(struct gl_stat_cell *c, struct group *g)
 {
     c->epoch = atomic_load_explicit(&flushes, memory_order_acquire);
@@ -81,6 +117,7 @@ static void refresh_cell(struct gl_stat_cell *c, struct group *g)
         c->peak_blocks[sp] = LOAD(g->peak_blocks[sp]);
         c->peak_bytes[sp] = LOAD(g->peak_bytes[sp]);
     }
+    set_room(c);
 }
 
 static void refresh_view(struct gl_stat_view *v, struct device *d)
@@ -170,8 +207,6 @@ static inline struct gl_stat_cell *cell_for(struct gl_thread *t, uint32_t key)
     return victim;
 }
 
-static inline uint64_t pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
-
 static inline unsigned split_of(uint64_t size)
 {
     return size < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
@@ -182,34 +217,23 @@ struct seen {
     int64_t blocks[2], bytes[2];
 };
 
-/* Move a group's counters by one block: through the thread's cell, or straight
- * to the shared counters for a thread without state.  For an allocation, *seen
- * gets the group's live counts after the move. */
-static inline __attribute__((always_inline)) void move(struct gl_thread *t, unsigned slot,
-                                                       unsigned kind, unsigned sp, int64_t blocks,
-                                                       int64_t bytes, struct seen *seen)
+/* Move a group's counters by one block (an allocation: blocks 1) through the
+ * thread's cell, its room with them; returns the cell. */
+static inline __attribute__((always_inline)) struct gl_stat_cell *
+move(struct gl_thread *t, unsigned slot, unsigned kind, unsigned sp, int64_t blocks, int64_t bytes)
 {
-    struct group *g = &groups[slot][kind];
-    if (__builtin_expect(!t, 0)) {
-        if (seen) {
-            ADD(g->s[sp].alloc_blocks, 1);
-            ADD(g->s[sp].alloc_bytes, bytes);
-        }
-        ADD(g->s[sp].cur_blocks, blocks);
-        ADD(g->s[sp].cur_bytes, bytes);
-        ADD(devices[slot].cur_bytes, bytes);
-        ADD(total.cur_bytes, bytes);
-        if (seen)
-            for (int i = 0; i < 2; i++) {
-                seen->blocks[i] = LOAD(g->s[i].cur_blocks);
-                seen->bytes[i] = LOAD(g->s[i].cur_bytes);
-            }
-        return;
-    }
     struct gl_stat_cell *c = cell_for(t, GL_STAT_KEY(slot, kind));
-    if (seen) {
+    if (blocks > 0) {
         gl_thread_add(&c->alloc_blocks[sp], 1);
         gl_thread_add(&c->alloc_bytes[sp], bytes);
+        c->room_bytes[0] -= bytes;
+        c->room_bytes[1] -= bytes;
+        c->room_blocks[0]--;
+        c->room_blocks[1]--;
+    } else {
+        int64_t room = c->room_blocks[sp] + 1;
+        c->room_bytes[sp] -= bytes;
+        c->room_blocks[sp] = room < INT32_MAX ? (int32_t)room : INT32_MAX;
     }
     gl_thread_add(&c->cur_blocks[sp], blocks);
     gl_thread_add(&c->cur_bytes[sp], bytes);
@@ -218,12 +242,43 @@ static inline __attribute__((always_inline)) void move(struct gl_thread *t, unsi
     int64_t pending = LOAD(c->cur_bytes[sp]);
     if (__builtin_expect(
             ++c->events >= FLUSH_EVENTS || pending >= FLUSH_BYTES || pending <= -FLUSH_BYTES, 0))
-        flush_cell(t, c);
-    if (seen)
-        for (int i = 0; i < 2; i++) {
-            seen->blocks[i] = c->seen_blocks[i] + LOAD(c->cur_blocks[i]);
-            seen->bytes[i] = c->seen_bytes[i] + LOAD(c->cur_bytes[i]);
-        }
+        flush_cell(t, c); /* the room again, from the shared figures */
+    return c;
+}
+
+/* The same for a thread without state: straight to the shared counters. */
+static void move_shared(unsigned slot, unsigned kind, unsigned sp, int64_t blocks, int64_t bytes)
+{
+    struct group *g = &groups[slot][kind];
+    if (blocks > 0) {
+        ADD(g->s[sp].alloc_blocks, 1);
+        ADD(g->s[sp].alloc_bytes, bytes);
+    }
+    ADD(g->s[sp].cur_blocks, blocks);
+    ADD(g->s[sp].cur_bytes, bytes);
+    ADD(devices[slot].cur_bytes, bytes);
+    ADD(total.cur_bytes, bytes);
+}
+
+/* An allocation that took its split's room below 0, or came after another
+ * thread flushed: the group's peaks checked against the thread's view, and
+ * the room measured again.  Out of line: most allocations pass no peak. */
+static void check_group_peaks(struct gl_stat_cell *c, struct group *g, unsigned sp, uint64_t epoch)
+{
+    if (c->epoch != epoch)
+        refresh_cell(c, g); /* another thread flushed since: the group's figures again */
+    struct seen v;
+    for (int i = 0; i < 2; i++) {
+        v.blocks[i] = c->seen_blocks[i] + LOAD(c->cur_blocks[i]);
+        v.bytes[i] = c->seen_bytes[i] + LOAD(c->cur_bytes[i]);
+    }
+    raise_seen(&g->peak_blocks[sp], &c->peak_blocks[sp], pos(v.blocks[sp]));
+    raise_seen(&g->peak_bytes[sp], &c->peak_bytes[sp], pos(v.bytes[sp]));
+    raise_seen(&g->peak_blocks[GL_SPLIT_ALL], &c->peak_blocks[GL_SPLIT_ALL],
+               pos(v.blocks[0] + v.blocks[1]));
+    raise_seen(&g->peak_bytes[GL_SPLIT_ALL], &c->peak_bytes[GL_SPLIT_ALL],
+               pos(v.bytes[0] + v.bytes[1]));
+    set_room(c);
 }
 
 /* The thread's view of a device slot or of the process, taken from the
@@ -248,11 +303,15 @@ stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t s
         return;
     struct gl_thread *t = gl_thread_self();
     unsigned slot = gl_stats_slot(device), sp = split_of(size);
-    struct seen v;
-    move(t, slot, kind, sp, 1, (int64_t)size, &v);
     struct group *g = &groups[slot][kind];
     struct device *d = &devices[slot];
     if (__builtin_expect(!t, 0)) {
+        move_shared(slot, kind, sp, 1, (int64_t)size);
+        struct seen v;
+        for (int i = 0; i < 2; i++) {
+            v.blocks[i] = LOAD(g->s[i].cur_blocks);
+            v.bytes[i] = LOAD(g->s[i].cur_bytes);
+        }
         gl_atomic_raise(&g->peak_blocks[sp], pos(v.blocks[sp]));
         gl_atomic_raise(&g->peak_bytes[sp], pos(v.bytes[sp]));
         gl_atomic_raise(&g->peak_blocks[GL_SPLIT_ALL], pos(v.blocks[0] + v.blocks[1]));
@@ -266,23 +325,12 @@ stats_alloc(int device, unsigned kind, uint64_t size, uint32_t stack, uint64_t s
         gl_atomic_raise(&total.peak_bytes, pos(LOAD(total.cur_bytes)));
     } else {
         /* Against the thread's own views: no shared line read unless a peak
-         * may be exceeded. */
-        struct gl_stat_cell *c = &t->stat_cells[t->stat_last];
+         * may be exceeded, and the group's four not even compared while its
+         * room lasts. */
+        struct gl_stat_cell *c = move(t, slot, kind, sp, 1, (int64_t)size);
         uint64_t epoch = atomic_load_explicit(&flushes, memory_order_acquire);
-        if (__builtin_expect(c->epoch != epoch, 0)) {
-            /* Another thread flushed since: the group's figures again. */
-            refresh_cell(c, g);
-            for (int i = 0; i < 2; i++) {
-                v.blocks[i] = c->seen_blocks[i] + LOAD(c->cur_blocks[i]);
-                v.bytes[i] = c->seen_bytes[i] + LOAD(c->cur_bytes[i]);
-            }
-        }
-        raise_seen(&g->peak_blocks[sp], &c->peak_blocks[sp], pos(v.blocks[sp]));
-        raise_seen(&g->peak_bytes[sp], &c->peak_bytes[sp], pos(v.bytes[sp]));
-        raise_seen(&g->peak_blocks[GL_SPLIT_ALL], &c->peak_blocks[GL_SPLIT_ALL],
-                   pos(v.blocks[0] + v.blocks[1]));
-        raise_seen(&g->peak_bytes[GL_SPLIT_ALL], &c->peak_bytes[GL_SPLIT_ALL],
-                   pos(v.bytes[0] + v.bytes[1]));
+        if (__builtin_expect(c->epoch != epoch || (c->room_bytes[sp] | c->room_blocks[sp]) < 0, 0))
+            check_group_peaks(c, g, sp, epoch);
         struct gl_stat_view *dv = view_of(&t->stat_slot[slot], d, epoch);
         if (raise_seen(&d->peak_bytes, &dv->peak, pos(dv->seen + dv->pending))) {
             /* The stack and number may pair with a racing peak's: close enough. */
@@ -301,7 +349,11 @@ static inline __attribute__((always_inline)) void stats_free(int device, unsigne
 {
     if (kind >= GL_MEM_NKINDS)
         return;
-    move(gl_thread_self(), gl_stats_slot(device), kind, split_of(size), -1, -(int64_t)size, NULL);
+    struct gl_thread *t = gl_thread_self();
+    if (__builtin_expect(!t, 0))
+        move_shared(gl_stats_slot(device), kind, split_of(size), -1, -(int64_t)size);
+    else
+        move(t, gl_stats_slot(device), kind, split_of(size), -1, -(int64_t)size);
     if (LOAD(sites_on))
         gl_stack_depot_site_move(stack, -(int64_t)size, -1);
 }
@@ -579,7 +631,9 @@ GL_HOT static void warm(const struct gl_event *ev)
         return;
     const struct gl_stat_cell *c = &t->stat_cells[t->stat_last % GL_STAT_CELLS];
     (void)ev; /* an allocation's */
-    gl_warm_range(c, sizeof *c);
+    /* Its counters and room; the view and peaks only when a peak may be
+     * passed (check_group_peaks). */
+    gl_warm_range(c, offsetof(struct gl_stat_cell, seen_blocks));
     gl_warm(&t->stat_slot[key_slot(c->key) % GL_STAT_SLOTS_MAX]);
     gl_warm(&flushes);
 }

@@ -899,6 +899,63 @@ START_TEST(test_peak_sees_other_threads_flushes)
 }
 END_TEST
 
+/* One thread's peaks are exact, whatever the order of its allocations and
+ * frees: a random walk over small and large blocks (both splits, and the
+ * whole), with the flushes their counts and sizes bring, against a model.
+ * An allocation checks the group's peaks only once it has used up the room
+ * its cell keeps (stats.c): the room must never let a new peak by. */
+START_TEST(test_peaks_exact_random_walk)
+{
+    enum { N = 48 };
+    uint64_t size[N] = {0};
+    int64_t live_blocks[2] = {0}, live_bytes[2] = {0};
+    uint64_t peak_blocks[3] = {0}, peak_bytes[3] = {0};
+    uint64_t seed = 0x9e3779b97f4a7c15ULL;
+    for (int step = 0; step < 20000; step++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        unsigned i = (unsigned)(seed >> 33) % N;
+        uint64_t key = 0x100000 + (uint64_t)i * 0x10000000;
+        if (size[i]) {
+            do_event(GL_EV_FREE, key, 0, 0);
+            unsigned sp = size[i] < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
+            live_blocks[sp]--;
+            live_bytes[sp] -= (int64_t)size[i];
+            size[i] = 0;
+            continue;
+        }
+        /* Mostly small, some large; sizes that cross FLUSH_BYTES too. */
+        unsigned pick = (unsigned)(seed >> 20) % 16;
+        uint64_t n = pick < 11   ? 1 + (seed >> 40) % 4096
+                     : pick < 14 ? 4096 + (seed >> 40) % (512 * 1024)
+                                 : GL_STATS_SMALL_LIMIT + (seed >> 40) % (3u << 20);
+        do_alloc(key, n, GL_MEM_DEVICE, 1);
+        size[i] = n;
+        unsigned sp = n < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
+        live_blocks[sp]++;
+        live_bytes[sp] += (int64_t)n;
+        uint64_t all_blocks = (uint64_t)(live_blocks[0] + live_blocks[1]);
+        uint64_t all_bytes = (uint64_t)(live_bytes[0] + live_bytes[1]);
+        if ((uint64_t)live_blocks[sp] > peak_blocks[sp])
+            peak_blocks[sp] = (uint64_t)live_blocks[sp];
+        if ((uint64_t)live_bytes[sp] > peak_bytes[sp])
+            peak_bytes[sp] = (uint64_t)live_bytes[sp];
+        if (all_blocks > peak_blocks[GL_SPLIT_ALL])
+            peak_blocks[GL_SPLIT_ALL] = all_blocks;
+        if (all_bytes > peak_bytes[GL_SPLIT_ALL])
+            peak_bytes[GL_SPLIT_ALL] = all_bytes;
+    }
+    struct gl_stat_group grp;
+    gl_stats_group(gl_stats_slot(0), GL_MEM_DEVICE, &grp);
+    for (int sp = 0; sp < 3; sp++) {
+        ck_assert_uint_eq(grp.split[sp].peak_blocks, peak_blocks[sp]);
+        ck_assert_uint_eq(grp.split[sp].peak_bytes, peak_bytes[sp]);
+    }
+    struct gl_stat_device dev;
+    gl_stats_device(gl_stats_slot(0), &dev);
+    ck_assert_uint_eq(dev.peak_bytes, peak_bytes[GL_SPLIT_ALL]);
+}
+END_TEST
+
 /* A stream-ordered pool the program created is a block (its unused memory is
  * measured at checks), but not a GPU allocation, and outlives contexts. */
 START_TEST(test_mempool_blocks)
@@ -1008,6 +1065,7 @@ static Suite *tracker_suite(void)
     tcase_add_test(tc, test_peak_not_below_live_with_threads);
     tcase_add_test(tc, test_peak_exact_one_thread);
     tcase_add_test(tc, test_peak_sees_other_threads_flushes);
+    tcase_add_test(tc, test_peaks_exact_random_walk);
     tcase_add_test(tc, test_seq_mark_orders_threads);
     tcase_add_test(tc, test_mempool_blocks);
     suite_add_tcase(s, tc);
