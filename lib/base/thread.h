@@ -26,7 +26,7 @@
 
 /* A thread's pending share of one (device slot, kind) counter group, per size
  * split: written by the owner only (relaxed atomics: plain moves), read by
- * reports, moved to the shared group by mem_stats.c. */
+ * reports, moved to the shared group by stats.c. */
 struct gl_stat_cell {
     /* A free reads and writes the first line alone; an allocation that
      * passes no peak, the first two. */
@@ -90,7 +90,7 @@ struct gl_thread {
     void *read_guard;
     /* The process's figures as this thread saw them (the owner's peak checks). */
     struct gl_stat_view stat_all;
-    /* Usage counters not yet added to the process-wide ones (mem_stats.c). */
+    /* Usage counters not yet added to the process-wide ones (stats.c). */
     struct gl_stat_cell stat_cells[GL_STAT_CELLS];
     _Atomic unsigned stat_seq; /* odd while the owner flushes a cell */
     /* --save: the last two stacks this thread saw in the log it names

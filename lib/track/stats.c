@@ -2,7 +2,6 @@
 #include "track/stats.h"
 
 #include <stdatomic.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "base/warm.h"
@@ -66,11 +65,6 @@ bool gl_stats_sites_on(void) { return LOAD(sites_on); }
 static inline unsigned key_slot(uint32_t key) { return key >> 8 & 0xff; }
 static inline unsigned key_kind(uint32_t key) { return key & 0xff; }
 
-/* The owner's views (base/thread.h) taken again from the shared figures: at
- * each flush, so that they are exact while the thread alone moves them and
- * behind by what other threads flushed since otherwise.  A peak check then
- * reads the thread's own lines; the shared ones are read once a flush, and a
- * peak written only when one is exceeded. */
 static inline uint64_t pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 
 /* How far a figure may grow before it passes its peak: below 0 when it has
@@ -88,7 +82,9 @@ static inline int64_t below(uint64_t peak, int64_t live)
  * to its own split's only (the other's distance to its own peak did not
  * move): each stays a lower bound, so an allocation that leaves its room
  * at 0 or above passes no group peak, and one below checks them all (as
- * does one after another thread's flush: the view is taken again). */
+ * does one after another thread's flush: the view is taken again).  With
+ * FLUSH_BYTES below GL_STATS_SMALL_LIMIT a large block flushes its cell,
+ * which takes both rooms again; the rule holds whatever the thresholds. */
 static void set_room(struct gl_stat_cell *c)
 {
     int64_t blocks[2], bytes[2];
@@ -102,10 +98,17 @@ static void set_room(struct gl_stat_cell *c)
         int64_t b = below(c->peak_bytes[sp], bytes[sp]), n = below(c->peak_blocks[sp], blocks[sp]);
         c->room_bytes[sp] = b < all_bytes ? b : all_bytes;
         n = n < all_blocks ? n : all_blocks;
-        c->room_blocks[sp] = n > INT32_MAX ? INT32_MAX : n < -INT32_MAX ? -INT32_MAX : (int32_t)n;
+        c->room_blocks[sp] = n > INT32_MAX       ? INT32_MAX
+                             : n < INT32_MIN / 2 ? INT32_MIN / 2
+                                                 : (int32_t)n;
     }
 }
 
+/* The owner's views (base/thread.h) taken again from the shared figures: at
+ * each flush, so that they are exact while the thread alone moves them and
+ * behind by what other threads flushed since otherwise.  A peak check then
+ * reads the thread's own lines; the shared ones are read once a flush, and a
+ * peak written only when one is exceeded. */
 static void refresh_cell(struct gl_stat_cell *c, struct group *g)
 {
     c->epoch = atomic_load_explicit(&flushes, memory_order_acquire);
@@ -631,9 +634,10 @@ GL_HOT static void warm(const struct gl_event *ev)
         return;
     const struct gl_stat_cell *c = &t->stat_cells[t->stat_last % GL_STAT_CELLS];
     (void)ev; /* an allocation's */
-    /* Its counters and room; the view and peaks only when a peak may be
-     * passed (check_group_peaks). */
-    gl_warm_range(c, offsetof(struct gl_stat_cell, seen_blocks));
+    /* The whole cell: its view and peaks too, which an allocation reads
+     * when it may pass a peak, and after another thread's flush (often,
+     * with many threads). */
+    gl_warm_range(c, sizeof *c);
     gl_warm(&t->stat_slot[key_slot(c->key) % GL_STAT_SLOTS_MAX]);
     gl_warm(&flushes);
 }

@@ -900,59 +900,90 @@ START_TEST(test_peak_sees_other_threads_flushes)
 END_TEST
 
 /* One thread's peaks are exact, whatever the order of its allocations and
- * frees: a random walk over small and large blocks (both splits, and the
- * whole), with the flushes their counts and sizes bring, against a model.
- * An allocation checks the group's peaks only once it has used up the room
- * its cell keeps (stats.c): the room must never let a new peak by. */
+ * frees: random walks over small and large blocks (both splits, and the
+ * whole) in more groups than a thread has cells (evicted cells flush), with
+ * the flushes their counts and sizes bring, against a model, every peak
+ * compared after every step.  An allocation checks the group's peaks only
+ * once it has used up the room its cell keeps (stats.c): the room must never
+ * let a new peak by. */
+enum { WALK_BLOCKS = 64, WALK_DEVICES = 5, WALK_GROUPS = 2 * WALK_DEVICES };
+static const enum gl_mem_kind walk_kinds[2] = {GL_MEM_DEVICE, GL_MEM_MANAGED};
+
+struct walk_group {
+    int64_t live_blocks[2], live_bytes[2];
+    uint64_t peak_blocks[3], peak_bytes[3];
+};
+
+static void walk_check(const struct walk_group *m, int step)
+{
+    for (int grp = 0; grp < WALK_GROUPS; grp++) {
+        struct gl_stat_group got;
+        gl_stats_group(gl_stats_slot(grp / 2), walk_kinds[grp % 2], &got);
+        for (int sp = 0; sp < 3; sp++) {
+            ck_assert_msg(got.split[sp].peak_blocks == m[grp].peak_blocks[sp] &&
+                              got.split[sp].peak_bytes == m[grp].peak_bytes[sp],
+                          "step %d, group %d, split %d: peak %llu blocks %llu bytes, expected "
+                          "%llu and %llu",
+                          step, grp, sp, (unsigned long long)got.split[sp].peak_blocks,
+                          (unsigned long long)got.split[sp].peak_bytes,
+                          (unsigned long long)m[grp].peak_blocks[sp],
+                          (unsigned long long)m[grp].peak_bytes[sp]);
+        }
+    }
+}
+
 START_TEST(test_peaks_exact_random_walk)
 {
-    enum { N = 48 };
-    uint64_t size[N] = {0};
-    int64_t live_blocks[2] = {0}, live_bytes[2] = {0};
-    uint64_t peak_blocks[3] = {0}, peak_bytes[3] = {0};
-    uint64_t seed = 0x9e3779b97f4a7c15ULL;
-    for (int step = 0; step < 20000; step++) {
-        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-        unsigned i = (unsigned)(seed >> 33) % N;
-        uint64_t key = 0x100000 + (uint64_t)i * 0x10000000;
-        if (size[i]) {
-            do_event(GL_EV_FREE, key, 0, 0);
-            unsigned sp = size[i] < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
-            live_blocks[sp]--;
-            live_bytes[sp] -= (int64_t)size[i];
-            size[i] = 0;
-            continue;
+    static const uint64_t seeds[] = {0x9e3779b97f4a7c15ULL, 1, 0xdeadbeefULL, 42};
+    for (size_t run = 0; run < sizeof seeds / sizeof seeds[0]; run++) {
+        tu_pipeline_reset();
+        struct walk_group m[WALK_GROUPS];
+        memset(m, 0, sizeof m);
+        uint64_t size[WALK_BLOCKS] = {0};
+        int group_of[WALK_BLOCKS] = {0};
+        uint64_t seed = seeds[run];
+        for (int step = 0; step < 5000; step++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            unsigned i = (unsigned)(seed >> 33) % WALK_BLOCKS;
+            uint64_t key = 0x100000 + (uint64_t)i * 0x10000000;
+            if (size[i]) {
+                do_event(GL_EV_FREE, key, 0, 0);
+                struct walk_group *g = &m[group_of[i]];
+                unsigned sp = size[i] < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
+                g->live_blocks[sp]--;
+                g->live_bytes[sp] -= (int64_t)size[i];
+                size[i] = 0;
+                walk_check(m, step);
+                continue;
+            }
+            /* Mostly small, some large; sizes that cross FLUSH_BYTES too. */
+            unsigned pick = (unsigned)(seed >> 20) % 16;
+            uint64_t n = pick < 11   ? 1 + (seed >> 40) % 4096
+                         : pick < 14 ? 4096 + (seed >> 40) % (512 * 1024)
+                                     : GL_STATS_SMALL_LIMIT + (seed >> 40) % (3u << 20);
+            int grp = (int)((seed >> 12) % WALK_GROUPS);
+            struct gl_event ev = alloc_ev(key, n, walk_kinds[grp % 2], 1);
+            ev.device = (int16_t)(grp / 2);
+            gl_dispatch(&ev);
+            size[i] = n;
+            group_of[i] = grp;
+            struct walk_group *g = &m[grp];
+            unsigned sp = n < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
+            g->live_blocks[sp]++;
+            g->live_bytes[sp] += (int64_t)n;
+            uint64_t all_blocks = (uint64_t)(g->live_blocks[0] + g->live_blocks[1]);
+            uint64_t all_bytes = (uint64_t)(g->live_bytes[0] + g->live_bytes[1]);
+            if ((uint64_t)g->live_blocks[sp] > g->peak_blocks[sp])
+                g->peak_blocks[sp] = (uint64_t)g->live_blocks[sp];
+            if ((uint64_t)g->live_bytes[sp] > g->peak_bytes[sp])
+                g->peak_bytes[sp] = (uint64_t)g->live_bytes[sp];
+            if (all_blocks > g->peak_blocks[GL_SPLIT_ALL])
+                g->peak_blocks[GL_SPLIT_ALL] = all_blocks;
+            if (all_bytes > g->peak_bytes[GL_SPLIT_ALL])
+                g->peak_bytes[GL_SPLIT_ALL] = all_bytes;
+            walk_check(m, step);
         }
-        /* Mostly small, some large; sizes that cross FLUSH_BYTES too. */
-        unsigned pick = (unsigned)(seed >> 20) % 16;
-        uint64_t n = pick < 11   ? 1 + (seed >> 40) % 4096
-                     : pick < 14 ? 4096 + (seed >> 40) % (512 * 1024)
-                                 : GL_STATS_SMALL_LIMIT + (seed >> 40) % (3u << 20);
-        do_alloc(key, n, GL_MEM_DEVICE, 1);
-        size[i] = n;
-        unsigned sp = n < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
-        live_blocks[sp]++;
-        live_bytes[sp] += (int64_t)n;
-        uint64_t all_blocks = (uint64_t)(live_blocks[0] + live_blocks[1]);
-        uint64_t all_bytes = (uint64_t)(live_bytes[0] + live_bytes[1]);
-        if ((uint64_t)live_blocks[sp] > peak_blocks[sp])
-            peak_blocks[sp] = (uint64_t)live_blocks[sp];
-        if ((uint64_t)live_bytes[sp] > peak_bytes[sp])
-            peak_bytes[sp] = (uint64_t)live_bytes[sp];
-        if (all_blocks > peak_blocks[GL_SPLIT_ALL])
-            peak_blocks[GL_SPLIT_ALL] = all_blocks;
-        if (all_bytes > peak_bytes[GL_SPLIT_ALL])
-            peak_bytes[GL_SPLIT_ALL] = all_bytes;
     }
-    struct gl_stat_group grp;
-    gl_stats_group(gl_stats_slot(0), GL_MEM_DEVICE, &grp);
-    for (int sp = 0; sp < 3; sp++) {
-        ck_assert_uint_eq(grp.split[sp].peak_blocks, peak_blocks[sp]);
-        ck_assert_uint_eq(grp.split[sp].peak_bytes, peak_bytes[sp]);
-    }
-    struct gl_stat_device dev;
-    gl_stats_device(gl_stats_slot(0), &dev);
-    ck_assert_uint_eq(dev.peak_bytes, peak_bytes[GL_SPLIT_ALL]);
 }
 END_TEST
 
