@@ -294,17 +294,30 @@ const char *gl_log_format_record_name(unsigned type)
 
 /* ---- the staging ring ---- */
 
+/* A slot's stamp, as its writer stores it: one aligned word, read whole. */
+static uint64_t slot_stamp(const uint8_t *slot, int order)
+{
+    uint64_t raw = __atomic_load_n((const uint64_t *)(slot + 64), order);
+    return get_le((const uint8_t *)&raw, 8);
+}
+
 int gl_log_format_slot_decode(const uint8_t *slot, uint64_t index, struct gl_event *ev)
 {
+    /* The stamp before the bytes and again after them.  A writer clears it
+     * before it stores a lap's bytes and stamps them last: read only after,
+     * a stamp just stored could pair with the bytes the slot held before it
+     * (a running process's writer reaching the reader at this slot), and
+     * read as damage.  The same stamp both times, this index's, covers that
+     * lap's bytes alone. */
+    uint64_t stamp = slot_stamp(slot, __ATOMIC_ACQUIRE);
+    if ((stamp & GL_LOG_STAMP_INDEX) != index + 1)
+        return 0;
     uint64_t v[8];
     for (size_t i = 0; i < 8; i++)
         v[i] = get_le(slot + 8 * i, 8);
-    /* The stamp after the bytes (a writer clears it before them): a file
-     * still being written then never pairs it with another lap's bytes. */
-    __asm__ volatile("" ::: "memory");
-    uint64_t stamp = get_le(slot + 64, 8);
-    if ((stamp & GL_LOG_STAMP_INDEX) != index + 1)
-        return 0;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (slot_stamp(slot, __ATOMIC_RELAXED) != stamp)
+        return 0; /* a later lap is being stored: this index's event is gone */
     if (gl_log_format_slot_check(v) != stamp >> 56)
         return -1;
     *ev = (struct gl_event){.type = (uint8_t)v[0],

@@ -375,8 +375,8 @@ static inline __attribute__((always_inline)) uint8_t gl_log_format_slot_check(co
 
 /* What slot (72 bytes) holds for slot number index: 1 and its event in ev
  * (an error stack: type GL_LOG_SLOT_ERROR_STACK, tid and stack set); 0: not
- * stamped with index (not written, or an older lap's); -1: stamped, but its
- * check does not match (damaged). */
+ * stamped with index (not written, an older lap's, or being stored again);
+ * -1: stamped, but its check does not match (damaged). */
 int gl_log_format_slot_decode(const uint8_t *slot, uint64_t index, struct gl_event *ev);
 
 /* An EVENT or EVENT_PACKED body (record: its type) back; false when it cannot

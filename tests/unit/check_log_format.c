@@ -3,6 +3,8 @@
  * write them, and the first builds' varints, still read), the header, the
  * check byte, and what a reader must refuse. */
 #include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "common/util.h"
@@ -190,7 +192,7 @@ START_TEST(test_slot_round_trip)
                           .time_ns = 123456789};
     uint64_t v[8];
     memcpy(v, &ev, sizeof v);
-    uint8_t slot[GL_LOG_SLOT_SIZE];
+    _Alignas(8) uint8_t slot[GL_LOG_SLOT_SIZE]; /* the stamp is read as one word */
     memcpy(slot, v, 64);
     uint64_t stamp = (1000 + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
     memcpy(slot + 64, &stamp, 8);
@@ -212,6 +214,67 @@ START_TEST(test_slot_round_trip)
 }
 END_TEST
 
+/* A slot read while a writer stores lap after lap into it, as a reader of
+ * a running process's file reads the slot its writer has reached: each
+ * read is that lap's event, or none (not yet stamped, or being stored
+ * again), never a stamp paired with another lap's bytes (-1: "damaged").
+ * The writer follows log_writer.c's order: stamp cleared, bytes, stamp. */
+static _Alignas(64) uint8_t shared_slot[GL_LOG_SLOT_SIZE];
+static _Atomic uint64_t lap_started, laps_done;
+
+static void lap_words(uint64_t lap, uint64_t v[8])
+{
+    for (int w = 0; w < 8; w++)
+        v[w] = lap * 0x9e3779b97f4a7c15ULL + (uint64_t)w * 0x100000001b3ULL;
+}
+
+static void *store_laps(void *arg)
+{
+    uint64_t laps = *(const uint64_t *)arg;
+    for (uint64_t lap = 1; lap <= laps; lap++) {
+        uint64_t v[8];
+        lap_words(lap, v);
+        atomic_store(&lap_started, lap);
+        __atomic_store_n((uint64_t *)(shared_slot + 64), 0, __ATOMIC_RELAXED);
+        atomic_thread_fence(memory_order_release);
+        for (int w = 0; w < 8; w++) /* word by word: a reader may see half */
+            __atomic_store_n((uint64_t *)shared_slot + w, v[w], __ATOMIC_RELAXED);
+        uint64_t stamp = (lap + 1) | (uint64_t)gl_log_format_slot_check(v) << 56;
+        __atomic_store_n((uint64_t *)(shared_slot + 64), stamp, __ATOMIC_RELEASE);
+    }
+    atomic_store(&laps_done, 1);
+    return NULL;
+}
+
+START_TEST(test_slot_read_while_stored)
+{
+    uint64_t laps = 3000000;
+    atomic_store(&lap_started, 0);
+    atomic_store(&laps_done, 0);
+    memset(shared_slot, 0, sizeof shared_slot);
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, store_laps, &laps), 0);
+    uint64_t read = 0, damaged = 0;
+    while (!atomic_load(&laps_done)) {
+        uint64_t lap = atomic_load(&lap_started);
+        struct gl_event ev;
+        int got = gl_log_format_slot_decode(shared_slot, lap, &ev);
+        if (got < 0)
+            damaged++;
+        if (got > 0) {
+            uint64_t v[8];
+            lap_words(lap, v);
+            ck_assert_uint_eq(ev.key, v[2]);
+            read++;
+        }
+    }
+    pthread_join(t, NULL);
+    ck_assert_msg(damaged == 0, "%llu reads of %llu laps took a stamp for another lap's bytes",
+                  (unsigned long long)damaged, (unsigned long long)laps);
+    ck_assert_uint_gt(read, 0);
+}
+END_TEST
+
 static Suite *log_format_suite(void)
 {
     Suite *s = suite_create("log_format");
@@ -221,6 +284,7 @@ static Suite *log_format_suite(void)
     tcase_add_test(tc, test_varint_events_still_read);
     tcase_add_test(tc, test_header_and_check);
     tcase_add_test(tc, test_slot_round_trip);
+    tcase_add_test(tc, test_slot_read_while_stored);
     suite_add_tcase(s, tc);
     return s;
 }
