@@ -64,9 +64,14 @@ struct filter {
 
 struct shard {
     gl_spinlock lock;
-    uint32_t cap;            /* power of two, 0 before the first insert */
-    struct entry *_Atomic v; /* published after it is filled: readers with the world
-                                stopped may read it without the lock */
+    uint32_t cap; /* power of two, 0 before the first insert */
+    /* The table, published after it is filled, with log2 of its entries in
+     * the pointer's low bits (the mapping is page-aligned): readers with the
+     * world stopped may read it without the lock, and must have the table
+     * and its size from one load (a thread stopped inside a rebuild, or one
+     * that cannot be stopped, may be between the two; cap, beside it, is for
+     * the lock's holders). */
+    _Atomic uintptr_t v;
     uint32_t count, tombs;
     struct filter *_Atomic large;          /* NULL while the shard is small */
     _Atomic uint64_t filter[FILTER_WORDS]; /* the small filter */
@@ -74,6 +79,10 @@ struct shard {
 
 _Static_assert(sizeof(struct shard) == 64, "one shard per cache line");
 static struct shard shards[NSHARDS] __attribute__((aligned(64)));
+
+#define CAP_LOG_MASK ((uintptr_t)63)
+static inline struct entry *table_of(uintptr_t v) { return (struct entry *)(v & ~CAP_LOG_MASK); }
+static inline uint32_t cap_of(uintptr_t v) { return v ? 1u << (v & CAP_LOG_MASK) : 0; }
 
 static inline uint64_t mix(uint64_t addr) { return (addr >> 4) * 0x9e3779b97f4a7c15ULL; }
 static inline struct shard *shard_of(uint64_t h) { return &shards[h >> (64 - SHARD_BITS)]; }
@@ -207,7 +216,7 @@ static bool rebuild(struct shard *s, uint32_t cap)
     struct entry *n = gl_tool_map((size_t)cap * sizeof *n);
     if (!n)
         return false;
-    struct entry *old = atomic_load_explicit(&s->v, memory_order_relaxed);
+    struct entry *old = table_of(atomic_load_explicit(&s->v, memory_order_relaxed));
     for (uint32_t i = 0; old && i < s->cap; i++) {
         if (old[i].addr <= TOMB)
             continue;
@@ -216,7 +225,8 @@ static bool rebuild(struct shard *s, uint32_t cap)
             j = (j + 1) & (cap - 1);
         n[j] = old[i];
     }
-    atomic_store_explicit(&s->v, n, memory_order_release);
+    atomic_store_explicit(&s->v, (uintptr_t)n | (uintptr_t)__builtin_ctz(cap),
+                          memory_order_release);
     refilter(s, n, cap);
     if (old)
         gl_tool_unmap(old, (size_t)s->cap * sizeof *old);
@@ -242,7 +252,7 @@ GL_HOT void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
             return;
         }
     }
-    struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    struct entry *v = table_of(atomic_load_explicit(&s->v, memory_order_relaxed));
     /* Too many for the small filter: a page of its own, counting the array
      * as it is (this chunk is counted into it below).  Asked as the count
      * reaches the limit, not at every insert past it: out of memory, the
@@ -277,7 +287,7 @@ GL_HOT void gl_chunk_table_insert(uint64_t addr, uint64_t size, uint32_t caller)
 /* The slot of addr in a locked shard, or UINT32_MAX. */
 static uint32_t find(struct shard *s, uint64_t addr, uint64_t h)
 {
-    struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+    struct entry *v = table_of(atomic_load_explicit(&s->v, memory_order_relaxed));
     if (!v)
         return UINT32_MAX;
     uint32_t mask = s->cap - 1;
@@ -298,7 +308,7 @@ GL_HOT static __attribute__((noinline)) bool remove_locked(struct shard *s, uint
     gl_spin_lock(&s->lock);
     uint32_t i = find(s, addr, h);
     if (i != UINT32_MAX) {
-        struct entry *v = atomic_load_explicit(&s->v, memory_order_relaxed);
+        struct entry *v = table_of(atomic_load_explicit(&s->v, memory_order_relaxed));
         atomic_store_explicit((_Atomic uint64_t *)&v[i].addr, TOMB, memory_order_release);
         __atomic_store_n(&s->count, s->count - 1, __ATOMIC_RELAXED);
         s->tombs++;
@@ -328,7 +338,7 @@ bool gl_chunk_table_lookup(uint64_t addr, uint64_t *size, uint32_t *caller)
     gl_spin_lock(&s->lock);
     uint32_t i = find(s, addr, h);
     if (i != UINT32_MAX) {
-        uint64_t meta = atomic_load_explicit(&s->v, memory_order_relaxed)[i].meta;
+        uint64_t meta = table_of(atomic_load_explicit(&s->v, memory_order_relaxed))[i].meta;
         if (size)
             *size = meta >> 24;
         if (caller)
@@ -371,8 +381,9 @@ void gl_chunk_table_foreach(gl_chunk_visit_fn fn, void *arg, bool trylock_only)
             gl_spin_lock(&s->lock);
             locked = true;
         }
-        struct entry *v = atomic_load_explicit(&s->v, memory_order_acquire);
-        uint32_t cap = v ? s->cap : 0;
+        uintptr_t published = atomic_load_explicit(&s->v, memory_order_acquire);
+        struct entry *v = table_of(published);
+        uint32_t cap = cap_of(published); /* not s->cap: see struct shard */
         for (uint32_t i = 0; i < cap; i++) {
             uint64_t a = atomic_load_explicit((_Atomic uint64_t *)&v[i].addr, memory_order_acquire);
             if (a > TOMB)
@@ -387,10 +398,10 @@ void gl_chunk_table_reset(void)
 {
     for (unsigned k = 0; k < NSHARDS; k++) {
         struct shard *s = &shards[k];
-        struct entry *v = atomic_load(&s->v);
+        struct entry *v = table_of(atomic_load(&s->v));
         if (v)
             gl_tool_unmap(v, (size_t)s->cap * sizeof *v);
-        atomic_store(&s->v, NULL);
+        atomic_store(&s->v, 0);
         s->cap = s->count = s->tombs = 0;
         for (struct filter *f = atomic_load(&s->large), *older; f; f = older) {
             older = f->older;

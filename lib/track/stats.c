@@ -141,7 +141,10 @@ static inline bool raise_seen(_Atomic uint64_t *peak, uint64_t *copy, uint64_t v
     return raised;
 }
 
-static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c)
+/* Move the cell's counts to the shared ones; new_key (0: none) is the group
+ * the cell holds from now on, set while readers retry (an odd count), so
+ * that none adds this cell's next counts to the group it held. */
+static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c, uint32_t new_key)
 {
     c->events = 0;
     /* Readers retry while the count is odd or moved (raw_begin). */
@@ -168,6 +171,8 @@ static void flush_cell(struct gl_thread *t, struct gl_stat_cell *c)
         atomic_store_explicit(&c->cur_blocks[sp], 0, memory_order_relaxed);
         atomic_store_explicit(&c->cur_bytes[sp], 0, memory_order_relaxed);
     }
+    if (new_key)
+        c->key = new_key;
     atomic_store_explicit(&t->stat_seq, s + 2, memory_order_release);
     atomic_fetch_add_explicit(&flushes, 1, memory_order_release);
     refresh_cell(c, g);
@@ -181,7 +186,7 @@ static void retire_thread(struct gl_thread *t)
 {
     for (int i = 0; i < GL_STAT_CELLS; i++)
         if (t->stat_cells[i].key)
-            flush_cell(t, &t->stat_cells[i]);
+            flush_cell(t, &t->stat_cells[i], 0);
 }
 
 /* The thread's cell for a group: the last one used, found, taken empty, or
@@ -203,8 +208,9 @@ static inline struct gl_stat_cell *cell_for(struct gl_thread *t, uint32_t key)
             victim = c;
     }
     if (victim->key)
-        flush_cell(t, victim);
-    victim->key = key;
+        flush_cell(t, victim, key);
+    else
+        victim->key = key; /* empty: no count of another group to misplace */
     refresh_cell(victim, &groups[key_slot(key)][key_kind(key)]);
     t->stat_last = (unsigned)(victim - t->stat_cells);
     return victim;
@@ -245,7 +251,7 @@ move(struct gl_thread *t, unsigned slot, unsigned kind, unsigned sp, int64_t blo
     int64_t pending = LOAD(c->cur_bytes[sp]);
     if (__builtin_expect(
             ++c->events >= FLUSH_EVENTS || pending >= FLUSH_BYTES || pending <= -FLUSH_BYTES, 0))
-        flush_cell(t, c); /* the room again, from the shared figures */
+        flush_cell(t, c, 0); /* the room again, from the shared figures */
     return c;
 }
 
