@@ -25,8 +25,9 @@
  * one cache line, so that an event writes one line. */
 struct slot {
     struct gl_history_entry e;
-    _Atomic uint64_t stamp;
+    _Atomic uint64_t stamp; /* position + 1 once complete; WRITING while claimed */
 };
+#define WRITING (1ULL << 63)
 _Static_assert(sizeof(struct slot) == 64, "a slot is one cache line");
 
 /* Busy threads take positions in chunks, so that they neither share a
@@ -192,9 +193,18 @@ static void put(const struct gl_event *ev, const struct gl_block_info *blk, uint
      * queued behind this one (bench/RESULTS.md). */
     if (t && t->hist_next < t->hist_end)
         gl_prefetch_write(&h.ring[next_slot]);
-    /* Unstamped first: a reader at exit never takes a half-written entry for
-     * the one a slower thread wrote there a lap ago. */
-    atomic_store_explicit(&s->stamp, 0, memory_order_relaxed);
+    /* Claimed first, as the quarantine claims its slots: a reader at exit
+     * never takes a half-written entry for a complete one, and two writers
+     * never share the slot (a thread stopped for a lap of the ring mid-write,
+     * or any two with a ring of a few entries: a reader would take their
+     * mixed fields for one entry).  A slot claimed by another writer, or
+     * already holding a later position, is given up: the entry is one the
+     * reader counts as dropped. */
+    uint64_t cur = atomic_load_explicit(&s->stamp, memory_order_relaxed);
+    if ((cur & WRITING) || cur > pos + 1 ||
+        !atomic_compare_exchange_strong_explicit(&s->stamp, &cur, (pos + 1) | WRITING,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return;
     atomic_thread_fence(memory_order_release);
     struct gl_history_entry *e = &s->e;
     e->time_ns = h.given ? ev->time_ns : now;

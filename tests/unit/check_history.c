@@ -228,6 +228,63 @@ START_TEST(test_threads_in_chunks)
 }
 END_TEST
 
+/* Pairs whose block's size says its address: a window's entry whose size
+ * and key disagree mixes two events' fields. */
+static uint64_t size_for(uint64_t key) { return 4096 + (key >> 32 & 0xf) * 512 + (key >> 12 & 7); }
+
+static _Atomic int sized_running;
+
+static void *sized_pairs(void *tag)
+{
+    uint64_t base = (uint64_t)(uintptr_t)tag << 32;
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint64_t key = base + (i << 12);
+        alloc(key, size_for(key), GL_MEM_DEVICE, 0, 3);
+        release(key);
+    }
+    atomic_fetch_sub(&sized_running, 1);
+    return NULL;
+}
+
+static void check_sizes(const struct gl_history_entry *e, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(e[i].size == size_for(e[i].key),
+                      "entry %zu: key 0x%llx with size %llu, another event's", i,
+                      (unsigned long long)e[i].key, (unsigned long long)e[i].size);
+}
+
+/* A ring of two entries and four threads: each slot is written by several
+ * threads at once, all the time, and read while they write.  A writer
+ * claims its slot first (or gives its entry up, counted as dropped), so
+ * that no entry read is two writers' fields mixed. */
+START_TEST(test_tiny_ring_no_mixed_entries)
+{
+    gl_history_configure(2);
+    tu_pipeline_restart();
+    atomic_store(&sized_running, 4);
+    pthread_t th[4];
+    for (uintptr_t i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, sized_pairs, (void *)(0x7a00 + i));
+    struct gl_history_entry *e;
+    size_t bytes;
+    uint64_t dropped;
+    while (atomic_load(&sized_running) > 0) {
+        size_t n = window(&e, &bytes, &dropped);
+        check_sizes(e, n);
+        if (bytes)
+            gl_tool_unmap(e, bytes);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    size_t n = window(&e, &bytes, &dropped);
+    ck_assert_uint_le(n, 2);
+    ck_assert_uint_eq(n + dropped, 4 * 2 * 20000);
+    check_sizes(e, n);
+    gl_tool_unmap(e, bytes);
+}
+END_TEST
+
 static void *pairs_500(void *tag)
 {
     pairs_n(tag, 500);
@@ -529,6 +586,7 @@ static Suite *history_suite(void)
     tcase_add_test(tc, test_order_keeps_good_order);
     tcase_add_test(tc, test_peaks);
     tcase_add_test(tc, test_threads_in_chunks);
+    tcase_add_test(tc, test_tiny_ring_no_mixed_entries);
     tcase_add_test(tc, test_chunks_across_the_end);
     tcase_add_test(tc, test_clock_switch);
     tcase_add_test(tc, test_clock_switch_while_recording);
