@@ -33,7 +33,8 @@
  * line in the log; the program runs on without it. */
 void gl_signal_check_install(void);
 
-/* In a forked child: the parent's pipe and thread are not the child's. */
+/* In a forked child: the parent's thread is not there, and the child does
+ * not track: the program's disposition of the signal again. */
 void gl_signal_check_after_fork_child(void);
 
 #endif

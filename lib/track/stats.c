@@ -67,6 +67,21 @@ static inline unsigned key_kind(uint32_t key) { return key & 0xff; }
 
 static inline uint64_t pos(int64_t v) { return v > 0 ? (uint64_t)v : 0; }
 
+/* A group's live counts per split, as one thread sees them (shared + its own). */
+struct seen {
+    int64_t blocks[2], bytes[2];
+};
+
+static inline struct seen cell_live(const struct gl_stat_cell *c)
+{
+    struct seen v;
+    for (int sp = 0; sp < 2; sp++) {
+        v.blocks[sp] = c->seen_blocks[sp] + LOAD(c->cur_blocks[sp]);
+        v.bytes[sp] = c->seen_bytes[sp] + LOAD(c->cur_bytes[sp]);
+    }
+    return v;
+}
+
 /* How far a figure may grow before it passes its peak: below 0 when it has
  * (an allocation counted before a flush took the room again from figures
  * that hold it). */
@@ -87,15 +102,12 @@ static inline int64_t below(uint64_t peak, int64_t live)
  * which takes both rooms again; the rule holds whatever the thresholds. */
 static void set_room(struct gl_stat_cell *c)
 {
-    int64_t blocks[2], bytes[2];
+    struct seen v = cell_live(c);
+    int64_t all_bytes = below(c->peak_bytes[GL_SPLIT_ALL], v.bytes[0] + v.bytes[1]);
+    int64_t all_blocks = below(c->peak_blocks[GL_SPLIT_ALL], v.blocks[0] + v.blocks[1]);
     for (int sp = 0; sp < 2; sp++) {
-        blocks[sp] = c->seen_blocks[sp] + LOAD(c->cur_blocks[sp]);
-        bytes[sp] = c->seen_bytes[sp] + LOAD(c->cur_bytes[sp]);
-    }
-    int64_t all_bytes = below(c->peak_bytes[GL_SPLIT_ALL], bytes[0] + bytes[1]);
-    int64_t all_blocks = below(c->peak_blocks[GL_SPLIT_ALL], blocks[0] + blocks[1]);
-    for (int sp = 0; sp < 2; sp++) {
-        int64_t b = below(c->peak_bytes[sp], bytes[sp]), n = below(c->peak_blocks[sp], blocks[sp]);
+        int64_t b = below(c->peak_bytes[sp], v.bytes[sp]),
+                n = below(c->peak_blocks[sp], v.blocks[sp]);
         c->room_bytes[sp] = b < all_bytes ? b : all_bytes;
         n = n < all_blocks ? n : all_blocks;
         c->room_blocks[sp] = n > INT32_MAX       ? INT32_MAX
@@ -221,11 +233,6 @@ static inline unsigned split_of(uint64_t size)
     return size < GL_STATS_SMALL_LIMIT ? GL_SPLIT_SMALL : GL_SPLIT_LARGE;
 }
 
-/* A group's live counts per split, as one thread sees them (shared + its own). */
-struct seen {
-    int64_t blocks[2], bytes[2];
-};
-
 /* Move a group's counters by one block (an allocation: blocks 1) through the
  * thread's cell, its room with them; returns the cell. */
 static inline __attribute__((always_inline)) struct gl_stat_cell *
@@ -276,11 +283,7 @@ static void check_group_peaks(struct gl_stat_cell *c, struct group *g, unsigned 
 {
     if (c->epoch != epoch)
         refresh_cell(c, g); /* another thread flushed since: the group's figures again */
-    struct seen v;
-    for (int i = 0; i < 2; i++) {
-        v.blocks[i] = c->seen_blocks[i] + LOAD(c->cur_blocks[i]);
-        v.bytes[i] = c->seen_bytes[i] + LOAD(c->cur_bytes[i]);
-    }
+    struct seen v = cell_live(c);
     raise_seen(&g->peak_blocks[sp], &c->peak_blocks[sp], pos(v.blocks[sp]));
     raise_seen(&g->peak_bytes[sp], &c->peak_bytes[sp], pos(v.bytes[sp]));
     raise_seen(&g->peak_blocks[GL_SPLIT_ALL], &c->peak_blocks[GL_SPLIT_ALL],
